@@ -1,0 +1,7 @@
+"""The env contract: `TextEnv`, `UnicodeText`, tasks and task sources, registration."""
+
+from rlenvs.core.env import Judgement, TextEnv
+from rlenvs.core.spaces import UnicodeText
+from rlenvs.core.task import DatasetSource, GeneratorSource, Task, select_task
+
+__all__ = ["DatasetSource", "GeneratorSource", "Judgement", "Task", "TextEnv", "UnicodeText", "select_task"]

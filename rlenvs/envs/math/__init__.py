@@ -1,0 +1,1 @@
+"""Math envs: word problems and competition math with a verifiable final answer."""

@@ -1,0 +1,94 @@
+"""rlenvs/GSM8K-v0: grade-school math word problems with a single numeric answer.
+
+Data: the official GSM8K JSONL rows `{"question": ..., "answer": "<reasoning> #### 72"}`
+(or Parquet with the same columns); a user's own row may give `answer` as the bare number.
+The reply is scored by `rlenvs.rewards.math`: 1.0 iff its one final answer equals the gold
+number, 0.0 otherwise, and 0.0 for a reply that hedges between several final answers.
+With `max_turns > 1`, a reply with no final answer at all gets a reminder of the format
+and another turn; any reply with a final answer ends the episode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rlenvs.core.env import Judgement, TextEnv
+from rlenvs.core.task import DatasetSource, content_task_id
+from rlenvs.data import DataFiles, HubDataset, load_tasks
+from rlenvs.envs.math.tasks import MathTask
+from rlenvs.rewards.math import extract_final_answer, gold_value, is_correct, parse_number
+
+DATASET = "gsm8k"
+HUB = HubDataset("openai/gsm8k", "main")
+SPLITS = ("train", "test")
+
+DEFAULT_SYSTEM_PROMPT = (
+    "Solve the math word problem. Reason step by step, then give the final answer, "
+    "a number only, as \\boxed{N} at the end of your reply."
+)
+FORMAT_REMINDER = (
+    "I could not find a final answer in your reply. "
+    "End your reply with the final answer, a number only, as \\boxed{N}."
+)
+
+
+def gsm8k_task(row: Mapping[str, Any], task_id: str) -> MathTask:
+    """One GSM8K row as a task; raises ValueError naming the field that is wrong."""
+    question, answer = row.get("question"), row.get("answer")
+    for field, value in (("question", question), ("answer", answer)):
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"GSM8K row needs a non-empty string {field!r}, got {value!r}")
+    if "####" in answer:
+        final = answer.rsplit("####", 1)[1].strip()
+        solution = answer
+    else:
+        final = answer.strip()
+        solution = f"The answer is \\boxed{{{final}}}."
+    if parse_number(final) is None:
+        raise ValueError(
+            f"GSM8K answer must end in '#### N' with N a number (or be the number itself), got {answer[-60:]!r}"
+        )
+    return MathTask(task_id=task_id, prompt=question.strip(), answer=final, solution=solution)
+
+
+class GSM8KEnv(TextEnv[MathTask]):
+    """Grade-school math word problems (GSM8K); reply with reasoning and a final `\\boxed{N}`."""
+
+    def __init__(
+        self,
+        split: str = "train",
+        data_files: DataFiles | None = None,
+        max_turns: int = 1,
+        system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+        render_mode: str | None = None,
+    ) -> None:
+        if split not in SPLITS:
+            raise ValueError(f"unknown GSM8K split {split!r}: choose one of {list(SPLITS)}")
+        tasks = load_tasks(DATASET, split, data_files=data_files, hub=HUB, task_from_row=gsm8k_task)
+        super().__init__(
+            DatasetSource(tasks, name=f"{DATASET}/{split}"),
+            max_turns=max_turns,
+            system_prompt=system_prompt,
+            render_mode=render_mode,
+        )
+        self.split = split
+
+    def task_from_row(self, row: Mapping[str, Any]) -> MathTask:
+        return gsm8k_task(row, content_task_id(DATASET, row))
+
+    def judge(self, task: MathTask, reply: str) -> Judgement:
+        extraction = extract_final_answer(reply)
+        info = {
+            "parsed_answer": extraction.answer.text if extraction.answer else None,
+            "hedged": extraction.hedged,
+        }
+        if extraction.answer is None:
+            return Judgement(0.0, resolved=False, correct=False, feedback=FORMAT_REMINDER, info=info)
+        correct = is_correct(extraction, gold_value(task.answer))
+        return Judgement(float(correct), resolved=True, correct=correct, stop_reason="answered", info=info)
+
+    def oracle_action(self) -> str:
+        if self.task is None:
+            raise RuntimeError("GSM8KEnv.oracle_action: call reset() first; there is no task yet")
+        return self.task.solution

@@ -1,0 +1,1 @@
+"""Pure reward functions: (completion, ground truth) -> float, usable without any env."""

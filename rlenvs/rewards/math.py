@@ -1,0 +1,234 @@
+"""Final-answer extraction and numeric answer rewards (GSM8K-style questions).
+
+Why not "find a matching number anywhere": math-verify and similar checkers accept a
+completion if any extracted candidate matches, so reasoning that mentions the right number
+on the way to a wrong final answer is rewarded. Here a completion has exactly one final
+answer, found by a fixed precedence, and a completion that commits to several different
+final answers (a hedge) scores 0.
+
+Precedence, highest first; within a kind the *last* occurrence is the final answer:
+
+1. `\\boxed{...}` / `\\fbox{...}` (balanced braces);
+2. `#### ...` (GSM8K's own format), to the end of the line;
+3. "The answer is ...", "Final answer: ...", "Answer: ..." (spelt answer, Answer or ANSWER),
+   to the end of the sentence.
+
+Hedging: every boxed and `####` answer counts as a final answer; an "answer is" phrase
+counts only when it holds a number (prose such as "the answer is not obvious" is not an
+answer). If the counted answers do not all have the same value, the completion hedges.
+
+Numbers: `1,234`, `$1,234.50`, `1{,}234`, `1\\,234`, trailing `.0`, fractions `3/4` and
+`\\frac{3}{4}`, unicode minus and fullwidth digits, `%` and `\\%` dropped (GSM8K states
+percentages as plain numbers), and trailing unit words ("72 clips", "18 dollars"). Anything
+else around the number ("5 or 6", "x + 1", "about 5") makes the answer unparseable.
+Values are compared exactly as fractions.
+
+Pure functions, no global state: safe from any thread. Every step is linear in the text.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+BOXED = "boxed"
+HASH = "hash"
+ANSWER_IS = "answer_is"
+PRECEDENCE = (BOXED, HASH, ANSWER_IS)
+
+MAX_ANSWER_CHARS = 200
+"""A final answer longer than this is not a number; skip normalising it."""
+
+_BOX_PATTERN = re.compile(r"\\(?:boxed|fbox)[ \t]*\{")
+_BRACE = re.compile(r"[{}]")
+_HASH_PATTERN = re.compile(r"####[ \t]*([^\n]*)")
+# Matched right after the letters "answer" (found with str.find, far faster than a
+# case-insensitive regex scan of the whole completion).
+_ANSWER_TAIL = re.compile(r"\**[ \t]*(?:is\b|:|=)[ \t*:]*(?:\n[ \t]*)?([^\n]*)", re.IGNORECASE)
+# "The answer is 18. Then ..." -> "18": a period ends the sentence unless a digit follows.
+_SENTENCE_END = re.compile(r"\.(?!\d)|[;!?]")
+_TEXT_COMMANDS = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
+_FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+_NUMBER = re.compile(
+    r"(?P<sign>[-+]?)\s*"
+    r"(?P<int>\d{1,3}(?:,\d{3})+|\d+)?(?:\.(?P<frac>\d*))?"
+    r"(?:\s*/\s*(?P<den>\d+))?"
+    r"\s*(?P<unit>[^\W\d_]+(?:[\s'’-][^\W\d_]+)*)?\s*"
+)
+
+
+@dataclass(frozen=True)
+class FinalAnswer:
+    text: str
+    """The answer as written, e.g. the inside of `\\boxed{}`."""
+    kind: str
+    """Which marker it came from: "boxed", "hash" or "answer_is"."""
+    value: Fraction | None
+    """Its numeric value, or None if it is not a single number."""
+
+
+@dataclass(frozen=True)
+class Extraction:
+    answer: FinalAnswer | None
+    """The final answer by precedence; None if the completion has no final-answer marker."""
+    hedged: bool
+    """The completion gives several final answers that disagree."""
+
+
+def extract_final_answer(completion: str) -> Extraction:
+    """The completion's one final answer by the module's precedence, and whether it hedges."""
+    candidates = {
+        BOXED: [_final(text, BOXED) for text in _boxed_contents(completion)],
+        HASH: [_final(m.group(1), HASH) for m in _HASH_PATTERN.finditer(completion)] if "####" in completion else [],
+        ANSWER_IS: [],
+    }
+    phrases = (_final(_first_sentence(text), ANSWER_IS) for text in _answer_phrases(completion))
+    candidates[ANSWER_IS] = [c for c in phrases if c.value is not None]
+    answer = next((candidates[kind][-1] for kind in PRECEDENCE if candidates[kind]), None)
+    if answer is None:
+        return Extraction(None, hedged=False)
+    hedged = any(
+        (c.value != answer.value) if answer.value is not None else (c.text != answer.text)
+        for kind in PRECEDENCE
+        for c in candidates[kind]
+    )
+    return Extraction(answer, hedged)
+
+
+def parse_number(text: str) -> Fraction | None:
+    """The single number `text` states (units, currency, separators allowed), else None."""
+    if text.isdigit() and text.isascii():
+        return Fraction(int(text))
+    if len(text) > MAX_ANSWER_CHARS:
+        return None
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text).replace("−", "-")
+    if "\\" in text or "{" in text or "$" in text:
+        text = _strip_latex(text)
+    text = text.strip().rstrip(".,;:!").replace("%", "").replace("*", "")
+    match = _NUMBER.fullmatch(text)
+    if match is None or (match.group("int") is None and not match.group("frac")):
+        return None
+    integer = (match.group("int") or "0").replace(",", "")
+    fraction_digits = match.group("frac") or ""
+    value = Fraction(int(integer + fraction_digits), 10 ** len(fraction_digits))
+    if match.group("den") is not None:
+        if fraction_digits or int(match.group("den")) == 0:
+            return None
+        value /= int(match.group("den"))
+    return -value if match.group("sign") == "-" else value
+
+
+def numeric_answer_score(completion: str, ground_truth: str) -> float:
+    """1.0 iff the completion's single final answer equals `ground_truth` as a number, else 0.0.
+
+    `ground_truth` is a number ("72", "1,000", "0.5") or a whole gold solution ending in a
+    final-answer marker (GSM8K's "... #### 72").
+    """
+    return 1.0 if is_correct(extract_final_answer(completion), gold_value(ground_truth)) else 0.0
+
+
+def is_correct(extraction: Extraction, gold: Fraction) -> bool:
+    """A single, unhedged final answer whose value is exactly `gold`."""
+    answer = extraction.answer
+    return not extraction.hedged and answer is not None and answer.value == gold
+
+
+def numeric_answer_reward(completions: list[Any], answer: list[str], **_columns: Any) -> list[float]:
+    """`numeric_answer_score` in TRL's reward-function shape.
+
+    Accepts plain completions (`list[str]`) and conversational ones (`list[list[message]]`,
+    scored on the last message's content); `answer` is the dataset column with the truth.
+    """
+    if len(completions) != len(answer):
+        raise ValueError(f"got {len(completions)} completions but {len(answer)} answers: they must pair up")
+    return [numeric_answer_score(completion_text(c), str(a)) for c, a in zip(completions, answer)]
+
+
+def completion_text(completion: Any) -> str:
+    """The text of one TRL completion: a str, or a list of chat messages (the last one)."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list) and completion and isinstance(completion[-1], dict):
+        content = completion[-1].get("content", "")
+        return content if isinstance(content, str) else ""
+    raise TypeError(f"a completion must be a str or a list of chat messages, got {type(completion).__name__}")
+
+
+@functools.lru_cache(maxsize=65536)
+def gold_value(ground_truth: str) -> Fraction:
+    """The numeric value of a ground truth: a number, or a gold solution's final answer."""
+    value = parse_number(ground_truth)
+    if value is None:
+        extraction = extract_final_answer(ground_truth)
+        if extraction.answer is not None and not extraction.hedged:
+            value = extraction.answer.value
+    if value is None:
+        raise ValueError(
+            f"ground truth {ground_truth[:80]!r} is neither a number nor a solution ending in "
+            "'#### N' or '\\boxed{N}'"
+        )
+    return value
+
+
+def _final(text: str, kind: str) -> FinalAnswer:
+    text = text.strip()
+    return FinalAnswer(text, kind, parse_number(text))
+
+
+def _answer_phrases(text: str) -> list[str]:
+    """What follows each "answer is" / "answer:" up to the end of its line."""
+    phrases = []
+    for spelling in ("nswer", "NSWER"):
+        start = text.find(spelling)
+        while start != -1:
+            head = start - 1
+            if head >= 0 and text[head] in "aA" and (head == 0 or not text[head - 1].isalnum()):
+                match = _ANSWER_TAIL.match(text, start + len(spelling))
+                if match:
+                    phrases.append((start, match.group(1)))
+            start = text.find(spelling, start + 1)
+    phrases.sort()
+    return [phrase for _, phrase in phrases]
+
+
+def _first_sentence(text: str) -> str:
+    end = _SENTENCE_END.search(text)
+    return text[: end.start()] if end else text
+
+
+def _boxed_contents(text: str) -> list[str]:
+    """The contents of every `\\boxed{...}` and `\\fbox{...}` with balanced braces, in order."""
+    if "\\boxed" not in text and "\\fbox" not in text:
+        return []
+    openings = list(_BOX_PATTERN.finditer(text))
+    if not openings:
+        return []
+    closing = _matching_braces(text, openings[0].end() - 1)
+    return [text[m.end() : closing[m.end() - 1]] for m in openings if m.end() - 1 in closing]
+
+
+def _matching_braces(text: str, begin: int) -> dict[int, int]:
+    """Index of each `{` from `begin` on -> index of its `}`; one pass over the braces only,
+    so nested or unbalanced boxes in a huge reply cost linear time."""
+    stack: list[int] = []
+    pairs: dict[int, int] = {}
+    for match in _BRACE.finditer(text, begin):
+        if match.group() == "{":
+            stack.append(match.start())
+        elif stack:
+            pairs[stack.pop()] = match.start()
+    return pairs
+
+
+def _strip_latex(text: str) -> str:
+    text = text.replace("\\$", "").replace("$", "").replace("{,}", ",").replace("\\%", "%")
+    for spacing in ("\\,", "\\!", "\\;", "\\ ", "\\left", "\\right"):
+        text = text.replace(spacing, "" if spacing in ("\\,", "\\!") else " ")
+    text = _TEXT_COMMANDS.sub(r" \1", text)
+    text = _FRAC.sub(r"\1/\2", text)
+    return text.replace("{", "").replace("}", "")

@@ -45,10 +45,13 @@ MAX_ANSWER_CHARS = 200
 
 _BOX_PATTERN = re.compile(r"\\(?:boxed|fbox)[ \t]*\{")
 _BRACE = re.compile(r"[{}]")
-_HASH_PATTERN = re.compile(r"####[ \t]*([^\n]*)")
+_HASH_PATTERN = re.compile(r"####[ \t]*([^\n]{0,%d})" % (2 * MAX_ANSWER_CHARS))
 # Matched right after the letters "answer" (found with str.find, far faster than a
 # case-insensitive regex scan of the whole completion).
-_ANSWER_TAIL = re.compile(r"\**[ \t]*(?:is\b|:|=)[ \t*:]*(?:\n[ \t]*)?([^\n]*)", re.IGNORECASE)
+# The capture is bounded so that a reply repeating "answer:" on one huge line stays linear.
+_ANSWER_TAIL = re.compile(
+    r"\**[ \t]*(?:is\b|:|=)[ \t*:]*(?:\n[ \t]*)?([^\n]{0,%d})" % (2 * MAX_ANSWER_CHARS), re.IGNORECASE
+)
 # "The answer is 18. Then ..." -> "18": a period ends the sentence unless a digit follows.
 _SENTENCE_END = re.compile(r"\.(?!\d)|[;!?]")
 _TEXT_COMMANDS = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
@@ -101,10 +104,10 @@ def extract_final_answer(completion: str) -> Extraction:
 
 def parse_number(text: str) -> Fraction | None:
     """The single number `text` states (units, currency, separators allowed), else None."""
-    if text.isdigit() and text.isascii():
-        return Fraction(int(text))
     if len(text) > MAX_ANSWER_CHARS:
         return None
+    if text.isdigit() and text.isascii():
+        return Fraction(int(text))
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text).replace("−", "-")
     if "\\" in text or "{" in text or "$" in text:
@@ -209,7 +212,13 @@ def _boxed_contents(text: str) -> list[str]:
     if not openings:
         return []
     closing = _matching_braces(text, openings[0].end() - 1)
-    return [text[m.end() : closing[m.end() - 1]] for m in openings if m.end() - 1 in closing]
+    # Contents are cut past the length any number has, so that thousands of nested boxes
+    # do not copy the reply thousands of times; a cut content still never parses.
+    return [
+        text[m.end() : min(closing[m.end() - 1], m.end() + MAX_ANSWER_CHARS + 1)]
+        for m in openings
+        if m.end() - 1 in closing
+    ]
 
 
 def _matching_braces(text: str, begin: int) -> dict[int, int]:

@@ -31,9 +31,8 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple, Union
 
 BOXED = "boxed"
 HASH = "hash"
@@ -43,15 +42,11 @@ PRECEDENCE = (BOXED, HASH, ANSWER_IS)
 MAX_ANSWER_CHARS = 200
 """A final answer longer than this is not a number; skip normalising it."""
 
-_BOX_PATTERN = re.compile(r"\\(?:boxed|fbox)[ \t]*\{")
+# Markers are located with str.find first and matched with these anchored patterns only
+# there: a regex alternation scanning every position is ten times slower on real replies.
+_BOX_OPEN = re.compile(r"\\(?:boxed|fbox)[ \t]*\{")
+_ANSWER_TAIL = re.compile(r"\**[ \t]*(?:is\b|IS\b|:|=)[ \t*:]*(?:\n[ \t]*)?")
 _BRACE = re.compile(r"[{}]")
-_HASH_PATTERN = re.compile(r"####[ \t]*([^\n]{0,%d})" % (2 * MAX_ANSWER_CHARS))
-# Matched right after the letters "answer" (found with str.find, far faster than a
-# case-insensitive regex scan of the whole completion).
-# The capture is bounded so that a reply repeating "answer:" on one huge line stays linear.
-_ANSWER_TAIL = re.compile(
-    r"\**[ \t]*(?:is\b|:|=)[ \t*:]*(?:\n[ \t]*)?([^\n]{0,%d})" % (2 * MAX_ANSWER_CHARS), re.IGNORECASE
-)
 # "The answer is 18. Then ..." -> "18": a period ends the sentence unless a digit follows.
 _SENTENCE_END = re.compile(r"\.(?!\d)|[;!?]")
 _TEXT_COMMANDS = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
@@ -64,50 +59,58 @@ _NUMBER = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class FinalAnswer:
+Number = Union[int, Fraction]
+"""Integral values are plain ints (the common case, and much cheaper than Fraction)."""
+
+
+class FinalAnswer(NamedTuple):
     text: str
     """The answer as written, e.g. the inside of `\\boxed{}`."""
     kind: str
     """Which marker it came from: "boxed", "hash" or "answer_is"."""
-    value: Fraction | None
+    value: Number | None
     """Its numeric value, or None if it is not a single number."""
 
 
-@dataclass(frozen=True)
-class Extraction:
+class Extraction(NamedTuple):
     answer: FinalAnswer | None
     """The final answer by precedence; None if the completion has no final-answer marker."""
     hedged: bool
     """The completion gives several final answers that disagree."""
 
 
+NO_ANSWER = Extraction(None, False)
+
+
 def extract_final_answer(completion: str) -> Extraction:
     """The completion's one final answer by the module's precedence, and whether it hedges."""
-    candidates = {
-        BOXED: [_final(text, BOXED) for text in _boxed_contents(completion)],
-        HASH: [_final(m.group(1), HASH) for m in _HASH_PATTERN.finditer(completion)] if "####" in completion else [],
-        ANSWER_IS: [],
-    }
-    phrases = (_final(_first_sentence(text), ANSWER_IS) for text in _answer_phrases(completion))
-    candidates[ANSWER_IS] = [c for c in phrases if c.value is not None]
-    answer = next((candidates[kind][-1] for kind in PRECEDENCE if candidates[kind]), None)
-    if answer is None:
-        return Extraction(None, hedged=False)
-    hedged = any(
-        (c.value != answer.value) if answer.value is not None else (c.text != answer.text)
-        for kind in PRECEDENCE
-        for c in candidates[kind]
-    )
+    boxed = [_final(text, BOXED) for text in _boxed_contents(completion)] if "\\" in completion else []
+    hashed = [_final(text, HASH) for text in _hash_answers(completion)]
+    phrased = []
+    for phrase in _answer_phrases(completion):
+        candidate = _final(_first_sentence(phrase), ANSWER_IS)
+        if candidate.value is not None:  # "the answer is not obvious" is not an answer
+            phrased.append(candidate)
+    answers = boxed or hashed or phrased
+    if not answers:
+        return NO_ANSWER
+    answer = answers[-1]
+    everything = boxed + hashed + phrased
+    if len(everything) == 1:
+        return Extraction(answer, False)
+    if answer.value is None:
+        hedged = any(c.text != answer.text for c in everything)
+    else:
+        hedged = any(c.value != answer.value for c in everything)
     return Extraction(answer, hedged)
 
 
-def parse_number(text: str) -> Fraction | None:
+def parse_number(text: str) -> Number | None:
     """The single number `text` states (units, currency, separators allowed), else None."""
     if len(text) > MAX_ANSWER_CHARS:
         return None
     if text.isdigit() and text.isascii():
-        return Fraction(int(text))
+        return int(text)
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text).replace("−", "-")
     if "\\" in text or "{" in text or "$" in text:
@@ -123,7 +126,9 @@ def parse_number(text: str) -> Fraction | None:
         if fraction_digits or int(match.group("den")) == 0:
             return None
         value /= int(match.group("den"))
-    return -value if match.group("sign") == "-" else value
+    if match.group("sign") == "-":
+        value = -value
+    return value.numerator if value.denominator == 1 else value
 
 
 def numeric_answer_score(completion: str, ground_truth: str) -> float:
@@ -135,7 +140,7 @@ def numeric_answer_score(completion: str, ground_truth: str) -> float:
     return 1.0 if is_correct(extract_final_answer(completion), gold_value(ground_truth)) else 0.0
 
 
-def is_correct(extraction: Extraction, gold: Fraction) -> bool:
+def is_correct(extraction: Extraction, gold: Number) -> bool:
     """A single, unhedged final answer whose value is exactly `gold`."""
     answer = extraction.answer
     return not extraction.hedged and answer is not None and answer.value == gold
@@ -163,7 +168,7 @@ def completion_text(completion: Any) -> str:
 
 
 @functools.lru_cache(maxsize=65536)
-def gold_value(ground_truth: str) -> Fraction:
+def gold_value(ground_truth: str) -> Number:
     """The numeric value of a ground truth: a number, or a gold solution's final answer."""
     value = parse_number(ground_truth)
     if value is None:
@@ -183,8 +188,27 @@ def _final(text: str, kind: str) -> FinalAnswer:
     return FinalAnswer(text, kind, parse_number(text))
 
 
+def _rest_of_line(text: str, start: int) -> str:
+    """From `start` to the end of its line, bounded so a huge one-line reply stays linear."""
+    end = text.find("\n", start, start + 2 * MAX_ANSWER_CHARS)
+    return text[start : end if end != -1 else start + 2 * MAX_ANSWER_CHARS]
+
+
+def _hash_answers(text: str) -> list[str]:
+    """What follows each `####`, to the end of its line."""
+    answers = []
+    start = text.find("####")
+    while start != -1:
+        answers.append(_rest_of_line(text, start + 4))
+        start = text.find("####", start + 4)
+    return answers
+
+
 def _answer_phrases(text: str) -> list[str]:
-    """What follows each "answer is" / "answer:" up to the end of its line."""
+    """What follows each "answer is" / "answer:" (answer, Answer or ANSWER), in order.
+
+    "The answer is \\boxed{18}" is skipped: the box is counted on its own.
+    """
     phrases = []
     for spelling in ("nswer", "NSWER"):
         start = text.find(spelling)
@@ -193,7 +217,9 @@ def _answer_phrases(text: str) -> list[str]:
             if head >= 0 and text[head] in "aA" and (head == 0 or not text[head - 1].isalnum()):
                 match = _ANSWER_TAIL.match(text, start + len(spelling))
                 if match:
-                    phrases.append((start, match.group(1)))
+                    phrase = _rest_of_line(text, match.end())
+                    if not phrase.lstrip("$ ").startswith(("\\boxed", "\\fbox")):
+                        phrases.append((start, phrase))
             start = text.find(spelling, start + 1)
     phrases.sort()
     return [phrase for _, phrase in phrases]
@@ -206,24 +232,24 @@ def _first_sentence(text: str) -> str:
 
 def _boxed_contents(text: str) -> list[str]:
     """The contents of every `\\boxed{...}` and `\\fbox{...}` with balanced braces, in order."""
-    if "\\boxed" not in text and "\\fbox" not in text:
-        return []
-    openings = list(_BOX_PATTERN.finditer(text))
-    if not openings:
-        return []
-    closing = _matching_braces(text, openings[0].end() - 1)
-    # Contents are cut past the length any number has, so that thousands of nested boxes
-    # do not copy the reply thousands of times; a cut content still never parses.
-    return [
-        text[m.end() : min(closing[m.end() - 1], m.end() + MAX_ANSWER_CHARS + 1)]
-        for m in openings
-        if m.end() - 1 in closing
-    ]
+    contents = []
+    braces: dict[int, int] | None = None  # all matching braces, computed only if a box nests
+    for opening in _BOX_OPEN.finditer(text):
+        end = opening.end()
+        close = text.find("}", end)
+        if close != -1 and text.find("{", end, close) != -1:
+            braces = braces if braces is not None else _matching_braces(text, opening.start())
+            close = braces.get(end - 1, -1)
+        if close != -1:
+            # Cut past the length any number has, so that thousands of nested boxes do not
+            # copy the reply thousands of times; a cut content never parses.
+            contents.append(text[end : min(close, end + MAX_ANSWER_CHARS + 1)])
+    return contents
 
 
 def _matching_braces(text: str, begin: int) -> dict[int, int]:
-    """Index of each `{` from `begin` on -> index of its `}`; one pass over the braces only,
-    so nested or unbalanced boxes in a huge reply cost linear time."""
+    """Index of each `{` from `begin` on -> index of its `}`: one pass over the braces, so
+    nested or unbalanced boxes in a huge reply cost linear time."""
     stack: list[int] = []
     pairs: dict[int, int] = {}
     for match in _BRACE.finditer(text, begin):

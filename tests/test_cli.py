@@ -1,0 +1,112 @@
+"""The `rlenvs` command, run as a user runs it: in a subprocess."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import GSM8K_TEST
+
+ROWS = [json.loads(line) for line in GSM8K_TEST.read_text().splitlines()]
+
+
+def rlenvs_cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rlenvs.cli", *args], input=stdin, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_console_script_is_installed() -> None:
+    (script,) = importlib.metadata.entry_points(group="console_scripts", name="rlenvs")
+    assert script.value == "rlenvs.cli:main"
+
+
+def test_list_names_every_env() -> None:
+    result = rlenvs_cli("list")
+    assert result.returncode == 0
+    assert "rlenvs/GSM8K-v0" in result.stdout and "math" in result.stdout
+
+
+def test_info_describes_an_env() -> None:
+    result = rlenvs_cli("info", "rlenvs/GSM8K-v0")
+    assert result.returncode == 0
+    assert "split='train'" in result.stdout and "max_turns=1" in result.stdout
+    assert "rlenvs:rlenvs/GSM8K-v0" in result.stdout
+
+
+def test_info_on_an_unknown_id_fails_clearly() -> None:
+    result = rlenvs_cli("info", "rlenvs/Nope-v0")
+    assert result.returncode == 2 and "unknown env id 'rlenvs/Nope-v0'" in result.stderr
+
+
+def test_eval_oracle_prints_the_result_table(tmp_path) -> None:
+    output = tmp_path / "episodes.jsonl"
+    result = rlenvs_cli("eval", "rlenvs/GSM8K-v0", "--policy", "oracle", "--episodes", "50",
+                        "--env-arg", "split=test", "--output", str(output))
+    assert result.returncode == 0, result.stderr
+    header, rule, values = result.stdout.splitlines()[1:4]
+    cells = dict(zip([c.strip() for c in header.split("|")[1:-1]], [c.strip() for c in values.split("|")[1:-1]]))
+    assert cells["episodes"] == "50" and cells["mean reward"] == "1.0000" and cells["success rate"] == "100.0%"
+    assert cells["mean turns"] == "1.00" and cells["reward check per step"].endswith("s")
+    records = [json.loads(line) for line in output.read_text().splitlines()]
+    assert len(records) == 50 and all(r["correct"] for r in records)
+    assert "100%" in result.stderr  # the progress bar
+
+
+def test_eval_scores_completions_from_a_file(tmp_path) -> None:
+    completions = tmp_path / "completions.jsonl"
+    lines = [
+        {"task_id": "gsm8k/test/0", "completion": ROWS[0]["answer"]},  # right
+        {"task_index": 1, "completion": "\\boxed{-1}"},  # wrong
+        {"task_id": "gsm8k/test/2", "completions": ["hmm", "\\boxed{" + ROWS[2]["answer"].split("####")[1].strip() + "}"]},
+        {"task_id": "gsm8k/test/3", "completion": "no answer at all"},
+    ]
+    completions.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    output = tmp_path / "out.jsonl"
+    result = rlenvs_cli("eval", "rlenvs/GSM8K-v0", "--policy", f"file:{completions}", "--env-arg", "split=test",
+                        "--env-arg", "max_turns=2", "--output", str(output), "--no-progress")
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in output.read_text().splitlines()]
+    assert [r["correct"] for r in records] == [True, False, True, False]
+    assert [r["turns"] for r in records] == [1, 1, 2, 1]
+    assert records[3]["stop_reason"] == "policy_exhausted"
+    assert "50.0%" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--policy", "oracle"], "--episodes is required"),
+        (["--policy", "random", "--episodes", "2"], "unknown policy 'random'"),
+        (["--policy", "file:/nowhere.jsonl"], "not found: /nowhere.jsonl"),
+        (["--policy", "oracle", "--episodes", "2", "--env-arg", "split"], "KEY=VALUE"),
+        (["--policy", "oracle", "--episodes", "2", "--env-arg", "split=dev"], "unknown GSM8K split 'dev'"),
+    ],
+)
+def test_eval_bad_input(args: list[str], message: str) -> None:
+    result = rlenvs_cli("eval", "rlenvs/GSM8K-v0", *args)
+    assert result.returncode == 2 and message in result.stderr
+
+
+def test_eval_completions_file_errors_name_the_line(tmp_path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"task_id": "gsm8k/test/0", "completion": "x"}\n{"completion": "y"}\n')
+    result = rlenvs_cli("eval", "rlenvs/GSM8K-v0", "--policy", f"file:{path}", "--env-arg", "split=test")
+    assert result.returncode == 2 and f"{path}:2: each line needs 'task_id' or 'task_index'" in result.stderr
+
+
+def test_play_takes_typed_replies(tmp_path) -> None:
+    one_task = tmp_path / "one.jsonl"  # a one-task data set, so the seed cannot pick another
+    one_task.write_text(json.dumps(ROWS[0]) + "\n")
+    gold = ROWS[0]["answer"].split("####")[1].strip()
+    session = f"let me think\n.\nso it is \\boxed{{{gold}}}\n.\n/quit\n"
+    result = rlenvs_cli("play", "rlenvs/GSM8K-v0", "--seed", "0", "--env-arg", f"data_files={one_task}",
+                        "--env-arg", "max_turns=2", stdin=session)
+    assert result.returncode == 0, result.stderr
+    assert ROWS[0]["question"].strip() in result.stdout
+    assert "I could not find a final answer" in result.stdout
+    assert "Episode over: answered, total reward 1, correct: True" in result.stdout

@@ -16,7 +16,7 @@ from typing import IO, Any
 
 import gymnasium as gym
 
-from rlenvs.data import DataFormatError
+from rlenvs.data import DataFormatError, read_rows
 
 
 @dataclass(frozen=True)
@@ -142,18 +142,9 @@ def summarize(results: Sequence[EpisodeResult]) -> Summary:
 def _plans_from_file(path: Path) -> Iterator[EpisodePlan]:
     if not path.is_file():
         raise FileNotFoundError(f"completions file not found: {path}")
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise DataFormatError(f"{where}: not valid JSON ({error.msg})") from None
-            if not isinstance(row, dict):
-                raise DataFormatError(f"{where}: each line must be a JSON object")
-            yield EpisodePlan(reset={"options": _task_option(row, where)}, replies=_replies(row, where))
+    for row, location in read_rows(path):
+        where = str(location)
+        yield EpisodePlan(reset={"options": _task_option(row, where)}, replies=_replies(row, where))
 
 
 def _task_option(row: dict, where: str) -> dict[str, Any]:

@@ -37,7 +37,6 @@ from typing import Any, NamedTuple, Union
 BOXED = "boxed"
 HASH = "hash"
 ANSWER_IS = "answer_is"
-PRECEDENCE = (BOXED, HASH, ANSWER_IS)
 
 MAX_ANSWER_CHARS = 200
 """A final answer longer than this is not a number; skip normalising it."""

@@ -45,6 +45,7 @@ MAX_ANSWER_CHARS = 200
 # there: a regex alternation scanning every position is ten times slower on real replies.
 _BOX_OPEN = re.compile(r"\\(?:boxed|fbox)[ \t]*\{")
 _ANSWER_TAIL = re.compile(r"\**[ \t]*(?:is\b|IS\b|:|=)[ \t*:]*(?:\n[ \t]*)?")
+_BOX_PREFIXES = ("\\boxed", "\\fbox", "$\\boxed", "$\\fbox", "$ \\boxed", "$ \\fbox")
 _BRACE = re.compile(r"[{}]")
 # "The answer is 18. Then ..." -> "18": a period ends the sentence unless a digit follows.
 _SENTENCE_END = re.compile(r"\.(?!\d)|[;!?]")
@@ -208,6 +209,8 @@ def _answer_phrases(text: str) -> list[str]:
 
     "The answer is \\boxed{18}" is skipped: the box is counted on its own.
     """
+    if "nswer" not in text and "NSWER" not in text:
+        return []
     phrases = []
     for spelling in ("nswer", "NSWER"):
         start = text.find(spelling)
@@ -215,10 +218,8 @@ def _answer_phrases(text: str) -> list[str]:
             head = start - 1
             if head >= 0 and text[head] in "aA" and (head == 0 or not text[head - 1].isalnum()):
                 match = _ANSWER_TAIL.match(text, start + len(spelling))
-                if match:
-                    phrase = _rest_of_line(text, match.end())
-                    if not phrase.lstrip("$ ").startswith(("\\boxed", "\\fbox")):
-                        phrases.append((start, phrase))
+                if match and not text.startswith(_BOX_PREFIXES, match.end()):
+                    phrases.append((start, _rest_of_line(text, match.end())))
             start = text.find(spelling, start + 1)
     phrases.sort()
     return [phrase for _, phrase in phrases]

@@ -9,7 +9,14 @@ Importing the package registers every env id in gymnasium's `rlenvs` namespace:
 Without the import, `gym.make("rlenvs:rlenvs/GSM8K-v0")` imports it for you.
 """
 
-from rlenvs.core import DatasetSource, GeneratorSource, Judgement, Task, TextEnv, UnicodeText
+from rlenvs.core import (
+    DatasetSource,
+    GeneratorSource,
+    Judgement,
+    Task,
+    TextEnv,
+    UnicodeText,
+)
 from rlenvs.envs.catalog import CATALOG, register_envs
 
 __version__ = "0.1.0"

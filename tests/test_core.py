@@ -17,7 +17,6 @@ import rlenvs
 from rlenvs.core import DatasetSource, GeneratorSource, Task, UnicodeText, select_task
 from rlenvs.core.registration import EnvEntry, register
 
-
 # --- UnicodeText ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["", "hello world\n", "\\boxed{42}", "def f():\n\treturn 1", "中文 😀 −½", "\x00"])

@@ -169,7 +169,7 @@ def test_malformed_jsonl_line_names_file_and_line(tmp_path) -> None:
 def test_row_without_final_answer_names_file_and_line(tmp_path) -> None:
     path = tmp_path / "rows.jsonl"
     path.write_text(json.dumps(ROWS[0]) + "\n" + json.dumps({"question": "q", "answer": "no marker"}) + "\n")
-    with pytest.raises(DataFormatError, match=rf"rows.jsonl:2: .*#### N"):
+    with pytest.raises(DataFormatError, match=r"rows.jsonl:2: .*#### N"):
         gym.make("rlenvs/GSM8K-v0", data_files=str(path))
 
 

@@ -17,7 +17,12 @@ from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.task import DatasetSource, content_task_id
 from rlenvs.data import DataFiles, HubDataset, load_tasks
 from rlenvs.envs.math.tasks import MathTask
-from rlenvs.rewards.math import extract_final_answer, gold_value, is_correct, parse_number
+from rlenvs.rewards.math import (
+    extract_final_answer,
+    gold_value,
+    is_correct,
+    parse_number,
+)
 
 DATASET = "gsm8k"
 HUB = HubDataset("openai/gsm8k", "main")

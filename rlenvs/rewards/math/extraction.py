@@ -1,6 +1,6 @@
-"""Final-answer extraction and numeric answer rewards (GSM8K-style questions).
+"""Finding the one final answer of a completion.
 
-Why not "find a matching number anywhere": math-verify and similar checkers accept a
+Why not "find a matching answer anywhere": math-verify and similar checkers accept a
 completion if any extracted candidate matches, so reasoning that mentions the right number
 on the way to a wrong final answer is rewarded. Here a completion has exactly one final
 answer, found by a fixed precedence, and a completion that commits to several different
@@ -15,31 +15,26 @@ Precedence, highest first; within a kind the *last* occurrence is the final answ
 
 Hedging: every boxed and `####` answer counts as a final answer; an "answer is" phrase
 counts only when it holds a number (prose such as "the answer is not obvious" is not an
-answer). If the counted answers do not all have the same value, the completion hedges.
+answer). If the counted answers do not all agree, the completion hedges: numbers must have
+the same value, anything else the same text.
 
-Numbers: `1,234`, `$1,234.50`, `1{,}234`, `1\\,234`, trailing `.0`, fractions `3/4` and
-`\\frac{3}{4}`, unicode minus and fullwidth digits, `%` and `\\%` dropped (GSM8K states
-percentages as plain numbers), and trailing unit words ("72 clips", "18 dollars"). Anything
-else around the number ("5 or 6", "x + 1", "about 5") makes the answer unparseable.
-Values are compared exactly as fractions.
-
-Pure functions, no global state: safe from any thread. Every step is linear in the text.
+Every step is linear in the completion's length, whatever it holds.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-import unicodedata
-from fractions import Fraction
-from typing import Any, NamedTuple, Union
+from typing import NamedTuple
+
+from rlenvs.rewards.math.numbers import Number, parse_number
 
 BOXED = "boxed"
 HASH = "hash"
 ANSWER_IS = "answer_is"
 
-MAX_ANSWER_CHARS = 200
-"""A final answer longer than this is not a number; skip normalising it."""
+MAX_ANSWER_CHARS = 1000
+"""Box contents and answer lines are cut at this length: no real final answer is longer,
+and a cut bounds the work on adversarial replies."""
 
 # Markers are located with str.find first and matched with these anchored patterns only
 # there: a regex alternation scanning every position is ten times slower on real replies.
@@ -49,18 +44,6 @@ _BOX_PREFIXES = ("\\boxed", "\\fbox", "$\\boxed", "$\\fbox", "$ \\boxed", "$ \\f
 _BRACE = re.compile(r"[{}]")
 # "The answer is 18. Then ..." -> "18": a period ends the sentence unless a digit follows.
 _SENTENCE_END = re.compile(r"\.(?!\d)|[;!?]")
-_TEXT_COMMANDS = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
-_FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
-_NUMBER = re.compile(
-    r"(?P<sign>[-+]?)\s*"
-    r"(?P<int>\d{1,3}(?:,\d{3})+|\d+)?(?:\.(?P<frac>\d*))?"
-    r"(?:\s*/\s*(?P<den>\d+))?"
-    r"\s*(?P<unit>[^\W\d_]+(?:[\s'’-][^\W\d_]+)*)?\s*"
-)
-
-
-Number = Union[int, Fraction]
-"""Integral values are plain ints (the common case, and much cheaper than Fraction)."""
 
 
 class FinalAnswer(NamedTuple):
@@ -104,83 +87,6 @@ def extract_final_answer(completion: str) -> Extraction:
         hedged = any(c.value != answer.value for c in everything)
     return Extraction(answer, hedged)
 
-
-def parse_number(text: str) -> Number | None:
-    """The single number `text` states (units, currency, separators allowed), else None."""
-    if len(text) > MAX_ANSWER_CHARS:
-        return None
-    if text.isdigit() and text.isascii():
-        return int(text)
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text).replace("−", "-")
-    if "\\" in text or "{" in text or "$" in text:
-        text = _strip_latex(text)
-    text = text.strip().rstrip(".,;:!").replace("%", "").replace("*", "")
-    match = _NUMBER.fullmatch(text)
-    if match is None or (match.group("int") is None and not match.group("frac")):
-        return None
-    integer = (match.group("int") or "0").replace(",", "")
-    fraction_digits = match.group("frac") or ""
-    value = Fraction(int(integer + fraction_digits), 10 ** len(fraction_digits))
-    if match.group("den") is not None:
-        if fraction_digits or int(match.group("den")) == 0:
-            return None
-        value /= int(match.group("den"))
-    if match.group("sign") == "-":
-        value = -value
-    return value.numerator if value.denominator == 1 else value
-
-
-def numeric_answer_score(completion: str, ground_truth: str) -> float:
-    """1.0 iff the completion's single final answer equals `ground_truth` as a number, else 0.0.
-
-    `ground_truth` is a number ("72", "1,000", "0.5") or a whole gold solution ending in a
-    final-answer marker (GSM8K's "... #### 72").
-    """
-    return 1.0 if is_correct(extract_final_answer(completion), gold_value(ground_truth)) else 0.0
-
-
-def is_correct(extraction: Extraction, gold: Number) -> bool:
-    """A single, unhedged final answer whose value is exactly `gold`."""
-    answer = extraction.answer
-    return not extraction.hedged and answer is not None and answer.value == gold
-
-
-def numeric_answer_reward(completions: list[Any], answer: list[str], **_columns: Any) -> list[float]:
-    """`numeric_answer_score` in TRL's reward-function shape.
-
-    Accepts plain completions (`list[str]`) and conversational ones (`list[list[message]]`,
-    scored on the last message's content); `answer` is the dataset column with the truth.
-    """
-    if len(completions) != len(answer):
-        raise ValueError(f"got {len(completions)} completions but {len(answer)} answers: they must pair up")
-    return [numeric_answer_score(completion_text(c), str(a)) for c, a in zip(completions, answer)]
-
-
-def completion_text(completion: Any) -> str:
-    """The text of one TRL completion: a str, or a list of chat messages (the last one)."""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, list) and completion and isinstance(completion[-1], dict):
-        content = completion[-1].get("content", "")
-        return content if isinstance(content, str) else ""
-    raise TypeError(f"a completion must be a str or a list of chat messages, got {type(completion).__name__}")
-
-
-@functools.lru_cache(maxsize=65536)
-def gold_value(ground_truth: str) -> Number:
-    """The numeric value of a ground truth: a number, or a gold solution's final answer."""
-    value = parse_number(ground_truth)
-    if value is None:
-        extraction = extract_final_answer(ground_truth)
-        if extraction.answer is not None and not extraction.hedged:
-            value = extraction.answer.value
-    if value is None:
-        raise ValueError(
-            f"ground truth {ground_truth[:80]!r} is neither a number nor a solution ending in "
-            "'#### N' or '\\boxed{N}'"
-        )
-    return value
 
 
 def _final(text: str, kind: str) -> FinalAnswer:
@@ -259,11 +165,3 @@ def _matching_braces(text: str, begin: int) -> dict[int, int]:
             pairs[stack.pop()] = match.start()
     return pairs
 
-
-def _strip_latex(text: str) -> str:
-    text = text.replace("\\$", "").replace("$", "").replace("{,}", ",").replace("\\%", "%")
-    for spacing in ("\\,", "\\!", "\\;", "\\ ", "\\left", "\\right"):
-        text = text.replace(spacing, "" if spacing in ("\\,", "\\!") else " ")
-    text = _TEXT_COMMANDS.sub(r" \1", text)
-    text = _FRAC.sub(r"\1/\2", text)
-    return text.replace("{", "").replace("}", "")

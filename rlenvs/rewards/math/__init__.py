@@ -1,28 +1,41 @@
-"""Math answers: final-answer extraction, number parsing, and reward functions.
+"""Math answers: final-answer extraction, equivalence, and reward functions.
 
-`numeric_answer_score(completion, "72")` is the GSM8K reward; see `extraction` for what
-counts as a final answer and `numbers` for what counts as a number.
+`math_answer_score(completion, gold)` is the verifier every math env uses. See `extraction`
+for what counts as a final answer, `equivalence` for when two answers are the same, and
+`symbolic` for how sympy is kept on a time budget.
 """
 
 from rlenvs.rewards.completions import completion_text
+from rlenvs.rewards.math.equivalence import answers_equivalent
 from rlenvs.rewards.math.extraction import Extraction, FinalAnswer, extract_final_answer
 from rlenvs.rewards.math.numbers import Number, parse_number
 from rlenvs.rewards.math.scoring import (
+    final_answer,
+    gold_answer,
     gold_value,
     is_correct,
+    math_answer_reward,
+    math_answer_score,
     numeric_answer_reward,
     numeric_answer_score,
 )
+from rlenvs.rewards.math.symbolic import warm_up
 
 __all__ = [
     "Extraction",
     "FinalAnswer",
     "Number",
+    "answers_equivalent",
     "completion_text",
     "extract_final_answer",
+    "final_answer",
+    "gold_answer",
     "gold_value",
     "is_correct",
+    "math_answer_reward",
+    "math_answer_score",
     "numeric_answer_reward",
     "numeric_answer_score",
     "parse_number",
+    "warm_up",
 ]

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from rlenvs.rewards.math.normalize import normalize_answer
 from rlenvs.rewards.math.numbers import Number, parse_number
 
 BOXED = "boxed"
@@ -39,8 +40,10 @@ and a cut bounds the work on adversarial replies."""
 # Markers are located with str.find first and matched with these anchored patterns only
 # there: a regex alternation scanning every position is ten times slower on real replies.
 _BOX_OPEN = re.compile(r"\\(?:boxed|fbox)[ \t]*\{")
-_ANSWER_TAIL = re.compile(r"\**[ \t]*(?:is\b|IS\b|:|=)[ \t*:]*(?:\n[ \t]*)?")
-_BOX_PREFIXES = ("\\boxed", "\\fbox", "$\\boxed", "$\\fbox", "$ \\boxed", "$ \\fbox")
+_ANSWER_TAIL = re.compile(r"\**[ \t]*(?:(?:is\b|IS\b|:|=)[ \t*:]*(?:\n[ \t]*)?|[ \t]+(?=\$|\\\(|\\\[))")
+"""After "answer": "is", ":" or "=", or just a space before a math span ("Answer $9$")."""
+_MATH_SPAN = re.compile(r"\$\$.+\$\$|\$[^$]+\$|\\\(.+\\\)|\\\[.+\\\]", re.DOTALL)
+"""A text that is wholly one `$...$`, `$$...$$`, `\\(...\\)` or `\\[...\\]` span."""
 _BRACE = re.compile(r"[{}]")
 # "The answer is 18. Then ..." -> "18": a period ends the sentence unless a digit follows.
 _SENTENCE_END = re.compile(r"\.(?!\d)|[;!?]")
@@ -67,12 +70,13 @@ NO_ANSWER = Extraction(None, False)
 
 def extract_final_answer(completion: str) -> Extraction:
     """The completion's one final answer by the module's precedence, and whether it hedges."""
-    boxed = [_final(text, BOXED) for text in _boxed_contents(completion)] if "\\" in completion else []
-    hashed = [_final(text, HASH) for text in _hash_answers(completion)]
+    boxed = [_final(text, BOXED) for text in boxed_contents(completion)] if "\\" in completion else []
+    hashed = [_final(text, HASH) for text in hash_answers(completion)]
     phrased = []
     for phrase in _answer_phrases(completion):
-        candidate = _final(_first_sentence(phrase), ANSWER_IS)
-        if candidate.value is not None:  # "the answer is not obvious" is not an answer
+        candidate = _final(phrase, ANSWER_IS)
+        # "the answer is not obvious" is not an answer; a number or a math span is.
+        if candidate.value is not None or is_math_span(candidate.text):
             phrased.append(candidate)
     answers = boxed or hashed or phrased
     if not answers:
@@ -82,11 +86,21 @@ def extract_final_answer(completion: str) -> Extraction:
     if len(everything) == 1:
         return Extraction(answer, False)
     if answer.value is None:
-        hedged = any(c.text != answer.text for c in everything)
+        key = _hedge_key(answer.text)
+        hedged = any(c.text != answer.text and _hedge_key(c.text) != key for c in everything)
     else:
         hedged = any(c.value != answer.value for c in everything)
     return Extraction(answer, hedged)
 
+
+def _hedge_key(text: str) -> str:
+    """Non-numeric answers agree when they read the same once normalised (`$x=1$`, `x = 1`)."""
+    return normalize_answer(text).replace(" ", "")
+
+
+
+def is_math_span(text: str) -> bool:
+    return _MATH_SPAN.fullmatch(text.strip()) is not None
 
 
 def _final(text: str, kind: str) -> FinalAnswer:
@@ -100,7 +114,7 @@ def _rest_of_line(text: str, start: int) -> str:
     return text[start : end if end != -1 else start + 2 * MAX_ANSWER_CHARS]
 
 
-def _hash_answers(text: str) -> list[str]:
+def hash_answers(text: str) -> list[str]:
     """What follows each `####`, to the end of its line."""
     answers = []
     start = text.find("####")
@@ -111,9 +125,8 @@ def _hash_answers(text: str) -> list[str]:
 
 
 def _answer_phrases(text: str) -> list[str]:
-    """What follows each "answer is" / "answer:" (answer, Answer or ANSWER), in order.
+    """The sentence after each "answer is" / "answer:" (answer, Answer or ANSWER), in order.
 
-    "The answer is \\boxed{18}" is skipped: the box is counted on its own.
     """
     if "nswer" not in text and "NSWER" not in text:
         return []
@@ -124,19 +137,29 @@ def _answer_phrases(text: str) -> list[str]:
             head = start - 1
             if head >= 0 and text[head] in "aA" and (head == 0 or not text[head - 1].isalnum()):
                 match = _ANSWER_TAIL.match(text, start + len(spelling))
-                if match and not text.startswith(_BOX_PREFIXES, match.end()):
-                    phrases.append((start, _rest_of_line(text, match.end())))
+                if match:
+                    phrase = _first_sentence(_rest_of_line(text, match.end()))
+                    # "The answer is \\boxed{18}" or "$x \\in \\boxed{...}$": the box counts itself.
+                    if "\\boxed" not in phrase and "\\fbox" not in phrase:
+                        phrases.append((start, phrase))
             start = text.find(spelling, start + 1)
     phrases.sort()
     return [phrase for _, phrase in phrases]
 
 
 def _first_sentence(text: str) -> str:
+    """The phrase up to the end of its sentence; a leading math span is kept whole, so a
+    period inside `$x = 5.$` does not cut it."""
+    for opening, closing in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
+        if text.startswith(opening):
+            end = text.find(closing, len(opening))
+            if end != -1:
+                return text[: end + len(closing)]
     end = _SENTENCE_END.search(text)
     return text[: end.start()] if end else text
 
 
-def _boxed_contents(text: str) -> list[str]:
+def boxed_contents(text: str) -> list[str]:
     """The contents of every `\\boxed{...}` and `\\fbox{...}` with balanced braces, in order."""
     contents = []
     braces: dict[int, int] | None = None  # all matching braces, computed only if a box nests

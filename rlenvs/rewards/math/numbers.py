@@ -20,7 +20,7 @@ _TEXT_COMMANDS = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operato
 _FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _NUMBER = re.compile(
     r"(?P<sign>[-+]?)\s*"
-    r"(?P<int>\d{1,3}(?:,\d{3})+|\d+)?(?:\.(?P<frac>\d*))?"
+    r"(?P<int>[1-9]\d{0,2}(?:,\d{3})+|\d+)?(?:\.(?P<frac>\d*))?"
     r"(?:\s*/\s*(?P<den>\d+))?"
     r"\s*(?P<unit>[^\W\d_]+(?:[\s'’-][^\W\d_]+)*)?\s*"
 )

@@ -1,13 +1,33 @@
-"""Math reward functions: (completion, ground truth) -> 0.0 or 1.0, and TRL's shape."""
+"""Math reward functions: (completion, ground truth) -> 0.0 or 1.0, and TRL's shape.
+
+`math_answer_score` is the general verifier (any LaTeX answer, `equivalence`);
+`numeric_answer_score` the exact-number special case, kept for callers that want no
+symbolic worker at all.
+"""
 
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 from rlenvs.rewards.completions import completion_text
-from rlenvs.rewards.math.extraction import Extraction, extract_final_answer
+from rlenvs.rewards.math import symbolic
+from rlenvs.rewards.math.equivalence import answers_equivalent, read_form
+from rlenvs.rewards.math.extraction import (
+    BOXED,
+    Extraction,
+    boxed_contents,
+    extract_final_answer,
+    hash_answers,
+    is_math_span,
+)
+from rlenvs.rewards.math.normalize import normalize_answer
 from rlenvs.rewards.math.numbers import Number, parse_number
+
+BARE_ANSWER_MAX_CHARS = 200
+BARE_ANSWER_MAX_WORDS = 3
+_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
 
 
 def numeric_answer_score(completion: str, ground_truth: str) -> float:
@@ -52,3 +72,74 @@ def gold_value(ground_truth: str) -> Number:
         )
     return value
 
+
+
+def math_answer_score(completion: str, ground_truth: str, *, budget: float = symbolic.DEFAULT_BUDGET) -> float:
+    """1.0 iff the completion's final answer is equivalent to the ground truth, else 0.0.
+
+    `ground_truth` is an answer (`"\\frac{3}{4}"`, `"(2, -1)"`, `"x \\in [0, 1)"`) or a whole
+    gold solution whose `\\boxed{}` (or `####`) holds it. The final answer is found as for
+    `numeric_answer_score`; a reply that hedges scores 0. Several boxed answers are read as
+    one list only when the gold answer is itself a list ("2 and 3"). A reply with no
+    final-answer marker counts only if the whole reply is a short bare answer (`"18"`,
+    `"$\\frac{3}{4}$"`). `budget` bounds the seconds spent on symbolic comparison.
+    """
+    if not isinstance(completion, str) or not isinstance(ground_truth, str):
+        raise TypeError(
+            f"math_answer_score takes str completion and ground truth, got {type(completion).__name__} "
+            f"and {type(ground_truth).__name__}"
+        )
+    gold = gold_answer(ground_truth)
+    predicted = final_answer(completion, gold_is_list=_is_list(gold))
+    if predicted is None:
+        return 0.0
+    return 1.0 if answers_equivalent(predicted, gold, budget=budget) else 0.0
+
+
+def math_answer_reward(completions: list[Any], answer: list[str], **_columns: Any) -> list[float]:
+    """`math_answer_score` in TRL's reward-function shape (plain or conversational)."""
+    if len(completions) != len(answer):
+        raise ValueError(f"got {len(completions)} completions but {len(answer)} answers: they must pair up")
+    return [math_answer_score(completion_text(c), str(a)) for c, a in zip(completions, answer)]
+
+
+def final_answer(completion: str, *, gold_is_list: bool = False) -> str | None:
+    """The completion's final answer text, or None if it has none or hedges."""
+    extraction = extract_final_answer(completion)
+    if extraction.answer is None:
+        return _bare_answer(completion)
+    if not extraction.hedged:
+        return extraction.answer.text
+    if gold_is_list and extraction.answer.kind == BOXED:
+        return ", ".join(box.strip() for box in boxed_contents(completion))
+    return None
+
+
+@functools.lru_cache(maxsize=65536)
+def gold_answer(ground_truth: str) -> str:
+    """The answer a ground truth states: its boxed answer(s), its `####` answer, or itself."""
+    boxes = boxed_contents(ground_truth) if "\\" in ground_truth else []
+    if boxes:
+        return ", ".join(dict.fromkeys(box.strip() for box in boxes))  # a box repeated is one answer
+    hashed = hash_answers(ground_truth)
+    if hashed:
+        return hashed[-1].strip()
+    return ground_truth.strip()
+
+
+@functools.lru_cache(maxsize=65536)
+def _is_list(gold: str) -> bool:
+    return parse_number(gold) is None and read_form(normalize_answer(gold)).kind == "list"
+
+
+def _bare_answer(completion: str) -> str | None:
+    """The whole completion, if it is a short answer and not prose: one math span, or one
+    line with a digit or some math in it and at most a few words (units, "percent")."""
+    text = completion.strip()
+    if is_math_span(text) and len(text) <= BARE_ANSWER_MAX_CHARS:
+        return text
+    if not text or len(text) > BARE_ANSWER_MAX_CHARS or "\n" in text:
+        return None
+    if not any(c.isdigit() for c in text) and "$" not in text and "\\" not in text:
+        return None
+    return text if len(_WORD.findall(text)) <= BARE_ANSWER_MAX_WORDS else None

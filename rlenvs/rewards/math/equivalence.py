@@ -1,0 +1,310 @@
+"""When is a predicted answer the same as the gold answer?
+
+Both are normalised (`normalize`), then read as a structure and compared part by part:
+
+- lists (`1, 2`, `\\{1, 2\\}`, `6 and 8`, `1 \\pm \\sqrt 2`): the same items as sets (any
+  order, repeats aside);
+- tuples `(a, b)`: the same items in order; `(a, b)` also matches the open interval;
+- intervals `[a, b)` and unions `A \\cup B`: the same brackets and endpoints;
+- matrices (`pmatrix`, `bmatrix`, `array`, ...): the same shape and entries;
+- `x = 3` against `3`: the value (a name on the left is a label); in a chain
+  `x = 5 + 6 = 11` the last value; two equations `2x + 4y = 3` and `y = ...`: the same
+  equation up to a constant factor;
+- inequalities: the same relation, either way round (`x > 5` is `5 < x`), and a double
+  inequality `a <= x <= b` is the interval `[a, b]`;
+- a multiple-choice letter `(C)` against `C`;
+- everything else is one value: exact numbers first (`parse_number`, in process), then
+  the symbolic worker (`symbolic`), which evaluates both sides (1e-9 relative tolerance)
+  and falls back to `simplify`. A decimal with at least two decimals also matches a value
+  it correctly rounds (`0.33` for `\\frac13`).
+
+A comparison has a time budget; a part that runs out of it counts as different.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+
+from rlenvs.rewards.math import symbolic
+from rlenvs.rewards.math.normalize import normalize_answer
+from rlenvs.rewards.math.numbers import Number, parse_number
+
+_CHOICE = re.compile(r"\(?([A-Ea-e])\)?")
+_WORDS = re.compile(r"[A-Za-z][A-Za-z ']*")
+_DECIMAL = re.compile(r"[-+]?\d*\.(\d+)")
+_DECIMAL_COMMA = re.compile(r"[-+]?\d+,\d+")
+_MATRIX = re.compile(r"\\begin\{([pbvBV]?matrix|array)\}(?:\{[^{}]*\})?(.*?)\\end\{\1\}", re.DOTALL)
+_MEMBERSHIP = re.compile(r"^[A-Za-z](?:_\{?\w+\}?)?\s*\\in\s+")
+_LIST_WORDS = re.compile(r"\s+(?:and|or)\s+|(?<=\))\s*(?:and|or)\s*(?=\()")
+_LABEL = re.compile(r"[^\d+\-]*|[^+\-]*_\{?\d+\}?[^+\-]*")
+"""A left-hand side that names the value rather than stating an equation: x, f(x), |AB|,
+(p, q), a_{37}, \\frac{NO}{BO}: no digits (but in subscripts) and no + or -."""
+_BRACKETS = {"(": ")", "[": "]", "{": "}"}
+
+
+@dataclass(frozen=True)
+class Form:
+    kind: str
+    """leaf | list | tuple | interval | union | matrix | equation | assignment | relation"""
+    parts: tuple
+    detail: str = ""
+    """Brackets of an interval ("[)"), the operator of a relation."""
+
+
+def answers_equivalent(predicted: str, gold: str, budget: float = symbolic.DEFAULT_BUDGET) -> bool:
+    """Whether two final answers (LaTeX, as written) state the same mathematical answer."""
+    if not isinstance(predicted, str) or not isinstance(gold, str):
+        raise TypeError(
+            f"answers must be str, got {type(predicted).__name__} and {type(gold).__name__}: "
+            "pass the answer text, e.g. '\\\\frac{3}{4}'"
+        )
+    fast = _numbers_equal(predicted, gold)
+    if fast is not None:
+        return fast
+    return _Comparison(time.monotonic() + budget).forms_equal(read_form(normalize_answer(predicted)),
+                                                               read_form(normalize_answer(gold)))
+
+
+def read_form(text: str) -> Form:
+    """The structure of a normalised answer (see the module docstring)."""
+    text = _MEMBERSHIP.sub("", text).strip()
+    if parse_number(text) is not None:  # 11,111,111,100 is one number, not a list
+        return Form("leaf", (text,))
+    items = [word_item for item in _split_top(text, ",;") for word_item in _split_list_words(item)]
+    if len(items) > 1:
+        forms = []
+        for item in items:
+            forms.extend(_expand_pm(item))
+        return Form("list", tuple(read_form(item) for item in forms))
+    if "\\pm" in text or "\\mp" in text:
+        return Form("list", tuple(read_form(item) for item in _expand_pm(text)))
+    unions = _split_top_command(text, "\\cup")
+    if len(unions) > 1:
+        return Form("union", tuple(read_form(part) for part in unions))
+    relation = _read_relation(text)
+    if relation is not None:
+        return relation
+    equals = _split_equals(text)
+    if len(equals) > 2 or (len(equals) == 2 and _LABEL.fullmatch(equals[0].strip())):
+        # `x = 3` names the value 3; kept as an assignment so it can still be compared
+        # with an equation (`y = 2x` against `2x - y = 0`).
+        return Form("assignment", (equals[0].strip(), equals[-1].strip(), read_form(equals[-1])))
+    if len(equals) == 2:
+        return Form("equation", (equals[0].strip(), equals[1].strip()))
+    matrix = _MATRIX.fullmatch(text)
+    if matrix:
+        rows = [row for row in re.split(r"\\\\", matrix.group(2)) if row.strip()]
+        return Form("matrix", tuple(tuple(read_form(cell.strip()) for cell in row.split("&")) for row in rows))
+    if len(text) >= 2 and text[0] in "([{" and _closing(text, 0) == len(text) - 1:
+        inner = text[1:-1]
+        if text.startswith("\\{") or text[0] == "{":
+            inner = text[2:-2] if text.startswith("\\{") else inner
+            return read_form(inner) if not _has_top(inner, ",;") else Form("list", read_form(inner).parts)
+        parts = _split_top(inner, ",;")
+        if len(parts) == 2 and (text[0] == "[" or text[-1] == "]" or "\\infty" in inner):
+            return Form("interval", tuple(read_form(p) for p in parts), text[0] + text[-1])
+        if len(parts) >= 2:
+            return Form("tuple", tuple(read_form(p) for p in parts), text[0] + text[-1])
+        if text[0] == "(":
+            return read_form(inner)
+    if text.startswith("\\{") and text.endswith("\\}"):
+        return Form("list", tuple(read_form(p) for p in _split_top(text[2:-2], ",;")))
+    return Form("leaf", (text,))
+
+
+class _Comparison:
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+
+    def forms_equal(self, a: Form, b: Form) -> bool:
+        if a == b:
+            return True
+        if a.kind == "assignment" or b.kind == "assignment":
+            return self.assignment_equal(a, b) if a.kind == "assignment" else self.assignment_equal(b, a)
+        kinds = {a.kind, b.kind}
+        if kinds == {"tuple", "interval"}:
+            return a.detail == b.detail and self.sequence_equal(a.parts, b.parts)
+        if kinds == {"equation", "leaf"}:
+            return False
+        if a.kind != b.kind:
+            return False
+        if a.kind == "leaf":
+            return self.leaf_equal(a.parts[0], b.parts[0])
+        if a.kind in ("tuple", "interval"):
+            return a.detail == b.detail and self.sequence_equal(a.parts, b.parts)
+        if a.kind in ("list", "union"):
+            return self.set_equal(list(a.parts), list(b.parts))
+        if a.kind == "matrix":
+            return len(a.parts) == len(b.parts) and all(self.sequence_equal(r, s) for r, s in zip(a.parts, b.parts))
+        if a.kind == "equation":
+            return self.symbolic("proportional", _difference(*a.parts), _difference(*b.parts))
+        if a.kind == "relation":
+            if a.detail != b.detail:
+                return False
+            mode = "proportional" if a.detail == "!=" else "positive"
+            return self.symbolic(mode, _difference(*a.parts), _difference(*b.parts))
+        return False
+
+    def assignment_equal(self, assignment: Form, other: Form) -> bool:
+        label, value_text, value = assignment.parts
+        if other.kind == "assignment":
+            return self.forms_equal(value, other.parts[2])
+        if other.kind == "equation":
+            return self.forms_equal(Form("equation", (label, value_text)), other)
+        return self.forms_equal(value, other)
+
+    def sequence_equal(self, a: tuple, b: tuple) -> bool:
+        return len(a) == len(b) and all(self.forms_equal(x, y) for x, y in zip(a, b))
+
+    def set_equal(self, a: list[Form], b: list[Form]) -> bool:
+        """Every item of each side has an equal on the other (order and repeats aside)."""
+        return all(any(self.forms_equal(x, y) for y in b) for x in a) and all(
+            any(self.forms_equal(y, x) for x in a) for y in b
+        )
+
+    def leaf_equal(self, a: str, b: str) -> bool:
+        if a.replace(" ", "") == b.replace(" ", ""):
+            return True
+        if _WORDS.fullmatch(a) and _WORDS.fullmatch(b):
+            choice_a, choice_b = _CHOICE.fullmatch(a), _CHOICE.fullmatch(b)
+            return a.lower() == b.lower() or bool(choice_a and choice_b and choice_a[1].upper() == choice_b[1].upper())
+        choice_a, choice_b = _CHOICE.fullmatch(a), _CHOICE.fullmatch(b)
+        if choice_a and choice_b:
+            return choice_a[1].upper() == choice_b[1].upper()
+        numbers = _numbers_equal(a, b)
+        if numbers is not None:
+            return numbers
+        for decimal, other in ((a, b), (b, a)):
+            rounded = _DECIMAL.fullmatch(decimal)
+            if rounded and len(rounded.group(1)) >= 2 and not _DECIMAL.fullmatch(other):
+                if self.symbolic("rounded", decimal, other):
+                    return True
+        return self.symbolic("equal", a, b)
+
+    def symbolic(self, mode: str, a: str, b: str) -> bool:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        return symbolic.compare([(mode, a, b)], budget=remaining)[0] is True
+
+
+def _numbers_equal(a: str, b: str) -> bool | None:
+    """Exact comparison when both sides are plain numbers; None when either is not."""
+    x, y = parse_number(a), parse_number(b)
+    if x is None and y is not None and "." in b:
+        x = _decimal_comma(a)
+    elif y is None and x is not None and "." in a:
+        y = _decimal_comma(b)
+    if x is None or y is None:
+        return None
+    if x == y:
+        return True
+    return _rounds_to(a, y) or _rounds_to(b, x)
+
+
+def _decimal_comma(text: str) -> Number | None:
+    """`1000,99` read as 1000.99, tried only against a side written with a decimal point
+    (otherwise `-2,1` is the list of -2 and 1)."""
+    return parse_number(text.replace(",", ".")) if _DECIMAL_COMMA.fullmatch(text.strip()) else None
+
+
+def _rounds_to(decimal_text: str, value: Number) -> bool:
+    """`decimal_text` has at least two decimals and is `value` correctly rounded to them."""
+    match = _DECIMAL.search(decimal_text)
+    if match is None or len(match.group(1)) < 2:
+        return False
+    digits = len(match.group(1))
+    stated = parse_number(decimal_text)
+    return stated is not None and abs(Fraction(stated) - Fraction(value)) * 10**digits <= Fraction(1, 2)
+
+
+def _difference(left: str, right: str) -> str:
+    return f"({left}) - ({right})"
+
+
+def _read_relation(text: str) -> Form | None:
+    parts = re.split(r"(<=|>=|!=|<|>)", text)
+    if len(parts) == 3:
+        left, operator, right = (p.strip() for p in parts)
+        if operator in (">", ">="):
+            left, right, operator = right, left, operator.replace(">", "<")
+        return Form("relation", (right, left), operator)  # right - left > 0 (or != 0)
+    if len(parts) == 5 and parts[1] in ("<", "<=") and parts[3] in ("<", "<="):
+        low, high = parts[0].strip(), parts[4].strip()
+        brackets = ("[" if parts[1] == "<=" else "(") + ("]" if parts[3] == "<=" else ")")
+        return Form("interval", (read_form(low), read_form(high)), brackets)
+    if len(parts) == 5 and parts[1] in (">", ">=") and parts[3] in (">", ">="):
+        high, low = parts[0].strip(), parts[4].strip()
+        brackets = ("[" if parts[3] == ">=" else "(") + ("]" if parts[1] == ">=" else ")")
+        return Form("interval", (read_form(low), read_form(high)), brackets)
+    return None
+
+
+def _split_equals(text: str) -> list[str]:
+    if "\\approx" in text and "=" not in text:
+        return [part.strip() for part in text.split("\\approx")]  # x \approx 11 names 11
+    if "=" not in text:
+        return [text]
+    if "\\approx" in text:
+        before, _, after = text.partition("\\approx")
+        text = before if "=" in before else after
+    return [part for part in _split_top(text, "=")]
+
+
+def _expand_pm(text: str) -> list[str]:
+    for sign in ("\\pm", "\\mp"):
+        if sign in text:
+            head, _, tail = text.partition(sign)
+            first, second = ("+", "-") if sign == "\\pm" else ("-", "+")
+            if not head.strip():
+                return _expand_pm(f"{first}{tail}") + _expand_pm(f"{second}{tail}")
+            return _expand_pm(f"{head}{first}{tail}") + _expand_pm(f"{head}{second}{tail}")
+    return [text]
+
+
+def _split_list_words(text: str) -> list[str]:
+    return [part for part in _LIST_WORDS.split(text) if part.strip()]
+
+
+def _has_top(text: str, separators: str) -> bool:
+    return len(_split_top(text, separators)) > 1
+
+
+def _split_top(text: str, separators: str) -> list[str]:
+    """Split at separators that are not inside brackets or braces."""
+    parts, depth, start = [], 0, 0
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char in separators and depth == 0:
+            if not (char == "=" and index > 0 and text[index - 1] in "<>!"):
+                parts.append(text[start:index])
+                start = index + 1
+        index += 1
+    parts.append(text[start:])
+    return [part.strip() for part in parts if part.strip()] or [text]
+
+
+def _split_top_command(text: str, command: str) -> list[str]:
+    if command not in text:
+        return [text]
+    return [part.strip() for part in text.split(command) if part.strip()]
+
+
+def _closing(text: str, open_index: int) -> int | None:
+    depth = 0
+    for index in range(open_index, len(text)):
+        if text[index] in "([{":
+            depth += 1
+        elif text[index] in ")]}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return None

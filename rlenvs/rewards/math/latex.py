@@ -1,0 +1,299 @@
+"""A small LaTeX-to-sympy parser for answer expressions, with guards against huge values.
+
+Why our own: sympy's `parse_latex` needs an ANTLR runtime pinned to one version (or lark)
+and math-verify's converter pulls in a generated grammar; `sympy.parse_expr` evaluates
+Python and must never see model output. This recursive-descent parser accepts the LaTeX
+that final answers use (numbers, letters and greek letters with subscripts, `+ - * / ^`,
+`\\cdot \\times \\div`, implicit products, `\\frac \\sqrt`, functions, `!`, `|x|`, `\\pi`,
+`e`, `i`, `\\infty`) and builds sympy objects directly, so nothing is ever evaluated as code.
+
+Before any power or factorial is built, its size is estimated: `10^{10^{10}}` or
+`99999999!` raise `TooLarge` at once instead of making sympy compute them.
+
+It runs in the verifier's worker process (see `symbolic`), never in the caller's.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import sympy
+
+MAX_RESULT_DIGITS = 10_000
+"""Digits a numeric power or factorial may have."""
+MAX_FACTORIAL = 2_000
+
+_TOKEN = re.compile(
+    r"\s*(?:(?P<number>\d+(?:\.\d*)?|\.\d+)"
+    r"|(?P<command>\\[A-Za-z]+)"
+    r"|(?P<letter>[A-Za-z])"
+    r"|(?P<symbol>[-+*/^_!|(){}\[\],'])"
+    r")"
+)
+
+_FUNCTIONS = {
+    "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "sec": sympy.sec, "csc": sympy.csc,
+    "cot": sympy.cot, "arcsin": sympy.asin, "arccos": sympy.acos, "arctan": sympy.atan,
+    "sinh": sympy.sinh, "cosh": sympy.cosh, "tanh": sympy.tanh, "ln": sympy.log, "log": sympy.log,
+    "exp": sympy.exp,
+}
+_CONSTANTS = {"pi": sympy.pi, "infty": sympy.oo, "infinity": sympy.oo}
+_GREEK = {
+    "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta", "vartheta",
+    "iota", "kappa", "lambda", "mu", "nu", "xi", "rho", "sigma", "tau", "upsilon", "phi", "varphi",
+    "chi", "psi", "omega", "Gamma", "Delta", "Theta", "Lambda", "Xi", "Sigma", "Phi", "Psi", "Omega",
+}
+_PRODUCTS = {"\\cdot", "\\times", "*"}
+_QUOTIENTS = {"\\div", "/"}
+_FRACTIONS = {"\\frac", "\\dfrac", "\\tfrac", "\\cfrac"}
+_IGNORED = {"\\left", "\\right", "\\displaystyle", "\\mathrm", "\\mathbf", "\\mathit", "\\operatorname"}
+
+
+class LatexError(ValueError):
+    """The text is not an expression this parser reads."""
+
+
+class TooLarge(LatexError):
+    """A power or factorial in the text would be too large to compute."""
+
+
+def parse_latex(text: str) -> sympy.Expr:
+    """Parse one LaTeX expression into a sympy expression, or raise `LatexError`."""
+    tokens = _tokenize(text)
+    parser = _Parser(tokens)
+    expression = parser.expression()
+    if parser.position != len(tokens):
+        raise LatexError(f"unexpected {tokens[parser.position]!r} in {text!r}")
+    return expression
+
+
+def _tokenize(text: str) -> list[str]:
+    tokens = []
+    position = 0
+    text = text.strip()
+    while position < len(text):
+        match = _TOKEN.match(text, position)
+        if match is None or match.end() == position:
+            raise LatexError(f"cannot read {text[position:position + 10]!r}")
+        token = match.group(match.lastgroup)
+        if token not in _IGNORED:
+            tokens.append(token)
+        position = match.end()
+        while position < len(text) and text[position].isspace():
+            position += 1
+    return tokens
+
+
+class _Parser:
+    def __init__(self, tokens: list[str]) -> None:
+        self.tokens = tokens
+        self.position = 0
+
+    # --- token helpers ---
+    def peek(self) -> str | None:
+        return self.tokens[self.position] if self.position < len(self.tokens) else None
+
+    def take(self, expected: str | None = None) -> str:
+        token = self.peek()
+        if token is None or (expected is not None and token != expected):
+            raise LatexError(f"expected {expected or 'more input'}, found {token!r}")
+        self.position += 1
+        return token
+
+    # --- grammar ---
+    def expression(self) -> sympy.Expr:
+        value = self.term()
+        while self.peek() in ("+", "-"):
+            operator = self.take()
+            right = self.term()
+            value = value + right if operator == "+" else value - right
+        return value
+
+    def term(self) -> sympy.Expr:
+        value = self.signed()
+        while True:
+            token = self.peek()
+            if token in _PRODUCTS:
+                self.take()
+                value = value * self.signed()
+            elif token in _QUOTIENTS:
+                self.take()
+                divisor = self.signed()
+                if divisor == 0:
+                    raise LatexError("division by zero")
+                value = value / divisor
+            elif token is not None and self.starts_atom(token):
+                value = value * self.power()  # implicit product: 2x, 3\sqrt{2}, (a)(b)
+            else:
+                return value
+
+    def signed(self) -> sympy.Expr:
+        if self.peek() == "-":
+            self.take()
+            return -self.signed()
+        if self.peek() == "+":
+            self.take()
+            return self.signed()
+        return self.power()
+
+    def power(self) -> sympy.Expr:
+        base = self.postfix()
+        if self.peek() == "^":
+            self.take()
+            exponent = self.group_or_signed_atom()
+            return _checked_power(base, exponent)
+        return base
+
+    def postfix(self) -> sympy.Expr:
+        value = self.atom()
+        while self.peek() == "!":
+            self.take()
+            value = _checked_factorial(value)
+        while self.peek() == "'":  # f'(x) style primes are not values
+            raise LatexError("derivative notation is not a value")
+        return value
+
+    def group_or_signed_atom(self) -> sympy.Expr:
+        if self.peek() == "{":
+            return self.braced()
+        if self.peek() == "-":
+            self.take()
+            return -self.atom()
+        return self.atom()
+
+    def braced(self) -> sympy.Expr:
+        self.take("{")
+        value = self.expression()
+        self.take("}")
+        return value
+
+    def starts_atom(self, token: str) -> bool:
+        if token in ("(", "{", "[", "|") or token[0].isdigit() or token[0] == ".":
+            return token != "|" or self.position + 1 < len(self.tokens)
+        if token.startswith("\\"):
+            name = token[1:]
+            return (token in _FRACTIONS or name in ("sqrt",) or name in _FUNCTIONS or name in _CONSTANTS
+                    or name in _GREEK)
+        return token.isalpha()
+
+    def atom(self) -> sympy.Expr:
+        token = self.take()
+        if token[0].isdigit() or token[0] == ".":
+            return sympy.Rational(token)
+        if token in ("(", "["):
+            value = self.expression()
+            self.take(")" if token == "(" else "]")
+            return value
+        if token == "{":
+            value = self.expression()
+            self.take("}")
+            return value
+        if token == "|":
+            value = self.expression()
+            self.take("|")
+            return sympy.Abs(value)
+        if token in _FRACTIONS:
+            numerator, denominator = self.argument(), self.argument()
+            if denominator == 0:
+                raise LatexError("division by zero")
+            return numerator / denominator
+        if token == "\\sqrt":
+            index = None
+            if self.peek() == "[":
+                self.take("[")
+                index = self.expression()
+                self.take("]")
+            radicand = self.argument()
+            return sympy.sqrt(radicand) if index is None else sympy.root(radicand, index)
+        if token.startswith("\\"):
+            return self.command(token[1:])
+        if token.isalpha():
+            return self.letter(token)
+        raise LatexError(f"unexpected {token!r}")
+
+    def argument(self) -> sympy.Expr:
+        """A `{...}` group, or a single token: `\\frac12`, `\\sqrt3`."""
+        if self.peek() == "{":
+            return self.braced()
+        token = self.peek()
+        if token is not None and token.isdigit() and len(token) > 1:
+            # `\frac12`: the argument is one digit; the rest stays for the next argument.
+            self.tokens[self.position] = token[1:]
+            return sympy.Integer(token[0])
+        token = self.take()
+        if token[0].isdigit() or token[0] == ".":
+            return sympy.Rational(token)
+        if token.isalpha():
+            return self.letter(token)
+        if token.startswith("\\"):
+            return self.command(token[1:])
+        raise LatexError(f"unexpected {token!r} as an argument")
+
+    def command(self, name: str) -> sympy.Expr:
+        if name in _CONSTANTS:
+            return _CONSTANTS[name]
+        if name in _GREEK:
+            return self.subscripted(name)
+        if name in _FUNCTIONS:
+            power = None
+            if self.peek() == "^":
+                self.take()
+                power = self.group_or_signed_atom()
+            argument = self.power() if self.peek() in ("(", "[", "{") else self.signed_factor()
+            value = _FUNCTIONS[name](argument)
+            return _checked_power(value, power) if power is not None else value
+        raise LatexError(f"unknown command \\{name}")
+
+    def signed_factor(self) -> sympy.Expr:
+        """A function argument written without parentheses: `\\sin x`, `\\log 2`."""
+        if self.peek() == "-":
+            self.take()
+            return -self.power()
+        return self.power()
+
+    def letter(self, name: str) -> sympy.Expr:
+        if name == "e" and self.peek() != "_":
+            return sympy.E
+        if name == "i" and self.peek() != "_":
+            return sympy.I
+        return self.subscripted(name)
+
+    def subscripted(self, name: str) -> sympy.Expr:
+        if self.peek() == "_":
+            self.take()
+            if self.peek() == "{":
+                self.take("{")
+                parts = []
+                while self.peek() not in ("}", None):
+                    parts.append(self.take())
+                self.take("}")
+                name += "_" + "".join(parts)
+            else:
+                name += "_" + self.take()
+        return sympy.Symbol(name)
+
+
+def _checked_power(base: sympy.Expr, exponent: sympy.Expr) -> sympy.Expr:
+    """`base ** exponent`, refused before computing it if the result would be huge or tiny."""
+    if base.is_number and exponent.is_number:
+        digits = _magnitude(exponent) * abs(math.log10(_magnitude(base) or 1.0))
+        if digits > MAX_RESULT_DIGITS:
+            raise TooLarge("power too large")
+    return sympy.Pow(base, exponent)
+
+
+def _magnitude(value: sympy.Expr) -> float:
+    try:
+        return abs(complex(value.evalf(15)))
+    except (TypeError, ValueError, OverflowError):
+        raise TooLarge("value too large to estimate") from None
+
+
+def _checked_factorial(value: sympy.Expr) -> sympy.Expr:
+    if value.is_number:
+        if not (value.is_integer and value >= 0):
+            raise LatexError("factorial of a non-natural number")
+        if value > MAX_FACTORIAL:
+            raise TooLarge("factorial too large")
+    return sympy.factorial(value)

@@ -17,12 +17,7 @@ from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.task import DatasetSource, content_task_id
 from rlenvs.data import DataFiles, HubDataset, load_tasks
 from rlenvs.envs.math.tasks import MathTask
-from rlenvs.rewards.math import (
-    extract_final_answer,
-    gold_value,
-    is_correct,
-    parse_number,
-)
+from rlenvs.rewards.math import check_answer, parse_number
 
 DATASET = "gsm8k"
 HUB = HubDataset("openai/gsm8k", "main")
@@ -83,15 +78,11 @@ class GSM8KEnv(TextEnv[MathTask]):
         return gsm8k_task(row, content_task_id(DATASET, row))
 
     def judge(self, task: MathTask, reply: str) -> Judgement:
-        extraction = extract_final_answer(reply)
-        info = {
-            "parsed_answer": extraction.answer.text if extraction.answer else None,
-            "hedged": extraction.hedged,
-        }
-        if extraction.answer is None:
+        check = check_answer(reply, task.answer)
+        info = {"parsed_answer": check.answer, "hedged": check.hedged}
+        if check.answer is None and not check.hedged:
             return Judgement(0.0, resolved=False, correct=False, feedback=FORMAT_REMINDER, info=info)
-        correct = is_correct(extraction, gold_value(task.answer))
-        return Judgement(float(correct), resolved=True, correct=correct, stop_reason="answered", info=info)
+        return Judgement(float(check.correct), resolved=True, correct=check.correct, stop_reason="answered", info=info)
 
     def oracle_action(self) -> str:
         if self.task is None:

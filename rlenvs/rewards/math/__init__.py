@@ -10,6 +10,8 @@ from rlenvs.rewards.math.equivalence import answers_equivalent
 from rlenvs.rewards.math.extraction import Extraction, FinalAnswer, extract_final_answer
 from rlenvs.rewards.math.numbers import Number, parse_number
 from rlenvs.rewards.math.scoring import (
+    AnswerCheck,
+    check_answer,
     final_answer,
     gold_answer,
     gold_value,
@@ -22,7 +24,9 @@ from rlenvs.rewards.math.scoring import (
 from rlenvs.rewards.math.symbolic import warm_up
 
 __all__ = [
+    "AnswerCheck",
     "Extraction",
+    "check_answer",
     "FinalAnswer",
     "Number",
     "answers_equivalent",

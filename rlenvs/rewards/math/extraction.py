@@ -138,7 +138,12 @@ def _answer_phrases(text: str) -> list[str]:
             if head >= 0 and text[head] in "aA" and (head == 0 or not text[head - 1].isalnum()):
                 match = _ANSWER_TAIL.match(text, start + len(spelling))
                 if match:
-                    phrase = _first_sentence(_rest_of_line(text, match.end()))
+                    after = match.end()
+                    # A math span may run over lines ("Answer \\[\n 9 \n\\]"); prose ends with its line.
+                    if text.startswith(("$", "\\(", "\\["), after):
+                        phrase = _first_sentence(text[after : after + MAX_ANSWER_CHARS])
+                    else:
+                        phrase = _first_sentence(_rest_of_line(text, after))
                     # "The answer is \\boxed{18}" or "$x \\in \\boxed{...}$": the box counts itself.
                     if "\\boxed" not in phrase and "\\fbox" not in phrase:
                         phrases.append((start, phrase))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from rlenvs.rewards.completions import completion_text
 from rlenvs.rewards.math import symbolic
@@ -25,8 +25,14 @@ from rlenvs.rewards.math.extraction import (
 from rlenvs.rewards.math.normalize import normalize_answer
 from rlenvs.rewards.math.numbers import Number, parse_number
 
+UNMARKED_POLICIES = ("bare", "last")
 BARE_ANSWER_MAX_CHARS = 200
 BARE_ANSWER_MAX_WORDS = 3
+_LAST_CANDIDATES = re.compile(
+    r"\$\$(?P<display>.+?)\$\$|\$(?P<inline>[^$]+?)\$|\\\((?P<paren>.+?)\\\)|\\\[(?P<bracket>.+?)\\\]"
+    r"|(?P<number>-?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?)",
+    re.DOTALL,
+)
 _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
 
 
@@ -74,7 +80,13 @@ def gold_value(ground_truth: str) -> Number:
 
 
 
-def math_answer_score(completion: str, ground_truth: str, *, budget: float = symbolic.DEFAULT_BUDGET) -> float:
+def math_answer_score(
+    completion: str,
+    ground_truth: str,
+    *,
+    budget: float = symbolic.DEFAULT_BUDGET,
+    unmarked: str = "bare",
+) -> float:
     """1.0 iff the completion's final answer is equivalent to the ground truth, else 0.0.
 
     `ground_truth` is an answer (`"\\frac{3}{4}"`, `"(2, -1)"`, `"x \\in [0, 1)"`) or a whole
@@ -82,18 +94,38 @@ def math_answer_score(completion: str, ground_truth: str, *, budget: float = sym
     `numeric_answer_score`; a reply that hedges scores 0. Several boxed answers are read as
     one list only when the gold answer is itself a list ("2 and 3"). A reply with no
     final-answer marker counts only if the whole reply is a short bare answer (`"18"`,
-    `"$\\frac{3}{4}$"`). `budget` bounds the seconds spent on symbolic comparison.
+    `"$\\frac{3}{4}$"`); `unmarked="last"` instead takes such a reply's last number or math
+    span, as math-verify does (more lenient: a reply that never commits to an answer can
+    still score). `budget` bounds the seconds spent on symbolic comparison.
     """
+    return 1.0 if check_answer(completion, ground_truth, budget=budget, unmarked=unmarked).correct else 0.0
+
+
+class AnswerCheck(NamedTuple):
+    answer: str | None
+    """The completion's final answer as written; None if it gives none or hedges."""
+    hedged: bool
+    correct: bool
+
+
+def check_answer(
+    completion: str, ground_truth: str, *, budget: float = symbolic.DEFAULT_BUDGET, unmarked: str = "bare"
+) -> AnswerCheck:
+    """`math_answer_score` with its working: the answer found and whether the reply hedged
+    (envs use it to tell "no answer yet" from "a wrong answer")."""
     if not isinstance(completion, str) or not isinstance(ground_truth, str):
         raise TypeError(
-            f"math_answer_score takes str completion and ground truth, got {type(completion).__name__} "
+            f"math answers are checked on str completion and ground truth, got {type(completion).__name__} "
             f"and {type(ground_truth).__name__}"
         )
+    if unmarked not in UNMARKED_POLICIES:
+        raise ValueError(f"unmarked={unmarked!r}: choose one of {list(UNMARKED_POLICIES)}")
     gold = gold_answer(ground_truth)
-    predicted = final_answer(completion, gold_is_list=_is_list(gold))
+    extraction = extract_final_answer(completion)
+    predicted = _final_answer(completion, extraction, _is_list(gold), unmarked)
     if predicted is None:
-        return 0.0
-    return 1.0 if answers_equivalent(predicted, gold, budget=budget) else 0.0
+        return AnswerCheck(None, extraction.hedged, False)
+    return AnswerCheck(predicted, False, answers_equivalent(predicted, gold, budget=budget))
 
 
 def math_answer_reward(completions: list[Any], answer: list[str], **_columns: Any) -> list[float]:
@@ -103,11 +135,14 @@ def math_answer_reward(completions: list[Any], answer: list[str], **_columns: An
     return [math_answer_score(completion_text(c), str(a)) for c, a in zip(completions, answer)]
 
 
-def final_answer(completion: str, *, gold_is_list: bool = False) -> str | None:
+def final_answer(completion: str, *, gold_is_list: bool = False, unmarked: str = "bare") -> str | None:
     """The completion's final answer text, or None if it has none or hedges."""
-    extraction = extract_final_answer(completion)
+    return _final_answer(completion, extract_final_answer(completion), gold_is_list, unmarked)
+
+
+def _final_answer(completion: str, extraction: Extraction, gold_is_list: bool, unmarked: str) -> str | None:
     if extraction.answer is None:
-        return _bare_answer(completion)
+        return _bare_answer(completion) if unmarked == "bare" else _last_answer(completion)
     if not extraction.hedged:
         return extraction.answer.text
     if gold_is_list and extraction.answer.kind == BOXED:
@@ -117,13 +152,14 @@ def final_answer(completion: str, *, gold_is_list: bool = False) -> str | None:
 
 @functools.lru_cache(maxsize=65536)
 def gold_answer(ground_truth: str) -> str:
-    """The answer a ground truth states: its boxed answer(s), its `####` answer, or itself."""
+    """The answer a ground truth states: its boxed answer(s), its final answer by the usual
+    precedence (`####`, "The answer is"), or else the whole text."""
     boxes = boxed_contents(ground_truth) if "\\" in ground_truth else []
     if boxes:
         return ", ".join(dict.fromkeys(box.strip() for box in boxes))  # a box repeated is one answer
-    hashed = hash_answers(ground_truth)
-    if hashed:
-        return hashed[-1].strip()
+    extraction = extract_final_answer(ground_truth)
+    if extraction.answer is not None and not extraction.hedged:
+        return extraction.answer.text
     return ground_truth.strip()
 
 
@@ -143,3 +179,11 @@ def _bare_answer(completion: str) -> str | None:
     if not any(c.isdigit() for c in text) and "$" not in text and "\\" not in text:
         return None
     return text if len(_WORD.findall(text)) <= BARE_ANSWER_MAX_WORDS else None
+
+
+def _last_answer(completion: str) -> str | None:
+    """The last math span or number of the completion (the `unmarked="last"` policy)."""
+    last = None
+    for last in _LAST_CANDIDATES.finditer(completion[-4 * BARE_ANSWER_MAX_CHARS :]):
+        pass
+    return None if last is None else last.group(last.lastgroup).strip()

@@ -14,6 +14,12 @@ import pytest
 
 SHARED_DATA = Path(os.environ.get("RLENVS_TEST_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 GSM8K_TEST = SHARED_DATA / "gsm8k" / "test.jsonl"
+MATH_SAMPLE = Path(__file__).resolve().parent / "data" / "math_sample.jsonl"
+"""Competition problems written for these tests in the MATH row format (no MATH data set is
+in ../shared/data, and tests cannot reach the hub)."""
+
+MAKE_KWARGS = {"rlenvs/MATH-v0": {"data_files": str(MATH_SAMPLE)}}
+"""What an env needs to be made in the tests, beyond its defaults."""
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"

@@ -125,6 +125,10 @@ class _Comparison:
         if a.kind == "assignment" or b.kind == "assignment":
             return self.assignment_equal(a, b) if a.kind == "assignment" else self.assignment_equal(b, a)
         kinds = {a.kind, b.kind}
+        if kinds == {"relation", "interval"}:  # x >= 4 and [4, \infty)
+            relation, interval = (a, b) if a.kind == "relation" else (b, a)
+            as_interval = _relation_interval(relation)
+            return as_interval is not None and self.forms_equal(as_interval, interval)
         if kinds == {"tuple", "interval"}:
             return a.detail == b.detail and self.sequence_equal(a.parts, b.parts)
         if kinds == {"equation", "leaf"}:
@@ -223,6 +227,22 @@ def _rounds_to(decimal_text: str, value: Number) -> bool:
 
 def _difference(left: str, right: str) -> str:
     return f"({left}) - ({right})"
+
+
+_VARIABLE = re.compile(r"[A-Za-z](?:_\{?\w+\}?)?")
+
+
+def _relation_interval(relation: Form) -> Form | None:
+    """`x < b` as (-oo, b), `a <= x` as [a, oo); None unless one side is a lone variable."""
+    right, left = relation.parts  # the relation reads `left op right`
+    closed = relation.detail == "<="
+    if relation.detail == "!=":
+        return None
+    if _VARIABLE.fullmatch(left):
+        return Form("interval", (read_form("-\\infty"), read_form(right)), "(" + ("]" if closed else ")"))
+    if _VARIABLE.fullmatch(right):
+        return Form("interval", (read_form(left), read_form("\\infty")), ("[" if closed else "(") + ")")
+    return None
 
 
 def _read_relation(text: str) -> Form | None:

@@ -1,0 +1,138 @@
+"""rlenvs/MATH-v0: competition mathematics (the MATH / MATH-500 row format).
+
+Rows: `{"problem", "solution", "answer", "subject", "level"}`; `answer` may be missing, in
+which case the last `\\boxed{}` of `solution` is the answer. Answers are any LaTeX
+(fractions, radicals, intervals, tuples, matrices, expressions), checked by
+`rlenvs.rewards.math.check_answer`, whose symbolic part runs in a worker process under a
+time budget. Data: `data_files=`, `$RLENVS_DATA_DIR/math/{train,test}.jsonl`, or for the
+test split the hub's MATH-500 (`HuggingFaceH4/MATH-500`) through `datasets`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rlenvs.core.env import Judgement, TextEnv
+from rlenvs.core.task import DatasetSource, content_task_id
+from rlenvs.data import DataFiles, HubDataset, load_tasks
+from rlenvs.envs.math.tasks import MathTask
+from rlenvs.rewards.math import check_answer, gold_answer, math_answer_score, warm_up
+from rlenvs.rewards.math.symbolic import DEFAULT_BUDGET
+
+DATASET = "math"
+SPLITS = ("train", "test")
+HUB = {"test": HubDataset("HuggingFaceH4/MATH-500")}
+SUBJECTS = (
+    "Algebra", "Counting & Probability", "Geometry", "Intermediate Algebra", "Number Theory",
+    "Prealgebra", "Precalculus",
+)
+LEVELS = (1, 2, 3, 4, 5)
+
+DEFAULT_SYSTEM_PROMPT = (
+    "Solve the competition math problem. Reason step by step, then give the final answer "
+    "in simplest exact form as \\boxed{...} at the end of your reply."
+)
+FORMAT_REMINDER = "I could not find a final answer in your reply. End your reply with the final answer as \\boxed{...}."
+
+
+@dataclass(frozen=True)
+class CompetitionTask(MathTask):
+    subject: str
+    level: int | None
+
+
+def competition_task(row: Mapping[str, Any], task_id: str) -> CompetitionTask:
+    """One MATH row as a task; raises ValueError naming the field that is wrong."""
+    problem, solution = row.get("problem"), row.get("solution", "")
+    if not isinstance(problem, str) or not problem.strip():
+        raise ValueError(f"MATH row needs a non-empty string 'problem', got {problem!r}")
+    if not isinstance(solution, str):
+        raise ValueError(f"MATH row 'solution' must be a string, got {type(solution).__name__}")
+    answer = row.get("answer")
+    if answer is None or (isinstance(answer, str) and not answer.strip()):
+        if "\\boxed" not in solution and "\\fbox" not in solution:
+            raise ValueError("MATH row has no 'answer' and its 'solution' has no \\boxed{} answer: add an 'answer' field")
+        answer = gold_answer(solution)
+    if not isinstance(answer, str):
+        answer = str(answer)
+    unique_id = row.get("unique_id")
+    return CompetitionTask(
+        task_id=unique_id if isinstance(unique_id, str) and unique_id else task_id,
+        prompt=problem.strip(),
+        answer=answer.strip(),
+        solution=solution.strip() or f"The answer is $\\boxed{{{answer.strip()}}}$.",
+        subject=str(row.get("subject") or row.get("type") or ""),
+        level=_level(row.get("level")),
+    )
+
+
+def _level(value: Any) -> int | None:
+    """MATH writes "Level 3", MATH-500 writes 3."""
+    if value is None or value == "":
+        return None
+    match = re.search(r"\d+", str(value))
+    return int(match.group()) if match else None
+
+
+class CompetitionMathEnv(TextEnv[CompetitionTask]):
+    """Competition math (MATH); reply with reasoning and a final `\\boxed{answer}`."""
+
+    def __init__(
+        self,
+        split: str = "train",
+        data_files: DataFiles | None = None,
+        subjects: Sequence[str] | str | None = None,
+        levels: Sequence[int] | int | None = None,
+        max_turns: int = 1,
+        system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+        render_mode: str | None = None,
+        check_budget: float = DEFAULT_BUDGET,
+    ) -> None:
+        if split not in SPLITS:
+            raise ValueError(f"unknown MATH split {split!r}: choose one of {list(SPLITS)}")
+        subjects = _chosen(subjects, SUBJECTS, "subject")
+        levels = _chosen(levels, LEVELS, "level")
+        tasks = load_tasks(DATASET, split, data_files=data_files, hub=HUB.get(split), task_from_row=competition_task)
+        chosen = [t for t in tasks if (subjects is None or t.subject in subjects) and (levels is None or t.level in levels)]
+        if not chosen:
+            raise ValueError(
+                f"no MATH {split} task has subject in {subjects} and level in {levels}: "
+                f"the data has subjects {sorted({t.subject for t in tasks})} and levels {sorted({t.level for t in tasks if t.level})}"
+            )
+        name = f"{DATASET}/{split}"
+        super().__init__(DatasetSource(chosen, name=name), max_turns=max_turns, system_prompt=system_prompt,
+                         render_mode=render_mode)
+        self.split = split
+        self.check_budget = check_budget
+        warm_up()  # start the symbolic worker now, not inside the first episode
+
+    def task_from_row(self, row: Mapping[str, Any]) -> CompetitionTask:
+        return competition_task(row, content_task_id(DATASET, row))
+
+    def judge(self, task: CompetitionTask, reply: str) -> Judgement:
+        check = check_answer(reply, task.answer, budget=self.check_budget)
+        info = {"parsed_answer": check.answer, "hedged": check.hedged}
+        if check.answer is None and not check.hedged:
+            return Judgement(0.0, resolved=False, correct=False, feedback=FORMAT_REMINDER, info=info)
+        return Judgement(float(check.correct), resolved=True, correct=check.correct, stop_reason="answered", info=info)
+
+    def oracle_action(self) -> str:
+        if self.task is None:
+            raise RuntimeError("CompetitionMathEnv.oracle_action: call reset() first; there is no task yet")
+        # The gold solution when it states the answer checkably, else the answer itself.
+        if math_answer_score(self.task.solution, self.task.answer, budget=self.check_budget) == 1.0:
+            return self.task.solution
+        return f"The answer is $\\boxed{{{self.task.answer}}}$."
+
+
+def _chosen(value: Any, valid: tuple, what: str) -> frozenset | None:
+    if value is None:
+        return None
+    values = [value] if isinstance(value, (str, int)) else list(value)
+    unknown = [v for v in values if v not in valid]
+    if unknown or not values:
+        raise ValueError(f"unknown MATH {what}(s) {unknown or values}: choose from {list(valid)}")
+    return frozenset(values)

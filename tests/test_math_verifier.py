@@ -168,3 +168,26 @@ def test_agreement_with_math_verify_cases_is_as_documented() -> None:
     }
     assert disagreements == set(DISAGREEMENTS)
     assert 1 - len(disagreements) / len(PAIRS) >= 0.85
+
+
+# --- the symbolic worker pool --------------------------------------------------------------
+
+
+def test_a_check_that_overruns_its_budget_is_false_and_the_pool_recovers() -> None:
+    assert answers_equivalent("\\sin^2 x + \\cos^2 x", "1", budget=1e-4) is False
+    assert answers_equivalent("\\sin^2 x + \\cos^2 x", "1") is True
+
+
+def test_concurrent_symbolic_checks_from_threads() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rlenvs.rewards.math import symbolic
+
+    cases = [(f"\\boxed{{(x+{i})^2}}", f"x^2 + {2 * i}x + {i * i}") for i in range(12)]
+    cases += [(f"\\boxed{{(x+{i})^2}}", f"x^2 + {2 * i + 1}x + {i * i}") for i in range(12)]
+    expected = [1.0] * 12 + [0.0] * 12
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        results = list(pool.map(lambda case: math_answer_score(*case), cases))
+    assert results == expected
+    alive = [w for w in symbolic._POOL.workers if w.alive]
+    assert len(alive) <= symbolic.MAX_WORKERS

@@ -68,8 +68,15 @@ def answers_equivalent(predicted: str, gold: str, budget: float = symbolic.DEFAU
                                                                read_form(normalize_answer(gold)))
 
 
-def read_form(text: str) -> Form:
+MAX_DEPTH = 20
+"""Structures nested deeper than this are compared as plain text (no answer nests so)."""
+
+
+def read_form(text: str, depth: int = 0) -> Form:
     """The structure of a normalised answer (see the module docstring)."""
+    if depth > MAX_DEPTH:
+        return Form("leaf", (text,))
+    read = lambda part: read_form(part, depth + 1)  # noqa: E731
     text = _MEMBERSHIP.sub("", text).strip()
     if parse_number(text) is not None:  # 11,111,111,100 is one number, not a list
         return Form("leaf", (text,))
@@ -78,12 +85,12 @@ def read_form(text: str) -> Form:
         forms = []
         for item in items:
             forms.extend(_expand_pm(item))
-        return Form("list", tuple(read_form(item) for item in forms))
+        return Form("list", tuple(read(item) for item in forms))
     if "\\pm" in text or "\\mp" in text:
-        return Form("list", tuple(read_form(item) for item in _expand_pm(text)))
+        return Form("list", tuple(read(item) for item in _expand_pm(text)))
     unions = _split_top_command(text, "\\cup")
     if len(unions) > 1:
-        return Form("union", tuple(read_form(part) for part in unions))
+        return Form("union", tuple(read(part) for part in unions))
     relation = _read_relation(text)
     if relation is not None:
         return relation
@@ -91,27 +98,27 @@ def read_form(text: str) -> Form:
     if len(equals) > 2 or (len(equals) == 2 and _LABEL.fullmatch(equals[0].strip())):
         # `x = 3` names the value 3; kept as an assignment so it can still be compared
         # with an equation (`y = 2x` against `2x - y = 0`).
-        return Form("assignment", (equals[0].strip(), equals[-1].strip(), read_form(equals[-1])))
+        return Form("assignment", (equals[0].strip(), equals[-1].strip(), read(equals[-1])))
     if len(equals) == 2:
         return Form("equation", (equals[0].strip(), equals[1].strip()))
     matrix = _MATRIX.fullmatch(text)
     if matrix:
         rows = [row for row in re.split(r"\\\\", matrix.group(2)) if row.strip()]
-        return Form("matrix", tuple(tuple(read_form(cell.strip()) for cell in row.split("&")) for row in rows))
+        return Form("matrix", tuple(tuple(read(cell.strip()) for cell in row.split("&")) for row in rows))
     if len(text) >= 2 and text[0] in "([{" and _closing(text, 0) == len(text) - 1:
         inner = text[1:-1]
         if text.startswith("\\{") or text[0] == "{":
             inner = text[2:-2] if text.startswith("\\{") else inner
-            return read_form(inner) if not _has_top(inner, ",;") else Form("list", read_form(inner).parts)
+            return read(inner) if not _has_top(inner, ",;") else Form("list", read(inner).parts)
         parts = _split_top(inner, ",;")
         if len(parts) == 2 and (text[0] == "[" or text[-1] == "]" or "\\infty" in inner):
-            return Form("interval", tuple(read_form(p) for p in parts), text[0] + text[-1])
+            return Form("interval", tuple(read(p) for p in parts), text[0] + text[-1])
         if len(parts) >= 2:
-            return Form("tuple", tuple(read_form(p) for p in parts), text[0] + text[-1])
+            return Form("tuple", tuple(read(p) for p in parts), text[0] + text[-1])
         if text[0] == "(":
-            return read_form(inner)
+            return read(inner)
     if text.startswith("\\{") and text.endswith("\\}"):
-        return Form("list", tuple(read_form(p) for p in _split_top(text[2:-2], ",;")))
+        return Form("list", tuple(read(p) for p in _split_top(text[2:-2], ",;")))
     return Form("leaf", (text,))
 
 
@@ -274,7 +281,13 @@ def _split_equals(text: str) -> list[str]:
     return [part for part in _split_top(text, "=")]
 
 
+MAX_PLUS_MINUS = 3
+"""`a \\pm b` expands to two answers; more than this many signs would explode, and are text."""
+
+
 def _expand_pm(text: str) -> list[str]:
+    if text.count("\\pm") + text.count("\\mp") > MAX_PLUS_MINUS:
+        return [text]
     for sign in ("\\pm", "\\mp"):
         if sign in text:
             head, _, tail = text.partition(sign)

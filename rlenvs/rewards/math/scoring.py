@@ -172,9 +172,11 @@ def _bare_answer(completion: str) -> str | None:
     """The whole completion, if it is a short answer and not prose: one math span, or one
     line with a digit or some math in it and at most a few words (units, "percent")."""
     text = completion.strip()
-    if is_math_span(text) and len(text) <= BARE_ANSWER_MAX_CHARS:
+    if not text or len(text) > BARE_ANSWER_MAX_CHARS:
+        return None
+    if is_math_span(text):
         return text
-    if not text or len(text) > BARE_ANSWER_MAX_CHARS or "\n" in text:
+    if "\n" in text:
         return None
     if not any(c.isdigit() for c in text) and "$" not in text and "\\" not in text:
         return None

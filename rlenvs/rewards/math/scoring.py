@@ -142,7 +142,8 @@ def final_answer(completion: str, *, gold_is_list: bool = False, unmarked: str =
 
 def _final_answer(completion: str, extraction: Extraction, gold_is_list: bool, unmarked: str) -> str | None:
     if extraction.answer is None:
-        return _bare_answer(completion) if unmarked == "bare" else _last_answer(completion)
+        bare = _bare_answer(completion)
+        return bare if bare is not None or unmarked == "bare" else _last_answer(completion)
     if not extraction.hedged:
         return extraction.answer.text
     if gold_is_list and extraction.answer.kind == BOXED:

@@ -41,7 +41,9 @@ MUST_SCORE_ZERO = [
     ("\\boxed{x > 5}", "x < 5", "the opposite inequality"),
     ("\\boxed{2x + 3}", "2x - 3", "a different expression"),
     ("\\boxed{\\text{(A)}}", "\\text{(B)}", "another choice"),
-    ("\\boxed{0.3}", "\\frac{1}{3}", "one decimal is not a rounding of 1/3"),
+    ("\\boxed{0.33}", "\\frac{1}{3}", "a rounded decimal for an exact value"),
+    ("\\boxed{7 + 9}", "16", "the question's arithmetic copied, not done"),
+    ("\\boxed{2^{4}}", "16", "a power left unevaluated where a number is asked"),
     ("\\boxed{" + "1 \\pm " * 40 + "1}", "1", "plus-minus explosion"),
     ("\\boxed{" + "(" * 600 + "1" + ")" * 600 + "}", "1", "deep nesting"),
     ("\\boxed{" + "\\{" * 300 + "1" + "\\}" * 300 + "}", "2", "deep set nesting"),
@@ -68,7 +70,6 @@ MUST_SCORE_ONE = [
     ("\\boxed{\\text{(C)}}", "C"),
     ("\\boxed{1 \\pm \\sqrt{2}}", "1+\\sqrt{2}, 1-\\sqrt{2}"),
     ("\\boxed{-\\frac{\\pi}{2}}", "-\\frac{\\pi}{2}"),
-    ("\\boxed{0.33}", "\\frac{1}{3}"),
     ("$\\frac{3}{4}$", "\\frac{3}{4}"),
     ("18", "18"),
 ]
@@ -93,6 +94,12 @@ def test_bad_arguments_fail_clearly() -> None:
         answers_equivalent("42", None)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unmarked"):
         math_answer_score("42", "42", unmarked="first")
+
+
+def test_rounding_is_opt_in() -> None:
+    assert math_answer_score("\\boxed{0.33}", "\\frac{1}{3}", rounding=True) == 1.0
+    assert math_answer_score("\\boxed{0.3}", "\\frac{1}{3}", rounding=True) == 0.0
+    assert math_answer_score("\\boxed{2.07}", "\\frac{29}{14}") == 0.0
 
 
 def test_trl_reward_function() -> None:
@@ -163,6 +170,10 @@ DISAGREEMENTS = {
     254: "f(x) and f(y) differ: variable names matter",
     260: "sums (\\sum) are not parsed",
     264: "1 - 1/e and 1 + 1/e are different numbers; the label pins a math-verify quirk",
+    30: "'(9+1)' is arithmetic left undone: where the gold is a number the answer must be one",
+    188: "the gold is a number (a decimal) and the answer an expression: the answer must be a number",
+    **dict.fromkeys([126, 133, 139], "a decimal approximation of an exact value: accepted only with rounding=True "
+                    "(the labels use math-verify's precision option)"),
 }
 
 
@@ -171,16 +182,16 @@ def test_agreement_with_math_verify_cases_is_as_documented() -> None:
         i for i, pair in enumerate(PAIRS) if int(math_answer_score(pair["pred"], pair["gold"])) != pair["expected"]
     }
     assert disagreements == set(DISAGREEMENTS)
-    assert 1 - len(disagreements) / len(PAIRS) >= 0.85
+    assert 1 - len(disagreements) / len(PAIRS) >= 0.83
 
 
 # --- the symbolic worker pool --------------------------------------------------------------
 
 
 def test_a_check_that_overruns_its_budget_is_false_and_the_pool_recovers() -> None:
-    assert answers_equivalent("\\sin^2 x + \\cos^2 x", "1", budget=1e-4) is False
+    assert answers_equivalent("\\sin^2 x + \\cos^2 x + y", "1 + y", budget=1e-4) is False
     # A generous budget: this checks that a fresh worker answers, not how fast.
-    assert answers_equivalent("\\sin^2 x + \\cos^2 x", "1", budget=30.0) is True
+    assert answers_equivalent("\\sin^2 x + \\cos^2 x + y", "1 + y", budget=30.0) is True
 
 
 def test_concurrent_symbolic_checks_from_threads() -> None:

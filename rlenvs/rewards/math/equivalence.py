@@ -15,8 +15,9 @@ Both are normalised (`normalize`), then read as a structure and compared part by
 - a multiple-choice letter `(C)` against `C`;
 - everything else is one value: exact numbers first (`parse_number`, in process), then
   the symbolic worker (`symbolic`), which evaluates both sides (1e-9 relative tolerance)
-  and falls back to `simplify`. A decimal with at least two decimals also matches a value
-  it correctly rounds (`0.33` for `\\frac13`).
+  and falls back to `simplify`. Where the gold is a number, the prediction must be one
+  (`7 + 9` does not state 16); with `rounding=True` a decimal with at least two decimals
+  also matches a value it correctly rounds (`0.33` for `\\frac13`).
 
 A comparison has a time budget; a part that runs out of it counts as different.
 """
@@ -54,18 +55,26 @@ class Form:
     """Brackets of an interval ("[)"), the operator of a relation."""
 
 
-def answers_equivalent(predicted: str, gold: str, budget: float = symbolic.DEFAULT_BUDGET) -> bool:
-    """Whether two final answers (LaTeX, as written) state the same mathematical answer."""
+def answers_equivalent(
+    predicted: str, gold: str, budget: float = symbolic.DEFAULT_BUDGET, *, rounding: bool = False
+) -> bool:
+    """Whether a predicted final answer (LaTeX, as written) states the gold answer.
+
+    Where the gold answer is a number, the prediction must be a number too: `7 + 9` is not
+    accepted for 16, or a model could copy the question's arithmetic into the box instead
+    of doing it. `rounding=True` also accepts a decimal with two or more decimals that the
+    gold value rounds to (`0.33` for `\\frac13`), as math-verify's precision setting does.
+    """
     if not isinstance(predicted, str) or not isinstance(gold, str):
         raise TypeError(
             f"answers must be str, got {type(predicted).__name__} and {type(gold).__name__}: "
             "pass the answer text, e.g. '\\\\frac{3}{4}'"
         )
-    fast = _numbers_equal(predicted, gold)
+    fast = _numbers_equal(predicted, gold, rounding)
     if fast is not None:
         return fast
-    return _Comparison(time.monotonic() + budget).forms_equal(read_form(normalize_answer(predicted)),
-                                                               read_form(normalize_answer(gold)))
+    comparison = _Comparison(time.monotonic() + budget, rounding)
+    return comparison.forms_equal(read_form(normalize_answer(predicted)), read_form(normalize_answer(gold)))
 
 
 MAX_DEPTH = 20
@@ -123,8 +132,11 @@ def read_form(text: str, depth: int = 0) -> Form:
 
 
 class _Comparison:
-    def __init__(self, deadline: float) -> None:
+    """Compares a predicted form (always the first argument) with a gold form."""
+
+    def __init__(self, deadline: float, rounding: bool) -> None:
         self.deadline = deadline
+        self.rounding = rounding
 
     def forms_equal(self, a: Form, b: Form) -> bool:
         if a == b:
@@ -173,7 +185,7 @@ class _Comparison:
     def set_equal(self, a: list[Form], b: list[Form]) -> bool:
         """Every item of each side has an equal on the other (order and repeats aside)."""
         return all(any(self.forms_equal(x, y) for y in b) for x in a) and all(
-            any(self.forms_equal(y, x) for x in a) for y in b
+            any(self.forms_equal(x, y) for x in a) for y in b
         )
 
     def leaf_equal(self, a: str, b: str) -> bool:
@@ -185,14 +197,14 @@ class _Comparison:
         choice_a, choice_b = _CHOICE.fullmatch(a), _CHOICE.fullmatch(b)
         if choice_a and choice_b:
             return choice_a[1].upper() == choice_b[1].upper()
-        numbers = _numbers_equal(a, b)
+        numbers = _numbers_equal(a, b, self.rounding)
         if numbers is not None:
             return numbers
-        for decimal, other in ((a, b), (b, a)):
-            rounded = _DECIMAL.fullmatch(decimal)
-            if rounded and len(rounded.group(1)) >= 2 and not _DECIMAL.fullmatch(other):
-                if self.symbolic("rounded", decimal, other):
-                    return True
+        if parse_number(b) is not None:
+            return False  # the gold is a number and the prediction is not (`7 + 9` for 16)
+        rounded = _DECIMAL.fullmatch(a)
+        if self.rounding and rounded and len(rounded.group(1)) >= 2 and self.symbolic("rounded", a, b):
+            return True
         return self.symbolic("equal", a, b)
 
     def symbolic(self, mode: str, a: str, b: str) -> bool:
@@ -202,7 +214,7 @@ class _Comparison:
         return symbolic.compare([(mode, a, b)], budget=remaining)[0] is True
 
 
-def _numbers_equal(a: str, b: str) -> bool | None:
+def _numbers_equal(a: str, b: str, rounding: bool) -> bool | None:
     """Exact comparison when both sides are plain numbers; None when either is not."""
     x, y = parse_number(a), parse_number(b)
     if x is None and y is not None and "." in b:
@@ -213,7 +225,7 @@ def _numbers_equal(a: str, b: str) -> bool | None:
         return None
     if x == y:
         return True
-    return _rounds_to(a, y) or _rounds_to(b, x)
+    return rounding and _rounds_to(a, y)
 
 
 def _decimal_comma(text: str) -> Number | None:

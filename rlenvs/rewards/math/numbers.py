@@ -17,7 +17,8 @@ NUMBER_MAX_CHARS = 200
 """A text longer than this is not a number; skip normalising it."""
 
 _TEXT_COMMANDS = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
-_FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+_FRAC = re.compile(r"\\[dtc]?frac\s*(?:\{([^{}]*)\}|(\d))\s*(?:\{([^{}]*)\}|(\d))")
+"""`\\frac{3}{4}`, and the brace-less `\\frac34`, `\\frac3{4}`."""
 _NUMBER = re.compile(
     r"(?P<sign>[-+]?)\s*"
     r"(?P<int>[1-9]\d{0,2}(?:,\d{3})+|\d+)?(?:\.(?P<frac>\d*))?"
@@ -61,6 +62,6 @@ def strip_latex(text: str) -> str:
     for spacing in ("\\,", "\\!", "\\;", "\\ ", "\\left", "\\right"):
         text = text.replace(spacing, "" if spacing in ("\\,", "\\!") else " ")
     text = _TEXT_COMMANDS.sub(r" \1", text)
-    text = _FRAC.sub(r"\1/\2", text)
+    text = _FRAC.sub(lambda m: f"{m[1] or m[2]}/{m[3] or m[4]}", text)
     return text.replace("{", "").replace("}", "")
 

@@ -86,6 +86,7 @@ def math_answer_score(
     *,
     budget: float = symbolic.DEFAULT_BUDGET,
     unmarked: str = "bare",
+    rounding: bool = False,
 ) -> float:
     """1.0 iff the completion's final answer is equivalent to the ground truth, else 0.0.
 
@@ -96,9 +97,11 @@ def math_answer_score(
     final-answer marker counts only if the whole reply is a short bare answer (`"18"`,
     `"$\\frac{3}{4}$"`); `unmarked="last"` instead takes such a reply's last number or math
     span, as math-verify does (more lenient: a reply that never commits to an answer can
-    still score). `budget` bounds the seconds spent on symbolic comparison.
+    still score). `rounding=True` accepts a decimal the gold value rounds to (see
+    `answers_equivalent`). `budget` bounds the seconds spent on symbolic comparison.
     """
-    return 1.0 if check_answer(completion, ground_truth, budget=budget, unmarked=unmarked).correct else 0.0
+    check = check_answer(completion, ground_truth, budget=budget, unmarked=unmarked, rounding=rounding)
+    return 1.0 if check.correct else 0.0
 
 
 class AnswerCheck(NamedTuple):
@@ -109,7 +112,12 @@ class AnswerCheck(NamedTuple):
 
 
 def check_answer(
-    completion: str, ground_truth: str, *, budget: float = symbolic.DEFAULT_BUDGET, unmarked: str = "bare"
+    completion: str,
+    ground_truth: str,
+    *,
+    budget: float = symbolic.DEFAULT_BUDGET,
+    unmarked: str = "bare",
+    rounding: bool = False,
 ) -> AnswerCheck:
     """`math_answer_score` with its working: the answer found and whether the reply hedged
     (envs use it to tell "no answer yet" from "a wrong answer")."""
@@ -125,7 +133,7 @@ def check_answer(
     predicted = _final_answer(completion, extraction, _is_list(gold), unmarked)
     if predicted is None:
         return AnswerCheck(None, extraction.hedged, False)
-    return AnswerCheck(predicted, False, answers_equivalent(predicted, gold, budget=budget))
+    return AnswerCheck(predicted, False, answers_equivalent(predicted, gold, budget=budget, rounding=rounding))
 
 
 def math_answer_reward(completions: list[Any], answer: list[str], **_columns: Any) -> list[float]:

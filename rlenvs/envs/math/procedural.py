@@ -1,0 +1,383 @@
+"""What the procedural math envs (Arithmetic-v0, Algebra-v0) share.
+
+Why procedural: these envs need no data at all, never run out of tasks, and give a curriculum
+of difficulty levels with exact ground truth. Task `i` at level `L` is a pure function of
+`(L, i)`: all its randomness comes from `task_rng(family_seed, L, i)`, so a task id such as
+`arithmetic/L2/17` rebuilds the same task in any process (vector workers, a later eval run).
+Generators draw only with `Generator.integers` (via `draw_*`), the simplest draw and the
+least likely to change between numpy releases; pin numpy to pin the tasks exactly.
+
+The module holds the seeding, exact LaTeX rendering of answers (the canonical ground-truth
+strings), and `ProceduralMathEnv`, the env both families subclass: level validation, the
+`{question, answer}` row format for users' own problems, and the judge (one final answer,
+scored as `math_answer_score` does, and stated in the form of the gold answer).
+
+Why the form matters: the verifier decides *equivalence*. It already insists on a number
+where the gold answer is one (`\\boxed{7 + 9}` is not 16), but for an expression it accepts
+any equivalent one, such as the unexpanded `\\boxed{3(x - 7)(2x - 4)}` for a polynomial: the
+question copied into the box. A policy trained on that learns to echo the prompt. So a reply
+must also state its answer the way the gold one is stated (`answer_form`): a single number
+when the gold answer is a number (any exact spelling: `3.5`, `7/2`, `\\frac{14}{4}`, `x = 3.5`),
+a tuple of numbers for a tuple, an expanded polynomial with like terms combined for a
+polynomial; other answers (a user's own rows) only need to be equivalent.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, ClassVar, NamedTuple, TypeVar
+
+import numpy as np
+
+from rlenvs.core.env import Judgement, TextEnv
+from rlenvs.core.task import GeneratorSource, content_task_id
+from rlenvs.envs.math.tasks import MathTask
+from rlenvs.rewards.math import AnswerCheck, check_answer, parse_number, warm_up
+
+T = TypeVar("T")
+
+# --- seeding and drawing -------------------------------------------------------------------
+
+
+def task_rng(family_seed: int, level: int, index: int) -> np.random.Generator:
+    """The only source of randomness of task `index` at `level`: a function of its id alone.
+
+    `family_seed` keeps two families' level-1 task 0 from sharing a random stream.
+    """
+    return np.random.default_rng([family_seed, level, index])
+
+
+def draw_int(rng: np.random.Generator, low: int, high: int) -> int:
+    """A uniform int in [low, high], both ends included."""
+    return int(rng.integers(low, high + 1))
+
+
+def draw_nonzero(rng: np.random.Generator, low: int, high: int) -> int:
+    """A uniform int in [low, high] other than 0 (the range must hold a non-zero int)."""
+    choices = [value for value in range(low, high + 1) if value != 0]
+    return choices[int(rng.integers(len(choices)))]
+
+
+def draw_from(rng: np.random.Generator, choices: Sequence[T]) -> T:
+    """One of `choices`, uniformly."""
+    return choices[int(rng.integers(len(choices)))]
+
+
+def draw_sign(rng: np.random.Generator, negative_chance: tuple[int, int] = (1, 2)) -> int:
+    """-1 with probability numerator/denominator, else 1."""
+    numerator, denominator = negative_chance
+    return -1 if int(rng.integers(denominator)) < numerator else 1
+
+
+# --- exact LaTeX ---------------------------------------------------------------------------
+
+
+def latex_number(value: int | Fraction) -> str:
+    """The canonical LaTeX of a rational: "7", "-12", "\\frac{19}{12}", "-\\frac{3}{4}"."""
+    value = Fraction(value)
+    if value.denominator == 1:
+        return str(value.numerator)
+    sign = "-" if value < 0 else ""
+    return f"{sign}\\frac{{{abs(value.numerator)}}}{{{value.denominator}}}"
+
+
+def latex_decimal(value: int | Fraction) -> str:
+    """A terminating decimal written exactly, without trailing zeros: "4.95", "-0.3", "1".
+
+    Raises ValueError for a value with no finite decimal expansion (e.g. 1/3).
+    """
+    value = Fraction(value)
+    places = 0
+    while (value * 10**places).denominator != 1:
+        places += 1
+        if places > 30:
+            raise ValueError(f"{value} has no terminating decimal expansion: write it with latex_number")
+    if places == 0:
+        return str(value.numerator)
+    scaled = abs((value * 10**places).numerator)
+    digits = str(scaled).rjust(places + 1, "0")
+    sign = "-" if value < 0 else ""
+    return f"{sign}{digits[:-places]}.{digits[-places:]}"
+
+
+def latex_tuple(values: Sequence[int | Fraction]) -> str:
+    """An ordered pair or triple: "(2, -1)", "(1, \\frac{1}{2}, 3)"."""
+    return "(" + ", ".join(latex_number(value) for value in values) + ")"
+
+
+def signed_sum(terms: Sequence[tuple[int, str]]) -> str:
+    """Integer-coefficient terms written the way people write them.
+
+    `[(3, "x"), (-1, "y"), (-5, "")]` -> "3x - y - 5"; zero terms are left out and a sum of
+    nothing is "0". The second item of a term is its variable part ("x^2", "x", "" for a
+    constant).
+    """
+    text = ""
+    for coefficient, variable in terms:
+        if coefficient == 0:
+            continue
+        magnitude = abs(coefficient)
+        body = variable if variable and magnitude == 1 else f"{magnitude}{variable}"
+        if not text:
+            text = f"-{body}" if coefficient < 0 else body
+        else:
+            text += f" - {body}" if coefficient < 0 else f" + {body}"
+    return text or "0"
+
+
+def parenthesised(value: int | Fraction) -> str:
+    """A number as an operand inside a longer expression: negatives get parentheses."""
+    text = latex_number(value)
+    return f"({text})" if value < 0 else text
+
+
+# --- answer forms ----------------------------------------------------------------------------
+
+NUMBER = "number"
+NUMBER_TUPLE = "tuple of numbers"
+EXPANDED_POLYNOMIAL = "expanded polynomial in x"
+ANY_FORM = "any"
+
+_LABEL = re.compile(r"\s*(?:[a-zA-Z](?:\([a-zA-Z]\))?|\(\s*[a-zA-Z](?:\s*,\s*[a-zA-Z])*\s*\))\s*=(?!=)")
+"""A name in front of an answer, as in `x = 4`, `f(x) = x^2 + 1` or `(x, y) = (6, -7)`."""
+_LAYOUT = ("\\$", "$", "\\left", "\\right", "\\,", "\\!", "\\;", "\\ ")
+_LONE_LETTER = re.compile(r"(?<![A-Za-z\\])[A-Za-z](?![A-Za-z])")
+"""A one-letter name such as x: `parse_number` reads "25x" as 25 with a unit, but here it is a
+term in x, not a number (unit words, "4 apples", have more letters)."""
+_POLYNOMIAL_TERM = re.compile(r"([+-])?(\d+(?:\.\d+)?)?(?:x(?:\^(\d+))?)?")
+
+
+def _bare(answer: str) -> str:
+    """An answer without math delimiters, spacing commands and a leading label."""
+    for layout in _LAYOUT:
+        answer = answer.replace(layout, "")
+    answer = answer.replace("−", "-").strip()
+    label = _LABEL.match(answer)
+    return answer[label.end() :].strip() if label else answer
+
+
+def states_a_number(answer: str) -> bool:
+    """One number, in any exact spelling: "-3", "3.5", "7/2", "\\frac{7}{2}", "x = 4"."""
+    return _is_number(_bare(answer))
+
+
+def _is_number(text: str) -> bool:
+    return parse_number(text) is not None and _LONE_LETTER.search(text) is None
+
+
+def states_a_tuple_of_numbers(answer: str) -> bool:
+    """"(6, -7)", "(x, y) = (6, -7)": two or more numbers, not expressions, in parentheses."""
+    text = _bare(answer)
+    if not (text.startswith("(") and text.endswith(")")):
+        return False
+    parts = text[1:-1].split(",")
+    return len(parts) >= 2 and all(_is_number(part) for part in parts)
+
+
+def states_an_expanded_polynomial(answer: str) -> bool:
+    """A sum of terms c·x^k with each power of x at most once: "3x^2 - 18x - 24" (any order).
+
+    Not "3(x^2 - 6x - 8)" (a product left), not "x^2 + 2x^2 - 18x - 24" (like terms apart).
+    """
+    text = _bare(answer)
+    for layout in ("{", "}", "\\cdot", "\\times", "*", " "):
+        text = text.replace(layout, "")
+    if not text:
+        return False
+    powers: set[int] = set()
+    position = 0
+    while position < len(text):
+        term = _POLYNOMIAL_TERM.match(text, position)
+        sign, coefficient, power = term.group(1), term.group(2), term.group(3)
+        has_x = "x" in term.group()
+        if (position > 0 and not sign) or not (coefficient or has_x):
+            return False  # an operator other than + and -, or an empty term
+        if coefficient is not None and float(coefficient) == 0:
+            return False
+        degree = int(power) if power else (1 if has_x else 0)
+        if degree in powers:
+            return False
+        powers.add(degree)
+        position = term.end()
+    return True
+
+
+FORM_CHECKS: dict[str, Callable[[str], bool]] = {
+    NUMBER: states_a_number,
+    NUMBER_TUPLE: states_a_tuple_of_numbers,
+    EXPANDED_POLYNOMIAL: states_an_expanded_polynomial,
+}
+
+
+@functools.lru_cache(maxsize=4096)
+def answer_form(gold: str) -> str:
+    """The form a reply's answer must take: the first of FORM_CHECKS the gold answer has."""
+    for form, check in FORM_CHECKS.items():
+        if check(gold):
+            return form
+    return ANY_FORM
+
+
+def has_form(answer: str, form: str) -> bool:
+    return form == ANY_FORM or FORM_CHECKS[form](answer)
+
+
+class Verdict(NamedTuple):
+    check: AnswerCheck
+    """The verifier's reading: the answer found, hedging, equivalence."""
+    form: str
+    in_form: bool
+
+    @property
+    def correct(self) -> bool:
+        return self.check.correct and self.in_form
+
+
+def verdict(reply: str, gold: str) -> Verdict:
+    """The reward rule of these envs: an answer equivalent to `gold` and in its form."""
+    check = check_answer(reply, gold)
+    form = answer_form(gold)
+    return Verdict(check, form, check.answer is not None and has_form(check.answer, form))
+
+
+# --- tasks ---------------------------------------------------------------------------------
+
+
+class Problem(NamedTuple):
+    """One generated problem, before it gets its task id."""
+
+    prompt: str
+    answer: str
+    """Canonical LaTeX of the exact answer."""
+    solution: str
+    """Short worked steps ending in `\\boxed{answer}`."""
+
+
+@dataclass(frozen=True)
+class Level:
+    """One difficulty level of a family: what it asks, and its problem generator."""
+
+    summary: str
+    generate: Callable[[np.random.Generator], Problem]
+    symbolic: bool = False
+    """Its answers are expressions, which the verifier compares in a sympy worker process
+    (numbers, fractions and tuples are compared in process)."""
+
+
+def procedural_task(family: str, family_seed: int, levels: Mapping[int, Level], level: int, index: int) -> MathTask:
+    """Task `index` of `level`: the problem its own random stream generates, with its id."""
+    problem = levels[level].generate(task_rng(family_seed, level, index))
+    return MathTask(
+        task_id=f"{family}/L{level}/{index}",
+        prompt=problem.prompt,
+        answer=problem.answer,
+        solution=problem.solution,
+    )
+
+
+def boxed(answer: str) -> str:
+    return f"\\boxed{{{answer}}}"
+
+
+# --- the env -------------------------------------------------------------------------------
+
+ROW_ANSWER_EXAMPLES = "7, -\\frac{3}{4}, 2.5, (2, -1) or x^2 + 3x - 1"
+
+
+class ProceduralMathEnv(TextEnv[MathTask]):
+    """A math env whose tasks are generated at one difficulty level; see the subclasses.
+
+    Reward 1.0 iff the reply's single final answer is equivalent to the exact answer
+    (`rlenvs.rewards.math.check_answer`, the working of `math_answer_score`) and stated in
+    its form (`answer_form`: a number, not `7 + 9`), else 0.0; a hedge is 0.0.
+    `info["answer_form"]` names the form and `info["in_form"]` says whether the reply had it.
+    With `max_turns > 1`, a reply with no final answer at all gets a format reminder and
+    another turn; a reply with an answer ends the episode.
+    """
+
+    env_name: ClassVar[str]
+    """The id without the namespace, for error messages, e.g. "Arithmetic-v0"."""
+    family: ClassVar[str]
+    """The first part of task ids, e.g. "arithmetic"."""
+    levels: ClassVar[Mapping[int, Level]]
+    task_at: ClassVar[Callable[[int, int], MathTask]]
+    """The family's module-level `(level, index) -> task`: picklable, unlike a closure."""
+    format_reminder: ClassVar[str] = (
+        "I could not find a final answer in your reply. End your reply with the final answer as \\boxed{...}."
+    )
+
+    def __init__(
+        self,
+        level: int,
+        max_turns: int,
+        system_prompt: str | None,
+        render_mode: str | None,
+    ) -> None:
+        self.level = self.check_level(level)
+        source = GeneratorSource(
+            functools.partial(type(self).task_at, self.level), name=f"{self.family}/L{self.level}"
+        )
+        super().__init__(source, max_turns=max_turns, system_prompt=system_prompt, render_mode=render_mode)
+        if self.levels[self.level].symbolic:
+            warm_up()  # start the sympy worker now (about a second), not inside the first episode
+
+    @classmethod
+    def check_level(cls, level: Any) -> int:
+        valid = "; ".join(f"{number} = {spec.summary}" for number, spec in cls.levels.items())
+        if isinstance(level, bool) or not isinstance(level, (int, np.integer)):
+            raise TypeError(f"{cls.env_name} level must be an int, got {type(level).__name__} {level!r}: {valid}")
+        if int(level) not in cls.levels:
+            raise ValueError(
+                f"{cls.env_name} has no level {level!r}: pass level= one of {sorted(cls.levels)} ({valid})"
+            )
+        return int(level)
+
+    def task_from_row(self, row: Mapping[str, Any]) -> MathTask:
+        return math_row_task(row, content_task_id(self.family, row), self.env_name)
+
+    def judge(self, task: MathTask, reply: str) -> Judgement:
+        result = verdict(reply, task.answer)
+        check = result.check
+        info = {"parsed_answer": check.answer, "hedged": check.hedged, "answer_form": result.form, "in_form": result.in_form}
+        if check.answer is None and not check.hedged:
+            return Judgement(0.0, resolved=False, correct=False, feedback=self.format_reminder, info=info)
+        return Judgement(float(result.correct), resolved=True, correct=result.correct, stop_reason="answered", info=info)
+
+    def oracle_action(self) -> str:
+        if self.task is None:
+            raise RuntimeError(f"{type(self).__name__}.oracle_action: call reset() first; there is no task yet")
+        return self.task.solution
+
+
+def math_row_task(row: Mapping[str, Any], task_id: str, env_name: str) -> MathTask:
+    """A user's own problem `{"question": ..., "answer": ...[, "solution": ...]}` as a task.
+
+    The answer must be one the verifier can read (its own `\\boxed{}` scores 1.0), and a
+    given solution must end in that answer, so that `oracle_action` still earns the maximum
+    reward; either failing is a ValueError that names the field.
+    """
+    question, answer = row.get("question"), row.get("answer")
+    if isinstance(answer, int) and not isinstance(answer, bool):
+        answer = str(answer)
+    for field_name, value in (("question", question), ("answer", answer)):
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"{env_name} row needs a non-empty string {field_name!r}, got {value!r}")
+    answer = answer.strip()
+    if not verdict(boxed(answer), answer).correct:
+        raise ValueError(
+            f"{env_name} row answer {answer!r} is not an answer the verifier can read: write it in "
+            f"LaTeX, e.g. {ROW_ANSWER_EXAMPLES}"
+        )
+    solution = row.get("solution")
+    if solution is None:
+        solution = f"The answer is {boxed(answer)}."
+    elif not isinstance(solution, str) or not verdict(solution, answer).correct:
+        raise ValueError(
+            f"{env_name} row solution must be a string whose final answer is {answer!r} "
+            f"(end it with {boxed(answer)}), got {str(solution)[-80:]!r}"
+        )
+    return MathTask(task_id=task_id, prompt=question.strip(), answer=answer, solution=solution)

@@ -34,7 +34,7 @@ def test_every_gold_solution_and_boxed_answer_scores_one(env: CompetitionMathEnv
     "index,reply",
     [
         (0, "\\boxed{\\dfrac{11}{12}}"), (0, "\\boxed{11/12}"), (1, "\\boxed{\\sqrt{128}}"), (2, "\\boxed{x = -12}"),
-        (3, "$x \\in \\boxed{(2, 3)}$"), (4, "\\boxed{\\left(4, 3\\right)}"), (6, "\\boxed{(x+2)(x-3)}"),
+        (3, "$x \\in \\boxed{(2, 3)}$"), (4, "\\boxed{\\left(4, 3\\right)}"), (6, "\\boxed{(x-3)(x+2)}"),
         (8, "\\boxed{1 - \\sqrt 2, 1 + \\sqrt 2}"), (11, "\\boxed{B}"), (12, "\\boxed{0.5}"), (13, "\\boxed{x \\geq 4}"),
     ],
 )
@@ -92,3 +92,13 @@ def test_custom_task_and_format_reminder(env: CompetitionMathEnv) -> None:
     obs, reward_, terminated, _, _ = multi.step("Let me think.")
     assert "\\boxed" in obs and reward_ == 0.0 and not terminated
     assert multi.step("\\boxed{\\frac56}")[1] == 1.0
+
+
+@pytest.mark.parametrize(
+    "index,echo",
+    [(1, "\\sqrt{50} + \\sqrt{18}"), (6, "(x+2)(x-3)"), (0, "\\frac{3}{4} + \\frac{1}{6}")],
+)
+def test_copying_the_problem_into_the_box_scores_zero(env: CompetitionMathEnv, index: int, echo: str) -> None:
+    env.reset(options={"task_index": index})
+    _, reward_, _, _, info = env.step(f"\\boxed{{{echo}}}")
+    assert reward_ == 0.0 and info["restated_problem"] is True

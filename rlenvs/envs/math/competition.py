@@ -20,6 +20,7 @@ from rlenvs.core.task import DatasetSource, content_task_id
 from rlenvs.data import DataFiles, HubDataset, load_tasks
 from rlenvs.envs.math.tasks import MathTask
 from rlenvs.rewards.math import check_answer, gold_answer, math_answer_score, warm_up
+from rlenvs.rewards.math.normalize import normalize_answer
 from rlenvs.rewards.math.symbolic import DEFAULT_BUDGET
 
 DATASET = "math"
@@ -114,10 +115,12 @@ class CompetitionMathEnv(TextEnv[CompetitionTask]):
 
     def judge(self, task: CompetitionTask, reply: str) -> Judgement:
         check = check_answer(reply, task.answer, budget=self.check_budget)
-        info = {"parsed_answer": check.answer, "hedged": check.hedged}
+        restated = check.answer is not None and restates_problem(check.answer, task)
+        correct = check.correct and not restated
+        info = {"parsed_answer": check.answer, "hedged": check.hedged, "restated_problem": restated}
         if check.answer is None and not check.hedged:
             return Judgement(0.0, resolved=False, correct=False, feedback=FORMAT_REMINDER, info=info)
-        return Judgement(float(check.correct), resolved=True, correct=check.correct, stop_reason="answered", info=info)
+        return Judgement(float(correct), resolved=True, correct=correct, stop_reason="answered", info=info)
 
     def oracle_action(self) -> str:
         if self.task is None:
@@ -126,6 +129,16 @@ class CompetitionMathEnv(TextEnv[CompetitionTask]):
         if math_answer_score(self.task.solution, self.task.answer, budget=self.check_budget) == 1.0:
             return self.task.solution
         return f"The answer is $\\boxed{{{self.task.answer}}}$."
+
+
+def restates_problem(answer: str, task: CompetitionTask) -> bool:
+    """The answer is an expression copied from the problem rather than the gold answer's
+    form ("Simplify $\\sqrt{50} + \\sqrt{18}$" answered `\\boxed{\\sqrt{50} + \\sqrt{18}}`): equivalent,
+    so the verifier alone would reward it, but nothing was solved."""
+    stated = normalize_answer(answer).replace(" ", "")
+    if len(stated) < 3 or stated == normalize_answer(task.answer).replace(" ", ""):
+        return False
+    return stated in normalize_answer(task.prompt).replace(" ", "")
 
 
 def _chosen(value: Any, valid: tuple, what: str) -> frozenset | None:

@@ -1,14 +1,18 @@
-"""The `rlenvs` command: list and describe envs, evaluate a scripted policy, play by hand."""
+"""The `rlenvs` command: list and describe envs, evaluate a scripted policy, play by hand,
+check a reward function."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import importlib
+import importlib.util
 import inspect
 import json
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -69,6 +73,100 @@ def eval_command(args: argparse.Namespace) -> int:
     if args.output:
         print(f"episodes written to {args.output}")
     return 0
+
+
+def check_env_command(args: argparse.Namespace) -> int:
+    """Run the env contract (`rlenvs.testing.envs.check_text_env`): exit 0 if it passed, 1 if a
+    check failed, 2 if nothing could be checked (unknown id, an env that cannot be made)."""
+    from rlenvs.testing.envs import DEFAULT_SEEDS, check_text_env  # imported here: hypothesis is optional
+
+    report = check_text_env(
+        args.env_id,
+        make_kwargs=_env_kwargs(args.env_arg),
+        seeds=DEFAULT_SEEDS if args.seeds is None else range(args.seeds),
+        vector=not args.no_vector,
+        skip=args.skip,
+    )
+    print(report)
+    if not report["make"].passed:
+        return 2
+    return 0 if report.passed else 1
+
+
+REWARD_TRUTHS = {"integers": "integer_truths", "decimals": "decimal_truths",
+                 "fractions": "fraction_truths", "numbers": "numeric_truths"}
+"""`check-reward --truths` choices -> the `rlenvs.testing.strategies` function drawing them."""
+
+
+def check_reward_command(args: argparse.Namespace) -> int:
+    """Run the reward-function properties (`rlenvs.testing.check_reward`); exit 0 iff all passed."""
+    try:  # imported here: hypothesis is needed only for this command
+        from rlenvs.testing import properties, strategies
+    except ImportError as error:
+        raise ValueError(error) from error
+    function = _load_function(args.target)
+    renderings = strategies.DEFAULT_RENDERINGS
+    if args.unicode_digits:
+        renderings += strategies.CONFUSABLE_RENDERINGS
+    report = properties.check_reward(
+        function,
+        shape=args.shape,
+        truth_column=args.truth_column,
+        bounds=tuple(args.bounds),
+        truths=getattr(strategies, REWARD_TRUTHS[args.truths])(),
+        renderings=renderings,
+        examples=args.examples,
+        time_budget=args.time_budget,
+        seed=args.seed,
+        properties=args.property or properties.PROPERTY_NAMES,
+    )
+    print(report)
+    return 0 if report.passed else 1
+
+
+def _load_function(target: str) -> Any:
+    """The function `MODULE:FUNCTION` or `path/to/file.py:FUNCTION` names (FUNCTION may be
+    dotted, `module:Class.method`). The working folder is importable, as for `python -m`."""
+    module_name, _, attribute = target.rpartition(":")
+    if not module_name or not attribute:
+        raise ValueError(
+            f"{target!r} is not MODULE:FUNCTION; name a module and a function in it, e.g. "
+            "rlenvs.rewards.math:math_answer_score or my_rewards.py:score"
+        )
+    try:
+        module = _import_module(module_name)
+    except ImportError as error:
+        raise ValueError(f"cannot import {module_name!r} ({error}): is it installed, or on PYTHONPATH?") from error
+    except (FileNotFoundError, ValueError):
+        raise
+    except Exception as error:  # any error in the user's module is bad input here
+        raise ValueError(f"importing {module_name!r} raised {type(error).__name__}: {error}") from error
+    value: Any = module
+    for part in attribute.split("."):
+        if not hasattr(value, part):
+            functions = sorted(name for name, item in vars(module).items() if callable(item) and name[0] != "_")
+            raise ValueError(
+                f"{module_name!r} has no attribute {attribute!r}; its functions: {', '.join(functions) or 'none'}"
+            )
+        value = getattr(value, part)
+    if not callable(value):
+        raise TypeError(f"{target!r} is a {type(value).__name__}, not a function")
+    return value
+
+
+def _import_module(name: str) -> Any:
+    if not name.endswith(".py"):
+        if os.getcwd() not in sys.path and "" not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        return importlib.import_module(name)
+    path = Path(name)
+    if not path.is_file():
+        raise FileNotFoundError(f"no file {name!r}: pass an existing path/to/file.py:FUNCTION or MODULE:FUNCTION")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module  # dataclasses and pickling look the module up by name
+    spec.loader.exec_module(module)
+    return module
 
 
 def play(args: argparse.Namespace) -> int:
@@ -151,6 +249,40 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--env-arg", **env_arg)
     sub.add_argument("--output", metavar="FILE.jsonl", help="write one JSON line per finished episode")
     sub.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    sub = command("check-env", check_env_command,
+                  "check an env against the env contract; exit 0 if it passed, 1 if a check failed, "
+                  "2 if it could not be checked")
+    sub.add_argument("env_id", metavar="ID", help="a registered id, or 'module:EnvId' for another package's env")
+    sub.add_argument("--env-arg", **env_arg)
+    sub.add_argument("--seeds", type=int, metavar="N",
+                     help="use seeds 0..N-1 in the seeded checks (default: 0..19 and five large seeds)")
+    sub.add_argument("--skip", action="append", default=[], metavar="CHECK", help="leave out a check by name (repeatable)")
+    sub.add_argument("--no-vector", action="store_true", help="leave out the vector-env check (it starts worker processes)")
+
+    sub = command("check-reward", check_reward_command,
+                  "check a reward function's properties (range, totality, determinism, invariance, sensitivity, "
+                  "anti-hedging, time budget); exit 0 if all passed, 1 if not, 2 on bad input")
+    sub.add_argument("target", metavar="MODULE:FUNCTION",
+                     help="the reward function, e.g. rlenvs.rewards.math:math_answer_score or my_rewards.py:score")
+    sub.add_argument("--examples", type=int, default=50, metavar="N", help="cases tried per property (default 50)")
+    sub.add_argument("--shape", choices=["plain", "trl"], default="plain",
+                     help="plain: f(completion, ground_truth) -> float (default); "
+                          "trl: TRL's f(completions, **columns) -> list[float]")
+    sub.add_argument("--truth-column", default="answer", metavar="NAME",
+                     help="with --shape trl, the keyword that carries the ground truths (default answer)")
+    sub.add_argument("--bounds", type=float, nargs=2, default=[0.0, 1.0], metavar=("LOW", "HIGH"),
+                     help="the range every reward must lie in (default 0 1)")
+    sub.add_argument("--truths", choices=sorted(REWARD_TRUTHS), default="integers",
+                     help="the ground truths to draw (default integers)")
+    sub.add_argument("--unicode-digits", action="store_true",
+                     help="also require fullwidth digits and the unicode minus to be read as numbers")
+    sub.add_argument("--time-budget", type=float, default=2.0, metavar="SECONDS",
+                     help="the seconds one call may take (default 2)")
+    sub.add_argument("--seed", type=int, default=None, help="seed hypothesis for a reproducible run")
+    sub.add_argument("--property", action="append", default=[], metavar="NAME",
+                     help="run only this property (repeatable): range, totality, determinism, invariance, "
+                          "sensitivity, anti_hedging, time_budget")
 
     sub = command("play", play, "type the replies yourself")
     sub.add_argument("env_id", metavar="ID")

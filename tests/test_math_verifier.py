@@ -42,6 +42,8 @@ MUST_SCORE_ZERO = [
     ("\\boxed{2x + 3}", "2x - 3", "a different expression"),
     ("\\boxed{\\text{(A)}}", "\\text{(B)}", "another choice"),
     ("\\boxed{0.33}", "\\frac{1}{3}", "a rounded decimal for an exact value"),
+    ("\\boxed{⁷²}", "72", "superscript digits are a power, not a number"),
+    ("\\boxed{2⁵}", "25", "2⁵ is 32, not 25"),
     ("\\boxed{7 + 9}", "16", "the question's arithmetic copied, not done"),
     ("\\boxed{2^{4}}", "16", "a power left unevaluated where a number is asked"),
     ("\\boxed{" + "1 \\pm " * 40 + "1}", "1", "plus-minus explosion"),

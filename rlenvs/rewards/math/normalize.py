@@ -9,7 +9,8 @@ plain numbers), unicode operators. Relations become ASCII (`<=`, `>=`, `!=`).
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from rlenvs.rewards.math.numbers import unicode_to_ascii
 
 _UNICODE = {
     "−": "-", "–": "-", "≤": "<=", "≥": ">=", "≠": "!=", "∞": "\\infty", "π": "\\pi", "√": "\\sqrt",
@@ -41,7 +42,7 @@ _SPACED_THOUSANDS = re.compile(r"(?<=\d),\s*\\[!,]\s*(?=\d{3}(?!\d))")
 def normalize_answer(text: str) -> str:
     """The answer with every value-preserving decoration removed (see module docstring)."""
     if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
+        text = unicode_to_ascii(text)
         for old, new in _UNICODE.items():
             text = text.replace(old, new)
     if "\\\\" in text and not _SINGLE_BACKSLASH.search(text):

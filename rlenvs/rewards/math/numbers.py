@@ -27,6 +27,20 @@ _NUMBER = re.compile(
 )
 
 
+_SUPERSCRIPT_RUN = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻]+")
+_SUBSCRIPT_RUN = re.compile("[₀₁₂₃₄₅₆₇₈₉]+")
+_SCRIPT_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻₀₁₂₃₄₅₆₇₈₉", "0123456789+-0123456789")
+
+
+def unicode_to_ascii(text: str) -> str:
+    """Fullwidth and other compatibility characters as ASCII (NFKC), unicode minus as `-`,
+    but superscript and subscript digits as `^{..}` and `_{..}`: NFKC alone would read the
+    power `2⁵` as the number 25."""
+    text = _SUPERSCRIPT_RUN.sub(lambda m: "^{" + m.group().translate(_SCRIPT_DIGITS) + "}", text)
+    text = _SUBSCRIPT_RUN.sub(lambda m: "_{" + m.group().translate(_SCRIPT_DIGITS) + "}", text)
+    return unicodedata.normalize("NFKC", text).replace("−", "-")
+
+
 Number = Union[int, Fraction]
 """Integral values are plain ints (the common case, and much cheaper than Fraction)."""
 
@@ -38,7 +52,7 @@ def parse_number(text: str) -> Number | None:
     if text.isdigit() and text.isascii():
         return int(text)
     if not text.isascii():
-        text = unicodedata.normalize("NFKC", text).replace("−", "-")
+        text = unicode_to_ascii(text)
     if "\\" in text or "{" in text or "$" in text:
         text = strip_latex(text)
     text = text.strip().rstrip(".,;:!").replace("%", "").replace("*", "")

@@ -29,6 +29,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return args.command(args)
+    except BrokenPipeError:  # `rlenvs check-env ID | head`: the reader left; not an error
+        sys.stderr.close()
+        return 0
     except (ValueError, KeyError, TypeError, FileNotFoundError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"rlenvs {args.command_name}: error: {message}", file=sys.stderr)

@@ -1,9 +1,11 @@
-"""Execute notebooks/quickstart.ipynb top to bottom; any cell that raises fails the test.
+"""Execute each notebook top to bottom; any cell that raises fails the test.
 
-The notebook's cells assert what they show (oracle reward 1.0, hedging scores 0, ...), so
-running it checks the documented behaviour as well as the code. The kernel is pinned to
-this interpreter: it runs `sys.executable` (this venv, this rlenvs) whatever kernelspecs
-the machine has installed, and it inherits os.environ, so RLENVS_DATA_DIR from conftest.
+The notebooks' cells assert what they show (quickstart: oracle reward 1.0, hedging scores
+0; reward_properties: each planted bug fails its property with the expected counterexample,
+the fixed function passes), so running them checks the documented behaviour as well as the
+code. The kernel is pinned to this interpreter: it runs `sys.executable` (this venv, this
+rlenvs) whatever kernelspecs the machine has installed, and it inherits os.environ, so
+RLENVS_DATA_DIR from conftest.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from jupyter_client.manager import KernelManager
 from nbclient.exceptions import CellExecutionError
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-QUICKSTART = NOTEBOOKS / "quickstart.ipynb"
+NOTEBOOK_NAMES = ["quickstart.ipynb", "reward_properties.ipynb"]
 KERNEL_NAME = "python3"
 CELL_TIMEOUT_S = 120
 
@@ -53,8 +55,14 @@ def _check_interpreter_cell() -> nbformat.NotebookNode:
     )
 
 
-def test_quickstart_notebook_runs(tmp_path: Path) -> None:
-    nb = nbformat.read(QUICKSTART, as_version=4)
+def test_every_notebook_is_executed() -> None:
+    assert sorted(path.name for path in NOTEBOOKS.glob("*.ipynb")) == sorted(NOTEBOOK_NAMES)
+
+
+@pytest.mark.parametrize("name", NOTEBOOK_NAMES)
+def test_notebook_runs(name: str, tmp_path: Path) -> None:
+    notebook = NOTEBOOKS / name
+    nb = nbformat.read(notebook, as_version=4)
     assert nb.metadata.get("kernelspec", {}).get("name") == KERNEL_NAME
     assert any(cell.cell_type == "code" for cell in nb.cells)
     nb.cells.insert(0, _check_interpreter_cell())  # only in this in-memory copy
@@ -70,7 +78,7 @@ def test_quickstart_notebook_runs(tmp_path: Path) -> None:
     try:
         client.execute()
     except CellExecutionError as error:
-        pytest.fail(f"{QUICKSTART.name}: a cell failed:\n{error}", pytrace=False)
+        pytest.fail(f"{name}: a cell failed:\n{error}", pytrace=False)
 
     errors = [
         output
@@ -79,4 +87,4 @@ def test_quickstart_notebook_runs(tmp_path: Path) -> None:
         for output in cell.get("outputs", [])
         if output.get("output_type") == "error"
     ]
-    assert not errors, f"{QUICKSTART.name}: cells produced errors: {errors}"
+    assert not errors, f"{name}: cells produced errors: {errors}"

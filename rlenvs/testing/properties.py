@@ -24,7 +24,7 @@ over such completions, so one bug is reported once. A call that does not return 
 `max(10 s, 5 x time_budget)` fails whichever property made it, and is left running on
 its own daemon thread (no call can hang the check).
 
-Hypothesis runs without its example database (nothing is written to the working folder);
+Hypothesis runs without its example database (no failing examples are stored between runs);
 `seed=` or `derandomize=True` make a run reproducible.
 """
 

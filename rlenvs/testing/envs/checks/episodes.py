@@ -81,7 +81,7 @@ def _garbage_action_totality(target: _Target) -> str:
             if problem is not None:
                 failures.append((len(garbage), problem, {**counterexample, "env": variant}))
                 env = target.make_variant(overrides)  # a step that raised may leave it broken
-        if not failures and target.settings.garbage_examples > 0:
+        if not failures and target.settings.garbage_examples > 0 and _hypothesis_available():
             found = _hypothesis_garbage(target, overrides)
             episodes += target.settings.garbage_examples
             if found is not None:

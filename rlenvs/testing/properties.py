@@ -39,21 +39,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-try:
-    import hypothesis  # the kit's one optional dependency, checked first
-except ImportError as missing:
-    if not (missing.name or "").startswith("hypothesis"):
-        raise
-    raise ImportError(
-        'the reward-function checks of rlenvs.testing need hypothesis: pip install "rlenvs[testing]"'
-    ) from missing
+# First: without hypothesis, importing the strategies raises the install hint.
+from rlenvs.testing import strategies as completions  # isort: skip
 
+import hypothesis
 from hypothesis import HealthCheck, Phase, Verbosity
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisWarning
 from hypothesis.strategies import SearchStrategy
 
-from rlenvs.testing import strategies as completions
 from rlenvs.testing.calls import Outcome, RewardUnderTest, Shape
 from rlenvs.testing.strategies import Case, Rendering
 

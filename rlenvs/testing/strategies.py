@@ -465,11 +465,22 @@ def hedges(truth: Truth) -> SearchStrategy[Case]:
 
 
 def _draw_hedge(draw: st.DrawFn, truth: Truth) -> Case:
+    return _draw_templated(draw, truth, _HEDGES, _HEDGE_LABELS, HEDGE)
+
+
+def _draw_templated(
+    draw: st.DrawFn,
+    truth: Truth,
+    templates: dict[str, Callable[[_Number, _Number], str]],
+    labels: SearchStrategy[str],
+    kind: str,
+) -> Case:
+    """Reasoning, then one template filled with the truth and a wrong value near it."""
     prefix = draw(_REASONING)
     _, wrong = _wrong_value(draw, truth)
-    label = draw(_HEDGE_LABELS)
-    final = _HEDGES[label](_Number(truth.value), _Number(wrong))
-    return Case(prefix + final, truth.text, HEDGE, label, prefix + canonical_answer(truth))
+    label = draw(labels)
+    final = templates[label](_Number(truth.value), _Number(wrong))
+    return Case(prefix + final, truth.text, kind, label, prefix + canonical_answer(truth))
 
 
 # --- prompt injection -----------------------------------------------------------------------
@@ -497,11 +508,7 @@ def injections(truth: Truth) -> SearchStrategy[Case]:
 
 
 def _draw_injection(draw: st.DrawFn, truth: Truth) -> Case:
-    prefix = draw(_REASONING)
-    _, wrong = _wrong_value(draw, truth)
-    label = draw(_INJECTION_LABELS)
-    final = _INJECTIONS[label](_Number(truth.value), _Number(wrong))
-    return Case(prefix + final, truth.text, INJECTION, label, prefix + canonical_answer(truth))
+    return _draw_templated(draw, truth, _INJECTIONS, _INJECTION_LABELS, INJECTION)
 
 
 def wrong_answers(truth: Truth, renderings: Sequence[Rendering] = DEFAULT_RENDERINGS) -> SearchStrategy[Case]:

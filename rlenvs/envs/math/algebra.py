@@ -245,7 +245,7 @@ def polynomial_simplification(rng: np.random.Generator) -> Problem:
     """Two or three scaled products added or subtracted; the answer is the expanded sum."""
     while True:
         parts = []
-        for position in range(draw_int(rng, 2, 3)):
+        for _ in range(draw_int(rng, 2, 3)):
             text, polynomial = random_term(rng)
             scale = draw_int(rng, 1, 3) * (-1 if draw_int(rng, 0, 2) == 0 else 1)
             parts.append((scale, text, poly_mul((scale,), polynomial)))

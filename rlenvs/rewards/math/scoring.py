@@ -19,7 +19,6 @@ from rlenvs.rewards.math.extraction import (
     Extraction,
     boxed_contents,
     extract_final_answer,
-    hash_answers,
     is_math_span,
 )
 from rlenvs.rewards.math.normalize import normalize_answer
@@ -194,7 +193,5 @@ def _bare_answer(completion: str) -> str | None:
 
 def _last_answer(completion: str) -> str | None:
     """The last math span or number of the completion (the `unmarked="last"` policy)."""
-    last = None
-    for last in _LAST_CANDIDATES.finditer(completion[-4 * BARE_ANSWER_MAX_CHARS :]):
-        pass
-    return None if last is None else last.group(last.lastgroup).strip()
+    candidates = list(_LAST_CANDIDATES.finditer(completion[-4 * BARE_ANSWER_MAX_CHARS :]))
+    return candidates[-1].group(candidates[-1].lastgroup).strip() if candidates else None

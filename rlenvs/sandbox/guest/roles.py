@@ -1,0 +1,305 @@
+"""What the zygote's children run (guest side, stdlib only): untrusted code, and the tests.
+
+Untrusted code (a snippet, a shell command, a solution) runs in its own process under the
+execution's rlimits. For a test run the tests run in a second, trusted process that never
+executes a line of the solution: it calls the solution's functions through a socket, gets
+their results back as plain data (`values`), compares them, and writes one record per test
+to a pipe only the zygote reads. That is why `sys.exit(0)` before the tests, redefining
+`assert` helpers, patching the test function or returning an object that equals everything
+cannot pass: none of them reaches the process that decides.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import pickle
+import resource
+import signal
+import struct
+import sys
+import traceback
+import types
+
+import values
+
+MEMORY_EXIT = 86
+"""Exit status of an untrusted Python process whose code ran out of memory (MemoryError).
+Code could exit with it on purpose; that only mislabels its own failure."""
+MAX_FRAME = 64 << 20
+MAX_ERROR_CHARS = 2000
+SOLUTION_FILE = "<solution>"
+SAFE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp"}
+
+
+# --- framing on the socket between the solution and the test runner --------------------------
+
+
+def send_frame(fd: int, payload: bytes) -> None:
+    data = struct.pack(">I", len(payload)) + payload
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def recv_frame(fd: int) -> bytes | None:
+    """One frame, or None at end of stream (the other side exited)."""
+    header = _recv_exact(fd, 4)
+    if header is None:
+        return None
+    (size,) = struct.unpack(">I", header)
+    if size > MAX_FRAME:
+        raise ValueError(f"a message of {size} bytes from the solution's process is over the {MAX_FRAME} byte cap")
+    return _recv_exact(fd, size)
+
+
+def _recv_exact(fd: int, size: int) -> bytes | None:
+    chunks, remaining = [], size
+    while remaining:
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+# --- the process set-up both children share --------------------------------------------------
+
+
+def enter_child(fds: dict[int, int], limits: dict, *, untrusted: bool) -> None:
+    """Become a fresh session with exactly the given fds (target -> source) and the rlimits."""
+    os.setsid()
+    signal.set_wakeup_fd(-1)
+    for target, source in fds.items():
+        if source != target:
+            os.dup2(source, target)
+    os.closerange(max(fds) + 1, 65536)
+    for number in range(1, signal.NSIG):
+        try:
+            signal.signal(number, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass
+    if untrusted:
+        signal.pthread_sigmask(signal.SIG_SETMASK, set())
+    else:
+        # The solution runs under the same uid and may signal this process; only SIGKILL and
+        # SIGSTOP get through, and both leave the run without a verdict (a failure).
+        signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+    set_limits(limits)
+
+
+def set_limits(limits: dict) -> None:
+    caps = {
+        resource.RLIMIT_AS: limits["memory_bytes"],
+        resource.RLIMIT_CPU: limits["cpu_s"],
+        resource.RLIMIT_NPROC: limits["processes"],
+        resource.RLIMIT_FSIZE: limits["file_size_bytes"],
+        resource.RLIMIT_NOFILE: limits["open_files"],
+        resource.RLIMIT_CORE: 0,
+    }
+    for which, value in caps.items():
+        hard = value + 1 if which == resource.RLIMIT_CPU else value  # SIGXCPU first, then SIGKILL
+        resource.setrlimit(which, (value, hard))
+
+
+def fresh_main() -> dict:
+    """A new `__main__` module: code sees the globals a script would, and pickled classes
+    defined by the tests' set-up resolve to the solution's classes of the same name."""
+    module = types.ModuleType("__main__")
+    module.__dict__["__builtins__"] = builtins
+    sys.modules["__main__"] = module
+    return module.__dict__
+
+
+def solution_traceback(error: BaseException) -> str:
+    """The traceback frames that belong to the solution, not to the harness."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == SOLUTION_FILE]
+    text = "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(error), error))
+    return text[-MAX_ERROR_CHARS:]
+
+
+def _reopen_std_streams() -> None:
+    sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)
+    sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)
+    sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)
+    sys.argv = ["solution.py"]
+
+
+def _exit(code: int) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - the code may have closed or replaced its streams
+            pass
+    os._exit(code)
+
+
+# --- the untrusted process -------------------------------------------------------------------
+
+
+def run_untrusted(kind: str, code: str, serve_fd: int | None) -> None:
+    """Run a shell command or Python code; for a test run, then serve calls on `serve_fd`."""
+    if kind == "shell":
+        os.execve("/bin/sh", ["sh", "-c", code], dict(SAFE_ENV))
+    _reopen_std_streams()
+    os.environ.clear()
+    os.environ.update(SAFE_ENV)
+    namespace = fresh_main()
+    load_error = None
+    try:
+        exec(compile(code, SOLUTION_FILE, "exec"), namespace)
+    except SystemExit as stop:
+        _exit(_exit_status(stop))
+    except MemoryError as error:
+        sys.stderr.write(solution_traceback(error))
+        _exit(MEMORY_EXIT)
+    except BaseException as error:  # noqa: BLE001 - anything the code raises is its own failure
+        if serve_fd is None:
+            sys.stderr.write(solution_traceback(error))
+            _exit(1)
+        load_error = error
+    if serve_fd is not None:
+        _serve(namespace, serve_fd, load_error)
+    _exit(0)
+
+
+def _exit_status(stop: SystemExit) -> int:
+    if stop.code is None:
+        return 0
+    if isinstance(stop.code, int):
+        return stop.code & 0xFF
+    sys.stderr.write(f"{stop.code}\n")
+    return 1
+
+
+def _serve(namespace: dict, fd: int, load_error: BaseException | None) -> None:
+    """Answer the test runner's calls until it hangs up. A SystemExit from the solution
+    ends this process: the runner sees the stream end and fails the test."""
+    while True:
+        frame = recv_frame(fd)
+        if frame is None:
+            return
+        name, args, kwargs = pickle.loads(frame)
+        send_frame(fd, json.dumps(_call(namespace, name, args, kwargs, load_error)).encode())
+
+
+def _call(namespace: dict, name: str, args: tuple, kwargs: dict, load_error: BaseException | None) -> list:
+    if load_error is not None:
+        return _raised(load_error, prefix="the solution failed before any test ran: ")
+    function = namespace.get(name)
+    if not callable(function):
+        return ["raise", "NameError", f"the solution does not define a function named {name!r}", ""]
+    try:
+        result = function(*args, **kwargs)
+    except Exception as error:  # noqa: BLE001 - reported to the test that made the call
+        return _raised(error)
+    try:
+        return ["ok", values.encode(result)]
+    except values.UnsupportedValue as error:
+        return ["raise", "TypeError", str(error), ""]
+
+
+def _raised(error: BaseException, prefix: str = "") -> list:
+    return ["raise", type(error).__name__, prefix + str(error)[:MAX_ERROR_CHARS], solution_traceback(error)]
+
+
+# --- the trusted test runner -----------------------------------------------------------------
+
+
+class RemoteError(Exception):
+    """An exception the solution raised, re-raised in the test runner."""
+
+
+class SolutionEnded(Exception):
+    """The solution's process ended before answering a call."""
+
+
+class Remote:
+    """A callable standing for one of the solution's functions."""
+
+    last_call = ""
+
+    def __init__(self, fd: int, name: str) -> None:
+        self._fd, self._name = fd, name
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        try:
+            request = pickle.dumps((self._name, args, kwargs))
+        except Exception as error:  # noqa: BLE001 - a test passes something that cannot be sent
+            raise TypeError(f"the test's arguments cannot be sent to the solution: {error}") from None
+        shown = ", ".join([_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()])
+        Remote.last_call = f"{self._name}({shown})"
+        try:
+            send_frame(self._fd, request)
+            frame = recv_frame(self._fd)
+        except OSError:
+            frame = None
+        if frame is None:
+            raise SolutionEnded("the solution's process ended (exit, crash or a limit) before returning")
+        reply = json.loads(frame)
+        if type(reply) is not list or not reply:
+            raise ValueError("malformed reply from the solution's process")
+        if reply[0] == "ok" and len(reply) == 2:
+            value = values.decode(reply[1])
+            Remote.last_call += f" returned {_short(value)}"
+            return value
+        if reply[0] == "raise" and len(reply) == 4 and all(type(part) is str for part in reply[1:]):
+            Remote.last_call += f" raised {reply[1]}"
+            raise _exception(reply[1], reply[2], reply[3])
+        raise ValueError("malformed reply from the solution's process")
+
+
+def _exception(name: str, message: str, solution_tb: str) -> Exception:
+    kind = getattr(builtins, name, None)
+    if not (isinstance(kind, type) and issubclass(kind, Exception)):
+        kind = RemoteError
+        message = f"{name}: {message}"
+    try:
+        error = kind(message)
+    except Exception:  # noqa: BLE001 - an exception class with an unusual constructor
+        error = RemoteError(f"{name}: {message}")
+    error.solution_traceback = solution_tb
+    return error
+
+
+def _short(value: object, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def run_tests(program: dict, call_fd: int, verdict_fd: int) -> None:
+    """Run the program's set-up, bind the remote names, run each test and write one JSON
+    line per test to `verdict_fd`; a final `{"done": true}` line marks a complete run."""
+    sys.stdin = sys.stdout = sys.stderr = open(os.devnull, "w")
+    namespace = fresh_main()
+
+    def write(record: dict) -> None:
+        send = (json.dumps(record) + "\n").encode()
+        while send:
+            send = send[os.write(verdict_fd, send) :]
+
+    try:
+        exec(compile(program["setup"], "<test setup>", "exec"), namespace)
+    except BaseException as error:  # noqa: BLE001 - a broken test set-up is reported, not raised
+        write({"setup_error": "".join(traceback.format_exception_only(type(error), error))[-MAX_ERROR_CHARS:]})
+        os._exit(0)
+    for local, remote in program["remote"].items():
+        namespace[local] = Remote(call_fd, remote)
+    for index, test in enumerate(program["tests"]):
+        Remote.last_call = ""
+        try:
+            exec(compile(test, f"<test {index}>", "exec"), namespace)
+        except BaseException as error:  # noqa: BLE001 - every failure is a failed test
+            write({"index": index, "ok": False, **_failure(error)})
+        else:
+            write({"index": index, "ok": True})
+    write({"done": True})
+    os._exit(0)
+
+
+def _failure(error: BaseException) -> dict:
+    summary = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    if Remote.last_call:
+        summary += f"\nlast call: {Remote.last_call}"
+    return {"error": summary[-MAX_ERROR_CHARS:], "traceback": getattr(error, "solution_traceback", "")}

@@ -1,0 +1,339 @@
+"""The zygote: the one long-lived process inside a sandbox (guest side, stdlib only).
+
+A worker starts it once, so the interpreter's start-up (20-75 ms on the reference machines)
+is paid once per worker, not per execution. It reads one JSON request per line on stdin,
+forks fresh children for it (`roles`), watches them against the wall-clock deadline and the
+output cap, and answers with one JSON line on stdout. After every execution it kills every
+other process in the sandbox, reaps them and empties the writable folders, so nothing an
+execution leaves behind (background processes, files) reaches the next one; anything it
+cannot restore asks the host to replace the worker (`"recycle": true`).
+
+The zygote is not dumpable: the code it runs, under the same uid, can neither ptrace it nor
+open its memory or file descriptors through /proc, so it cannot forge a verdict.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import roles  # noqa: E402 - the guest folder is the only import path inside the sandbox
+
+PRELOAD = (
+    "bisect", "collections", "copy", "datetime", "decimal", "fractions", "functools", "hashlib",
+    "heapq", "itertools", "math", "operator", "random", "re", "statistics", "string", "typing",
+)  # fmt: skip
+"""Modules solutions commonly import, loaded before forking so children get them for free."""
+
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+READ_CHUNK = 1 << 16
+DRAIN_SECONDS = 1.0
+
+
+def main() -> None:
+    isolated = "--unsafe" not in sys.argv
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of an execution come back to us
+    for name in PRELOAD:
+        __import__(name)
+    writable = ["/workspace", "/tmp"] if isolated else [os.getcwd()]
+    wake_r, wake_w = os.pipe()
+    for fd in (wake_r, wake_w):
+        os.set_blocking(fd, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    _write_line({"ready": True})
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 2)  # nothing the zygote might print may interleave with the protocol
+    for line in _lines(0):
+        started = time.monotonic()
+        try:
+            response = _execute(json.loads(line), wake_r, devnull)
+        except Exception:  # noqa: BLE001 - a zygote bug must answer, not hang the host
+            response = {"status": "sandbox_error", "detail": traceback.format_exc()[-2000:]}
+        response["recycle"] = not _clean_up(isolated, writable)
+        response["duration_s"] = time.monotonic() - started
+        _write_line(response)
+
+
+def _lines(fd: int):
+    buffer = b""
+    while True:
+        chunk = os.read(fd, READ_CHUNK)
+        if not chunk:
+            return
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            yield line
+
+
+def _write_line(message: dict) -> None:
+    data = (json.dumps(message) + "\n").encode()
+    while data:
+        data = data[os.write(1, data) :]
+
+
+def _fork(role, fds: dict[int, int]) -> int:
+    """Fork a child that moves `fds` (target -> source) into place and runs `role()`."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            staged = {target: fcntl.fcntl(source, fcntl.F_DUPFD, 100) for target, source in fds.items()}
+            role(staged)
+        finally:
+            os._exit(70)
+    return pid
+
+
+def _execute(request: dict, wake_r: int, devnull: int) -> dict:
+    kind, limits = request["kind"], request["limits"]
+    testing = kind == "tests"
+    deadline = time.monotonic() + limits["timeout_s"]
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    in_r, in_w = os.pipe()
+    parent_ends, child_ends = [out_r, err_r, in_w], [out_w, err_w, in_r]
+    solution_fds = {0: in_r, 1: out_w, 2: err_w}
+    if testing:
+        runner_end, solution_end = socket.socketpair()
+        verdict_r, verdict_w = os.pipe()
+        solution_fds[3] = solution_end.fileno()
+        parent_ends.append(verdict_r)
+        child_ends += [verdict_w]
+
+    def untrusted(staged: dict[int, int]) -> None:
+        roles.enter_child(staged, limits, untrusted=True)
+        roles.run_untrusted(kind, request["code"], 3 if testing else None)
+
+    solution_pid = _fork(untrusted, solution_fds)
+    main_pid = solution_pid
+    if testing:
+
+        def trusted(staged: dict[int, int]) -> None:
+            roles.enter_child(staged, limits, untrusted=False)
+            roles.run_tests(request["program"], 3, 4)
+
+        main_pid = _fork(trusted, {0: devnull, 1: devnull, 2: devnull, 3: runner_end.fileno(), 4: verdict_w})
+        runner_end.close()
+        solution_end.close()
+    for fd in child_ends:
+        os.close(fd)
+
+    streams = {out_r: bytearray(), err_r: bytearray()}
+    verdict = bytearray()
+    if testing:
+        streams[verdict_r] = verdict
+    status, exits = _watch(
+        streams, main_pid, deadline, limits["output_bytes"], in_w, request.get("stdin", "").encode(), wake_r
+    )
+    _kill_all(solution_pid, main_pid)
+    truncated = status == "output_limit"
+    _drain(streams, limits["output_bytes"])
+    for fd in parent_ends:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    exits.update(_reap())
+    response = {
+        "stdout": bytes(streams[out_r][: limits["output_bytes"]]).decode("utf-8", "replace"),
+        "stderr": bytes(streams[err_r][: limits["output_bytes"]]).decode("utf-8", "replace"),
+        "truncated": truncated,
+    }
+    solution_exit = exits.get(solution_pid)
+    if testing:
+        records = _records(bytes(verdict))
+        response["tests"] = [r for r in records if "index" in r]
+        response["setup_error"] = next((r["setup_error"] for r in records if "setup_error" in r), None)
+        complete = any(r.get("done") for r in records)
+        status = status or ("ok" if complete else "setup_error" if response["setup_error"] else "crash")
+    else:
+        status = status or _status_from_exit(solution_exit)
+    response["status"] = status
+    response.update(_exit_fields(solution_exit))
+    return response
+
+
+def _records(verdict: bytes) -> list[dict]:
+    """The runner's JSON lines; a line cut short by its death is dropped."""
+    records = []
+    for line in verdict.splitlines():
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            pass
+    return records
+
+
+def _watch(streams, main_pid, deadline, cap, stdin_fd, stdin_data, wake_r):
+    """Read the children's output until the main child is done, the deadline passes or the
+    output goes over the cap. Returns (status or None, {pid: wait status} reaped so far)."""
+    exits: dict[int, int] = {}
+    os.set_blocking(stdin_fd, False)
+    if not stdin_data:
+        os.close(stdin_fd)
+        stdin_fd = -1
+    open_fds = set(streams)
+    while True:
+        exits.update(_reap(block=False))
+        if main_pid in exits:
+            return None, exits
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return "timeout", exits
+        writers = [stdin_fd] if stdin_fd >= 0 else []
+        readable, writable, _ = select.select([*open_fds, wake_r], writers, [], remaining)
+        if wake_r in readable:
+            _drain_wakeups(wake_r)
+        if writable:
+            try:
+                stdin_data = stdin_data[os.write(stdin_fd, stdin_data[:READ_CHUNK]) :]
+            except BrokenPipeError:
+                stdin_data = b""
+            if not stdin_data:
+                os.close(stdin_fd)
+                stdin_fd = -1
+        for fd in readable:
+            if fd == wake_r:
+                continue
+            chunk = os.read(fd, READ_CHUNK)
+            if not chunk:
+                open_fds.discard(fd)
+            streams[fd] += chunk
+            if len(streams[fd]) > cap:
+                return "output_limit", exits
+
+
+def _drain_wakeups(fd: int) -> None:
+    try:
+        while os.read(fd, 512):
+            pass
+    except BlockingIOError:
+        pass
+
+
+def _drain(streams: dict[int, bytearray], cap: int) -> None:
+    """Read what is left in the pipes once every writer is dead (bounded in time)."""
+    end = time.monotonic() + DRAIN_SECONDS
+    open_fds = set(streams)
+    while open_fds and time.monotonic() < end:
+        readable, _, _ = select.select(list(open_fds), [], [], max(0.0, end - time.monotonic()))
+        for fd in readable:
+            chunk = os.read(fd, READ_CHUNK)
+            if not chunk or len(streams[fd]) > cap:
+                open_fds.discard(fd)
+            else:
+                streams[fd] += chunk
+
+
+def _kill_all(*pids: int) -> None:
+    """Kill the execution's children, their sessions and every orphan they left."""
+    for pid in pids:
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    for pid in _descendants():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _descendants() -> list[int]:
+    """Processes whose parent is this zygote (orphans are re-parented to it, a subreaper)."""
+    me, found = os.getpid(), []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == me and fields[0] != b"Z":
+                found.append(int(entry))
+    return found
+
+
+def _reap(block: bool = True) -> dict[int, int]:
+    exits = {}
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            return exits
+        if pid == 0:
+            return exits
+        exits[pid] = status
+
+
+def _clean_up(isolated: bool, writable: list[str]) -> bool:
+    """Kill and reap whatever is still running, empty the writable folders. False when the
+    sandbox could not be restored (the host then replaces the worker)."""
+    for _ in range(100):
+        if isolated:
+            try:
+                os.kill(-1, signal.SIGKILL)  # every process in this pid namespace but init and us
+            except ProcessLookupError:
+                pass
+        survivors = _descendants()
+        _kill_all(*survivors)
+        _reap()
+        if not survivors and not _descendants():
+            break
+    else:
+        return False
+    restored = True
+    for folder in writable:
+        try:
+            os.chmod(folder, 0o755)
+            for entry in os.scandir(folder):
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, onerror=_make_writable_and_retry)
+                else:
+                    os.unlink(entry.path)
+        except OSError:
+            restored = False
+    return restored
+
+
+def _make_writable_and_retry(function, path, _error) -> None:
+    os.chmod(os.path.dirname(path), 0o755)
+    if os.path.isdir(path) and not os.path.islink(path):
+        os.chmod(path, 0o755)
+    function(path)
+
+
+def _status_from_exit(wait_status: int | None) -> str:
+    if wait_status is None:
+        return "crash"
+    if os.WIFSIGNALED(wait_status):
+        return "timeout" if os.WTERMSIG(wait_status) in (signal.SIGXCPU, signal.SIGKILL) else "crash"
+    code = os.WEXITSTATUS(wait_status)
+    return "ok" if code == 0 else "memory" if code == roles.MEMORY_EXIT else "error"
+
+
+def _exit_fields(wait_status: int | None) -> dict:
+    if wait_status is None:
+        return {"exit_code": None, "signal": None}
+    if os.WIFSIGNALED(wait_status):
+        return {"exit_code": None, "signal": os.WTERMSIG(wait_status)}
+    return {"exit_code": os.WEXITSTATUS(wait_status), "signal": None}
+
+
+if __name__ == "__main__":
+    main()

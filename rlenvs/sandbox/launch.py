@@ -1,0 +1,156 @@
+"""How a sandbox worker is started: the bubblewrap command line, its uid, its interpreter.
+
+The sandbox (bubblewrap, Debian package `bubblewrap`):
+- new user, pid, network, ipc, uts and cgroup namespaces, no nested user namespaces, a new
+  terminal session; no network at all (only the namespace's own loopback);
+- a root with only /usr (read-only; /bin, /lib, /lib64, /sbin as symlinks into it), a fresh
+  /proc and /dev, size-capped tmpfs at /workspace and /tmp, and the guest code read-only at
+  /opt/rlenvs-guest. No /etc, /home, /root, /work, no other worker's files;
+- an empty environment; `--die-with-parent`, so a dead host takes its sandboxes with it.
+
+Started by root, each worker drops to its own unprivileged host uid before bwrap runs:
+RLIMIT_NPROC is not enforced for root, and a distinct uid per worker keeps one worker's
+fork bomb from using up another's process budget. Started by a normal user, workers run as
+that user and the process limit counts on top of the user's current processes.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import itertools
+import os
+import shutil
+import tempfile
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+GUEST_DIR = Path(__file__).resolve().parent / "guest"
+GUEST_MOUNT = "/opt/rlenvs-guest"
+SYSTEM_PYTHON = "/usr/bin/python3"
+UID_BASE = 1_900_000_000
+UID_SPAN = 1_000_000
+"""Worker uids are drawn from [UID_BASE, UID_BASE + UID_SPAN): far from any real account
+and from the usual subordinate-uid ranges of rootless containers."""
+
+_worker_numbers = itertools.count()
+
+
+class SandboxUnavailable(RuntimeError):
+    """bubblewrap (or a Python for the guest) is missing; the message says how to fix it."""
+
+
+@dataclass(frozen=True)
+class WorkerLaunch:
+    """Everything `subprocess.Popen` needs to start one worker."""
+
+    argv: tuple[str, ...]
+    uid: int | None
+    """The host uid to drop to (None: stay the current user)."""
+    cwd: str | None = None
+
+
+@functools.cache
+def staged_guest_dir() -> str:
+    """A world-readable copy of the guest code. Workers run as an unprivileged uid that may
+    not be able to read the installed package (say, a venv under /root)."""
+    folder = tempfile.mkdtemp(prefix="rlenvs-guest-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    os.chmod(folder, 0o755)
+    for source in GUEST_DIR.glob("*.py"):
+        target = Path(folder) / source.name
+        shutil.copyfile(source, target)
+        os.chmod(target, 0o644)
+    return folder
+
+
+def find_bwrap() -> str:
+    path = shutil.which("bwrap")
+    if path is None:
+        raise SandboxUnavailable(
+            "bubblewrap is not installed, and rlenvs runs untrusted code only inside it: install it with "
+            "`apt-get install bubblewrap` (Debian/Ubuntu) or `dnf install bubblewrap` (Fedora). On a machine "
+            "that cannot have it, Sandbox(unsafe=True) runs code with rlimits only and NO isolation."
+        )
+    return path
+
+
+def guest_python(python: str | None) -> str:
+    """The interpreter that runs inside the sandbox. Only /usr is mounted there, so the default
+    is the system's /usr/bin/python3 (the code needs the standard library only); another one
+    has its installation folder mounted read-only too (see `extra_mounts`)."""
+    candidate = python or SYSTEM_PYTHON
+    if not os.access(candidate, os.X_OK):
+        raise SandboxUnavailable(
+            f"no Python for the sandbox at {candidate}: install the system one (`apt-get install python3-minimal`) "
+            "or pass python='/path/to/python3' (its installation folder is mounted read-only in the sandbox)"
+        )
+    return candidate
+
+
+def extra_mounts(python: str) -> list[str]:
+    """The read-only mount of a guest Python living outside /usr (its prefix: bin/..)."""
+    real = Path(python).resolve()
+    if real.is_relative_to("/usr"):
+        return []
+    prefix = str(real.parent.parent)
+    return ["--ro-bind", prefix, prefix]
+
+
+def next_worker_uid() -> int | None:
+    """A fresh unprivileged uid for a worker when running as root, else None (stay as is)."""
+    if os.geteuid() != 0:
+        return None
+    return UID_BASE + (os.getpid() * 4096 + next(_worker_numbers)) % UID_SPAN
+
+
+def bwrap_launch(python: str | None, disk_mb: int) -> WorkerLaunch:
+    bwrap, interpreter = find_bwrap(), guest_python(python)
+    size = str(disk_mb << 20)
+    argv = [
+        bwrap,
+        "--unshare-all", "--unshare-user", "--disable-userns", "--new-session", "--die-with-parent",
+        "--uid", "1000", "--gid", "1000", "--hostname", "sandbox",
+        "--ro-bind", "/usr", "/usr",
+        *_usr_links(),
+        *extra_mounts(interpreter),
+        "--ro-bind", staged_guest_dir(), GUEST_MOUNT,
+        "--proc", "/proc", "--dev", "/dev",
+        "--size", size, "--tmpfs", "/workspace",
+        "--size", size, "--tmpfs", "/tmp",
+        "--chdir", "/workspace",
+        "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
+        "--setenv", "LANG", "C.UTF-8",
+        interpreter, "-I", "-S", "-B", f"{GUEST_MOUNT}/zygote.py",
+    ]  # fmt: skip
+    return WorkerLaunch(argv=tuple(argv), uid=next_worker_uid())
+
+
+def _usr_links() -> list[str]:
+    """/bin, /lib, ... as in the host: symlinks into /usr on merged-/usr systems, else mounts."""
+    args = []
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        host = Path("/") / name
+        if host.is_symlink():
+            args += ["--symlink", os.readlink(host), f"/{name}"]
+        elif host.is_dir():
+            args += ["--ro-bind", str(host), f"/{name}"]
+    return args
+
+
+def unsafe_launch(python: str | None, workdir: str) -> WorkerLaunch:
+    """No namespaces at all: the guest runs in `workdir` under rlimits only (as its own uid
+    when started by root, so the process limit still holds; the caller chowns `workdir`)."""
+    warnings.warn(
+        "rlenvs sandbox running in UNSAFE mode (no bubblewrap): untrusted code can read and write your files, "
+        "use the network and see your processes. Use it only on a throwaway machine.",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    interpreter = guest_python(python)
+    return WorkerLaunch(
+        argv=(interpreter, "-I", "-S", "-B", f"{staged_guest_dir()}/zygote.py", "--unsafe"),
+        uid=next_worker_uid(),
+        cwd=workdir,
+    )

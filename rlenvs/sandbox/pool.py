@@ -1,0 +1,211 @@
+"""`Sandbox`: run untrusted Python, shell commands and test programs on a pool of warm workers.
+
+Thread-safe: any number of threads may call it; at most `workers` executions run at once,
+each on its own worker (its own bubblewrap sandbox, uid, /workspace and /tmp). A worker
+serves up to `max_uses` executions, then is replaced; one that fails in any way is killed
+and replaced at once, and the execution it was running reports `sandbox_error` (or the
+timeout it hit) without touching any other.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from rlenvs.sandbox.launch import WorkerLaunch, bwrap_launch, find_bwrap, guest_python, unsafe_launch
+from rlenvs.sandbox.requests import Limits, TestProgram
+from rlenvs.sandbox.results import ExecResult, TestOutcome, TestReport
+from rlenvs.sandbox.worker import Worker, WorkerFailed, unsafe_workdir
+
+DEFAULT_MAX_USES = 1000
+
+
+class Sandbox:
+    """A pool of warm sandbox workers.
+
+    `limits` are the defaults for every call (each call may pass its own, except `disk_mb`:
+    the size of a worker's tmpfs is fixed when it starts). `unsafe=True`
+    runs without bubblewrap, under rlimits only: for machines that cannot have it, never for
+    untrusted code you care about. `python` is the interpreter inside the sandbox (default:
+    the system's /usr/bin/python3).
+    """
+
+    def __init__(
+        self,
+        *,
+        workers: int | None = None,
+        limits: Limits | None = None,
+        unsafe: bool = False,
+        python: str | None = None,
+        max_uses: int = DEFAULT_MAX_USES,
+    ) -> None:
+        workers = (os.cpu_count() or 1) if workers is None else workers
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+        if isinstance(max_uses, bool) or not isinstance(max_uses, int) or max_uses < 1:
+            raise ValueError(f"max_uses must be an int >= 1, got {max_uses!r}")
+        if limits is not None and not isinstance(limits, Limits):
+            raise TypeError(f"limits must be a rlenvs.sandbox.Limits, got {type(limits).__name__}")
+        if not unsafe:
+            find_bwrap()
+        guest_python(python)
+        self.limits = limits or Limits()
+        self.unsafe = unsafe
+        self.python = python
+        self.max_uses = max_uses
+        self.workers = workers
+        self._slots = threading.BoundedSemaphore(workers)
+        self._lock = threading.Lock()
+        self._idle: list[Worker] = []
+        self._busy: set[Worker] = set()
+        self._closed = False
+        self._finalizer = weakref.finalize(self, _kill_all, self._idle, self._busy)
+
+    # --- public API -------------------------------------------------------------------------
+
+    def run_python(self, code: str, *, stdin: str = "", limits: Limits | None = None) -> ExecResult:
+        """Run Python source as a script (`__name__ == "__main__"`) in /workspace."""
+        return self._exec("python", code, stdin, limits)
+
+    def run_shell(self, command: str, *, stdin: str = "", limits: Limits | None = None) -> ExecResult:
+        """Run `sh -c command` in /workspace."""
+        return self._exec("shell", command, stdin, limits)
+
+    def run_tests(self, code: str, program: TestProgram, *, limits: Limits | None = None) -> TestReport:
+        """Load `code` (the solution) in one process and run `program`'s tests against it
+        from another (see `TestProgram`); every test gets an outcome."""
+        _require_str("code", code)
+        if not isinstance(program, TestProgram):
+            raise TypeError(f"program must be a rlenvs.sandbox.TestProgram, got {type(program).__name__}")
+        answer, limits = self._call({"kind": "tests", "code": code, "program": program.for_guest()}, limits)
+        outcomes = {record["index"]: record for record in answer.get("tests", [])}
+        missing = _missing_reason(answer)
+        tests = tuple(
+            TestOutcome(name=name, passed=bool(outcomes[i]["ok"]), error=outcomes[i].get("error", ""),
+                        traceback=outcomes[i].get("traceback", ""))
+            if i in outcomes
+            else TestOutcome(name=name, passed=False, error=missing)
+            for i, name in enumerate(program.names)
+        )  # fmt: skip
+        return TestReport(
+            status=answer["status"],
+            tests=tests,
+            stdout=answer.get("stdout", ""),
+            stderr=answer.get("stderr", ""),
+            duration_s=answer.get("duration_s", 0.0),
+            detail=answer.get("detail", "") or answer.get("setup_error") or "",
+        )
+
+    def close(self) -> None:
+        """Kill every worker. Calls after close raise."""
+        with self._lock:
+            self._closed = True
+        self._finalizer()
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- internals --------------------------------------------------------------------------
+
+    def _exec(self, kind: str, code: str, stdin: str, limits: Limits | None) -> ExecResult:
+        _require_str("code" if kind == "python" else "command", code)
+        _require_str("stdin", stdin)
+        answer, _ = self._call({"kind": kind, "code": code, "stdin": stdin}, limits)
+        return ExecResult(
+            status=answer["status"],
+            stdout=answer.get("stdout", ""),
+            stderr=answer.get("stderr", ""),
+            exit_code=answer.get("exit_code"),
+            signal=answer.get("signal"),
+            truncated=bool(answer.get("truncated", False)),
+            duration_s=answer.get("duration_s", 0.0),
+            detail=answer.get("detail", ""),
+        )
+
+    def _call(self, request: dict, limits: Limits | None) -> tuple[dict, Limits]:
+        if limits is not None and not isinstance(limits, Limits):
+            raise TypeError(f"limits must be a rlenvs.sandbox.Limits, got {type(limits).__name__}")
+        limits = limits or self.limits
+        with self._worker() as worker:
+            request["limits"] = limits.for_guest(extra_processes=_processes_already_running(worker))
+            try:
+                answer = worker.request(request, limits.timeout_s)
+            except WorkerFailed as error:
+                return {"status": "sandbox_error", "detail": str(error)}, limits
+            if answer.get("recycle"):
+                worker.kill()
+            return answer, limits
+
+    @contextmanager
+    def _worker(self) -> Iterator[Worker]:
+        self._slots.acquire()
+        try:
+            with self._lock:
+                if self._closed:
+                    raise RuntimeError("this Sandbox is closed")
+                worker = self._idle.pop() if self._idle else None
+            if worker is None:
+                worker = Worker(self._launch())
+            with self._lock:
+                self._busy.add(worker)
+            try:
+                yield worker
+            finally:
+                with self._lock:
+                    self._busy.discard(worker)
+                    keep = worker.alive and worker.uses < self.max_uses and not self._closed
+                    if keep:
+                        self._idle.append(worker)
+                if not keep:
+                    worker.kill()
+        finally:
+            self._slots.release()
+
+    def _launch(self) -> WorkerLaunch:
+        if self.unsafe:
+            return unsafe_launch(self.python, unsafe_workdir())
+        return bwrap_launch(self.python, self.limits.disk_mb)
+
+
+def _kill_all(idle: list[Worker], busy: set[Worker]) -> None:
+    for worker in [*idle, *busy]:
+        worker.kill()
+    idle.clear()
+    busy.clear()
+
+
+def _require_str(name: str, value: object) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+
+
+def _missing_reason(answer: dict) -> str:
+    reasons = {
+        "timeout": "not run: the run hit its time limit first",
+        "output_limit": "not run: the run was stopped for writing too much output",
+        "setup_error": "not run: the test set-up failed",
+        "sandbox_error": "not run: the sandbox worker failed",
+    }
+    return reasons.get(answer["status"], "not run: the test runner was killed before it got here")
+
+
+def _processes_already_running(worker: Worker) -> int:
+    """For a worker running as the current user (no uid of its own), RLIMIT_NPROC counts
+    every process of that user: the limit must sit above what already runs."""
+    if os.geteuid() == 0:
+        return 0
+    uid, count = os.getuid(), 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    count += len(os.listdir(f"/proc/{entry}/task"))  # the limit counts threads
+            except OSError:
+                pass
+    return count

@@ -1,0 +1,86 @@
+"""What a sandboxed execution is given: its limits, and for a test run the test program."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-execution limits. The defaults suit one unit-test run of a small function.
+
+    `cpu_s=None` means the CPU-time rlimit follows the wall-clock timeout (rounded up), so
+    a CPU spin ends by either. `processes` is the number of processes and threads the
+    sandbox's uid may have (zygote included); `disk_mb` the size of each writable tmpfs
+    (/workspace and /tmp), so filling the disk fills only that.
+    """
+
+    timeout_s: float = 10.0
+    memory_mb: int = 1024
+    cpu_s: int | None = None
+    processes: int = 64
+    file_size_mb: int = 16
+    open_files: int = 256
+    output_bytes: int = 64 * 1024
+    disk_mb: int = 64
+
+    def __post_init__(self) -> None:
+        for item in dataclasses.fields(self):
+            value = getattr(self, item.name)
+            if value is None and item.name == "cpu_s":
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ValueError(f"Limits.{item.name} must be a positive number, got {value!r}")
+            if item.name != "timeout_s" and not isinstance(value, int):
+                raise ValueError(f"Limits.{item.name} must be an int, got {value!r}")
+        if self.processes < 8:
+            raise ValueError(f"Limits.processes={self.processes} is too low: the sandbox itself needs a few; use >= 8")
+
+    def for_guest(self, extra_processes: int = 0) -> dict:
+        """The request fields the zygote applies, in bytes and whole seconds."""
+        return {
+            "timeout_s": float(self.timeout_s),
+            "memory_bytes": self.memory_mb * MIB,
+            "cpu_s": self.cpu_s if self.cpu_s is not None else math.ceil(self.timeout_s),
+            "processes": self.processes + extra_processes,
+            "file_size_bytes": self.file_size_mb * MIB,
+            "open_files": self.open_files,
+            "output_bytes": self.output_bytes,
+        }
+
+
+@dataclass(frozen=True)
+class TestProgram:
+    """Tests to run against a solution, kept out of the solution's process.
+
+    `setup` runs first in the test runner (imports, helpers, fixtures); then each name of
+    `remote` is bound to a proxy that calls the solution's function of the mapped name
+    (`{"candidate": "add"}`); then each snippet of `tests` runs in that namespace, in order,
+    and passes when it raises nothing. All of it is trusted code from the dataset: it never
+    runs the solution's code, only calls it through the proxies.
+    """
+
+    tests: tuple[str, ...]
+    remote: Mapping[str, str]
+    setup: str = ""
+    names: tuple[str, ...] = field(default=())
+    """Short labels for the tests in reports (defaults to the snippets themselves)."""
+
+    def __post_init__(self) -> None:
+        if not self.tests:
+            raise ValueError("a TestProgram needs at least one test")
+        if not self.remote:
+            raise ValueError("a TestProgram needs at least one remote name (the solution's function)")
+        if self.names and len(self.names) != len(self.tests):
+            raise ValueError(f"TestProgram.names has {len(self.names)} labels for {len(self.tests)} tests")
+        object.__setattr__(self, "tests", tuple(self.tests))
+        object.__setattr__(self, "remote", dict(self.remote))
+        object.__setattr__(self, "names", tuple(self.names) or self.tests)
+
+    def for_guest(self) -> dict:
+        return {"setup": self.setup, "tests": list(self.tests), "remote": dict(self.remote)}

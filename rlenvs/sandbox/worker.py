@@ -1,0 +1,129 @@
+"""One sandbox worker, host side: a zygote process and the line protocol to it.
+
+The host trusts nothing the worker does. Every request has a host-side deadline (the
+execution's timeout plus a grace period); a worker that misses it, dies, or answers with
+anything but one well-formed JSON line is killed with its whole process group and
+reported as `sandbox_error`; the pool then starts a fresh one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from rlenvs.sandbox.launch import WorkerLaunch
+
+START_TIMEOUT_S = 30.0
+GRACE_S = 5.0
+"""Beyond the execution's own timeout: the zygote needs time to kill, reap and clean."""
+MAX_LINE = 64 << 20
+
+
+class WorkerFailed(RuntimeError):
+    """The worker died, hung or broke the protocol; it has been killed."""
+
+
+class Worker:
+    def __init__(self, launch: WorkerLaunch) -> None:
+        self.uses = 0
+        self._buffer = b""
+        self._workdir = launch.cwd
+        if launch.cwd is not None and launch.uid is not None:
+            os.chown(launch.cwd, launch.uid, launch.uid)
+        self._process = subprocess.Popen(
+            launch.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=launch.cwd or "/",
+            user=launch.uid,
+            group=launch.uid,
+            extra_groups=[] if launch.uid is not None else None,
+            start_new_session=True,
+            close_fds=True,
+        )
+        try:
+            ready = self._read_line(time.monotonic() + START_TIMEOUT_S)
+        except WorkerFailed as error:
+            raise WorkerFailed(f"the sandbox did not start: {error} {self._stderr_tail()}".strip()) from None
+        if ready != {"ready": True}:
+            self.kill()
+            raise WorkerFailed(f"the sandbox did not start: unexpected first line {ready!r}")
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @property
+    def alive(self) -> bool:
+        return self._process.poll() is None
+
+    def request(self, message: dict, timeout_s: float) -> dict:
+        """Send one request and wait for its answer, at most `timeout_s` + grace."""
+        self.uses += 1
+        try:
+            self._process.stdin.write((json.dumps(message) + "\n").encode())
+            self._process.stdin.flush()
+        except (BrokenPipeError, OSError) as error:
+            self.kill()
+            raise WorkerFailed(f"the worker is gone ({error})") from None
+        answer = self._read_line(time.monotonic() + timeout_s + GRACE_S)
+        if not isinstance(answer, dict) or "status" not in answer:
+            self.kill()
+            raise WorkerFailed(f"the worker answered {str(answer)[:200]!r}")
+        return answer
+
+    def _read_line(self, deadline: float) -> object:
+        fd = self._process.stdout.fileno()
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.kill()
+                raise WorkerFailed("the worker did not answer in time")
+            readable, _, _ = select.select([fd], [], [], remaining)
+            if not readable:
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                self.kill()
+                raise WorkerFailed(f"the worker exited (status {self._process.wait()})")
+            self._buffer += chunk
+            if len(self._buffer) > MAX_LINE:
+                self.kill()
+                raise WorkerFailed("the worker sent an oversized answer")
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        try:
+            return json.loads(line)
+        except ValueError:
+            self.kill()
+            raise WorkerFailed(f"the worker sent a malformed line {line[:200]!r}") from None
+
+    def _stderr_tail(self) -> str:
+        if self.alive:
+            return ""
+        return self._process.stderr.read(4000).decode("utf-8", "replace").strip()
+
+    def kill(self) -> None:
+        """Kill the worker's whole process group and release everything it held."""
+        try:
+            os.killpg(self._process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self._process.kill()
+        self._process.wait()
+        for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
+            stream.close()
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
+
+
+def unsafe_workdir() -> str:
+    """A private folder for one unsafe-mode worker (removed when the worker is killed)."""
+    return tempfile.mkdtemp(prefix="rlenvs-unsafe-")

@@ -14,6 +14,7 @@ import threading
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Self
 
 from rlenvs.sandbox.launch import WorkerLaunch, bwrap_launch, find_bwrap, guest_python, unsafe_launch
 from rlenvs.sandbox.requests import Limits, TestProgram
@@ -105,7 +106,7 @@ class Sandbox:
             self._closed = True
         self._finalizer()
 
-    def __enter__(self) -> Sandbox:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

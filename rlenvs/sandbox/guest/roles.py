@@ -130,7 +130,7 @@ def _exit(code: int) -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except Exception:  # noqa: BLE001 - the code may have closed or replaced its streams
+        except Exception:  # the code may have closed or replaced its streams
             pass
     os._exit(code)
 
@@ -154,7 +154,7 @@ def run_untrusted(kind: str, code: str, serve_fd: int | None) -> None:
     except MemoryError as error:
         sys.stderr.write(solution_traceback(error))
         _exit(MEMORY_EXIT)
-    except BaseException as error:  # noqa: BLE001 - anything the code raises is its own failure
+    except BaseException as error:  # anything the code raises is its own failure
         if serve_fd is None:
             sys.stderr.write(solution_traceback(error))
             _exit(1)
@@ -192,7 +192,7 @@ def _call(namespace: dict, name: str, args: tuple, kwargs: dict, load_error: Bas
         return ["raise", "NameError", f"the solution does not define a function named {name!r}", ""]
     try:
         result = function(*args, **kwargs)
-    except Exception as error:  # noqa: BLE001 - reported to the test that made the call
+    except Exception as error:  # reported to the test that made the call
         return _raised(error)
     try:
         return ["ok", values.encode(result)]
@@ -226,7 +226,7 @@ class Remote:
     def __call__(self, *args: object, **kwargs: object) -> object:
         try:
             request = pickle.dumps((self._name, args, kwargs))
-        except Exception as error:  # noqa: BLE001 - a test passes something that cannot be sent
+        except Exception as error:  # a test passes something that cannot be sent
             raise TypeError(f"the test's arguments cannot be sent to the solution: {error}") from None
         shown = ", ".join([_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()])
         Remote.last_call = f"{self._name}({shown})"
@@ -257,7 +257,7 @@ def _exception(name: str, message: str, solution_tb: str) -> Exception:
         message = f"{name}: {message}"
     try:
         error = kind(message)
-    except Exception:  # noqa: BLE001 - an exception class with an unusual constructor
+    except Exception:  # an exception class with an unusual constructor
         error = RemoteError(f"{name}: {message}")
     error.solution_traceback = solution_tb
     return error
@@ -281,7 +281,7 @@ def run_tests(program: dict, call_fd: int, verdict_fd: int) -> None:
 
     try:
         exec(compile(program["setup"], "<test setup>", "exec"), namespace)
-    except BaseException as error:  # noqa: BLE001 - a broken test set-up is reported, not raised
+    except BaseException as error:  # a broken test set-up is reported, not raised
         write({"setup_error": "".join(traceback.format_exception_only(type(error), error))[-MAX_ERROR_CHARS:]})
         os._exit(0)
     for local, remote in program["remote"].items():
@@ -290,7 +290,7 @@ def run_tests(program: dict, call_fd: int, verdict_fd: int) -> None:
         Remote.last_call = ""
         try:
             exec(compile(test, f"<test {index}>", "exec"), namespace)
-        except BaseException as error:  # noqa: BLE001 - every failure is a failed test
+        except BaseException as error:  # every failure is a failed test
             write({"index": index, "ok": False, **_failure(error)})
         else:
             write({"index": index, "ok": True})

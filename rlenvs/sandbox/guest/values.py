@@ -86,7 +86,7 @@ def decode(tree: object) -> object:
         raise ValueError("the value from the solution's process is nested too deeply") from None
 
 
-def _decode(node: object, budget: list[int]) -> object:  # noqa: C901 - one flat dispatch on the tag
+def _decode(node: object, budget: list[int]) -> object:  # one flat dispatch on the tag
     budget[0] -= 1
     if budget[0] < 0 or type(node) is not list or not node or type(node[0]) is not str:
         raise ValueError("malformed value from the solution's process")
@@ -136,4 +136,3 @@ def _decode(node: object, budget: list[int]) -> object:  # noqa: C901 - one flat
 
 def _strings(args: list, count: int) -> bool:
     return len(args) == count and all(type(a) is str for a in args)
-

@@ -27,7 +27,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import roles  # noqa: E402 - the guest folder is the only import path inside the sandbox
+import roles  # the guest folder is the only import path inside the sandbox
 
 PRELOAD = (
     "bisect", "collections", "copy", "datetime", "decimal", "fractions", "functools", "hashlib",
@@ -61,7 +61,7 @@ def main() -> None:
         started = time.monotonic()
         try:
             response = _execute(json.loads(line), wake_r, devnull)
-        except Exception:  # noqa: BLE001 - a zygote bug must answer, not hang the host
+        except Exception:  # a zygote bug must answer, not hang the host
             response = {"status": "sandbox_error", "detail": traceback.format_exc()[-2000:]}
         response["recycle"] = not _clean_up(isolated, writable)
         response["duration_s"] = time.monotonic() - started

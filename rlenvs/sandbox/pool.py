@@ -58,11 +58,18 @@ class Sandbox:
         self.python = python
         self.max_uses = max_uses
         self.workers = workers
-        self._slots = threading.BoundedSemaphore(workers)
+        self._closed = False
+        self._start_fresh()
+
+    def _start_fresh(self) -> None:
+        """Empty pool state, owned by this process. A forked child (a multiprocessing or
+        AsyncVectorEnv worker) inherits its parent's pipes to workers it must not use, so
+        it starts over with its own (see `_worker`); the parent's workers are untouched."""
+        self._pid = os.getpid()
+        self._slots = threading.BoundedSemaphore(self.workers)
         self._lock = threading.Lock()
         self._idle: list[Worker] = []
         self._busy: set[Worker] = set()
-        self._closed = False
         self._finalizer = weakref.finalize(self, _kill_all, self._idle, self._busy)
 
     # --- public API -------------------------------------------------------------------------
@@ -145,6 +152,9 @@ class Sandbox:
 
     @contextmanager
     def _worker(self) -> Iterator[Worker]:
+        if os.getpid() != self._pid:
+            self._finalizer()  # closes this process's copies of the parent's pipes, kills nothing
+            self._start_fresh()
         self._slots.acquire()
         try:
             with self._lock:

@@ -32,6 +32,7 @@ class WorkerFailed(RuntimeError):
 class Worker:
     def __init__(self, launch: WorkerLaunch) -> None:
         self.uses = 0
+        self._owner = os.getpid()
         self._buffer = b""
         self._workdir = launch.cwd
         if launch.cwd is not None and launch.uid is not None:
@@ -110,7 +111,13 @@ class Worker:
         return self._process.stderr.read(4000).decode("utf-8", "replace").strip()
 
     def kill(self) -> None:
-        """Kill the worker's whole process group and release everything it held."""
+        """Kill the worker's whole process group and release everything it held. In a forked
+        child that inherited this object, only the child's copies of the pipes are closed:
+        the worker belongs to the parent."""
+        if os.getpid() != self._owner:
+            for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
+                stream.close()
+            return
         try:
             os.killpg(self._process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):

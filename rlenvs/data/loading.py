@@ -64,11 +64,14 @@ def load_tasks(
     data_files: DataFiles | None,
     hub: HubDataset | None,
     task_from_row: Callable[[Mapping[str, Any], str], T],
+    file_stem: str | None = None,
 ) -> tuple[T, ...]:
     """Every task of `dataset`/`split`, found the first of three ways that has data.
 
     1. `data_files`: one path or a list (the data for `split`), or `{split: path(s)}`;
     2. `$RLENVS_DATA_DIR/<dataset>/<split>.jsonl` (or `.jsonl.gz`, `.parquet`, `.json`);
+       `file_stem` replaces `<split>` where a release names its file otherwise
+       (`humaneval/HumanEval.jsonl.gz`, `mbpp/mbpp.jsonl`);
     3. the hub through `datasets.load_dataset`, when `datasets` is installed and online.
 
     `task_from_row(row, default_task_id)` builds one task; the default id is
@@ -78,13 +81,13 @@ def load_tasks(
     """
     files = _files_from_arguments(dataset, split, data_files)
     if files is None:
-        files = _files_from_data_dir(dataset, split)
+        files = _files_from_data_dir(dataset, file_stem or split)
     if files is not None:
         keys = tuple(_file_key(path) for path in files)
         return _tasks_from_files(f"{dataset}/{split}", keys, task_from_row)
     if hub is not None:
         return _tasks_from_hub(dataset, split, hub, task_from_row)
-    raise DataNotFoundError(_not_found_message(dataset, split, hub))
+    raise DataNotFoundError(_not_found_message(dataset, split, hub, file_stem or split))
 
 
 def read_rows(path: PathLike) -> list[tuple[dict[str, Any], RowLocation]]:
@@ -147,12 +150,12 @@ def _files_from_arguments(dataset: str, split: str, data_files: DataFiles | None
     return resolved
 
 
-def _files_from_data_dir(dataset: str, split: str) -> list[Path] | None:
+def _files_from_data_dir(dataset: str, stem: str) -> list[Path] | None:
     root = os.environ.get(DATA_DIR_VARIABLE)
     if not root:
         return None
     for suffix in SUFFIXES:
-        candidate = Path(root).expanduser() / dataset / f"{split}{suffix}"
+        candidate = Path(root).expanduser() / dataset / f"{stem}{suffix}"
         if candidate.is_file():
             return [candidate]
     return None
@@ -197,10 +200,11 @@ def _convert(task_from_row: Callable, row: Mapping[str, Any], task_id: str, wher
         raise DataFormatError(f"{where}: {error}") from None
 
 
-def _not_found_message(dataset: str, split: str, hub: HubDataset | None) -> str:
+def _not_found_message(dataset: str, split: str, hub: HubDataset | None, stem: str | None = None) -> str:
+    stem = stem or split
     ways = [
-        f"pass data_files='path/to/{split}.jsonl' (JSONL or Parquet) to gym.make",
-        f"set {DATA_DIR_VARIABLE} to a folder holding {dataset}/{split}.jsonl",
+        f"pass data_files='path/to/{stem}.jsonl' (JSONL or Parquet) to gym.make",
+        f"set {DATA_DIR_VARIABLE} to a folder holding {dataset}/{stem}.jsonl",
     ]
     if hub is not None:
         ways.append(f"install `datasets` on a machine that can reach the Hugging Face hub ({hub.path})")

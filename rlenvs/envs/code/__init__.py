@@ -1,0 +1,1 @@
+"""Code envs: write Python functions, verified by running tests in the sandbox."""

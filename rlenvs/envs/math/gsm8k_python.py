@@ -1,0 +1,86 @@
+"""rlenvs/GSM8K-Python-v0: GSM8K over several turns, with a sandboxed Python interpreter.
+
+Tasks, data and reward are GSM8K-v0's (this env subclasses `GSM8KEnv`); the model may run
+Python (`rlenvs.envs.tools.python.PythonTool`, in the sandbox) before answering. Each reply
+is read in this order:
+
+1. A marked final answer (`\\boxed{N}`, `#### N`, "The answer is N") ends the episode and is
+   scored as in GSM8K-v0; code blocks in the same reply are not run (an answer cannot
+   depend on output it has not seen).
+2. Otherwise each ```python block is run and the next observation holds its output. Reward 0.
+3. Otherwise GSM8K-v0 judges the reply (a short bare number ends the episode), and anything
+   else gets a reminder of both formats. Reward 0.
+
+The episode is truncated after `max_turns` replies (default 5) without a final answer.
+`oracle_action` is the gold solution; with `oracle_uses_python=True` it first prints the
+gold solution's last `<<expression=result>>` calculation with Python, then answers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from rlenvs.core.env import Judgement
+from rlenvs.data import DataFiles
+from rlenvs.envs.math.gsm8k import GSM8KEnv
+from rlenvs.envs.math.gsm8k_tool import last_annotated_calculation
+from rlenvs.envs.math.tasks import MathTask
+from rlenvs.envs.tools.python import PythonTool
+from rlenvs.rewards.math import extract_final_answer
+
+DEFAULT_MAX_TURNS = 5
+ANSWER_FORMAT = (
+    "When you know the answer, end your reply with the final answer, a number only, as \\boxed{N}. "
+    "A reply with a final answer ends the episode: its code blocks are not run."
+)
+
+
+class GSM8KPythonEnv(GSM8KEnv):
+    """GSM8K with a Python tool: run ```python blocks in the sandbox, answer `\\boxed{N}`."""
+
+    def __init__(
+        self,
+        split: str = "train",
+        data_files: DataFiles | None = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        system_prompt: str | None = None,
+        render_mode: str | None = None,
+        oracle_uses_python: bool = False,
+        unsafe_sandbox: bool = False,
+    ) -> None:
+        if not isinstance(oracle_uses_python, bool):
+            raise TypeError(f"oracle_uses_python must be True or False, got {oracle_uses_python!r}")
+        if not isinstance(unsafe_sandbox, bool):
+            raise TypeError(f"unsafe_sandbox must be True or False, got {unsafe_sandbox!r}")
+        self.tool = PythonTool(unsafe_sandbox=unsafe_sandbox)
+        if system_prompt is None:
+            system_prompt = f"Solve the math word problem. {self.tool.usage} {ANSWER_FORMAT}"
+        super().__init__(
+            split=split, data_files=data_files, max_turns=max_turns, system_prompt=system_prompt, render_mode=render_mode
+        )
+        self.oracle_uses_python = oracle_uses_python
+        self.format_reminder = f"I found neither a final answer nor a code block in your reply. {self.tool.usage} {ANSWER_FORMAT}"
+
+    def judge(self, task: MathTask, reply: str) -> Judgement:
+        blocks = self.tool.calls(reply)
+        if not blocks or extract_final_answer(reply).answer is not None:
+            verdict = super().judge(task, reply)
+            feedback = verdict.feedback if verdict.resolved else self.format_reminder
+            return dataclasses.replace(verdict, feedback=feedback, info=_tool_info(verdict.info, 0, 0))
+        observation, failures = self.tool.run(blocks)
+        info = _tool_info({"parsed_answer": None, "hedged": False}, min(len(blocks), self.tool.max_calls), failures)
+        return Judgement(0.0, resolved=False, correct=False, feedback=observation, info=info)
+
+    def oracle_action(self) -> str:
+        solution = super().oracle_action()
+        if self.oracle_uses_python and self.turn == 0 and self.max_turns > 1:
+            calculation = last_annotated_calculation(solution)
+            if calculation is not None:
+                return f"Let me compute it.\n```python\nprint({calculation[0]})\n```"
+        return solution
+
+
+def _tool_info(info: Mapping[str, Any], calls: int, failures: int) -> dict[str, Any]:
+    return {**info, "tool_calls": calls, "tool_errors": failures}

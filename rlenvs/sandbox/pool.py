@@ -140,15 +140,23 @@ class Sandbox:
         if limits is not None and not isinstance(limits, Limits):
             raise TypeError(f"limits must be a rlenvs.sandbox.Limits, got {type(limits).__name__}")
         limits = limits or self.limits
-        with self._worker() as worker:
-            request["limits"] = limits.for_guest(extra_processes=_processes_already_running(worker))
-            try:
-                answer = worker.request(request, limits.timeout_s)
-            except WorkerFailed as error:
-                return {"status": "sandbox_error", "detail": str(error)}, limits
-            if answer.get("recycle"):
-                worker.kill()
-            return answer, limits
+        for attempt in range(2):
+            with self._worker() as worker:
+                reused = worker.uses > 0
+                request["limits"] = limits.for_guest(extra_processes=_processes_already_running(worker))
+                try:
+                    answer = worker.request(request, limits.timeout_s)
+                except WorkerFailed as error:
+                    # An idle worker can die unseen (killed from outside, the host's OOM
+                    # killer): one that ends without answering gets the request again on a
+                    # fresh worker. Sandboxed runs leave nothing behind, so a rerun is safe.
+                    if reused and attempt == 0 and not error.timed_out:
+                        continue
+                    return {"status": "sandbox_error", "detail": str(error)}, limits
+                if answer.get("recycle"):
+                    worker.kill()
+                return answer, limits
+        raise AssertionError("unreachable")
 
     @contextmanager
     def _worker(self) -> Iterator[Worker]:
@@ -161,6 +169,9 @@ class Sandbox:
                 if self._closed:
                     raise RuntimeError("this Sandbox is closed")
                 worker = self._idle.pop() if self._idle else None
+            if worker is not None and not worker.alive:
+                worker.kill()
+                worker = None
             if worker is None:
                 worker = Worker(self._launch())
             with self._lock:

@@ -28,6 +28,10 @@ MAX_LINE = 64 << 20
 class WorkerFailed(RuntimeError):
     """The worker died, hung or broke the protocol; it has been killed."""
 
+    def __init__(self, message: str, *, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
+
 
 class Worker:
     def __init__(self, launch: WorkerLaunch) -> None:
@@ -48,6 +52,7 @@ class Worker:
             extra_groups=[] if launch.uid is not None else None,
             start_new_session=True,
             close_fds=True,
+            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},  # none of the host's secrets
         )
         try:
             ready = self._read_line(time.monotonic() + START_TIMEOUT_S)
@@ -86,7 +91,7 @@ class Worker:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self.kill()
-                raise WorkerFailed("the worker did not answer in time")
+                raise WorkerFailed("the worker did not answer in time", timed_out=True)
             readable, _, _ = select.select([fd], [], [], remaining)
             if not readable:
                 continue
@@ -115,8 +120,7 @@ class Worker:
         child that inherited this object, only the child's copies of the pipes are closed:
         the worker belongs to the parent."""
         if os.getpid() != self._owner:
-            for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
-                stream.close()
+            self._close_pipes()
             return
         try:
             os.killpg(self._process.pid, signal.SIGKILL)
@@ -124,11 +128,18 @@ class Worker:
             pass
         self._process.kill()
         self._process.wait()
-        for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
-            stream.close()
+        self._close_pipes()
         if self._workdir is not None:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._workdir = None
+
+
+    def _close_pipes(self) -> None:
+        for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
+            try:
+                stream.close()
+            except OSError:  # a buffered write to a dead worker's stdin cannot be flushed
+                pass
 
 
 def unsafe_workdir() -> str:

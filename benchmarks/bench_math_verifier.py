@@ -53,8 +53,10 @@ OTHER_CATEGORIES = {
     "hedge or as a list, variable names matter)": {35, 162, 172, 252, 254},
     "labels that pin math-verify's own behaviour (it rejects a math span with newlines "
     "inside; a one-directional set/relation option; a 1 - 1/e vs 1 + 1/e quirk)": {31, 32, 187, 264},
-    "notation rlenvs does not read (absolute-value inequalities, lists of assignments "
-    "regrouped, 'or' without spaces, \\sum)": {197, 203, 218, 260},
+    "arithmetic left undone or an expression where the gold is a number ((9+1), \\sqrt{17} for a "
+    "decimal, a sum of matrices)": {30, 188, 123, 124},
+    "decimal approximations of exact values (accepted with rounding=True, math-verify's precision "
+    "option)": {126, 133, 139},
 }
 """How the non-UNMARKED entries of the triage dict group, as triaged when this was written."""
 
@@ -132,12 +134,13 @@ def rlenvs_scorers() -> tuple[Scorer, Scorer]:
     warm_up()  # start the sympy worker before anything is timed
 
     def last(completion: str, gold: str) -> float:
-        return math_answer_score(completion, gold, unmarked="last")
+        # math-verify's own settings: the last expression of an unmarked reply, numeric precision.
+        return math_answer_score(completion, gold, unmarked="last", rounding=True)
 
     label = f"rlenvs {version('rlenvs')}"
     return (
         Scorer(label, math_answer_score, _clear_rlenvs_caches),
-        Scorer(f'{label} unmarked="last"', last, _clear_rlenvs_caches),
+        Scorer(f'{label} unmarked="last" rounding=True', last, _clear_rlenvs_caches),
     )
 
 
@@ -361,8 +364,9 @@ def triage_note(disagreements: list[int], last_disagreements: list[int], last_ro
     text = head + " Categories: " + "; ".join(parts) + "."
     fixed, broken = set(disagreements) - set(last_disagreements), set(last_disagreements) - set(disagreements)
     text += (
-        f' With `unmarked="last"` (a reply with no marker is scored on its last number or math span, as '
-        f"math-verify does) agreement is {last_row['accuracy %']:.1f}%: it agrees on {len(fixed)} more cases "
+        f' With math-verify\'s own settings, `unmarked="last", rounding=True` (a reply with no marker is scored '
+        f"on its last number or math span; decimals compared with precision) agreement is "
+        f"{last_row['accuracy %']:.1f}%: it agrees on {len(fixed)} more cases "
         f"and disagrees on {len(broken)} new ones"
         + (": the replies " + ", ".join(f"`{preds[i][:40]}`" for i in sorted(broken)) if broken else "")
         + "."
@@ -394,7 +398,8 @@ def targets(by: dict, ours: str, ours_last: str, peer: str | None) -> list[str]:
         f"({r[RATIO]:.0f}x on the median), agreement {'met' if accurate else 'NOT met'} ({r['accuracy %']:.1f}% "
         f"vs {PEER}'s {p['accuracy %']:.1f}% on its own labels"
         + (
-            f'; `unmarked="last"`: {rl["accuracy %"]:.1f}% at {rl[RATIO]:.0f}x'
+            f'; with math-verify\'s settings (`unmarked="last", rounding=True`): {rl["accuracy %"]:.1f}% at '
+            f'{rl[RATIO]:.0f}x (target >= 95%: {"met" if rl["accuracy %"] >= 95 else "NOT met"})'
             if isinstance(rl.get(RATIO), float)
             else ""
         )

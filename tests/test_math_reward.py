@@ -26,6 +26,10 @@ from rlenvs.rewards.math import (
         ("７２", 72), ("3/4", Fraction(3, 4)), ("\\frac{3}{4}", Fraction(3, 4)), ("\\dfrac{3}{4}", Fraction(3, 4)),
         ("25%", 25), ("25\\%", 25), ("72 clips", 72), ("18 dollars.", 18), ("\\text{18 dollars}", 18),
         ("**42**", 42), ("0", 0),
+        # currency signs, units with powers and slashes, a spaced thousands separator in braces
+        ("1,000.99€", Fraction(100099, 100)), ("€5", 5), ("£ 5", 5), ("1,000.99m²", Fraction(100099, 100)),
+        ("3 m^2", 3), ("5\\text{ m}^{2}", 5), ("4 m/s", 4), ("100m", 100), ("5 kg", 5), ("21st", 21),
+        ("14 {, }916", 14916),
     ],
 )
 def test_parse_number_accepts_renderings(text: str, value: Fraction) -> None:
@@ -33,7 +37,10 @@ def test_parse_number_accepts_renderings(text: str, value: Fraction) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["", "x", "5 or 6", "about 5", "x + 1", "1/0", "1.5/2", "2^10", "1,23", "five", "5 apples and 3 pears", "1" * 300]
+    "text",
+    ["", "x", "5 or 6", "about 5", "x + 1", "1/0", "1.5/2", "2^10", "1,23", "five", "5 apples and 3 pears", "1" * 300,
+     # a letter or a constant after a number is a factor, not a unit; "or", "and" join answers
+     "5x", "5 x", "5e", "5i", "5k", "2ab", "5 pi", "5pi", "18 or so", "5 and x", "3 x^2"],
 )
 def test_parse_number_rejects_non_numbers(text: str) -> None:
     assert parse_number(text) is None
@@ -60,6 +67,9 @@ def test_parse_number_rejects_non_numbers(text: str) -> None:
         ("72", 0.0),  # no final-answer marker
         ("\\boxed{72", 0.0),  # unbalanced
         ("The reanswer: 71\n\\boxed{72}", 1.0),  # "reanswer" is not "answer"
+        ("\\boxed{72x}", 0.0),  # a product, not 72 with a unit
+        ("\\boxed{72 cm}", 1.0),
+        ("The answer is $\\$72$.", 1.0),  # an escaped dollar sign does not end the math span
     ],
 )
 def test_numeric_answer_score(completion: str, expected: float) -> None:

@@ -50,6 +50,37 @@ MUST_SCORE_ZERO = [
     ("\\boxed{" + "(" * 600 + "1" + ")" * 600 + "}", "1", "deep nesting"),
     ("\\boxed{" + "\\{" * 300 + "1" + "\\}" * 300 + "}", "2", "deep set nesting"),
     ("$" + "x" * 100_000 + "$", "1", "a huge math span"),
+    # a letter after a number is a factor, not a unit
+    ("\\boxed{5x}", "5", "5x is not 5"),
+    ("\\boxed{5 e}", "5", "5e is 5 times e"),
+    ("\\boxed{5i}", "5", "5i is imaginary"),
+    ("\\boxed{5k}", "5", "5k is not 5"),
+    ("\\boxed{5 pi}", "5", "5 pi is 5 times pi"),
+    ("\\boxed{2,75 €}", "2.74", "a decimal comma with a currency, but another value"),
+    # equations: only a true computation states its right side
+    ("\\boxed{\\frac{1}{2} = \\frac{10}{9}}", "\\frac{10}{9}", "a false equation"),
+    ("\\boxed{7 + 9 = 17}", "17", "a false worked computation"),
+    ("\\boxed{2x = 10}", "10", "an equation in x does not state 10"),
+    # sums
+    ("\\boxed{\\sum_{k=1}^{4} k}", "10", "a sum left undone where a number is asked"),
+    ("\\boxed{\\sum_{k=0}^{n-1} F_k F_{n-k}}", "\\sum_{k=0}^{n-1} F_k F_{n-k-1}", "another summand"),
+    ("\\boxed{\\sum_{k=1}^{10^{12}} k!}", "x!", "a sum of too many giant terms"),
+    ("\\boxed{\\sum_{k=1}^{999} 10^{10^{k}}}", "y", "a sum with a giant term"),
+    ("\\boxed{\\sum_{a=1}^{99}\\sum_{b=1}^{99}\\sum_{c=1}^{99} a^b c!}", "z", "nested sums past the term budget"),
+    # inequalities solved as sets
+    ("\\boxed{[1, \\frac{3}{2}]}", "1 \\leq |z| \\leq \\frac{3}{2}", "half the solution set"),
+    ("\\boxed{x \\in [1, 3]}", "1 \\le 2x \\le 3", "a double inequality bounds 2x, not x"),
+    ("\\boxed{-2 < x < 2}", "x^2 < 9", "another set"),
+    ("\\boxed{|y| < 2}", "|x| < 2", "another variable"),
+    ("\\boxed{(-2, -1) \\cup (1, 3)}", "1 < x^2 < 4", "one end wrong"),
+    # lists of assignments regrouped as tuples
+    ("\\boxed{(2, 5), (2, 7)}", "p=5, q=2; p=7, q=2", "tuples in the other order"),
+    ("\\boxed{(5, 2)}", "p=5, q=2; p=7, q=2", "one of two solutions"),
+    ("\\boxed{y = 2, x = 1}", "(1, 2)", "the names, as written, order the tuple"),
+    ("\\boxed{p = 5, q = 2, p = 7}", "(5, 2), (7, 2)", "a ragged list of assignments"),
+    # 'or' without spaces
+    ("\\boxed{W(x)=1orW(x)=-2}", "W(x) = 1 \\text{ or } W(x) = -1", "one value wrong"),
+    ("\\boxed{5 and x}", "5", "'and' joins a list, it is no unit"),
 ]
 
 MUST_SCORE_ONE = [
@@ -74,19 +105,71 @@ MUST_SCORE_ONE = [
     ("\\boxed{-\\frac{\\pi}{2}}", "-\\frac{\\pi}{2}"),
     ("$\\frac{3}{4}$", "\\frac{3}{4}"),
     ("18", "18"),
+    ("area = 25", "25"),
+    # currency and units
+    ("\\boxed{1,000.99€}", "1000.99"),
+    ("\\boxed{£5}", "5"),
+    ("\\boxed{1,000.99m²}", "1000.99"),
+    ("\\boxed{3 \\text{ m}^2}", "3"),
+    ("\\boxed{4 m/s}", "4"),
+    ("\\boxed{2,74 \\$}", "2.74"),
+    ("The final answer is $14 {, }916$.", "14{,}916"),
+    ("The answer is $\\$5 = \\$5$.", "5"),
+    # a constant equation whose sides agree states its value
+    ("\\boxed{7 + 9 = 16}", "16"),
+    ("\\boxed{\\sqrt{16} = 4}", "4"),
+    # sums
+    ("\\boxed{F_n = \\sum_{j=0}^{n-1} F_{n-j-1} F_j}", "F_n = \\sum_{k=0}^{n-1} F_k F_{n-k-1}"),
+    ("\\boxed{\\frac{n(n+1)}{2}}", "\\sum_{i=1}^{n} i"),
+    ("\\boxed{\\sum\\limits_{k=1}^{n} k^2}", "\\frac{n(n+1)(2n+1)}{6}"),
+    ("\\boxed{x + \\sum_{k=1}^{3} k!}", "x + 9"),
+    # inequalities solved as sets
+    ("\\boxed{z \\in \\left[-\\frac{3}{2}, -1\\right] \\cup \\left[1, \\frac{3}{2}\\right]}", "1\\leq|z|\\leq \\frac{3}{2}"),
+    ("\\boxed{[\\frac{1}{2}, \\frac{3}{2}]}", "1 \\le 2x \\le 3"),
+    ("\\boxed{(-2, 2)}", "x^2 < 4"),
+    ("\\boxed{|x| < 2}", "-2 < x < 2"),
+    ("\\boxed{(0, 1)}", "0 < f(x) < 1"),
+    ("\\boxed{(-2, -1) \\cup (1, 2)}", "1 < x^2 < 4"),
+    # lists of assignments regrouped as tuples
+    ("\\boxed{(5,2),(7,2)}", "p=5,q=2;p=7,q=2"),
+    ("\\boxed{x = 1, y = 2}", "(1, 2)"),
+    # 'or' without spaces between whole relations
+    ("\\boxed{W(x)=1orW(x)=-1}", "W(x) = 1 \\text{ or } W(x) = -1"),
+    # a matrix written as an array in brackets
+    ("\\boxed{\\left[\\begin{array}{cc}1 & 2 \\\\ 3 & 4\\end{array}\\right]}", "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}"),
+    # a gold answer whose box is never closed (a typo in a data set)
+    ("\\boxed{5}", "The answer is \\boxed{5"),
 ]
 
 
+@pytest.mark.parametrize("unmarked", ["bare", "last"])
 @pytest.mark.parametrize("completion,gold,why", MUST_SCORE_ZERO)
-def test_adversarial_completions_score_zero(completion: str, gold: str, why: str) -> None:
+def test_adversarial_completions_score_zero(completion: str, gold: str, why: str, unmarked: str) -> None:
     started = time.monotonic()
-    assert math_answer_score(completion, gold) == 0.0, why
+    assert math_answer_score(completion, gold, unmarked=unmarked) == 0.0, why
     assert time.monotonic() - started < 5.0, f"{why}: must fail fast"
 
 
 @pytest.mark.parametrize("completion,gold", MUST_SCORE_ONE)
 def test_accepted_formats_score_one(completion: str, gold: str) -> None:
     assert math_answer_score(completion, gold) == 1.0
+
+
+@pytest.mark.parametrize(
+    "completion,gold,bare,last",
+    [
+        # A sentence with no answer marker is no bare answer; "last" takes its last math.
+        ("We find that $x \\lt 3$.", "x < 3", 0.0, 1.0),
+        ("Soucis : 2,74 $ a..", "2.74", 0.0, 1.0),
+        ("Total: 18", "18", 0.0, 1.0),
+        # A digit inside a word is no number, under either policy.
+        ("AZYUK2A", "2", 0.0, 0.0),
+        ("H2O", "2", 0.0, 0.0),
+    ],
+)
+def test_unmarked_replies(completion: str, gold: str, bare: float, last: float) -> None:
+    assert math_answer_score(completion, gold) == bare
+    assert math_answer_score(completion, gold, unmarked="last") == last
 
 
 def test_bad_arguments_fail_clearly() -> None:
@@ -156,35 +239,56 @@ def test_symbolic_time_budget_holds(expression: str) -> None:
 PAIRS = [json.loads(line) for line in (SHARED_DATA / "math-verify-cases" / "pairs.jsonl").read_text().splitlines()]
 
 UNMARKED = "the reply states no final answer (no box, ####, or 'answer is'); math-verify takes its last expression"
+MATRIX_ARITHMETIC = (
+    "the reply's last math is a sum or product of matrices: arithmetic left undone, as `7 + 9` for 16 "
+    "(the default policy finds no answer at all)"
+)
 DISAGREEMENTS = {
-    **dict.fromkeys([7, 13, 14, 15, 16, 61, 88, 89, 90, 91, 92, 95, 119, 120, 121, 122, 123, 124,
+    **dict.fromkeys([7, 13, 14, 15, 16, 88, 89, 90, 91, 92, 95, 119, 120, 121, 122, 123, 124,
                      141, 142, 143, 147, 156, 157, 159, 163], UNMARKED),
     31: "math-verify rejects a $...$ span with newlines inside; we read it",
     32: "math-verify rejects a \\(...\\) span with newlines inside; we read it",
-    35: "'1/2 = 10/9' is a (false) equation to us; math-verify takes its right side",
+    35: "'1/2 = 10/9' is a false equation: its sides are two values (a hedge); a constant left side states "
+        "the right one only if they agree (7 + 9 = 16), and taking the right side of any equation would "
+        "accept `2x = 10` for 10",
     162: "(1,3) is a tuple and {1,3} a set: different answers",
     172: "the reply boxes 200 and 255 and then states 10,455: boxed answers count as final (a hedge)",
     187: "the label pins math-verify's one-directional set/relation option",
-    197: "1 <= |z| <= 3/2 against a union of intervals: absolute-value inequalities are not solved",
-    203: "'p=5,q=2;p=7,q=2' as solution tuples: lists of assignments are not regrouped",
-    218: "'W(x)=1orW(x)=-1': 'or' without spaces is not read as a separator",
     252: "several boxes form a list whenever the gold is a list, whatever words join them",
     254: "f(x) and f(y) differ: variable names matter",
-    260: "sums (\\sum) are not parsed",
     264: "1 - 1/e and 1 + 1/e are different numbers; the label pins a math-verify quirk",
     30: "'(9+1)' is arithmetic left undone: where the gold is a number the answer must be one",
     188: "the gold is a number (a decimal) and the answer an expression: the answer must be a number",
     **dict.fromkeys([126, 133, 139], "a decimal approximation of an exact value: accepted only with rounding=True "
                     "(the labels use math-verify's precision option)"),
 }
+LAST_DISAGREEMENTS = {
+    **{i: reason for i, reason in DISAGREEMENTS.items() if reason != UNMARKED},
+    **dict.fromkeys([123, 124], MATRIX_ARITHMETIC),
+}
+"""With unmarked="last" every other UNMARKED reply is read as math-verify reads it."""
+MATH_VERIFY_SETTINGS_DISAGREEMENTS = {i: r for i, r in LAST_DISAGREEMENTS.items() if i not in (126, 133, 139)}
+"""math-verify's own settings for these cases: the last expression of an unmarked reply, and
+numeric precision for decimals (`rounding=True`). The issue's 95% target is measured here:
+the labels were written for those settings; the strict defaults differ on purpose."""
 
 
-def test_agreement_with_math_verify_cases_is_as_documented() -> None:
+@pytest.mark.parametrize(
+    "settings,documented,floor",
+    [
+        ({}, DISAGREEMENTS, 0.855),
+        ({"unmarked": "last"}, LAST_DISAGREEMENTS, 0.94),
+        ({"unmarked": "last", "rounding": True}, MATH_VERIFY_SETTINGS_DISAGREEMENTS, 0.95),
+    ],
+)
+def test_agreement_with_math_verify_cases_is_as_documented(settings: dict, documented: dict, floor: float) -> None:
     disagreements = {
-        i for i, pair in enumerate(PAIRS) if int(math_answer_score(pair["pred"], pair["gold"])) != pair["expected"]
+        i
+        for i, pair in enumerate(PAIRS)
+        if int(math_answer_score(pair["pred"], pair["gold"], **settings)) != pair["expected"]
     }
-    assert disagreements == set(DISAGREEMENTS)
-    assert 1 - len(disagreements) / len(PAIRS) >= 0.83
+    assert disagreements == set(documented)
+    assert 1 - len(disagreements) / len(PAIRS) >= floor
 
 
 # --- the symbolic worker pool --------------------------------------------------------------

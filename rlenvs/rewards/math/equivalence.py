@@ -4,14 +4,19 @@ Both are normalised (`normalize`), then read as a structure and compared part by
 
 - lists (`1, 2`, `\\{1, 2\\}`, `6 and 8`, `1 \\pm \\sqrt 2`): the same items as sets (any
   order, repeats aside);
-- tuples `(a, b)`: the same items in order; `(a, b)` also matches the open interval;
+- tuples `(a, b)`: the same items in order; `(a, b)` also matches the open interval; a
+  list of assignments `p=5, q=2; p=7, q=2` against tuples is regrouped into the tuples
+  `(5, 2), (7, 2)` (its names, in the order written, give the tuple's order);
 - intervals `[a, b)` and unions `A \\cup B`: the same brackets and endpoints;
 - matrices (`pmatrix`, `bmatrix`, `array`, ...): the same shape and entries;
 - `x = 3` against `3`: the value (a name on the left is a label); in a chain
-  `x = 5 + 6 = 11` the last value; two equations `2x + 4y = 3` and `y = ...`: the same
-  equation up to a constant factor;
+  `x = 5 + 6 = 11` the last value; `7 + 9 = 16` (a constant left side) states 16 only if
+  its sides agree; two equations `2x + 4y = 3` and `y = ...`: the same equation up to a
+  constant factor;
 - inequalities: the same relation, either way round (`x > 5` is `5 < x`), and a double
-  inequality `a <= x <= b` is the interval `[a, b]`;
+  inequality `a <= x <= b` is the interval `[a, b]`; an inequality of one variable that is
+  not that simple (`1 <= |z| <= 3/2`, `x^2 < 4`) is solved over the reals in the worker and
+  compared as a set with intervals, unions and other inequalities;
 - a multiple-choice letter `(C)` against `C`;
 - everything else is one value: exact numbers first (`parse_number`, in process), then
   the symbolic worker (`symbolic`), which evaluates both sides (1e-9 relative tolerance)
@@ -24,6 +29,7 @@ A comparison has a time budget; a part that runs out of it counts as different.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from dataclasses import dataclass
@@ -36,10 +42,15 @@ from rlenvs.rewards.math.numbers import Number, parse_number
 _CHOICE = re.compile(r"\(?([A-Ea-e])\)?")
 _WORDS = re.compile(r"[A-Za-z][A-Za-z ']*")
 _DECIMAL = re.compile(r"[-+]?\d*\.(\d+)")
-_DECIMAL_COMMA = re.compile(r"[-+]?\d+,\d+")
+_DECIMAL_COMMA = re.compile(r"(?<![\d,])\d+,\d+(?![\d,])")
 _MATRIX = re.compile(r"\\begin\{([pbvBV]?matrix|array)\}(?:\{[^{}]*\})?(.*?)\\end\{\1\}", re.DOTALL)
 _MEMBERSHIP = re.compile(r"^[A-Za-z](?:_\{?\w+\}?)?\s*\\in\s+")
 _LIST_WORDS = re.compile(r"\s+(?:and|or)\s+|(?<=\))\s*(?:and|or)\s*(?=\()")
+_GLUED_LIST_WORD = re.compile(r"(?<=[\d)}\]])(?:or|and)(?=[A-Za-z(\\])")
+"""`W(x)=1orW(x)=-1`: "or"/"and" with no spaces, after a digit or bracket, before a name."""
+_ONE_RELATION = re.compile(r"[^<>=!]+(?:<=|>=|!=|=|<|>)[^<>=!]+")
+_LETTER = re.compile(r"[A-Za-z]")
+_COMMAND = re.compile(r"\\[A-Za-z]+")
 _LABEL = re.compile(r"[^\d+\-]*|[^+\-]*_\{?\d+\}?[^+\-]*")
 """A left-hand side that names the value rather than stating an equation: x, f(x), |AB|,
 (p, q), a_{37}, \\frac{NO}{BO}: no digits (but in subscripts) and no + or -."""
@@ -49,7 +60,7 @@ _BRACKETS = {"(": ")", "[": "]", "{": "}"}
 @dataclass(frozen=True)
 class Form:
     kind: str
-    """leaf | list | tuple | interval | union | matrix | equation | assignment | relation"""
+    """leaf | list | tuple | interval | union | matrix | equation | assignment | relation | chain"""
     parts: tuple
     detail: str = ""
     """Brackets of an interval ("[)"), the operator of a relation."""
@@ -124,7 +135,7 @@ def read_form(text: str, depth: int = 0) -> Form:
             return Form("interval", tuple(read(p) for p in parts), text[0] + text[-1])
         if len(parts) >= 2:
             return Form("tuple", tuple(read(p) for p in parts), text[0] + text[-1])
-        if text[0] == "(":
+        if text[0] == "(" or _MATRIX.fullmatch(inner.strip()):  # `\left[\begin{array}..\right]`
             return read(inner)
     if text.startswith("\\{") and text.endswith("\\}"):
         return Form("list", tuple(read(p) for p in _split_top(text[2:-2], ",;")))
@@ -141,17 +152,22 @@ class _Comparison:
     def forms_equal(self, a: Form, b: Form) -> bool:
         if a == b:
             return True
+        a, b = _as_solutions(a, b), _as_solutions(b, a)
         if a.kind == "assignment" or b.kind == "assignment":
             return self.assignment_equal(a, b) if a.kind == "assignment" else self.assignment_equal(b, a)
         kinds = {a.kind, b.kind}
         if kinds == {"relation", "interval"}:  # x >= 4 and [4, \infty)
             relation, interval = (a, b) if a.kind == "relation" else (b, a)
             as_interval = _relation_interval(relation)
-            return as_interval is not None and self.forms_equal(as_interval, interval)
+            if as_interval is not None:
+                return self.forms_equal(as_interval, interval)
+        if kinds <= _SET_KINDS | {"tuple"} and kinds & {"relation", "chain"} and kinds != {"relation"}:
+            sets = _set_spec(a), _set_spec(b)
+            return None not in sets and self.symbolic("set", *sets)
         if kinds == {"tuple", "interval"}:
             return a.detail == b.detail and self.sequence_equal(a.parts, b.parts)
         if kinds == {"equation", "leaf"}:
-            return False
+            return self.worked_value_equal(a, b)
         if a.kind != b.kind:
             return False
         if a.kind == "leaf":
@@ -178,6 +194,21 @@ class _Comparison:
         if other.kind == "equation":
             return self.forms_equal(Form("equation", (label, value_text)), other)
         return self.forms_equal(value, other)
+
+    def worked_value_equal(self, a: Form, b: Form) -> bool:
+        """`7 + 9 = 16` against 16: an equation whose left side is a constant states its right
+        side, but only if both sides agree. `1/2 = 10/9` (false) states no value, and neither
+        does `2x = 10` (an equation in x: 10 is not x)."""
+        equation, leaf = (a, b) if a.kind == "equation" else (b, a)
+        left, right = equation.parts
+        if _LETTER.search(_COMMAND.sub("", left)):
+            return False
+        value = read_form(right)
+        stated = self.forms_equal(value, leaf) if equation is a else self.forms_equal(leaf, value)
+        if not stated:
+            return False
+        numbers = _numbers_equal(left, right, rounding=False)
+        return numbers if numbers is not None else self.symbolic("equal", left, right)
 
     def sequence_equal(self, a: tuple, b: tuple) -> bool:
         return len(a) == len(b) and all(self.forms_equal(x, y) for x, y in zip(a, b))
@@ -229,9 +260,11 @@ def _numbers_equal(a: str, b: str, rounding: bool) -> bool | None:
 
 
 def _decimal_comma(text: str) -> Number | None:
-    """`1000,99` read as 1000.99, tried only against a side written with a decimal point
-    (otherwise `-2,1` is the list of -2 and 1)."""
-    return parse_number(text.replace(",", ".")) if _DECIMAL_COMMA.fullmatch(text.strip()) else None
+    """`1000,99` or `2,74 $` read as 1000.99 and 2.74 (one comma, between digits), tried only
+    against a side written with a decimal point (otherwise `-2,1` is the list of -2 and 1)."""
+    if text.count(",") != 1 or not _DECIMAL_COMMA.search(text):
+        return None
+    return parse_number(text.replace(",", "."))
 
 
 def _rounds_to(decimal_text: str, value: Number) -> bool:
@@ -249,6 +282,8 @@ def _difference(left: str, right: str) -> str:
 
 
 _VARIABLE = re.compile(r"[A-Za-z](?:_\{?\w+\}?)?")
+_QUANTITY = re.compile(r"[A-Za-z](?:_\{?\w+\}?)?(?:\([^()]*\))?")
+"""What `a < ... < b` bounds when it reads as an interval: a variable or a value `f(x)`."""
 
 
 def _relation_interval(relation: Form) -> Form | None:
@@ -271,6 +306,8 @@ def _read_relation(text: str) -> Form | None:
         if operator in (">", ">="):
             left, right, operator = right, left, operator.replace(">", "<")
         return Form("relation", (right, left), operator)  # right - left > 0 (or != 0)
+    if len(parts) == 5 and not _QUANTITY.fullmatch(parts[2].strip()):
+        return Form("chain", (text,))  # 1 <= |z| <= 3/2 is not the interval [1, 3/2] of z
     if len(parts) == 5 and parts[1] in ("<", "<=") and parts[3] in ("<", "<="):
         low, high = parts[0].strip(), parts[4].strip()
         brackets = ("[" if parts[1] == "<=" else "(") + ("]" if parts[3] == "<=" else ")")
@@ -311,7 +348,63 @@ def _expand_pm(text: str) -> list[str]:
 
 
 def _split_list_words(text: str) -> list[str]:
-    return [part for part in _LIST_WORDS.split(text) if part.strip()]
+    parts = [part for part in _LIST_WORDS.split(text) if part.strip()]
+    return [piece for part in parts for piece in _split_glued_words(part)]
+
+
+def _split_glued_words(text: str) -> list[str]:
+    """`W(x)=1orW(x)=-1` as two answers; split only where every piece is one whole relation,
+    so "or"/"and" inside a word (`\\floor`, `x = 10ordinal`) never splits."""
+    if "or" not in text and "and" not in text:
+        return [text]
+    pieces = _GLUED_LIST_WORD.split(text)
+    return pieces if len(pieces) > 1 and all(_ONE_RELATION.fullmatch(p) for p in pieces) else [text]
+
+
+def _as_solutions(form: Form, other: Form) -> Form:
+    """A list of assignments `p=5, q=2; p=7, q=2` as the tuples `(5, 2), (7, 2)`, when the
+    other answer is a tuple or a list of tuples with one item per name. The names must
+    repeat in the same order in every group; the tuple follows that order."""
+    if form.kind != "list" or not all(part.kind == "assignment" for part in form.parts):
+        return form
+    tuples = [other] if other.kind == "tuple" else list(other.parts) if other.kind == "list" else []
+    if not tuples or any(t.kind != "tuple" for t in tuples):
+        return form
+    names = [part.parts[0].replace(" ", "") for part in form.parts]
+    size = len(dict.fromkeys(names))
+    if size < 2 or len(names) % size or any(len(t.parts) != size for t in tuples):
+        return form
+    if any(names[i] != names[i % size] for i in range(len(names))):
+        return form
+    groups = [
+        Form("tuple", tuple(part.parts[2] for part in form.parts[i : i + size]), tuples[0].detail)
+        for i in range(0, len(names), size)
+    ]
+    return groups[0] if other.kind == "tuple" and len(groups) == 1 else Form("list", tuple(groups))
+
+
+_SET_KINDS = frozenset({"relation", "chain", "interval", "union"})
+
+
+def _open_interval(form: Form) -> Form:
+    """`(a, b)` is also the open interval (a, b)."""
+    if form.kind == "tuple" and form.detail == "()" and len(form.parts) == 2:
+        return Form("interval", form.parts, "()")
+    return form
+
+
+def _set_spec(form: Form) -> str | None:
+    """A set of reals for the worker's "set" mode (JSON): an inequality to solve, or a union
+    of intervals by their endpoints; None if the form is neither."""
+    if form.kind == "chain":
+        return json.dumps({"relation": form.parts[0]})
+    if form.kind == "relation":
+        right, left = form.parts
+        return json.dumps({"relation": f"{left} {form.detail} {right}"})
+    intervals = [_open_interval(i) for i in (form.parts if form.kind == "union" else [form])]
+    if not all(i.kind == "interval" and all(p.kind == "leaf" for p in i.parts) for i in intervals):
+        return None
+    return json.dumps({"intervals": [[i.parts[0].parts[0], i.parts[1].parts[0], i.detail] for i in intervals]})
 
 
 def _has_top(text: str, separators: str) -> bool:

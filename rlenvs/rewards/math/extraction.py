@@ -39,11 +39,12 @@ and a cut bounds the work on adversarial replies."""
 
 # Markers are located with str.find first and matched with these anchored patterns only
 # there: a regex alternation scanning every position is ten times slower on real replies.
-_BOX_OPEN = re.compile(r"\\(?:boxed|fbox)[ \t]*\{")
+BOX_OPEN = re.compile(r"\\(?:boxed|fbox)[ \t]*\{")
 _ANSWER_TAIL = re.compile(r"\**[ \t]*(?:(?:is\b|IS\b|:|=)[ \t*:]*(?:\n[ \t]*)?|[ \t]+(?=\$|\\\(|\\\[))")
 """After "answer": "is", ":" or "=", or just a space before a math span ("Answer $9$")."""
-_MATH_SPAN = re.compile(r"\$\$.+\$\$|\$[^$]+\$|\\\(.+\\\)|\\\[.+\\\]", re.DOTALL)
-"""A text that is wholly one `$...$`, `$$...$$`, `\\(...\\)` or `\\[...\\]` span."""
+_MATH_SPAN = re.compile(r"\$\$.+\$\$|\$(?:[^$\\]|\\.)+\$|\\\(.+\\\)|\\\[.+\\\]", re.DOTALL)
+"""A text that is wholly one `$...$`, `$$...$$`, `\\(...\\)` or `\\[...\\]` span (`\\$`, an
+escaped dollar sign, does not end a `$` span)."""
 _BRACE = re.compile(r"[{}]")
 # "The answer is 18. Then ..." -> "18": a period ends the sentence unless a digit follows.
 _SENTENCE_END = re.compile(r"\.(?!\d)|[;!?]")
@@ -158,6 +159,8 @@ def _first_sentence(text: str) -> str:
     for opening, closing in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
         if text.startswith(opening):
             end = text.find(closing, len(opening))
+            while end > 0 and closing == "$" and text[end - 1] == "\\":  # `\$` is a dollar sign
+                end = text.find(closing, end + 1)
             if end != -1:
                 return text[: end + len(closing)]
     end = _SENTENCE_END.search(text)
@@ -168,7 +171,7 @@ def boxed_contents(text: str) -> list[str]:
     """The contents of every `\\boxed{...}` and `\\fbox{...}` with balanced braces, in order."""
     contents = []
     braces: dict[int, int] | None = None  # all matching braces, computed only if a box nests
-    for opening in _BOX_OPEN.finditer(text):
+    for opening in BOX_OPEN.finditer(text):
         end = opening.end()
         close = text.find("}", end)
         if close != -1 and text.find("{", end, close) != -1:

@@ -5,10 +5,12 @@ and math-verify's converter pulls in a generated grammar; `sympy.parse_expr` eva
 Python and must never see model output. This recursive-descent parser accepts the LaTeX
 that final answers use (numbers, letters and greek letters with subscripts, `+ - * / ^`,
 `\\cdot \\times \\div`, implicit products, `\\frac \\sqrt`, functions, `!`, `|x|`, `\\pi`,
-`e`, `i`, `\\infty`) and builds sympy objects directly, so nothing is ever evaluated as code.
+`e`, `i`, `\\infty`, sums `\\sum_{k=a}^{b}`) and builds sympy objects directly, so nothing
+is ever evaluated as code.
 
 Before any power or factorial is built, its size is estimated: `10^{10^{10}}` or
-`99999999!` raise `TooLarge` at once instead of making sympy compute them.
+`99999999!` raise `TooLarge` at once instead of making sympy compute them. A sum is worked
+out only in ways whose cost is bounded (see `_Parser.sum`).
 
 It runs in the verifier's worker process (see `symbolic`), never in the caller's.
 """
@@ -23,12 +25,16 @@ import sympy
 MAX_RESULT_DIGITS = 10_000
 """Digits a numeric power or factorial may have."""
 MAX_FACTORIAL = 2_000
+MAX_SUM_TERMS = 1_000
+"""Terms all the sums of one expression may expand to, nested sums included."""
+MAX_SUM_DEGREE = 10
+"""Highest power of the index for which a sum's closed form is computed."""
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<number>\d+(?:\.\d*)?|\.\d+)"
     r"|(?P<command>\\[A-Za-z]+)"
     r"|(?P<letter>[A-Za-z])"
-    r"|(?P<symbol>[-+*/^_!|(){}\[\],'])"
+    r"|(?P<symbol>[-+*/^_!|(){}\[\],'=])"
     r")"
 )
 
@@ -47,7 +53,9 @@ _GREEK = {
 _PRODUCTS = {"\\cdot", "\\times", "*"}
 _QUOTIENTS = {"\\div", "/"}
 _FRACTIONS = {"\\frac", "\\dfrac", "\\tfrac", "\\cfrac"}
-_IGNORED = {"\\left", "\\right", "\\displaystyle", "\\mathrm", "\\mathbf", "\\mathit", "\\operatorname"}
+_IGNORED = {
+    "\\left", "\\right", "\\displaystyle", "\\mathrm", "\\mathbf", "\\mathit", "\\operatorname", "\\limits",
+}
 
 
 class LatexError(ValueError):
@@ -86,9 +94,15 @@ def _tokenize(text: str) -> list[str]:
 
 
 class _Parser:
-    def __init__(self, tokens: list[str]) -> None:
+    def __init__(
+        self, tokens: list[str], bound: dict[str, sympy.Expr] | None = None, terms: list[int] | None = None
+    ) -> None:
         self.tokens = tokens
         self.position = 0
+        self.bound = {} if bound is None else bound
+        """Index letters of the sums being read -> their symbol, or their value while expanding."""
+        self.terms = [MAX_SUM_TERMS] if terms is None else terms
+        """Sum terms this expression may still expand to (shared with sub-parsers)."""
 
     # --- token helpers ---
     def peek(self) -> str | None:
@@ -173,7 +187,7 @@ class _Parser:
             return token != "|" or self.position + 1 < len(self.tokens)
         if token.startswith("\\"):
             name = token[1:]
-            return (token in _FRACTIONS or name in ("sqrt",) or name in _FUNCTIONS or name in _CONSTANTS
+            return (token in _FRACTIONS or name in ("sqrt", "sum") or name in _FUNCTIONS or name in _CONSTANTS
                     or name in _GREEK)
         return token.isalpha()
 
@@ -233,6 +247,8 @@ class _Parser:
     def command(self, name: str) -> sympy.Expr:
         if name in _CONSTANTS:
             return _CONSTANTS[name]
+        if name == "sum":
+            return self.sum()
         if name in _GREEK:
             return self.subscripted(name)
         if name in _FUNCTIONS:
@@ -252,7 +268,71 @@ class _Parser:
             return -self.power()
         return self.power()
 
+    def sum(self) -> sympy.Expr:
+        """`\\sum_{k=a}^{b} term`: the summand is the product that follows (`\\sum k^2 + 1` is
+        the sum, plus 1). With integer bounds and at most the remaining term budget, it is
+        expanded term by term, each term parsed again with k set to its value, so every
+        power and factorial in it passes the usual size guards. A polynomial in k gets its
+        closed form (`\\sum_{k=1}^{n} k` is n(n+1)/2). Otherwise, for symbolic bounds, it
+        stays a sympy `Sum` whose index is renamed by depth, so that `\\sum_k` and `\\sum_j`
+        of the same term are the same object; integer bounds too far apart raise `TooLarge`."""
+        index = low = high = None
+        for _ in range(2):
+            if self.peek() == "_":
+                self.take()
+                self.take("{")
+                index = self.take()
+                if not (len(index) == 1 and index.isalpha()):
+                    raise LatexError("a sum's index is one letter")
+                self.take("=")
+                low = self.expression()
+                self.take("}")
+            elif self.peek() == "^":
+                self.take()
+                high = self.group_or_signed_atom()
+        if index is None or high is None:
+            raise LatexError("a sum needs its bounds: \\sum_{k=a}^{b}")
+        outer = self.bound.get(index)
+        symbol = sympy.Symbol(index)
+        self.bound[index] = symbol
+        start, saved = self.position, list(self.tokens)  # `\frac12` rewrites its token: restore it
+        try:
+            summand = self.term()
+            end = self.position
+            finite = all(bound.is_number and bound.is_finite for bound in (low, high))
+            if finite:
+                if not (low.is_integer and high.is_integer):
+                    raise LatexError("a sum's bounds are integers")
+                count = int(high - low + 1)
+                if count <= 0:
+                    return sympy.Integer(0)
+                if count <= self.terms[0]:
+                    self.terms[0] -= count
+                    terms = []
+                    for value in range(int(low), int(high) + 1):
+                        self.tokens[start:end] = saved[start:end]
+                        self.position, self.bound[index] = start, sympy.Integer(value)
+                        terms.append(self.term())
+                        if self.position != end:
+                            raise LatexError("a sum's term reads differently with its index set")
+                    return sympy.Add(*terms)
+            if _low_degree_polynomial(summand, symbol):
+                if finite:  # the closed form is about the largest bound to the power degree + 1
+                    _checked_power(abs(low) + abs(high) + 1, sympy.Integer(MAX_SUM_DEGREE + 1))
+                return sympy.Sum(summand, (symbol, low, high)).doit()
+            if finite:
+                raise TooLarge("a sum with too many terms")
+            canonical = sympy.Symbol(f"_sum{len(self.bound)}")
+            return sympy.Sum(summand.xreplace({symbol: canonical}), (canonical, low, high))
+        finally:
+            if outer is None:
+                del self.bound[index]
+            else:
+                self.bound[index] = outer
+
     def letter(self, name: str) -> sympy.Expr:
+        if name in self.bound:
+            return self.bound[name]
         if name == "e" and self.peek() != "_":
             return sympy.E
         if name == "i" and self.peek() != "_":
@@ -268,9 +348,16 @@ class _Parser:
                 while self.peek() not in ("}", None):
                     parts.append(self.take())
                 self.take("}")
-                name += "_" + "".join(parts)
             else:
-                name += "_" + self.take()
+                parts = [self.take()]
+            if any(part in self.bound for part in parts):
+                # `F_{n-k-1}` inside `\sum_k`: a term of the sequence F, indexed by k.
+                sub = _Parser(parts, self.bound, self.terms)
+                subscript = sub.expression()
+                if sub.position != len(parts):
+                    raise LatexError(f"cannot read the subscript {''.join(parts)!r}")
+                return sympy.IndexedBase(name)[subscript]
+            name += "_" + "".join(parts)
         return sympy.Symbol(name)
 
 
@@ -288,6 +375,12 @@ def _magnitude(value: sympy.Expr) -> float:
         return abs(complex(value.evalf(15)))
     except (TypeError, ValueError, OverflowError):
         raise TooLarge("value too large to estimate") from None
+
+
+def _low_degree_polynomial(summand: sympy.Expr, index: sympy.Symbol) -> bool:
+    if summand.has(sympy.Indexed, sympy.Sum) or not summand.is_polynomial(index):
+        return False
+    return sympy.degree(summand, index) <= MAX_SUM_DEGREE if summand.has(index) else True
 
 
 def _checked_factorial(value: sympy.Expr) -> sympy.Expr:

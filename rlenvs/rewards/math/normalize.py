@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from rlenvs.rewards.math.numbers import unicode_to_ascii
+from rlenvs.rewards.math.numbers import THOUSANDS_BRACES, unicode_to_ascii
 
 _UNICODE = {
     "−": "-", "–": "-", "≤": "<=", "≥": ">=", "≠": "!=", "∞": "\\infty", "π": "\\pi", "√": "\\sqrt",
@@ -47,7 +47,7 @@ def normalize_answer(text: str) -> str:
             text = text.replace(old, new)
     if "\\\\" in text and not _SINGLE_BACKSLASH.search(text):
         text = text.replace("\\\\", "\\")  # escaped twice throughout: `\\\\frac` is `\\frac`
-    text = text.replace("\\$", " ").replace("{,}", ",")
+    text = THOUSANDS_BRACES.sub(",", text.replace("\\$", " "))
     text = _SPACED_THOUSANDS.sub(",", text)
     for delimiter in _DELIMITERS:
         text = text.replace(delimiter, " ")

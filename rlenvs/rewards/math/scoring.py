@@ -15,6 +15,7 @@ from rlenvs.rewards.completions import completion_text
 from rlenvs.rewards.math import symbolic
 from rlenvs.rewards.math.equivalence import answers_equivalent, read_form
 from rlenvs.rewards.math.extraction import (
+    BOX_OPEN,
     BOXED,
     Extraction,
     boxed_contents,
@@ -29,10 +30,17 @@ BARE_ANSWER_MAX_CHARS = 200
 BARE_ANSWER_MAX_WORDS = 3
 _LAST_CANDIDATES = re.compile(
     r"\$\$(?P<display>.+?)\$\$|\$(?P<inline>[^$]+?)\$|\\\((?P<paren>.+?)\\\)|\\\[(?P<bracket>.+?)\\\]"
-    r"|(?P<number>-?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?)",
+    r"|(?<![A-Za-z])(?P<number>-?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?)",
     re.DOTALL,
 )
+"""The last-answer candidates: math spans, and numbers not glued to a word (`AZYUK2A`, `H2O`)."""
 _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
+_MATH_START = re.compile(r"[\d$\\=^_(){}\[\]<>+\-*/|]")
+_NAME = re.compile(r"\s*[A-Za-z]+\s*[=^_(]")
+"""A leading name of what the answer states: `area = 25`, `AB = 5`, `sqrt(2)`."""
+_MATH_WORDS = frozenset({
+    "sqrt", "pi", "sin", "cos", "tan", "sec", "csc", "cot", "ln", "log", "exp", "inf", "infty", "infinity",
+})
 
 
 def numeric_answer_score(completion: str, ground_truth: str) -> float:
@@ -165,6 +173,11 @@ def gold_answer(ground_truth: str) -> str:
     boxes = boxed_contents(ground_truth) if "\\" in ground_truth else []
     if boxes:
         return ", ".join(dict.fromkeys(box.strip() for box in boxes))  # a box repeated is one answer
+    openings = list(BOX_OPEN.finditer(ground_truth)) if "\\" in ground_truth else []
+    if openings:
+        # A gold box never closed is a typo in the data set, not a hedge: its answer runs to
+        # the end. (A completion's unclosed box is never read: see `boxed_contents`.)
+        return ground_truth[openings[-1].end() :].strip()
     extraction = extract_final_answer(ground_truth)
     if extraction.answer is not None and not extraction.hedged:
         return extraction.answer.text
@@ -188,7 +201,20 @@ def _bare_answer(completion: str) -> str | None:
         return None
     if not any(c.isdigit() for c in text) and "$" not in text and "\\" not in text:
         return None
+    if _leads_with_prose(text):
+        return None
     return text if len(_WORD.findall(text)) <= BARE_ANSWER_MAX_WORDS else None
+
+
+def _leads_with_prose(text: str) -> bool:
+    """Words before the math make a sentence ("We find that $x < 3$.", "Total: 18"), not a
+    bare answer: words may only follow it (units: "18 apples"). A name before `=` (`area =
+    25`) and function names (`sqrt(2)`, `pi/2`) are not prose."""
+    if _NAME.match(text):
+        return False
+    start = _MATH_START.search(text)
+    head = text[: start.start()] if start else text
+    return any(word.lower() not in _MATH_WORDS for word in _WORD.findall(head))
 
 
 def _last_answer(completion: str) -> str | None:

@@ -9,13 +9,15 @@ imported, then answers each request `{"id": n, "jobs": [[mode, a, b], ...]}` wit
 `{"id": n, "results": [true | false | null, ...]}`; null means "could not parse".
 Modes: "equal" (a == b), "proportional" (a = c*b for a constant c != 0: equations),
 "positive" (the same with c > 0: inequalities written the same way round), "rounded"
-(a is a decimal that b, a constant, correctly rounds to: `0.33` and `\\frac13`).
+(a is a decimal that b, a constant, correctly rounds to: `0.33` and `\\frac13`), "set"
+(a and b, JSON, are the same set of reals: see `_real_set`).
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
 import sys
 
 import sympy
@@ -27,21 +29,66 @@ POINTS = 6
 """Random points at which two expressions with free symbols are evaluated."""
 
 
+_PARSE_ERRORS = (
+    LatexError, TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, AttributeError, RecursionError,
+)
+
+
 def compare(mode: str, left: str, right: str) -> bool | None:
     try:
-        a, b = parse_latex(left), parse_latex(right)
+        if mode == "set":
+            a, b = _real_set(json.loads(left)), _real_set(json.loads(right))
+        else:
+            a, b = parse_latex(left), parse_latex(right)
     except TooLarge:
         return False
-    except (LatexError, TypeError, ValueError, ZeroDivisionError, AttributeError, RecursionError):
+    except _PARSE_ERRORS:
         return None
     try:
         if mode == "equal":
             return _equal(a, b)
         if mode == "rounded":
             return _rounds_to(left, b)
+        if mode == "set":
+            return _same_set(a, b)
         return _proportional(a, b, positive=(mode == "positive"))
-    except (TypeError, ValueError, ZeroDivisionError, AttributeError, RecursionError, OverflowError):
+    except Exception:  # noqa: BLE001 - whatever sympy raises on an answer, it was not shown equal
         return False
+
+
+_RELATIONS = {"<": sympy.Lt, "<=": sympy.Le, ">": sympy.Gt, ">=": sympy.Ge, "!=": sympy.Ne}
+
+
+def _real_set(spec: dict) -> tuple[sympy.Set, str | None]:
+    """The set of reals a spec describes, and the variable it is solved for (None for
+    intervals). {"intervals": [[low, high, "[)"], ...]}: their union; {"relation": "1 <= |z|
+    <= 3/2"}: the values of its one variable that satisfy every link of the chain."""
+    if "intervals" in spec:
+        parts = [
+            sympy.Interval(parse_latex(low), parse_latex(high), brackets[0] == "(", brackets[1] == ")")
+            for low, high, brackets in spec["intervals"]
+        ]
+        return sympy.Union(*parts), None
+    pieces = re.split(r"(<=|>=|!=|<|>)", spec["relation"])
+    sides = [parse_latex(piece) for piece in pieces[::2]]
+    symbols = set().union(*(side.free_symbols for side in sides))
+    if len(symbols) != 1 or len(sides) < 2:
+        raise LatexError("an inequality of one variable is needed to make a set")
+    variable = symbols.pop()
+    real = sympy.Symbol(variable.name, real=True)
+    sides = [side.subs(variable, real) for side in sides]
+    solution = sympy.S.Reals
+    for left, operator, right in zip(sides, pieces[1::2], sides[1:]):
+        solution = solution & sympy.solveset(_RELATIONS[operator](left, right), real, sympy.S.Reals)
+    return solution, variable.name
+
+
+def _same_set(a: tuple[sympy.Set, str | None], b: tuple[sympy.Set, str | None]) -> bool:
+    """Equal sets; two inequalities must also be in the same variable (x < 1 is not y < 1)."""
+    (first, name_a), (second, name_b) = a, b
+    if name_a is not None and name_b is not None and name_a != name_b:
+        return False
+    return first == second or first.symmetric_difference(second).is_empty is True
 
 
 def _equal(a: sympy.Expr, b: sympy.Expr) -> bool:
@@ -60,6 +107,8 @@ def _equal(a: sympy.Expr, b: sympy.Expr) -> bool:
         agreed += 1
     if agreed >= POINTS // 2:
         return True
+    if a.has(sympy.Sum, sympy.Indexed) or b.has(sympy.Sum, sympy.Indexed):
+        return False  # sums left symbolic are compared by form (see latex `sum`): simplify only stalls
     return sympy.simplify(a - b) == 0
 
 

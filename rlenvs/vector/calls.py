@@ -1,0 +1,76 @@
+"""One env call as the two runners see it, and what became of it.
+
+The pool turns `reset`/`step`/`oracle_actions` into `Call`s; a runner (threads or
+processes) carries each out on the env it hosts and reports an `Outcome` in the same
+position. Both runners share `apply` (what a call does to an env) and `discards` (which
+failures cost the env object), so the two modes behave the same.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import gymnasium as gym
+
+Op = Literal["reset", "step", "oracle"]
+Status = Literal["ok", "error", "timeout", "lost"]
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    op: Op
+    index: int
+    args: tuple = ()
+    """reset: (seed, options); step: (action,); oracle: ()."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    status: Status
+    value: Any = None
+    """ok: what the env returned; error: the exception; timeout and lost: why, as text."""
+
+
+def apply(env: gym.Env, call: Call) -> Any:
+    if call.op == "reset":
+        seed, options = call.args
+        return env.reset(seed=seed, options=options)
+    if call.op == "step":
+        return env.step(call.args[0])
+    if call.op == "oracle":
+        # gymnasium 1.x wrappers do not forward attributes; get_wrapper_attr looks through them.
+        return env.get_wrapper_attr("oracle_action")()
+    raise ValueError(f"unknown env call {call.op!r}")
+
+
+def discards(call: Call) -> bool:
+    """Whether an env whose call raised is thrown away (a fresh one is made on its next reset).
+
+    A step or reset that raised may have left the env half-updated, so it is not trusted again;
+    `oracle_action` only reads the env, so its failure leaves the episode as it was.
+    """
+    return call.op != "oracle"
+
+
+def short_error(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def env_factory(make_env: str | Callable[..., gym.Env], make_kwargs: Mapping[str, Any]) -> Callable[[], gym.Env]:
+    """A zero-argument maker: `gym.make(id, **kwargs)` for an id, else `make_env(**kwargs)`."""
+    if isinstance(make_env, str):
+        return functools.partial(gym.make, make_env, **make_kwargs)
+    return functools.partial(make_env, **make_kwargs)
+
+
+def close_quietly(env: gym.Env | None) -> None:
+    """Close an env being thrown away; a failure to close must not hide why it is thrown away."""
+    if env is None:
+        return
+    with contextlib.suppress(Exception):  # the env is discarded either way
+        env.close()

@@ -1,0 +1,1 @@
+"""Generation backends behind one interface (`base.Backend`): hf, vllm, vllm-server."""

@@ -1,0 +1,66 @@
+"""The one small interface every generation backend implements.
+
+The rollout engine speaks token ids only (token in, token out): it hands a backend the exact
+token ids of each active episode so far and gets back the sampled token ids with their
+log-probabilities. A backend never sees text and never applies a chat template, so what
+the trainer later scores is exactly what was sampled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
+
+FinishReason = Literal["stop", "length"]
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """How to sample one turn. `max_tokens` is the cap for this turn; generation also stops
+    at any of `stop_token_ids` (the tokenizer's end-of-turn / EOS ids), which are kept as the
+    last sampled token. `top_k=0` and `top_p=1.0` mean no truncation; `seed=None` is random."""
+
+    max_tokens: int
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = 0
+    stop_token_ids: tuple[int, ...] = ()
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1:
+            raise ValueError(f"SamplingParams.max_tokens must be an int >= 1, got {self.max_tokens!r}")
+        if not self.temperature >= 0:
+            raise ValueError(f"SamplingParams.temperature must be >= 0, got {self.temperature!r}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"SamplingParams.top_p must be in (0, 1], got {self.top_p!r}")
+        if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 0:
+            raise ValueError(f"SamplingParams.top_k must be an int >= 0 (0: no limit), got {self.top_k!r}")
+        object.__setattr__(self, "stop_token_ids", tuple(int(t) for t in self.stop_token_ids))
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One sampled turn: the new token ids (a stop token, if hit, is the last one), the
+    log-probability of each under the distribution it was sampled from (temperature and
+    top-p/top-k applied: vLLM's `processed_logprobs`, what TRL's importance-sampling
+    correction expects), and why it ended."""
+
+    token_ids: tuple[int, ...]
+    logprobs: tuple[float, ...]
+    finish_reason: FinishReason
+
+    def __post_init__(self) -> None:
+        if len(self.token_ids) != len(self.logprobs):
+            raise ValueError(f"Generation has {len(self.token_ids)} tokens but {len(self.logprobs)} logprobs")
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """Generates the next turn of many episodes in one batched call."""
+
+    def generate(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> list[Generation]:
+        """One `Generation` per prompt, in order. Each prompt is the episode's whole token
+        sequence so far (prompt + completion); the backend continues it as is."""
+        ...

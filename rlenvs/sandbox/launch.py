@@ -3,9 +3,10 @@
 The sandbox (bubblewrap, Debian package `bubblewrap`):
 - new user, pid, network, ipc, uts and cgroup namespaces, no nested user namespaces, a new
   terminal session; no network at all (only the namespace's own loopback);
-- a root with only /usr (read-only; /bin, /lib, /lib64, /sbin as symlinks into it), a fresh
-  /proc and /dev, size-capped tmpfs at /workspace and /tmp, and the guest code read-only at
-  /opt/rlenvs-guest. No /etc, /home, /root, /work, no other worker's files;
+- a read-only root with only /usr (read-only; /bin, /lib, /lib64, /sbin as symlinks into it),
+  a fresh read-only /proc and /dev, size-capped tmpfs at /workspace, /tmp and /dev/shm, and
+  the guest code read-only at /opt/rlenvs-guest. No /etc, /home, /root, /work, no other
+  worker's files;
 - an empty environment; `--die-with-parent`, so a dead host takes its sandboxes with it.
 
 Started by root, each worker drops to its own unprivileged host uid before bwrap runs:
@@ -17,13 +18,14 @@ that user and the process limit counts on top of the user's current processes.
 from __future__ import annotations
 
 import atexit
+import fcntl
 import functools
 import itertools
 import os
 import shutil
 import tempfile
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 GUEST_DIR = Path(__file__).resolve().parent / "guest"
@@ -33,6 +35,9 @@ UID_BASE = 1_900_000_000
 UID_SPAN = 1_000_000
 """Worker uids are drawn from [UID_BASE, UID_BASE + UID_SPAN): far from any real account
 and from the usual subordinate-uid ranges of rootless containers."""
+
+UID_LOCK_DIR = "/run/rlenvs-sandbox-uids"
+UID_LEASE_ATTEMPTS = 1000
 
 _worker_numbers = itertools.count()
 
@@ -46,9 +51,13 @@ class WorkerLaunch:
     """Everything `subprocess.Popen` needs to start one worker."""
 
     argv: tuple[str, ...]
-    uid: int | None
-    """The host uid to drop to (None: stay the current user)."""
+    lease: UidLease | None
+    """The host uid to drop to, held for the worker's life (None: stay the current user)."""
     cwd: str | None = None
+
+    @property
+    def uid(self) -> int | None:
+        return self.lease.uid if self.lease is not None else None
 
 
 @functools.cache
@@ -99,10 +108,60 @@ def extra_mounts(python: str) -> list[str]:
 
 
 def next_worker_uid() -> int | None:
-    """A fresh unprivileged uid for a worker when running as root, else None (stay as is)."""
+    """The next candidate uid for a worker when running as root, else None (stay as is)."""
     if os.geteuid() != 0:
         return None
     return UID_BASE + (os.getpid() * 4096 + next(_worker_numbers)) % UID_SPAN
+
+
+@dataclass
+class UidLease:
+    """A worker uid held for as long as the worker lives: an flock on a file named by the uid,
+    so no other worker of any process on this host gets the same uid (and RLIMIT_NPROC
+    budget) meanwhile. The kernel drops the lock when its holder dies, however it dies."""
+
+    uid: int
+    fd: int
+    owner: int = field(default_factory=os.getpid)
+
+    def release(self) -> None:
+        """Give the uid back. The owner removes the lock file while still holding the lock, so
+        the folder does not fill up; `lease_worker_uid` checks that the file it locked is
+        still the one in the folder, which makes the removal safe."""
+        if self.fd < 0:
+            return
+        if os.getpid() == self.owner:
+            try:
+                os.unlink(_lock_path(self.uid))
+            except FileNotFoundError:
+                pass
+        os.close(self.fd)
+        self.fd = -1
+
+
+def _lock_path(uid: int) -> str:
+    return os.path.join(UID_LOCK_DIR, str(uid))
+
+
+def lease_worker_uid() -> UidLease | None:
+    """A uid no live worker on this host has, when running as root; else None."""
+    first = next_worker_uid()
+    if first is None:
+        return None
+    os.makedirs(UID_LOCK_DIR, mode=0o700, exist_ok=True)
+    uid = first
+    for _ in range(UID_LEASE_ATTEMPTS):
+        path = _lock_path(uid)
+        fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if os.fstat(fd).st_ino == os.stat(path).st_ino:
+                return UidLease(uid, fd)
+        except (BlockingIOError, FileNotFoundError):
+            pass  # held by a live worker, or released and removed while we opened it
+        os.close(fd)
+        uid = next_worker_uid()
+    raise SandboxUnavailable(f"no free sandbox uid after {UID_LEASE_ATTEMPTS} tries: are {UID_LOCK_DIR}'s locks stuck?")
 
 
 def bwrap_launch(python: str | None, disk_mb: int) -> WorkerLaunch:
@@ -111,20 +170,30 @@ def bwrap_launch(python: str | None, disk_mb: int) -> WorkerLaunch:
     argv = [
         bwrap,
         "--unshare-all", "--unshare-user", "--disable-userns", "--new-session", "--die-with-parent",
+        # The zygote is pid 1: no bwrap monitor process there, which the code could ptrace (it
+        # is dumpable) to write forged answers to the host pipes it holds, or read the host's
+        # environment from its /proc/1/environ.
+        "--as-pid-1",
         "--uid", "1000", "--gid", "1000", "--hostname", "sandbox",
         "--ro-bind", "/usr", "/usr",
         *_usr_links(),
         *extra_mounts(interpreter),
         "--ro-bind", staged_guest_dir(), GUEST_MOUNT,
         "--proc", "/proc", "--dev", "/dev",
+        "--size", size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
         "--size", size, "--tmpfs", "/workspace",
         "--size", size, "--tmpfs", "/tmp",
+        # The root and /dev are tmpfs the zygote does not empty, of no set size: read-only, so
+        # nothing written there outlives an execution or grows past the tmpfs sizes above. /proc
+        # too: the sysctls of the sandbox's own IPC and pid namespaces are writable, and would
+        # outlive an execution.
+        "--remount-ro", "/", "--remount-ro", "/proc",
         "--chdir", "/workspace",
         "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
         "--setenv", "LANG", "C.UTF-8",
         interpreter, "-I", "-S", "-B", f"{GUEST_MOUNT}/zygote.py",
     ]  # fmt: skip
-    return WorkerLaunch(argv=tuple(argv), uid=next_worker_uid())
+    return WorkerLaunch(argv=tuple(argv), lease=lease_worker_uid())
 
 
 def _usr_links() -> list[str]:
@@ -139,18 +208,21 @@ def _usr_links() -> list[str]:
     return args
 
 
-def unsafe_launch(python: str | None, workdir: str) -> WorkerLaunch:
-    """No namespaces at all: the guest runs in `workdir` under rlimits only (as its own uid
-    when started by root, so the process limit still holds; the caller chowns `workdir`)."""
+def warn_unsafe() -> None:
     warnings.warn(
-        "rlenvs sandbox running in UNSAFE mode (no bubblewrap): untrusted code can read and write your files, "
+        "rlenvs sandbox in UNSAFE mode (no bubblewrap): untrusted code can read and write your files, "
         "use the network and see your processes. Use it only on a throwaway machine.",
         RuntimeWarning,
         stacklevel=3,
     )
+
+
+def unsafe_launch(python: str | None, workdir: str) -> WorkerLaunch:
+    """No namespaces at all: the guest runs in `workdir` under rlimits only (as its own uid
+    when started by root, so the process limit still holds; the caller chowns `workdir`)."""
     interpreter = guest_python(python)
     return WorkerLaunch(
         argv=(interpreter, "-I", "-S", "-B", f"{staged_guest_dir()}/zygote.py", "--unsafe"),
-        uid=next_worker_uid(),
+        lease=lease_worker_uid(),
         cwd=workdir,
     )

@@ -4,7 +4,9 @@ Thread-safe: any number of threads may call it; at most `workers` executions run
 each on its own worker (its own bubblewrap sandbox, uid, /workspace and /tmp). A worker
 serves up to `max_uses` executions, then is replaced; one that fails in any way is killed
 and replaced at once, and the execution it was running reports `sandbox_error` (or the
-timeout it hit) without touching any other.
+timeout it hit) without touching any other. One exception: a reused worker that dies
+without answering (killed from outside while idle) gets the request again, once, on a fresh
+worker; a sandboxed run leaves nothing behind, so running it again is safe.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Self
 
-from rlenvs.sandbox.launch import WorkerLaunch, bwrap_launch, find_bwrap, guest_python, unsafe_launch
+from rlenvs.sandbox.launch import WorkerLaunch, bwrap_launch, find_bwrap, guest_python, unsafe_launch, warn_unsafe
 from rlenvs.sandbox.requests import Limits, TestProgram
 from rlenvs.sandbox.results import ExecResult, TestOutcome, TestReport
 from rlenvs.sandbox.worker import Worker, WorkerFailed, unsafe_workdir
@@ -50,7 +52,9 @@ class Sandbox:
             raise ValueError(f"max_uses must be an int >= 1, got {max_uses!r}")
         if limits is not None and not isinstance(limits, Limits):
             raise TypeError(f"limits must be a rlenvs.sandbox.Limits, got {type(limits).__name__}")
-        if not unsafe:
+        if unsafe:
+            warn_unsafe()
+        else:
             find_bwrap()
         guest_python(python)
         self.limits = limits or Limits()
@@ -90,12 +94,13 @@ class Sandbox:
             raise TypeError(f"program must be a rlenvs.sandbox.TestProgram, got {type(program).__name__}")
         answer, limits = self._call({"kind": "tests", "code": code, "program": program.for_guest()}, limits)
         outcomes = {record["index"]: record for record in answer.get("tests", [])}
-        missing = _missing_reason(answer)
+        # Tests run in order: the first without a record was running when the run ended.
+        running = next((i for i in range(len(program.tests)) if i not in outcomes), None)
         tests = tuple(
             TestOutcome(name=name, passed=bool(outcomes[i]["ok"]), error=outcomes[i].get("error", ""),
                         traceback=outcomes[i].get("traceback", ""))
             if i in outcomes
-            else TestOutcome(name=name, passed=False, error=missing)
+            else TestOutcome(name=name, passed=False, error=_missing_reason(answer, started=i == running))
             for i, name in enumerate(program.names)
         )  # fmt: skip
         return TestReport(
@@ -108,10 +113,16 @@ class Sandbox:
         )
 
     def close(self) -> None:
-        """Kill every worker. Calls after close raise."""
+        """Kill every worker. A call still running in another thread ends as `sandbox_error`
+        (its thread releases the worker); calls after close raise."""
         with self._lock:
             self._closed = True
-        self._finalizer()
+            idle, busy = list(self._idle), list(self._busy)
+            self._idle.clear()
+        for worker in idle:
+            worker.kill()
+        for worker in busy:
+            worker.signal_kill()  # the thread reading from it sees the end and cleans up
 
     def __enter__(self) -> Self:
         return self
@@ -150,13 +161,18 @@ class Sandbox:
                     # An idle worker can die unseen (killed from outside, the host's OOM
                     # killer): one that ends without answering gets the request again on a
                     # fresh worker. Sandboxed runs leave nothing behind, so a rerun is safe.
-                    if reused and attempt == 0 and not error.timed_out:
+                    if reused and attempt == 0 and not error.timed_out and not self._closed:
                         continue
                     return {"status": "sandbox_error", "detail": str(error)}, limits
+                except BaseException:
+                    # Interrupted while the worker holds an unread answer (KeyboardInterrupt):
+                    # it must not serve the next caller that answer.
+                    worker.kill()
+                    raise
                 if answer.get("recycle"):
                     worker.kill()
                 return answer, limits
-        raise AssertionError("unreachable")
+        raise AssertionError("unreachable: the second attempt always returns")
 
     @contextmanager
     def _worker(self) -> Iterator[Worker]:
@@ -196,6 +212,7 @@ class Sandbox:
 
 
 def _kill_all(idle: list[Worker], busy: set[Worker]) -> None:
+    # The finalizer: at garbage collection or exit no thread is using the workers any more.
     for worker in [*idle, *busy]:
         worker.kill()
     idle.clear()
@@ -205,16 +222,26 @@ def _kill_all(idle: list[Worker], busy: set[Worker]) -> None:
 def _require_str(name: str, value: object) -> None:
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValueError(
+            f"{name} is not valid UTF-8 text ({error.reason} at index {error.start}): "
+            "remove lone surrogates, e.g. text.encode('utf-8', 'replace').decode()"
+        ) from None
 
 
-def _missing_reason(answer: dict) -> str:
-    reasons = {
-        "timeout": "not run: the run hit its time limit first",
-        "output_limit": "not run: the run was stopped for writing too much output",
-        "setup_error": "not run: the test set-up failed",
-        "sandbox_error": "not run: the sandbox worker failed",
-    }
-    return reasons.get(answer["status"], "not run: the test runner was killed before it got here")
+def _missing_reason(answer: dict, *, started: bool) -> str:
+    """Why a test has no outcome; `started` for the one that was running when the run ended."""
+    cause = {
+        "timeout": "the run hit its time limit",
+        "output_limit": "the run was stopped for writing too much output",
+        "setup_error": "the test set-up failed",
+        "sandbox_error": "the sandbox worker failed",
+    }.get(answer["status"], "the test runner was killed")
+    if answer["status"] == "setup_error":
+        return f"not run: {cause}"
+    return f"did not finish: {cause}" if started else f"not run: {cause} first"
 
 
 def _processes_already_running(worker: Worker) -> int:

@@ -8,6 +8,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 MIB = 1 << 20
+MAXIMA = {
+    "timeout_s": 86_400.0,
+    "memory_mb": 1 << 20,
+    "cpu_s": 86_400,
+    "processes": 1 << 16,
+    "file_size_mb": 1 << 20,
+    "open_files": 1 << 20,
+    "output_bytes": 1 << 30,
+    "disk_mb": 1 << 20,
+}
+"""Upper bounds (a day, a TiB, ...): past them a limit is a mistake, and the kernel or the
+host's timers would refuse it at every call instead of once, here."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +50,8 @@ class Limits:
                 raise ValueError(f"Limits.{item.name} must be a positive number, got {value!r}")
             if item.name != "timeout_s" and not isinstance(value, int):
                 raise ValueError(f"Limits.{item.name} must be an int, got {value!r}")
+            if not value <= MAXIMA[item.name]:
+                raise ValueError(f"Limits.{item.name}={value!r} is over its maximum {MAXIMA[item.name]}")
         if self.processes < 8:
             raise ValueError(f"Limits.processes={self.processes} is too low: the sandbox itself needs a few; use >= 8")
 
@@ -71,7 +85,19 @@ class TestProgram:
     names: tuple[str, ...] = field(default=())
     """Short labels for the tests in reports (defaults to the snippets themselves)."""
 
+    __test__ = False  # not a pytest test class, whatever module imports it
+
     def __post_init__(self) -> None:
+        for name in ("tests", "names"):
+            value = getattr(self, name)
+            if isinstance(value, str) or not all(isinstance(item, str) for item in value):
+                raise TypeError(f"TestProgram.{name} must be a sequence of str (one per test), got {value!r}")
+        if not isinstance(self.setup, str):
+            raise TypeError(f"TestProgram.setup must be a str, got {type(self.setup).__name__}")
+        if not isinstance(self.remote, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in self.remote.items()
+        ):
+            raise TypeError(f"TestProgram.remote must map str to str (test name -> solution name), got {self.remote!r}")
         if not self.tests:
             raise ValueError("a TestProgram needs at least one test")
         if not self.remote:

@@ -40,6 +40,8 @@ class ExecResult:
 class TestOutcome:
     """One test of a `TestProgram`."""
 
+    __test__ = False
+
     name: str
     passed: bool
     error: str = ""
@@ -52,6 +54,8 @@ class TestOutcome:
 class TestReport:
     """The outcome of `Sandbox.run_tests`: one `TestOutcome` per test, in order. Tests that
     did not get to run (the run timed out or crashed first) are failures saying so."""
+
+    __test__ = False
 
     status: Status
     tests: tuple[TestOutcome, ...]

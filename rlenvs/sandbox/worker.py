@@ -15,7 +15,9 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from rlenvs.sandbox.launch import WorkerLaunch
 
@@ -36,12 +38,32 @@ class WorkerFailed(RuntimeError):
 class Worker:
     def __init__(self, launch: WorkerLaunch) -> None:
         self.uses = 0
+        self._lease = launch.lease
         self._owner = os.getpid()
         self._buffer = b""
         self._workdir = launch.cwd
         if launch.cwd is not None and launch.uid is not None:
             os.chown(launch.cwd, launch.uid, launch.uid)
-        self._process = subprocess.Popen(
+        try:
+            self._process = self._start(launch)
+        except BaseException:
+            if self._lease is not None:
+                self._lease.release()
+            raise
+        try:
+            ready = self._read_line(time.monotonic() + START_TIMEOUT_S)
+        except WorkerFailed as error:
+            raise WorkerFailed(f"the sandbox did not start: {error} {self._stderr_tail()}".strip()) from None
+        if ready != {"ready": True}:
+            self.kill()
+            raise WorkerFailed(f"the sandbox did not start: unexpected first line {ready!r}")
+
+    @staticmethod
+    def _start(launch: WorkerLaunch) -> subprocess.Popen:
+        """Start the worker from the launcher thread (see `_launcher`), as its uid, in a
+        session of its own, with none of the host's environment."""
+        return _launcher().submit(
+            subprocess.Popen,
             launch.argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -53,14 +75,7 @@ class Worker:
             start_new_session=True,
             close_fds=True,
             env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},  # none of the host's secrets
-        )
-        try:
-            ready = self._read_line(time.monotonic() + START_TIMEOUT_S)
-        except WorkerFailed as error:
-            raise WorkerFailed(f"the sandbox did not start: {error} {self._stderr_tail()}".strip()) from None
-        if ready != {"ready": True}:
-            self.kill()
-            raise WorkerFailed(f"the sandbox did not start: unexpected first line {ready!r}")
+        ).result()
 
     @property
     def pid(self) -> int:
@@ -115,12 +130,22 @@ class Worker:
             return ""
         return self._process.stderr.read(4000).decode("utf-8", "replace").strip()
 
+    def signal_kill(self) -> None:
+        """SIGKILL the worker's process group, leaving the pipes to the thread using them."""
+        if os.getpid() == self._owner:
+            try:
+                os.killpg(self._process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
     def kill(self) -> None:
         """Kill the worker's whole process group and release everything it held. In a forked
         child that inherited this object, only the child's copies of the pipes are closed:
         the worker belongs to the parent."""
         if os.getpid() != self._owner:
             self._close_pipes()
+            if self._lease is not None:
+                self._lease.release()  # this process's copy; the parent still holds the lock
             return
         try:
             os.killpg(self._process.pid, signal.SIGKILL)
@@ -129,6 +154,8 @@ class Worker:
         self._process.kill()
         self._process.wait()
         self._close_pipes()
+        if self._lease is not None:
+            self._lease.release()
         if self._workdir is not None:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._workdir = None
@@ -140,6 +167,26 @@ class Worker:
                 stream.close()
             except OSError:  # a buffered write to a dead worker's stdin cannot be flushed
                 pass
+
+
+_launchers: dict[int, ThreadPoolExecutor] = {}
+_launchers_lock = threading.Lock()
+
+
+def _launcher() -> ThreadPoolExecutor:
+    """The one long-lived thread of this process that starts workers.
+
+    bubblewrap's `--die-with-parent` (the kernel's parent-death signal) fires when the
+    *thread* that started bwrap exits, not the process: a worker started from a short-lived
+    thread (one ThreadPoolExecutor per batch) would die with it. Started from this thread,
+    a worker lives until this process exits, and dies with it even on SIGKILL.
+    """
+    with _launchers_lock:
+        pid = os.getpid()
+        if pid not in _launchers:  # a forked child has no copy of its parent's thread
+            _launchers.clear()
+            _launchers[pid] = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rlenvs-sandbox-launcher")
+        return _launchers[pid]
 
 
 def unsafe_workdir() -> str:

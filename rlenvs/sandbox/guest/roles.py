@@ -97,6 +97,7 @@ def set_limits(limits: dict) -> None:
         resource.RLIMIT_FSIZE: limits["file_size_bytes"],
         resource.RLIMIT_NOFILE: limits["open_files"],
         resource.RLIMIT_CORE: 0,
+        resource.RLIMIT_MSGQUEUE: 0,  # POSIX message queues would outlive the execution
     }
     for which, value in caps.items():
         hard = value + 1 if which == resource.RLIMIT_CPU else value  # SIGXCPU first, then SIGKILL
@@ -115,7 +116,9 @@ def fresh_main() -> dict:
 def solution_traceback(error: BaseException) -> str:
     """The traceback frames that belong to the solution, not to the harness."""
     frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == SOLUTION_FILE]
-    text = "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(error), error))
+    header = "Traceback (most recent call last):\n" if frames else ""
+    text = header + "".join(traceback.format_list(frames))
+    text += "".join(traceback.format_exception_only(type(error), error))
     return text[-MAX_ERROR_CHARS:]
 
 
@@ -127,12 +130,16 @@ def _reopen_std_streams() -> None:
 
 
 def _exit(code: int) -> None:
+    _flush_streams()
+    os._exit(code)
+
+
+def _flush_streams() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except Exception:  # the code may have closed or replaced its streams
             pass
-    os._exit(code)
 
 
 # --- the untrusted process -------------------------------------------------------------------
@@ -160,6 +167,7 @@ def run_untrusted(kind: str, code: str, serve_fd: int | None) -> None:
             _exit(1)
         load_error = error
     if serve_fd is not None:
+        _flush_streams()
         _serve(namespace, serve_fd, load_error)
     _exit(0)
 
@@ -181,7 +189,9 @@ def _serve(namespace: dict, fd: int, load_error: BaseException | None) -> None:
         if frame is None:
             return
         name, args, kwargs = pickle.loads(frame)
-        send_frame(fd, json.dumps(_call(namespace, name, args, kwargs, load_error)).encode())
+        reply = json.dumps(_call(namespace, name, args, kwargs, load_error)).encode()
+        _flush_streams()  # what the solution printed belongs to the report, even if it is killed next
+        send_frame(fd, reply)
 
 
 def _call(namespace: dict, name: str, args: tuple, kwargs: dict, load_error: BaseException | None) -> list:
@@ -198,6 +208,8 @@ def _call(namespace: dict, name: str, args: tuple, kwargs: dict, load_error: Bas
         return ["ok", values.encode(result)]
     except values.UnsupportedValue as error:
         return ["raise", "TypeError", str(error), ""]
+    except Exception as error:  # a value whose iteration raises: the serving loop must go on
+        return ["raise", "TypeError", f"the returned value could not be sent: {type(error).__name__}: {error}", ""]
 
 
 def _raised(error: BaseException, prefix: str = "") -> list:
@@ -264,7 +276,10 @@ def _exception(name: str, message: str, solution_tb: str) -> Exception:
 
 
 def _short(value: object, limit: int = 200) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # an int past the decimal digit limit
+        return f"<a {type(value).__name__} too large to print>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

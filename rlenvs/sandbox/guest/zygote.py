@@ -15,6 +15,7 @@ open its memory or file descriptors through /proc, so it cannot forge a verdict.
 from __future__ import annotations
 
 import ctypes
+import errno
 import fcntl
 import json
 import os
@@ -37,6 +38,10 @@ PRELOAD = (
 
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
+IPC_RMID = 0
+KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT = 1, 7, 22
+KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -3, -4, -5
+SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219}.get(os.uname().machine)
 READ_CHUNK = 1 << 16
 DRAIN_SECONDS = 1.0
 
@@ -46,9 +51,16 @@ def main() -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of an execution come back to us
+    if isolated:
+        # A session keyring of our own: the one inherited from the host would give the code the
+        # host's keys. And, as pid 1, ignore SIGINT (the only signal with a handler) so that the
+        # code cannot kill the zygote and pass its own failure off as a sandbox error.
+        if _keyctl(libc, KEYCTL_JOIN_SESSION_KEYRING, None) == -1 and ctypes.get_errno() != errno.ENOSYS:
+            raise SystemExit("cannot leave the host's session keyring")
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     for name in PRELOAD:
         __import__(name)
-    writable = ["/workspace", "/tmp"] if isolated else [os.getcwd()]
+    writable = ["/workspace", "/tmp", "/dev/shm"] if isolated else [os.getcwd()]
     wake_r, wake_w = os.pipe()
     for fd in (wake_r, wake_w):
         os.set_blocking(fd, False)
@@ -63,7 +75,7 @@ def main() -> None:
             response = _execute(json.loads(line), wake_r, devnull)
         except Exception:  # a zygote bug must answer, not hang the host
             response = {"status": "sandbox_error", "detail": traceback.format_exc()[-2000:]}
-        response["recycle"] = not _clean_up(isolated, writable)
+        response["recycle"] = not _clean_up(isolated, writable, libc)
         response["duration_s"] = time.monotonic() - started
         _write_line(response)
 
@@ -147,7 +159,9 @@ def _execute(request: dict, wake_r: int, devnull: int) -> dict:
             os.close(fd)
         except OSError:
             pass
-    exits.update(_reap())
+    exits.update(_reap(block=False))
+    for pid in {solution_pid, main_pid} - exits.keys():  # killed above; not a blocking wait on
+        exits[pid] = os.waitpid(pid, 0)[1]  # any child, which a survivor _kill_all missed would hang
     response = {
         "stdout": bytes(streams[out_r][: limits["output_bytes"]]).decode("utf-8", "replace"),
         "stderr": bytes(streams[err_r][: limits["output_bytes"]]).decode("utf-8", "replace"),
@@ -281,7 +295,7 @@ def _reap(block: bool = True) -> dict[int, int]:
         exits[pid] = status
 
 
-def _clean_up(isolated: bool, writable: list[str]) -> bool:
+def _clean_up(isolated: bool, writable: list[str], libc) -> bool:
     """Kill and reap whatever is still running, empty the writable folders. False when the
     sandbox could not be restored (the host then replaces the worker)."""
     for _ in range(100):
@@ -301,13 +315,17 @@ def _clean_up(isolated: bool, writable: list[str]) -> bool:
     for folder in writable:
         try:
             os.chmod(folder, 0o755)
+            for name in os.listxattr(folder):  # data stored on the folder itself
+                os.removexattr(folder, name)
             for entry in os.scandir(folder):
                 if entry.is_dir(follow_symlinks=False):
                     shutil.rmtree(entry.path, onerror=_make_writable_and_retry)
                 else:
                     os.unlink(entry.path)
-        except OSError:
+        except Exception:  # OSError, or RecursionError for a very deep tree: replace the worker
             restored = False
+    if isolated:
+        restored = _clear_ipc(libc) and restored
     return restored
 
 
@@ -315,7 +333,52 @@ def _make_writable_and_retry(function, path, _error) -> None:
     os.chmod(os.path.dirname(path), 0o755)
     if os.path.isdir(path) and not os.path.islink(path):
         os.chmod(path, 0o755)
+        if function in (os.open, os.scandir):  # a directory it could not enter: now it can
+            shutil.rmtree(path, onerror=_make_writable_and_retry)
+            return
     function(path)
+
+
+def _clear_ipc(libc) -> bool:
+    """Remove what outlives processes in this sandbox's IPC namespace and user: System V shared
+    memory, semaphores and message queues, and the keys (POSIX message queues cannot be made at
+    all: RLIMIT_MSGQUEUE is 0). False when a key may be left (the host then replaces the worker)."""
+    for kind in ("shm", "msg", "sem"):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as table:
+                ids = [int(line.split()[1]) for line in table.readlines()[1:] if line.strip()]
+        except OSError:
+            continue
+        for ident in ids:
+            if kind == "sem":
+                libc.semctl(ident, 0, IPC_RMID)
+            else:
+                getattr(libc, f"{kind}ctl")(ident, IPC_RMID, None)
+    if SYS_KEYCTL is None:
+        return True
+    persistent = _keyctl(libc, KEYCTL_GET_PERSISTENT, -1, KEY_SPEC_SESSION_KEYRING)
+    # the persistent keyring first: it is ours to clear only while linked from our session keyring
+    for keyring in (persistent, KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
+        if keyring != -1 and _keyctl(libc, KEYCTL_CLEAR, keyring) == -1:
+            return ctypes.get_errno() == errno.ENOSYS  # a kernel without keys, or a keyring the code locked
+    uid = os.getuid()
+    standard = {f"{name}:" for name in ("_ses", f"_uid.{uid}", f"_uid_ses.{uid}", ".user_reg", f"_persistent.{uid}")}
+    for _ in range(200):  # an unlinked key stays readable by its id until the kernel's key GC ran (ms)
+        try:
+            with open("/proc/keys") as keys:
+                lines = [line.split() for line in keys]
+        except OSError:
+            return True
+        if all(len(f) == 10 and f[7] == "keyring" and f[8] in standard for f in lines):
+            return True
+        time.sleep(0.001)
+    return False
+
+
+def _keyctl(libc, *args) -> int:
+    if SYS_KEYCTL is None:
+        return -1
+    return libc.syscall(ctypes.c_long(SYS_KEYCTL), *(ctypes.c_long(a) if isinstance(a, int) else a for a in args))
 
 
 def _status_from_exit(wait_status: int | None) -> str:

@@ -26,18 +26,24 @@ PYTHON_TAGS = frozenset({"python", "py", "python3", "py3"})
 def extract_code(reply: str) -> str:
     """The program in a reply, by the rule in the module docstring."""
     tagged, untagged = python_blocks(reply), fenced_blocks(reply, tag="")
-    code = tagged[-1] if tagged else untagged[-1] if untagged else reply
+    code = tagged[-1] if tagged else untagged[-1] if untagged else _runnable(reply)
     return code.strip("\n")
 
 
 def python_blocks(reply: str) -> list[str]:
     """Every fenced block tagged python (```python, ```py, ...), in order."""
-    return [body for tag, body in _fences(reply) if tag in PYTHON_TAGS]
+    return [_runnable(body) for tag, body in _fences(reply) if tag in PYTHON_TAGS]
+
+
+def _runnable(code: str) -> str:
+    """Code as a program file would hold it: a lone surrogate (which no UTF-8 file can
+    contain, and the sandbox refuses) becomes '?'. Any reply stays a valid action."""
+    return code.encode("utf-8", "replace").decode("utf-8")
 
 
 def fenced_blocks(reply: str, *, tag: str) -> list[str]:
     """Every fenced block with exactly this tag ("" for untagged), in order."""
-    return [body for found, body in _fences(reply) if found == tag]
+    return [_runnable(body) for found, body in _fences(reply) if found == tag]
 
 
 def _fences(reply: str) -> list[tuple[str, str]]:

@@ -19,7 +19,9 @@ FinishReason = Literal["stop", "length"]
 class SamplingParams:
     """How to sample one turn. `max_tokens` is the cap for this turn; generation also stops
     at any of `stop_token_ids` (the tokenizer's end-of-turn / EOS ids), which are kept as the
-    last sampled token. `top_k=0` and `top_p=1.0` mean no truncation; `seed=None` is random."""
+    last sampled token. `top_k=0` and `top_p=1.0` mean no truncation; `seed=None` is random.
+    A seed covers the whole call: prompts of one call (a GRPO group's identical prompts)
+    must still get independent samples, so a backend derives one stream per prompt from it."""
 
     max_tokens: int
     temperature: float = 1.0

@@ -1,0 +1,242 @@
+"""The rollout engine: many multi-turn episodes, one batched generation per round.
+
+    engine = RolloutEngine(HFBackend(path), tokenizer, max_tokens_per_turn=256, max_episode_tokens=1024)
+    with EnvPool("rlenvs/GSM8K-v0", 8, make_kwargs={"max_turns": 3}) as pool:
+        episodes = engine.run(pool, [{"task_index": 7}] * 8)        # one GRPO group
+
+Each round collects the episodes still going, generates their next turn in one backend call,
+steps their envs concurrently through the `EnvPool`, and appends each env message to its
+episode as the chat template's token delta (`rlenvs_train.chat`), never re-tokenising the
+history: what the backend sampled is exactly what the trainer will score.
+
+Conventions (what TRL 1.16's `GRPOTrainer` expects from a `rollout_func`):
+- `env_mask` is 1 on model tokens (in the loss) and 0 on env tokens (seen, not trained on);
+  TRL multiplies it into the completion mask.
+- `logprobs` are the sampled tokens' processed logprobs, 0.0 on env tokens (masked anyway).
+- `reward` is the sum of the per-turn rewards: the episode's return. rlenvs envs reward only
+  the step that resolves the task (or the last one), so it equals the last turn's reward
+  there; an env that rewards intermediate steps gets its total, not just its last word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rlenvs_train.backends.base import Backend, FinishReason, Generation, SamplingParams
+from rlenvs_train.chat import ChatTemplate
+
+MAX_EPISODE_TOKENS = "max_episode_tokens"
+"""stop_reason of an episode whose completion ran into `max_episode_tokens`."""
+MAX_TURNS = "max_turns"
+"""stop_reason of an episode stopped by the engine's `max_turns` (an env's own turn limit
+reports the same reason)."""
+
+
+@dataclass
+class Episode:
+    """One finished episode. `completion_ids` interleaves model and env tokens; `env_mask`
+    and `logprobs` run alongside it. `transcript` is the chat as the env saw it: the prompt
+    messages, each reply as decoded from its sampled tokens (less the stop token), each env
+    message, so that it renders back to `prompt_ids + completion_ids`."""
+
+    index: int
+    """The episode's position in the batch, which is also its env's index in the pool."""
+    task_id: str | None
+    prompt_ids: list[int]
+    completion_ids: list[int] = field(default_factory=list)
+    env_mask: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    turn_rewards: list[float] = field(default_factory=list)
+    """One per env step. A turn cut by `max_episode_tokens` never reached the env and has none."""
+    stop_reason: str | None = None
+    """The env's own (e.g. "answered", "max_turns"), or "env_error" / "env_timeout" /
+    "env_lost" from the pool, or "max_episode_tokens"."""
+    turns: int = 0
+    """Model turns generated (a turn cut by the token budget counts)."""
+    transcript: list[dict[str, str]] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+    """The env's last info (the step that ended the episode, e.g. `correct`), or reset's."""
+    reward: float = 0.0
+    """The episode's return: the sum of `turn_rewards` (see the module docstring)."""
+    error: str | None = None
+    """Why the env failed, for env_error / env_timeout / env_lost."""
+
+
+@dataclass
+class _Turn:
+    """The last model turn of an episode, kept until its env step is taken."""
+
+    token_ids: tuple[int, ...]
+    finish_reason: FinishReason
+    reply: str
+
+
+class RolloutEngine:
+    """Runs batches of multi-turn episodes with one backend and one chat template.
+
+    `tokenizer`: a HF tokenizer with a chat template (or a `ChatTemplate`).
+    `max_tokens_per_turn`: the cap on one model turn; a reply cut there still goes to the env.
+    `max_episode_tokens`: the cap on an episode's completion (model and env tokens, not the
+    prompt: TRL's `max_completion_length`); None for no cap. A turn that fills it without
+    ending is cut to fit and ends the episode with stop_reason "max_episode_tokens" without
+    reaching the env (the trainer, not the model, ended it); so does an env message whose
+    tokens would leave no room for another turn (the message is then left out).
+    `max_turns`: stop an episode after this many model turns even if its env would go on;
+    None leaves it to the env's own limit.
+    `seed`: each backend call gets `seed + k` for the k-th call, so calls differ and a run is
+    reproducible; None samples at random. `stop_token_ids`: default EOS and end-of-turn.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        tokenizer: Any,
+        *,
+        max_tokens_per_turn: int,
+        max_episode_tokens: int | None = None,
+        max_turns: int | None = None,
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+        top_k: int = 0,
+        seed: int | None = None,
+        stop_token_ids: Sequence[int] | None = None,
+        chat_template_kwargs: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not callable(getattr(backend, "generate", None)):
+            raise TypeError(
+                f"backend must have generate(prompts, params) (see rlenvs_train.backends.base), got {backend!r}"
+            )
+        for name, value in (("max_episode_tokens", max_episode_tokens), ("max_turns", max_turns)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be an int >= 1 or None (no limit), got {value!r}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise TypeError(f"seed must be an int or None, got {seed!r}")
+        self.backend = backend
+        self.chat = (
+            tokenizer
+            if isinstance(tokenizer, ChatTemplate)
+            else ChatTemplate(tokenizer, **(chat_template_kwargs or {}))
+        )
+        stops = self.chat.stop_token_ids() if stop_token_ids is None else tuple(stop_token_ids)
+        # Validates the sampling settings now rather than at the first turn.
+        self.sampling = SamplingParams(
+            max_tokens=max_tokens_per_turn, temperature=temperature, top_p=top_p, top_k=top_k, stop_token_ids=stops
+        )
+        self.max_tokens_per_turn = max_tokens_per_turn
+        self.max_episode_tokens = max_episode_tokens
+        self.max_turns = max_turns
+        self.seed = seed
+        self._calls = 0
+
+    def run(
+        self,
+        pool: Any,
+        tasks: Sequence[Mapping[str, Any] | None],
+        *,
+        seeds: Sequence[int | None] | None = None,
+    ) -> list[Episode]:
+        """Play one episode per task, episode `k` in env `k` of `pool` (an `EnvPool` with at
+        least `len(tasks)` envs), until every one has ended; return them in task order.
+
+        `tasks`: each env's reset options, e.g. `{"task_index": 3}`; repeat one N times for a
+        GRPO group. `seeds`: reset seeds, one per task. A reset that fails raises (there is no
+        prompt to generate from); a step that fails ends only its own episode."""
+        tasks = list(tasks)
+        if not tasks:
+            return []
+        if getattr(pool, "num_envs", 0) < len(tasks):
+            raise ValueError(
+                f"{len(tasks)} tasks need a pool of at least {len(tasks)} envs, got "
+                f"{getattr(pool, 'num_envs', pool)!r}: make EnvPool(env_id, {len(tasks)}, ...)"
+            )
+        resets = pool.reset(range(len(tasks)), seeds=seeds, options=tasks)
+        episodes = []
+        for reset in resets:
+            messages = [dict(m) for m in reset.info.get("messages") or [{"role": "user", "content": reset.observation}]]
+            episodes.append(
+                Episode(
+                    index=reset.index,
+                    task_id=reset.info.get("task_id"),
+                    prompt_ids=self.chat.prompt_ids(messages),
+                    transcript=messages,
+                    info=dict(reset.info),
+                )
+            )
+        while active := [e for e in episodes if e.stop_reason is None]:
+            turns = self._generate(active)
+            stepping = [(e, turns[e.index]) for e in active if e.stop_reason is None]
+            results = pool.step([(e.index, turn.reply) for e, turn in stepping])
+            for (episode, turn), result in zip(stepping, results):
+                self._take_step(episode, turn, result)
+        return episodes
+
+    # --- one round ------------------------------------------------------------------------------
+
+    def _room(self, episode: Episode) -> int:
+        if self.max_episode_tokens is None:
+            return self.max_tokens_per_turn
+        return self.max_episode_tokens - len(episode.completion_ids)
+
+    def _generate(self, active: list[Episode]) -> dict[int, _Turn]:
+        """Generate every active episode's next turn in one call and append it; an episode
+        whose turn hits the token budget ends here."""
+        max_tokens = min(self.max_tokens_per_turn, max(self._room(e) for e in active))
+        seed = None if self.seed is None else self.seed + self._calls
+        self._calls += 1
+        params = SamplingParams(
+            max_tokens=max_tokens,
+            temperature=self.sampling.temperature,
+            top_p=self.sampling.top_p,
+            top_k=self.sampling.top_k,
+            stop_token_ids=self.sampling.stop_token_ids,
+            seed=seed,
+        )
+        generations = self.backend.generate([e.prompt_ids + e.completion_ids for e in active], params)
+        if len(generations) != len(active):
+            raise RuntimeError(f"the backend returned {len(generations)} generations for {len(active)} prompts")
+        turns = {}
+        for episode, generation in zip(active, generations):
+            turns[episode.index] = self._append_turn(episode, generation)
+        return turns
+
+    def _append_turn(self, episode: Episode, generation: Generation) -> _Turn:
+        token_ids, logprobs, finish = generation.token_ids, generation.logprobs, generation.finish_reason
+        room = self._room(episode)
+        # One call serves episodes with different budgets, so cut each turn to its own room:
+        # the kept prefix's logprobs are unchanged (sampling is left to right).
+        out_of_room = len(token_ids) > room or (len(token_ids) == room and finish != "stop")
+        if out_of_room and self.max_episode_tokens is not None:
+            token_ids, logprobs, finish = token_ids[:room], logprobs[:room], "length"
+            episode.stop_reason = MAX_EPISODE_TOKENS
+        turn = _Turn(tuple(token_ids), finish, self.chat.reply_text(token_ids, finish))
+        episode.completion_ids.extend(token_ids)
+        episode.env_mask.extend([1] * len(token_ids))
+        episode.logprobs.extend(float(x) for x in logprobs)
+        episode.transcript.append({"role": "assistant", "content": turn.reply})
+        episode.turns += 1
+        return turn
+
+    def _take_step(self, episode: Episode, turn: _Turn, result: Any) -> None:
+        episode.turn_rewards.append(float(result.reward))
+        episode.reward = float(sum(episode.turn_rewards))
+        episode.info = dict(result.info)
+        if result.done:
+            episode.stop_reason = result.stop_reason or ("truncated" if result.truncated else "terminated")
+            episode.error = result.error
+            return
+        if self.max_turns is not None and episode.turns >= self.max_turns:
+            episode.stop_reason = MAX_TURNS
+            return
+        messages = result.info.get("messages")
+        if messages is None:  # a plain gymnasium text env: its observation is the next user message
+            messages = [{"role": "user", "content": result.observation}] if result.observation else []
+        delta = self.chat.delta_ids(messages, turn.token_ids, turn.finish_reason)
+        if self.max_episode_tokens is not None and len(episode.completion_ids) + len(delta) >= self.max_episode_tokens:
+            episode.stop_reason = MAX_EPISODE_TOKENS  # no room for the message and a reply to it
+            return
+        episode.completion_ids.extend(delta)
+        episode.env_mask.extend([0] * len(delta))
+        episode.logprobs.extend([0.0] * len(delta))
+        episode.transcript.extend(dict(m) for m in messages)

@@ -153,13 +153,15 @@ def host_processes() -> list[HostProcess]:
 
 
 def worker_uids(pid: int) -> set[int]:
-    """The uids `launch.next_worker_uid` gives the first 256 workers of process `pid` (this
-    module starts far fewer; other test sessions may run sandboxes of their own at the same
-    time, and their uids are not ours)."""
-    return {UID_BASE + (pid * 4096 + n) % UID_SPAN for n in range(256)}
+    """The uids `launch.next_worker_uid` offers the first 4096 workers of process `pid`
+    (other test sessions may run sandboxes of their own at the same time, and their uids are
+    not ours)."""
+    return {UID_BASE + (pid * 4096 + n) % UID_SPAN for n in range(4096)}
 
 
 MY_UIDS = worker_uids(os.getpid())
+"""This module's workers' uids: this process's, less those of workers other test modules
+left running (their shared pools), removed by the `sandbox` fixture before it starts ours."""
 
 
 def leftovers(uids: set[int] = MY_UIDS, live_parent: int | None = None) -> list[HostProcess]:
@@ -216,6 +218,7 @@ def host_tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def sandbox(host_tmp: Path):
+    MY_UIDS.difference_update({p.uid for p in host_processes()})  # other modules' live workers
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RLENVS_SECRET", SECRET)  # every worker is started with it in the host env
         with Sandbox(workers=2, limits=LIMITS) as box:

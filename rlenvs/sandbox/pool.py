@@ -52,11 +52,11 @@ class Sandbox:
             raise ValueError(f"max_uses must be an int >= 1, got {max_uses!r}")
         if limits is not None and not isinstance(limits, Limits):
             raise TypeError(f"limits must be a rlenvs.sandbox.Limits, got {type(limits).__name__}")
+        guest_python(python)
         if unsafe:
             warn_unsafe()
         else:
             find_bwrap()
-        guest_python(python)
         self.limits = limits or Limits()
         self.unsafe = unsafe
         self.python = python

@@ -1,0 +1,665 @@
+"""TRL glue: train on an rlenvs env with TRL's `GRPOTrainer` (trl >= 1.16).
+
+    from trl import GRPOConfig, GRPOTrainer
+    from rlenvs_train.grpo import env_dataset, env_reward, make_rollout_func
+
+    kwargs = {"level": 1, "max_turns": 2}
+    trainer = GRPOTrainer(
+        model="/path/to/model",
+        reward_funcs=[env_reward],
+        args=GRPOConfig(..., use_vllm=True, vllm_mode="colocate"),
+        train_dataset=env_dataset("rlenvs/Arithmetic-v0", num_tasks=1000, make_kwargs=kwargs),
+        rollout_func=make_rollout_func("rlenvs/Arithmetic-v0", make_kwargs=kwargs, backend="vllm"),
+    )
+    trainer.train()
+
+Each rollout is a whole multi-turn episode played by `rlenvs_train.rollout.RolloutEngine`
+(token in, token out; env tokens get `env_mask = 0`, which TRL folds into its loss mask).
+The env's return reaches the reward functions as the `env_reward` column, with
+`env_success`, `env_turns`, `env_stop_reason` and `env_task_id` beside it; `env_reward`
+below is the ready-made reward function that passes it through.
+
+How a prompt finds its task. TRL calls `rollout_func(prompts, trainer)` with the prompts
+only: the other columns of the rows stay out of reach until the reward functions. So the
+rollout function maps each prompt back to its row through the trainer's own data set: on its
+first call it indexes the `train_dataset` and `eval_dataset` rows (or the `dataset` given to
+`make_rollout_func`) by their prompt, and resets each episode with that row's `task_index`
+(else its `task_id`). Every copy of a prompt, so every member of a GRPO group, therefore
+plays one task. Rows with identical prompts are played as the first such row's task: the
+model cannot tell them apart, and in rlenvs envs the prompt determines the task (level-1
+Arithmetic poses "What is 3 + 4?" under many task ids, all with the answer 7). Each episode's
+reset is checked against the prompt it was sampled for, so a data set built with other
+`make_kwargs` (another level, system prompt, split) fails with a clear error instead of
+training on rewards for the wrong task.
+
+`as_environment_factory` offers the other route, TRL's own tool loop; see its docstring for
+what that costs.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import rlenvs  # noqa: F401 - registers the env ids
+from rlenvs.core.task import INFINITE_DRAW_RANGE
+from rlenvs.vector import EnvPool
+from rlenvs_train.backends.base import Backend
+from rlenvs_train.rollout import Episode, RolloutEngine
+
+__all__ = [
+    "EXTRA_COLUMNS",
+    "TASK_ID",
+    "TASK_INDEX",
+    "EnvRolloutFunc",
+    "RlenvsToolEnv",
+    "as_environment_factory",
+    "check_rollout_output",
+    "env_dataset",
+    "env_reward",
+    "make_rollout_func",
+]
+
+TASK_INDEX = "task_index"
+"""Data set column: the task's index in the env's task source (reset `options["task_index"]`)."""
+TASK_ID = "task_id"
+"""Data set column: the task's stable id (reset `options["task_id"]`), used when a row has no index."""
+EXTRA_COLUMNS = ("env_reward", "env_success", "env_turns", "env_stop_reason", "env_task_id")
+"""What the rollout function returns beside TRL's required keys and `env_mask`, one value per
+rollout; TRL hands them to every reward function as keyword arguments."""
+BACKENDS = ("hf", "vllm", "vllm-server")
+
+
+# --- the data set ---------------------------------------------------------------------------
+
+
+def env_dataset(
+    env_id: str,
+    *,
+    num_tasks: int | None = None,
+    make_kwargs: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+) -> Any:
+    """A train data set of `num_tasks` of the env's tasks, one row per task: `prompt` (the
+    chat the env poses after reset on that task: `info["messages"]`), `task_index` and
+    `task_id`. TRL repeats each row `num_generations` times into a GRPO group, and the
+    rollout function resets every copy on the row's task (see the module docstring).
+
+    `num_tasks`: how many rows; None takes every task of a sized source (a data file), and a
+    procedural env, which never runs out, needs a number. `seed`: None takes tasks
+    0..num_tasks-1 in order; an int draws `num_tasks` distinct tasks at random with it.
+    `make_kwargs` must be those the rollout function makes its envs with."""
+    from datasets import Dataset
+
+    make_kwargs = dict(make_kwargs or {})
+    if num_tasks is not None and (isinstance(num_tasks, bool) or not isinstance(num_tasks, int) or num_tasks < 1):
+        raise ValueError(f"num_tasks must be an int >= 1 or None (every task of a sized source), got {num_tasks!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise TypeError(f"seed must be an int or None (tasks 0..num_tasks-1 in order), got {seed!r}")
+    env = gym.make(env_id, **make_kwargs)
+    try:
+        source = getattr(env.unwrapped, "tasks", None)
+        if source is None or not hasattr(source, "sized"):
+            raise TypeError(
+                f"{env_id} is not an rlenvs TextEnv with a task source (env.unwrapped.tasks): env_dataset needs "
+                "envs whose reset takes options={'task_index': i}; see rlenvs.core.env.TextEnv"
+            )
+        size = len(source) if source.sized else None
+        if num_tasks is None:
+            if size is None:
+                raise ValueError(f"{env_id} generates tasks without end: pass num_tasks=N")
+            num_tasks = size
+        if size is not None and num_tasks > size:
+            raise ValueError(f"num_tasks={num_tasks} but {env_id} has {size} tasks with make_kwargs={make_kwargs}")
+        indices = _task_indices(num_tasks, size, seed)
+        prompts, task_ids = [], []
+        for index in indices:
+            observation, info = env.reset(options={TASK_INDEX: index})
+            messages = info.get("messages") or [{"role": "user", "content": observation}]
+            prompts.append([{"role": str(m["role"]), "content": str(m["content"])} for m in messages])
+            task_ids.append(str(info.get("task_id", index)))
+    finally:
+        env.close()
+    return Dataset.from_dict({"prompt": prompts, TASK_INDEX: indices, TASK_ID: task_ids})
+
+
+def _task_indices(num_tasks: int, size: int | None, seed: int | None) -> list[int]:
+    if seed is None:
+        return list(range(num_tasks))
+    rng = np.random.default_rng(seed)
+    if size is not None:
+        return [int(i) for i in rng.choice(size, size=num_tasks, replace=False)]
+    drawn: dict[int, None] = {}
+    while len(drawn) < num_tasks:
+        drawn.update((int(i), None) for i in rng.integers(INFINITE_DRAW_RANGE, size=num_tasks - len(drawn)))
+    return list(drawn)
+
+
+# --- the reward function --------------------------------------------------------------------
+
+
+def env_reward(completions: Sequence[Any], env_reward: Sequence[float], **kwargs: Any) -> list[float]:
+    """TRL reward function: each rollout's env return (the sum of its turn rewards), which the
+    rollout function returned as the `env_reward` column. Add shaping rewards beside it as
+    further reward functions; they get the same `env_*` columns."""
+    if len(env_reward) != len(completions):
+        raise ValueError(f"{len(env_reward)} env rewards for {len(completions)} completions")
+    return [float(r) for r in env_reward]
+
+
+# --- the rollout function -------------------------------------------------------------------
+
+
+def make_rollout_func(
+    env_id: str,
+    *,
+    backend: str | Backend = "hf",
+    make_kwargs: Mapping[str, Any] | None = None,
+    max_tokens_per_turn: int | None = None,
+    max_episode_tokens: int | None = None,
+    max_turns: int | None = None,
+    seed: int | None = None,
+    dataset: Any = None,
+    pool_kwargs: Mapping[str, Any] | None = None,
+) -> EnvRolloutFunc:
+    """A `rollout_func` for `GRPOTrainer` that plays one episode of `env_id` per prompt.
+
+    `backend`: "hf" samples from the trainer's live policy with transformers (CPU, tests,
+    small models); "vllm" shares TRL's colocated engine (`GRPOConfig(use_vllm=True,
+    vllm_mode="colocate")`), into which TRL pushes the policy's weights before each call;
+    "vllm-server" talks to `trl vllm-serve` (`vllm_mode="server"`); or any `Backend`
+    instance, used as it is (its weights are then yours to keep current).
+
+    `max_episode_tokens`: the cap on an episode's completion, model and env tokens together;
+    None is the trainer's `max_completion_length`. `max_tokens_per_turn`: None is the
+    same. `max_turns`: stop episodes after this many model turns; None leaves it to the env.
+    Temperature, top_p, top_k and `chat_template_kwargs` come from the trainer's args.
+    `seed`: None derives one from `args.seed` and the process index, so ranks sample apart.
+    `dataset`: the rows whose prompts the trainer will send (built by `env_dataset`); None
+    reads the trainer's `train_dataset` and `eval_dataset`. `pool_kwargs` go to `EnvPool`
+    (e.g. `executor="process"` for CPU-bound verifiers, `step_timeout_s`)."""
+    return EnvRolloutFunc(
+        env_id,
+        backend=backend,
+        make_kwargs=make_kwargs,
+        max_tokens_per_turn=max_tokens_per_turn,
+        max_episode_tokens=max_episode_tokens,
+        max_turns=max_turns,
+        seed=seed,
+        dataset=dataset,
+        pool_kwargs=pool_kwargs,
+    )
+
+
+class EnvRolloutFunc:
+    """The callable `make_rollout_func` returns; see there. Its env pool and backend are
+    built on the first call, from the trainer it is called with, and kept between calls.
+    `episodes` holds the last call's `Episode`s (transcripts, infos) for inspection;
+    `close()` (also run at garbage collection) shuts the env pool down."""
+
+    def __init__(
+        self,
+        env_id: str,
+        *,
+        backend: str | Backend = "hf",
+        make_kwargs: Mapping[str, Any] | None = None,
+        max_tokens_per_turn: int | None = None,
+        max_episode_tokens: int | None = None,
+        max_turns: int | None = None,
+        seed: int | None = None,
+        dataset: Any = None,
+        pool_kwargs: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(env_id, str) or not env_id:
+            raise TypeError(f"env_id must be a registered env id such as 'rlenvs/GSM8K-v0', got {env_id!r}")
+        if isinstance(backend, str):
+            if backend not in BACKENDS:
+                raise ValueError(f"backend must be one of {list(BACKENDS)} or a Backend instance, got {backend!r}")
+        elif not callable(getattr(backend, "generate", None)):
+            raise TypeError(
+                f"backend must be one of {list(BACKENDS)} or have generate(prompts, params) "
+                f"(rlenvs_train.backends.base.Backend), got {backend!r}"
+            )
+        for name, value in (
+            ("max_tokens_per_turn", max_tokens_per_turn),
+            ("max_episode_tokens", max_episode_tokens),
+            ("max_turns", max_turns),
+        ):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be an int >= 1 or None, got {value!r}")
+        self.env_id = env_id
+        self.backend_spec = backend
+        self.make_kwargs = dict(make_kwargs or {})
+        self.max_tokens_per_turn = max_tokens_per_turn
+        self.max_episode_tokens = max_episode_tokens
+        self.max_turns = max_turns
+        self.seed = seed
+        self.dataset = dataset
+        self.pool_kwargs = dict(pool_kwargs or {})
+        self.episodes: list[Episode] = []
+        self.engine: RolloutEngine | None = None
+        self._trainer_ref: Callable[[], Any] | None = None
+        self._tasks: dict[str, dict[str, Any]] | None = None
+        self._pool: EnvPool | None = None
+        self._finalizer: weakref.finalize | None = None
+        if backend == "vllm":
+            install_cpu_colocate_weight_sync()
+
+    def __repr__(self) -> str:
+        backend = self.backend_spec if isinstance(self.backend_spec, str) else type(self.backend_spec).__name__
+        return f"EnvRolloutFunc({self.env_id!r}, backend={backend!r}, make_kwargs={self.make_kwargs!r})"
+
+    # --- the call TRL makes -----------------------------------------------------------------
+
+    def __call__(self, prompts: Sequence[Any], trainer: Any) -> dict[str, list[Any]]:
+        prompts = list(prompts)
+        if not prompts:
+            raise ValueError("rollout_func got no prompts")
+        self._bind(trainer)
+        tasks = [self._task_for(prompt, trainer) for prompt in prompts]
+        pool = self._pool_for(len(prompts))
+        assert self.engine is not None
+        if self.backend_spec == "hf":
+            from trl.models import unwrap_model_for_generation
+
+            from rlenvs_train.backends.hf import HFBackend
+
+            # The policy being trained, unwrapped from DDP/DeepSpeed (ZeRO-3 parameters gathered)
+            # for the length of the rollout: the engine samples from the live weights, not a copy.
+            with unwrap_model_for_generation(
+                trainer.model_wrapped,
+                trainer.accelerator,
+                gather_deepspeed3_params=getattr(trainer.args, "ds3_gather_for_generation", True),
+                gradient_checkpointing_kwargs=getattr(trainer.args, "gradient_checkpointing_kwargs", None),
+            ) as model:
+                self.engine.backend = HFBackend(model)
+                episodes = self.engine.run(pool, tasks)
+        else:
+            if self.backend_spec == "vllm-server":
+                # Only the main process pushes new weights to the server; no rank may sample
+                # before that push is done.
+                trainer.accelerator.wait_for_everyone()
+            try:
+                episodes = self.engine.run(pool, tasks)
+            finally:
+                sleep = getattr(self.engine.backend, "sleep", None)
+                if self.backend_spec == "vllm" and callable(sleep):
+                    sleep()  # gives the colocated engine's memory back to training (sleep mode only)
+        self.episodes = episodes
+        for prompt, episode in zip(prompts, episodes):
+            self._check_prompt(prompt, episode)
+        output = rollout_output(episodes)
+        check_rollout_output(output, len(prompts))
+        return output
+
+    def close(self) -> None:
+        """Shut the env pool down (the next call makes a new one)."""
+        if self._finalizer is not None:
+            self._finalizer()
+        self._pool = self._finalizer = None
+
+    # --- set-up -----------------------------------------------------------------------------
+
+    def _bind(self, trainer: Any) -> None:
+        """Build the engine (and a vLLM backend) for this trainer, once."""
+        if self._trainer_ref is not None and self._trainer_ref() is trainer:
+            return
+        args = trainer.args
+        tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
+        unsupported = {
+            "min_p": getattr(args, "min_p", None) not in (None, 0.0),
+            "repetition_penalty": getattr(args, "repetition_penalty", 1.0) != 1.0,
+            "generation_kwargs": bool(getattr(args, "generation_kwargs", None)),
+        }
+        for name, set_ in unsupported.items():
+            if set_:  # sampling the rollouts would not do: the logprobs would describe another distribution
+                raise ValueError(
+                    f"GRPOConfig({name}={getattr(args, name)!r}) is not applied by rlenvs rollouts, which sample "
+                    f"with temperature, top_p and top_k only: leave {name} at its default"
+                )
+        max_completion = int(args.max_completion_length)
+        episode_tokens = self.max_episode_tokens or max_completion
+        seed = self.seed
+        if seed is None:  # distinct per rank: two ranks with copies of one prompt must not sample alike
+            seed = int(args.seed) + (int(getattr(trainer.accelerator, "process_index", 0)) << 32)
+        self.engine = RolloutEngine(
+            self._backend(trainer),
+            tokenizer,
+            max_tokens_per_turn=self.max_tokens_per_turn or episode_tokens,
+            max_episode_tokens=episode_tokens,
+            max_turns=self.max_turns,
+            temperature=float(args.temperature),
+            top_p=float(args.top_p if args.top_p is not None else 1.0),
+            top_k=max(int(args.top_k or 0), 0),  # TRL: 0 (or None, -1) is no top-k
+            seed=seed,
+            chat_template_kwargs=getattr(args, "chat_template_kwargs", None) or {},
+        )
+        self._tasks = None
+        self._trainer_ref = weakref.ref(trainer)
+
+    def _backend(self, trainer: Any) -> Any:
+        spec = self.backend_spec
+        if spec == "hf":
+            return _PendingBackend()  # replaced on each call by the unwrapped live model
+        if spec == "vllm":
+            from rlenvs_train.backends.vllm import VLLMBackend
+
+            return VLLMBackend.from_trainer(trainer)
+        if spec == "vllm-server":
+            from rlenvs_train.backends.vllm_server import VLLMServerBackend
+
+            return VLLMServerBackend.from_trainer(trainer)
+        return spec
+
+    def _pool_for(self, size: int) -> EnvPool:
+        if self._pool is None or self._pool.num_envs < size:
+            self.close()
+            self._pool = EnvPool(self.env_id, size, make_kwargs=self.make_kwargs, **self.pool_kwargs)
+            self._finalizer = weakref.finalize(self, self._pool.close)
+        return self._pool
+
+    # --- prompts to tasks -------------------------------------------------------------------
+
+    def _task_for(self, prompt: Any, trainer: Any) -> dict[str, Any]:
+        key = prompt_key(prompt)
+        if self._tasks is None or key not in self._tasks:
+            self._tasks = self._index_tasks(trainer)  # (re)read: the trainer may have been given new data
+        try:
+            return dict(self._tasks[key])
+        except KeyError:
+            raise ValueError(
+                f"rollout_func got a prompt that is in no data set row with a {TASK_INDEX!r} or {TASK_ID!r} "
+                f"column, so it cannot tell which task to play: {_short(prompt)}. Build the train/eval data "
+                f"with rlenvs_train.grpo.env_dataset({self.env_id!r}, ...), or pass dataset= to make_rollout_func "
+                "when the trainer gets its data elsewhere (e.g. trainer.evaluate(eval_dataset=...))"
+            ) from None
+
+    def _index_tasks(self, trainer: Any) -> dict[str, dict[str, Any]]:
+        if self.dataset is not None:
+            datasets = [self.dataset]
+        else:
+            datasets = [getattr(trainer, "train_dataset", None)]
+            evals = getattr(trainer, "eval_dataset", None)
+            datasets += list(evals.values()) if isinstance(evals, Mapping) else [evals]
+        tasks: dict[str, dict[str, Any]] = {}
+        for data in datasets:
+            if data is None:
+                continue
+            columns = list(getattr(data, "column_names", None) or [])
+            refs = [c for c in (TASK_INDEX, TASK_ID) if c in columns]
+            if "prompt" not in columns or not refs:
+                continue
+            if not hasattr(data, "__len__"):
+                raise TypeError(
+                    f"cannot index the prompts of a {type(data).__name__} (a streaming data set): pass "
+                    "dataset=<the rows as a datasets.Dataset> to make_rollout_func"
+                )
+            table = data.select_columns(["prompt", *refs]).to_dict()
+            for k, prompt in enumerate(table["prompt"]):
+                option = _task_option({ref: table[ref][k] for ref in refs})
+                if option is not None:
+                    tasks.setdefault(prompt_key(prompt), option)  # identical prompts: the first row's task
+        return tasks
+
+    def _check_prompt(self, prompt: Any, episode: Episode) -> None:
+        first_reply = next((k for k, m in enumerate(episode.transcript) if m["role"] == "assistant"), None)
+        posed: Any = episode.transcript[:first_reply]  # the reset's messages
+        if isinstance(prompt, str):
+            same = bool(posed) and posed[-1]["content"] == prompt
+        else:
+            same = prompt_key(posed) == prompt_key(prompt)
+        if not same:
+            raise ValueError(
+                f"{self.env_id} with make_kwargs={self.make_kwargs} posed task {episode.task_id!r} as "
+                f"{_short(posed)}, but the data set row reads {_short(prompt)}: build the data set with the same "
+                "env id and make_kwargs as the rollout function"
+            )
+
+
+class _PendingBackend:
+    """Stands in for the hf backend until a call supplies the unwrapped live model."""
+
+    def generate(self, prompts: Any, params: Any) -> Any:
+        raise RuntimeError("the hf backend is set for each rollout_func call")
+
+
+def _task_option(refs: Mapping[str, Any]) -> dict[str, Any] | None:
+    index = refs.get(TASK_INDEX)
+    if index is not None and not (isinstance(index, float) and math.isnan(index)):
+        return {TASK_INDEX: int(index)}
+    task_id = refs.get(TASK_ID)
+    return {TASK_ID: str(task_id)} if task_id is not None else None
+
+
+def prompt_key(prompt: Any) -> str:
+    """How a prompt is recognised: its text, or its messages' roles and contents (other keys,
+    which a data set's schema may add as None, are ignored)."""
+    if isinstance(prompt, str):
+        return prompt
+    return json.dumps(
+        [[m.get("role"), m.get("content")] for m in prompt], ensure_ascii=False, sort_keys=True, default=str
+    )
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def rollout_output(episodes: Sequence[Episode]) -> dict[str, list[Any]]:
+    """The dict TRL's `GRPOTrainer` takes from a `rollout_func`, one entry per episode."""
+    return {
+        "prompt_ids": [list(e.prompt_ids) for e in episodes],
+        "completion_ids": [list(e.completion_ids) for e in episodes],
+        "logprobs": [list(e.logprobs) for e in episodes],
+        "env_mask": [list(e.env_mask) for e in episodes],
+        "env_reward": [float(e.reward) for e in episodes],
+        "env_success": [e.info.get("correct") is True for e in episodes],
+        "env_turns": [int(e.turns) for e in episodes],
+        "env_stop_reason": [str(e.stop_reason) for e in episodes],
+        "env_task_id": [e.task_id for e in episodes],
+    }
+
+
+def check_rollout_output(output: Mapping[str, Any], num_prompts: int) -> None:
+    """Raise a clear error unless `output` holds exactly one rollout per prompt.
+
+    TRL 1.16 copies a rollout's extra columns onto its rows only where the list is long
+    enough and stays silent otherwise, so a short column surfaces later as a bare KeyError
+    in some reward function; a ragged row fails deeper still. Wrap any rollout_func with this."""
+    missing = [key for key in ("prompt_ids", "completion_ids", "logprobs") if key not in output]
+    if missing:
+        raise ValueError(f"rollout_func output lacks {missing}: TRL's GRPOTrainer requires them")
+    for key, values in output.items():
+        if isinstance(values, (list, tuple)) and len(values) != num_prompts:
+            raise ValueError(
+                f"rollout_func returned {len(values)} values of {key!r} for {num_prompts} prompts: TRL needs one "
+                "rollout per prompt, in order (the prompts arrive already repeated num_generations times, so do not "
+                "repeat them again, and do not drop failed episodes: give them reward 0)"
+            )
+    for k, completion in enumerate(output["completion_ids"]):
+        if not completion:
+            raise ValueError(f"rollout {k} has no completion tokens: TRL needs at least one per rollout")
+        for key in ("logprobs", "env_mask"):
+            if key in output and len(output[key][k]) != len(completion):
+                raise ValueError(
+                    f"rollout {k} has {len(output[key][k])} {key} for {len(completion)} completion tokens"
+                )
+
+
+# --- TRL's colocated vLLM engine on vLLM's CPU backend --------------------------------------
+
+
+def install_cpu_colocate_weight_sync() -> None:
+    """Make TRL's colocated vLLM engine take the policy's weights on vLLM's CPU backend.
+
+    TRL 1.16 pushes weights with `model.load_weights([(name, param)])`, one tensor at a
+    time. On the CPU backend that fails with "'Parameter' object has no attribute
+    'weight_loader'": after loading, vLLM repacks each linear layer's weight for oneDNN and
+    drops the original parameter. vLLM's in-place reload (`model_runner.reload_weights`)
+    restores the layers, loads and repacks them again; a tied LM head, which is never loaded
+    itself, is then repacked from the reloaded embedding. This wraps
+    `VLLMGeneration.sync_weights` so that only colocate mode on the CPU platform takes that
+    path; GPUs keep TRL's own. Idempotent; `make_rollout_func(backend="vllm")` calls it."""
+    try:
+        from trl.generation.vllm_generation import VLLMGeneration
+    except ImportError:  # a TRL without it has nothing to patch
+        return
+    original = VLLMGeneration.sync_weights
+    if getattr(original, "_rlenvs_cpu_sync", False):
+        return
+
+    @functools.wraps(original)
+    def sync_weights(self: Any) -> None:
+        if getattr(self, "mode", None) == "colocate" and _vllm_on_cpu():
+            _sync_colocated_weights_on_cpu(self)
+        else:
+            original(self)
+
+    sync_weights._rlenvs_cpu_sync = True  # type: ignore[attr-defined]
+    VLLMGeneration.sync_weights = sync_weights  # type: ignore[method-assign]
+
+
+def _vllm_on_cpu() -> bool:
+    from vllm.platforms import current_platform
+
+    return bool(current_platform.is_cpu())
+
+
+def _sync_colocated_weights_on_cpu(generation: Any) -> None:
+    import torch
+
+    llm = generation.llm
+    if getattr(generation, "enable_sleep_mode", False):
+        llm.wake_up(tags=["weights"])
+        generation._llm_weights_sleeping = False
+    runner = llm.llm_engine.model_executor.driver_worker.model_runner
+    runner.reload_weights(weights_iterator=((name, param.detach()) for name, param in generation._iter_named_params()))
+    model = runner.get_model()
+    lm_head = getattr(model, "lm_head", None)
+    weight = getattr(lm_head, "weight", None)
+    quant_method = getattr(lm_head, "quant_method", None)
+    if isinstance(weight, torch.Tensor) and weight.numel() and quant_method is not None:
+        tied = any(
+            module is not lm_head
+            and isinstance(getattr(module, "weight", None), torch.Tensor)
+            and module.weight.numel()
+            and module.weight.data_ptr() == weight.data_ptr()
+            for module in model.modules()
+        )
+        if tied:  # shares the embedding's storage, but its packed copy still holds the old weights
+            quant_method.process_weights_after_loading(lm_head)
+    llm.reset_prefix_cache()
+
+
+# --- TRL's own tool loop --------------------------------------------------------------------
+
+
+def as_environment_factory(env_id: str, **make_kwargs: Any) -> Callable[[], RlenvsToolEnv]:
+    """An `environment_factory` for `GRPOTrainer`: each call makes an `RlenvsToolEnv`
+    wrapping a fresh `gym.make(env_id, **make_kwargs)`, for users who prefer TRL's built-in
+    tool loop to `make_rollout_func`.
+
+        trainer = GRPOTrainer(model, args=config, train_dataset=env_dataset(env_id, num_tasks=500),
+                              environment_factory=as_environment_factory(env_id))
+
+    TRL calls `reset(**row)` with each data set row (an `env_dataset` row names its task),
+    offers the model one tool, `submit(reply)`, which steps the env with the reply and
+    returns its answer, and scores each rollout with `get_reward()`, the env's return.
+
+    What that route costs, against `make_rollout_func`:
+    - The model must call a tool. The chat template must support tool calling (TRL refuses
+      one that does not, such as plain ChatML), the model must have learnt the template's
+      tool-call format, and a reply written as plain text is never judged (reward 0). The
+      env's prompt does not mention the tool; TRL adds its schema to the prompt.
+    - The env sees the tool argument, not the reply, and answers as a `tool` message, not as
+      the user: multi-turn envs whose feedback reads as a user turn (format reminders) lose
+      that framing.
+    - Steps run in the trainer's process, one tool call after another, without the
+      `EnvPool`'s concurrency, per-step timeout or recovery from a hung or crashed env.
+    - TRL renders and parses text between turns (`parse_response`, then the tool result
+      through the chat template), where the rollout engine appends token deltas and never
+      re-tokenises what was sampled.
+    - Turns are bounded by `max_tool_calling_iterations` as well as the env's `max_turns`,
+      and the reward functions get no `env_*` columns: the env's reward arrives only through
+      `get_reward` (logged under this class's name).
+    """
+    if not isinstance(env_id, str) or not env_id:
+        raise TypeError(f"env_id must be a registered env id such as 'rlenvs/GSM8K-v0', got {env_id!r}")
+    gym.spec(env_id)  # an unknown id fails here, not inside the trainer
+    return functools.partial(RlenvsToolEnv, env_id, make_kwargs)
+
+
+class RlenvsToolEnv:
+    """One rlenvs env behind TRL's environment contract (see `as_environment_factory`).
+
+    TRL exposes every public method but `reset` and `get_reward` as a tool, so this class
+    has exactly one: `submit`."""
+
+    def __init__(self, env_id: str, make_kwargs: Mapping[str, Any] | None = None) -> None:
+        self._env = gym.make(env_id, **dict(make_kwargs or {}))
+        self._finalizer = weakref.finalize(self, self._env.close)
+        self._reward = 0.0
+        self._turns = 0
+        self._stop_reason: str | None = None
+        self._task_id: str | None = None
+
+    @property
+    def env(self) -> gym.Env:
+        return self._env
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Why the episode ended; None while it goes on (or before the first reset)."""
+        return self._stop_reason
+
+    @property
+    def task_id(self) -> str | None:
+        return self._task_id
+
+    @property
+    def turns(self) -> int:
+        return self._turns
+
+    def reset(self, **row: Any) -> str | None:
+        """Start an episode on the row's task (`task_index` or `task_id`, as `env_dataset`
+        writes them) and return None: the row's prompt already poses it. A row without a task
+        (TRL's placeholder rows when there is no data set) draws one, and the env's question
+        is returned for TRL to append to the (empty) prompt."""
+        option = _task_option(row)
+        observation, info = self._env.reset(options=option)
+        self._reward, self._turns, self._stop_reason = 0.0, 0, None
+        self._task_id = info.get("task_id")
+        return None if option is not None else observation
+
+    def submit(self, reply: str) -> str:
+        """Submit your reply to the task and get the environment's response.
+
+        Args:
+            reply: Your complete reply to the task, written in the format the task asks for.
+
+        Returns:
+            The environment's response: feedback to act on, or word that the episode is over.
+        """
+        if self._stop_reason is not None:
+            return f"The episode is over ({self._stop_reason}); further replies are not judged."
+        if self._task_id is None:
+            raise RuntimeError("RlenvsToolEnv.submit before reset: TRL resets each environment before generating")
+        observation, reward, terminated, truncated, info = self._env.step(str(reply))
+        self._reward += float(reward)
+        self._turns += 1
+        if terminated or truncated:
+            self._stop_reason = str(info.get("stop_reason") or ("terminated" if terminated else "truncated"))
+            return f"The episode is over ({self._stop_reason})."
+        return observation
+
+    def get_reward(self) -> float:
+        """The episode's return: the sum of the env's rewards so far (0 if never submitted)."""
+        return self._reward

@@ -75,9 +75,14 @@ def main() -> None:
             response = _execute(json.loads(line), wake_r, devnull)
         except Exception:  # a zygote bug must answer, not hang the host
             response = {"status": "sandbox_error", "detail": traceback.format_exc()[-2000:]}
-        response["recycle"] = not _clean_up(isolated, writable, libc)
+        response["recycle"] = False
         response["duration_s"] = time.monotonic() - started
         _write_line(response)
+        # The clean-up runs while the host reads the answer; the next request waits for it. A
+        # sandbox it cannot restore ends the zygote: the host sees the worker gone and reruns
+        # the next request on a fresh one.
+        if not _clean_up(isolated, writable, libc):
+            os._exit(3)
 
 
 def _lines(fd: int):
@@ -153,15 +158,23 @@ def _execute(request: dict, wake_r: int, devnull: int) -> dict:
     )
     _kill_all(solution_pid, main_pid)
     truncated = status == "output_limit"
-    _drain(streams, limits["output_bytes"])
+    if testing and status is None:
+        # The runner is done and the solution flushed its output before each answer: read
+        # what is there without waiting for its process to die (the clean-up reaps it).
+        _drain({verdict_r: verdict}, limits["output_bytes"])
+        _read_available({fd: streams[fd] for fd in (out_r, err_r)})
+        waited = {main_pid}
+    else:
+        _drain(streams, limits["output_bytes"])
+        waited = {solution_pid, main_pid}
     for fd in parent_ends:
         try:
             os.close(fd)
         except OSError:
             pass
     exits.update(_reap(block=False))
-    for pid in {solution_pid, main_pid} - exits.keys():  # killed above; not a blocking wait on
-        exits[pid] = os.waitpid(pid, 0)[1]  # any child, which a survivor _kill_all missed would hang
+    for pid in waited - exits.keys():  # killed above; not a blocking wait on any
+        exits[pid] = os.waitpid(pid, 0)[1]  # child, which a survivor _kill_all missed would hang
     response = {
         "stdout": bytes(streams[out_r][: limits["output_bytes"]]).decode("utf-8", "replace"),
         "stderr": bytes(streams[err_r][: limits["output_bytes"]]).decode("utf-8", "replace"),
@@ -251,6 +264,15 @@ def _drain(streams: dict[int, bytearray], cap: int) -> None:
                 open_fds.discard(fd)
             else:
                 streams[fd] += chunk
+
+
+def _read_available(streams: dict[int, bytearray]) -> None:
+    for fd, buffer in streams.items():
+        while select.select([fd], [], [], 0)[0]:
+            chunk = os.read(fd, READ_CHUNK)
+            if not chunk:
+                break
+            buffer += chunk
 
 
 def _kill_all(*pids: int) -> None:

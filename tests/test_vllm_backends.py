@@ -37,7 +37,10 @@ MAX_MODEL_LEN = 512
 ENGINE_KWARGS = {
     "dtype": "float32",  # the tiny model is float32; vLLM's "auto" would downcast it to 16 bits
     "max_model_len": MAX_MODEL_LEN,
-    "gpu_memory_utilization": 0.1,  # on the CPU backend: the fraction of CPU memory to take
+    # An explicit KV-cache size: on the CPU backend the default (`gpu_memory_utilization`, a
+    # fraction of memory less what this process already holds) comes out negative once the
+    # whole suite has loaded torch, transformers and TRL into the pytest process.
+    "kv_cache_memory_bytes": 256 << 20,
     "enforce_eager": True,  # no torch.compile warm-up
     "seed": 0,
 }

@@ -157,19 +157,18 @@ def env_reward(completions: Sequence[Any], env_reward: Sequence[float], **kwargs
 # --- the rollout function -------------------------------------------------------------------
 
 
-def make_rollout_func(
-    env_id: str,
-    *,
-    backend: str | Backend = "hf",
-    make_kwargs: Mapping[str, Any] | None = None,
-    max_tokens_per_turn: int | None = None,
-    max_episode_tokens: int | None = None,
-    max_turns: int | None = None,
-    seed: int | None = None,
-    dataset: Any = None,
-    pool_kwargs: Mapping[str, Any] | None = None,
-) -> EnvRolloutFunc:
+def make_rollout_func(env_id: str, **options: Any) -> EnvRolloutFunc:
+    """A `rollout_func` for `GRPOTrainer` that plays one episode of `env_id` per prompt;
+    `options` are `EnvRolloutFunc`'s keywords (backend, make_kwargs, token limits, ...)."""
+    return EnvRolloutFunc(env_id, **options)
+
+
+class EnvRolloutFunc:
     """A `rollout_func` for `GRPOTrainer` that plays one episode of `env_id` per prompt.
+
+    Its env pool and backend are built on the first call, from the trainer it is called
+    with, and kept between calls. `episodes` holds the last call's `Episode`s (transcripts,
+    infos) for inspection; `close()` (also run at garbage collection) shuts the pool down.
 
     `backend`: "hf" samples from the trainer's live policy with transformers (CPU, tests,
     small models); "vllm" shares TRL's colocated engine (`GRPOConfig(use_vllm=True,
@@ -185,24 +184,6 @@ def make_rollout_func(
     `dataset`: the rows whose prompts the trainer will send (built by `env_dataset`); None
     reads the trainer's `train_dataset` and `eval_dataset`. `pool_kwargs` go to `EnvPool`
     (e.g. `executor="process"` for CPU-bound verifiers, `step_timeout_s`)."""
-    return EnvRolloutFunc(
-        env_id,
-        backend=backend,
-        make_kwargs=make_kwargs,
-        max_tokens_per_turn=max_tokens_per_turn,
-        max_episode_tokens=max_episode_tokens,
-        max_turns=max_turns,
-        seed=seed,
-        dataset=dataset,
-        pool_kwargs=pool_kwargs,
-    )
-
-
-class EnvRolloutFunc:
-    """The callable `make_rollout_func` returns; see there. Its env pool and backend are
-    built on the first call, from the trainer it is called with, and kept between calls.
-    `episodes` holds the last call's `Episode`s (transcripts, infos) for inspection;
-    `close()` (also run at garbage collection) shuts the env pool down."""
 
     def __init__(
         self,

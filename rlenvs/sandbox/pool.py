@@ -169,8 +169,6 @@ class Sandbox:
                     # it must not serve the next caller that answer.
                     worker.kill()
                     raise
-                if answer.get("recycle"):
-                    worker.kill()
                 return answer, limits
         raise AssertionError("unreachable: the second attempt always returns")
 

@@ -3,10 +3,11 @@
 A worker starts it once, so the interpreter's start-up (20-75 ms on the reference machines)
 is paid once per worker, not per execution. It reads one JSON request per line on stdin,
 forks fresh children for it (`roles`), watches them against the wall-clock deadline and the
-output cap, and answers with one JSON line on stdout. After every execution it kills every
-other process in the sandbox, reaps them and empties the writable folders, so nothing an
-execution leaves behind (background processes, files) reaches the next one; anything it
-cannot restore asks the host to replace the worker (`"recycle": true`).
+output cap, and answers with one JSON line on stdout. After every answer, before it reads
+the next request, it kills every other process in the sandbox, reaps them and empties the
+writable folders, so nothing an execution leaves behind (background processes, files,
+IPC objects, keys) reaches the next one; a sandbox it cannot restore makes it exit, and the
+host replaces the worker.
 
 The zygote is not dumpable: the code it runs, under the same uid, can neither ptrace it nor
 open its memory or file descriptors through /proc, so it cannot forge a verdict.
@@ -75,7 +76,6 @@ def main() -> None:
             response = _execute(json.loads(line), wake_r, devnull)
         except Exception:  # a zygote bug must answer, not hang the host
             response = {"status": "sandbox_error", "detail": traceback.format_exc()[-2000:]}
-        response["recycle"] = False
         response["duration_s"] = time.monotonic() - started
         _write_line(response)
         # The clean-up runs while the host reads the answer; the next request waits for it. A

@@ -10,9 +10,9 @@ batch is always 32 episodes: 4 tasks of `rlenvs/Arithmetic-v0` (level 1, `max_tu
 GRPO groups of 8. A run is timed from its first reset to its last token, after emptying
 vLLM's prefix cache (every run samples the same tokens, so a warm cache would skip the
 prefill a training step pays). The rows of a phase take turns, repeat by repeat (`REPEATS`:
-9 in phase A, 5 in B), after one untimed warm-up run of each. The p50 is reported, and each
-ratio is the p50 of the per-repeat ratios of runs made next to each other (the machine is
-shared and noisy, and drifts).
+9 in phase A, 5 in B; each repeat starts one row later), after one untimed warm-up run of
+each. The p50 is reported, and each ratio is the p50 of the per-repeat ratios of runs made
+next to each other (the machine is shared and noisy, and drifts).
 
 A. The random model, replies of at most `TOKENS_PER_TURN` = 32 tokens, ChatML template.
 - engine: `RolloutEngine(VLLMBackend(llm), tokenizer, max_tokens_per_turn=32, seed=0)
@@ -231,6 +231,9 @@ def notes(m: dict[str, Any], s: dict[str, Any]) -> list[str]:
     extra_trl = s["B TRL, step +20 ms"]["env s"] - s["B TRL"]["env s"]
     between = {name: s[name]["other s"] + s[name]["env s"] for name in ("B engine", "B TRL")}
     rounds_b = s["B engine"]["generate calls"]
+    inside_a, inside_b = (_p50([r["llm_s"] / r["wall_s"] for r in runs[f"{p} engine"]]) for p in "AB")
+    raw_llm = [r["llm_s"] for r in runs["A raw"]]
+    spread_a = (max(raw_llm) - min(raw_llm)) / _p50(raw_llm)
     # engine wall + rounds x step = (TRL wall + TRL steps x step) / 3, for the step time:
     threshold = (TARGET_VS_TRL * s["B engine"]["wall s"] - s["B TRL"]["wall s"]) / max(
         trl_steps - TARGET_VS_TRL * rounds_b, 1
@@ -261,8 +264,12 @@ def notes(m: dict[str, Any], s: dict[str, Any]) -> list[str]:
         f"Target engine >= {TARGET_VS_RAW:g}x raw llm.generate: **{'met' if vs_raw >= TARGET_VS_RAW else 'NOT met'}**"
         f" on phase A's {TOKENS_PER_TURN}-token turns: {vs_raw:.3f}x (per repeat: "
         f"{_paired(s, 'A engine', 'A raw')}); {vs_raw_b:.3f}x on phase B's {m['forced_tokens']}-token turns (per "
-        f"repeat: {_paired(s, 'B engine', 'B raw')}). Where the engine's time outside llm.generate goes (p50 per "
-        f"run), phase A: {m['engine_profile']['A']}; phase B: {m['engine_profile']['B']}.",
+        f"repeat: {_paired(s, 'B engine', 'B raw')}). Inside llm.generate the engine spends {inside_a:.1%} of its "
+        f"wall time in phase A ({inside_b:.1%} in B): its ratio if its llm.generate calls took as long as the raw "
+        "row's; the rest of the difference is those calls running slower or faster than the raw row's next to "
+        "them (same tokens, same batches: machine noise, run-to-run spread of llm.generate "
+        f"{spread_a:.0%} here). Where the engine's time outside llm.generate goes (p50 per run), phase A: "
+        f"{m['engine_profile']['A']}; phase B: {m['engine_profile']['B']}.",
         f"Target engine >= {TARGET_VS_TRL:g}x TRL's environment_factory loop: "
         f"**{'met' if vs_trl >= TARGET_VS_TRL else 'NOT met'}**: {vs_trl:.2f}x with the plain env (per repeat: "
         f"{_paired(s, 'B engine', 'B TRL')}), {vs_trl_slow:.2f}x with the 20 ms env (per repeat: "
@@ -492,9 +499,11 @@ def _pop(run: dict[str, Any]) -> dict[str, Any]:
 def _interleave(
     schedule: dict[str, Callable[[], dict[str, Any]]], runs: dict[str, list[dict[str, Any]]], repeats: int
 ) -> None:
+    names = list(schedule)
     for repeat in range(repeats):
-        for name, measure in schedule.items():
-            runs.setdefault(name, []).append(measure())
+        # Each repeat starts one row later, so no row always follows the same other one.
+        for name in names[repeat % len(names) :] + names[: repeat % len(names)]:
+            runs.setdefault(name, []).append(schedule[name]())
             last = runs[name][-1]
             print(f"{name} #{repeat + 1}: {last['model_tokens']} tokens in {last['wall_s']:.2f} s "
                   f"(llm.generate {last['llm_s']:.2f} s)", file=sys.stderr, flush=True)  # fmt: skip

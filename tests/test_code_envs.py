@@ -188,11 +188,11 @@ def test_extract_code_ignores_other_languages_and_prefers_python_blocks() -> Non
         extract_code(None)  # type: ignore[arg-type]
 
 
-def test_complete_function_appends_a_body_and_keeps_the_stub_before_a_full_definition() -> None:
-    stub = "import math\n\ndef f(x):\n    '''doc'''\n"
-    assert complete_function("    return math.sqrt(x)", stub, "f") == stub + "    return math.sqrt(x)\n"
-    full = complete_function("def f(x):\n    return 1", stub, "f")
-    assert full.startswith(stub.rstrip()) and full.endswith("def f(x):\n    return 1\n")
+def test_complete_function_appends_a_body_and_keeps_the_starter_code_before_a_full_definition() -> None:
+    starter = "import math\n\ndef f(x):\n    '''doc'''\n"
+    assert complete_function("    return math.sqrt(x)", starter, "f") == starter + "    return math.sqrt(x)\n"
+    full = complete_function("def f(x):\n    return 1", starter, "f")
+    assert full.startswith(starter.rstrip()) and full.endswith("def f(x):\n    return 1\n")
 
 
 # --- multi-turn feedback, partial credit ---------------------------------------------------------

@@ -72,7 +72,7 @@ CATALOG: tuple[EnvEntry, ...] = (
         entry_point="rlenvs.envs.code.humaneval:HumanEvalEnv",
         family="code",
         summary="HumanEval: complete a Python function from its signature and docstring (164 problems).",
-        observes="a function stub; with max_turns=k, the first failing test and its traceback",
+        observes="a function signature and docstring; with max_turns=k, the first failing test and its traceback",
         acts="the function (or its body) in a ```python block",
         reward="1 iff every test passes in the sandbox (partial=True: the passed fraction)",
         turns="1 (max_turns=k: retries with test feedback)",

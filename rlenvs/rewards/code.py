@@ -52,16 +52,20 @@ def _fences(reply: str) -> list[tuple[str, str]]:
     return [(match.group(1).lower(), match.group(2)) for match in _FENCE.finditer(reply)]
 
 
-def complete_function(code: str, stub: str, entry_point: str) -> str:
-    """The program to test when the task gave a function stub (HumanEval's prompt).
+def complete_function(code: str, starter: str, entry_point: str) -> str:
+    """The program to test when the task gave starter code (HumanEval's prompt: the
+    signature and docstring).
 
-    A reply that defines `entry_point` itself runs after the stub (so the stub's imports and
-    helper functions exist and the reply's definition wins); a reply that is only the body
-    (indented lines, as HumanEval's canonical solutions are) is appended to the stub.
+    A reply that defines `entry_point` itself runs after the starter code (so its imports
+    and helper functions exist and the reply's definition wins); a reply that is only the
+    body (indented lines, as HumanEval's canonical solutions are) is appended to it.
     """
     if _defines(code, entry_point):
-        return f"{stub.rstrip()}\n\n\n{code}\n"
-    return f"{stub.rstrip(' ')}{'' if stub.endswith(chr(10)) else chr(10)}{code}\n"
+        return f"{starter.rstrip()}\n\n\n{code}\n"
+    starter = starter.rstrip(" ")
+    if not starter.endswith("\n"):
+        starter += "\n"
+    return starter + code + "\n"
 
 
 def _defines(code: str, name: str) -> bool:

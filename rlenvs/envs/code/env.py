@@ -2,7 +2,7 @@
 
 Turn structure: each reply is one attempt. The program is read out of it by
 `rlenvs.rewards.code.extract_code` (the last ```python block, else the whole reply) and,
-where the task gives a function stub, joined with it. The tests run in the sandbox
+where the task gives starter code (a signature and docstring), joined with it. The tests run in the sandbox
 (`rlenvs.sandbox`): the solution in one process, the tests in another that calls it and
 gets plain values back, so exiting early, patching the tests or returning an object that
 equals everything cannot pass.
@@ -40,7 +40,7 @@ class CodeTask(Task):
     """A gold reply (the reference code in a ```python block): what `oracle_action` returns."""
     entry_point: str
     """The function the tests call."""
-    stub: str = field(default="")
+    starter: str = field(default="")
     """Code the reply is completed against (HumanEval's signature and docstring); empty if none."""
 
 
@@ -74,9 +74,9 @@ class CodeEnv(TextEnv[CodeTask]):
         return shared_sandbox(unsafe=self.unsafe_sandbox)
 
     def program_for(self, task: CodeTask, reply: str) -> str:
-        """The program the tests run against: the reply's code, completed against the stub."""
+        """The program the tests run against: the reply's code, completed against the starter code."""
         code = extract_code(reply)
-        return complete_function(code, task.stub, task.entry_point) if task.stub else code
+        return complete_function(code, task.starter, task.entry_point) if task.starter else code
 
     def judge(self, task: CodeTask, reply: str) -> Judgement:
         report = self.sandbox.run_tests(self.program_for(task, reply), task.program, limits=self.limits)

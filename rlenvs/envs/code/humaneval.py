@@ -54,7 +54,7 @@ def humaneval_task(row: Mapping[str, Any], task_id: str) -> CodeTask:
         program=check_program(prompt, fields["test"], entry_point),
         solution=f"```python\n{prompt}{solution.rstrip()}\n```" if solution.strip() else "",
         entry_point=entry_point,
-        stub=prompt,
+        starter=prompt,
     )
 
 

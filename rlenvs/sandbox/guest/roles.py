@@ -67,6 +67,26 @@ def _recv_exact(fd: int, size: int) -> bytes | None:
 # --- the process set-up both children share --------------------------------------------------
 
 
+_ALL_SIGNALS = frozenset(signal.valid_signals())
+_SIGNALS_TO_RESET: tuple[int, ...] = tuple(range(1, signal.NSIG))
+
+
+def note_signal_dispositions() -> None:
+    """Remember which signals the zygote does not leave at their default (Python's own SIGINT,
+    SIGPIPE and SIGXFSZ, and what the zygote set), so that a child resets that handful
+    instead of calling `signal.signal` for every number (0.8 ms). The zygote calls this
+    once its handlers are in place, before its first fork."""
+    global _SIGNALS_TO_RESET
+    found = []
+    for number in range(1, signal.NSIG):
+        try:
+            if signal.getsignal(number) not in (signal.SIG_DFL, None):
+                found.append(number)
+        except ValueError:
+            pass
+    _SIGNALS_TO_RESET = tuple(found)
+
+
 def enter_child(fds: dict[int, int], limits: dict, *, untrusted: bool) -> None:
     """Become a fresh session with exactly the given fds (target -> source) and the rlimits."""
     os.setsid()
@@ -75,17 +95,17 @@ def enter_child(fds: dict[int, int], limits: dict, *, untrusted: bool) -> None:
         if source != target:
             os.dup2(source, target)
     os.closerange(max(fds) + 1, 65536)
-    for number in range(1, signal.NSIG):
+    for number in _SIGNALS_TO_RESET:
         try:
             signal.signal(number, signal.SIG_DFL)
-        except (OSError, ValueError):
+        except (OSError, ValueError):  # SIGKILL, SIGSTOP and the ones libc reserves
             pass
     if untrusted:
-        signal.pthread_sigmask(signal.SIG_SETMASK, set())
+        signal.pthread_sigmask(signal.SIG_SETMASK, ())
     else:
         # The solution runs under the same uid and may signal this process; only SIGKILL and
         # SIGSTOP get through, and both leave the run without a verdict (a failure).
-        signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+        signal.pthread_sigmask(signal.SIG_BLOCK, _ALL_SIGNALS)
     set_limits(limits)
 
 

@@ -45,6 +45,8 @@ KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING =
 SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219}.get(os.uname().machine)
 READ_CHUNK = 1 << 16
 DRAIN_SECONDS = 1.0
+DONE_LINE = b'{"done": true}\n'
+"""The test runner's last record (`roles.run_tests`), on a pipe only the runner can write."""
 
 
 def main() -> None:
@@ -67,6 +69,7 @@ def main() -> None:
         os.set_blocking(fd, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
+    roles.note_signal_dispositions()
     _write_line({"ready": True})
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 2)  # nothing the zygote might print may interleave with the protocol
@@ -154,16 +157,18 @@ def _execute(request: dict, wake_r: int, devnull: int) -> dict:
     if testing:
         streams[verdict_r] = verdict
     status, exits = _watch(
-        streams, main_pid, deadline, limits["output_bytes"], in_w, request.get("stdin", "").encode(), wake_r
-    )
+        streams, main_pid, deadline, limits["output_bytes"], in_w, request.get("stdin", "").encode(), wake_r,
+        verdict_r if testing else None,
+    )  # fmt: skip
     _kill_all(solution_pid, main_pid)
     truncated = status == "output_limit"
     if testing and status is None:
         # The runner is done and the solution flushed its output before each answer: read
-        # what is there without waiting for its process to die (the clean-up reaps it).
-        _drain({verdict_r: verdict}, limits["output_bytes"])
+        # what is there without waiting for either process to die (the clean-up reaps them).
+        if not verdict.endswith(DONE_LINE):
+            _drain({verdict_r: verdict}, limits["output_bytes"])
         _read_available({fd: streams[fd] for fd in (out_r, err_r)})
-        waited = {main_pid}
+        waited = set()
     else:
         _drain(streams, limits["output_bytes"])
         waited = {solution_pid, main_pid}
@@ -205,9 +210,11 @@ def _records(verdict: bytes) -> list[dict]:
     return records
 
 
-def _watch(streams, main_pid, deadline, cap, stdin_fd, stdin_data, wake_r):
-    """Read the children's output until the main child is done, the deadline passes or the
-    output goes over the cap. Returns (status or None, {pid: wait status} reaped so far)."""
+def _watch(streams, main_pid, deadline, cap, stdin_fd, stdin_data, wake_r, verdict_fd=None):
+    """Read the children's output until the main child is done (it exited, or the test runner
+    wrote its last record on `verdict_fd`: its exit would take another 1-2 ms), the deadline
+    passes or the output goes over the cap. Returns (status or None, {pid: wait status}
+    reaped so far)."""
     exits: dict[int, int] = {}
     os.set_blocking(stdin_fd, False)
     if not stdin_data:
@@ -242,6 +249,8 @@ def _watch(streams, main_pid, deadline, cap, stdin_fd, stdin_data, wake_r):
             streams[fd] += chunk
             if len(streams[fd]) > cap:
                 return "output_limit", exits
+            if fd == verdict_fd and streams[fd].endswith(DONE_LINE):
+                return None, exits
 
 
 def _drain_wakeups(fd: int) -> None:

@@ -289,6 +289,39 @@ def test_seeds(backend: VLLMBackend) -> None:
     assert request_seed(None, 0, 0) is None and request_seed(7, 0, 0) == request_seed(7, 0, 0)
 
 
+def test_seeded_batches_over_the_cpu_prefill_budget(backend: VLLMBackend, llm) -> None:
+    """vLLM's CPU backend crashes on a seeded prompt it prefills in chunks ("CPU Generator does
+    not use offset"); this engine (chunked prefill on, as TRL's colocated one) would chunk a
+    batch whose prompts total more than max_num_batched_tokens. The backend generates such a
+    batch in slices, and every prompt keeps the seed of its place in the whole batch."""
+    scheduler = llm.llm_engine.vllm_config.scheduler_config
+    assert scheduler.enable_chunked_prefill
+    length = MAX_MODEL_LEN - 16
+    batch = [[1 + (k + j) % 50 for j in range(length)] for k in range(scheduler.max_num_batched_tokens // length + 2)]
+    assert sum(map(len, batch)) > scheduler.max_num_batched_tokens
+    params = SamplingParams(max_tokens=4, seed=3)
+    generations = backend.generate(batch, params)
+    assert [len(g.token_ids) for g in generations] == [4] * len(batch)
+    first = (scheduler.max_num_batched_tokens - scheduler.max_num_seqs) // length  # the first slice
+    # The same tokens again (the log-probabilities move by ~1e-6 where the prefix cache hits).
+    for again in (backend.generate(batch, params), backend.generate(batch[:first], params)):
+        assert [g.token_ids for g in again] == [g.token_ids for g in generations[: len(again)]]
+
+
+def test_seeded_prompt_over_the_cpu_prefill_budget_is_refused() -> None:
+    engine = SimpleNamespace(
+        model_config=SimpleNamespace(logprobs_mode="processed_logprobs"),
+        llm_engine=SimpleNamespace(
+            vllm_config=SimpleNamespace(
+                device_config=SimpleNamespace(device_type="cpu"),
+                scheduler_config=SimpleNamespace(enable_chunked_prefill=True, max_num_batched_tokens=64, max_num_seqs=8),
+            )
+        ),
+    )
+    with pytest.raises(ValueError, match="enable_chunked_prefill=False"):
+        VLLMBackend(engine).generate([[1] * 10, [1] * 65], SamplingParams(max_tokens=2, seed=0))
+
+
 def test_warns_when_logprobs_are_not_processed() -> None:
     raw = SimpleNamespace(model_config=SimpleNamespace(logprobs_mode="raw_logprobs"))
     with pytest.warns(UserWarning, match="processed_logprobs"):

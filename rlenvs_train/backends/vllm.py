@@ -73,6 +73,7 @@ class VLLMBackend:
         self.llm = llm
         self.rank = int(rank)
         self._trainer_generation: Any = None
+        self._seeded_prefill_budget = _cpu_chunked_prefill_budget(llm)
         mode = _engine_logprobs_mode(llm)
         if mode != PROCESSED_LOGPROBS:
             warnings.warn(
@@ -88,8 +89,10 @@ class VLLMBackend:
         """Build a `vllm.LLM` for `model` (a path or hub id) and wrap it.
 
         Defaults: `logprobs_mode="processed_logprobs"` and `seed`; on vLLM's CPU backend also
-        `gpu_memory_utilization=0.1` (there the fraction of CPU memory to take) and
-        `enforce_eager=True` (no torch.compile warm-up). `llm_kwargs` go to `vllm.LLM` and
+        `gpu_memory_utilization=0.1` (there the fraction of CPU memory to take),
+        `enforce_eager=True` (no torch.compile warm-up) and `enable_chunked_prefill=False`
+        (seeded sampling fails there on a prompt prefilled in chunks; see `generate`; vLLM
+        then raises `max_num_batched_tokens` to `max_model_len`). `llm_kwargs` go to `vllm.LLM` and
         override these; pass e.g. `max_model_len` to bound the KV cache to what rollouts need.
         Build it under `if __name__ == "__main__":` in a script: vLLM may start processes."""
         import vllm
@@ -97,7 +100,7 @@ class VLLMBackend:
 
         kwargs: dict[str, Any] = {"logprobs_mode": PROCESSED_LOGPROBS, "seed": seed}
         if current_platform.is_cpu():
-            kwargs.update(gpu_memory_utilization=0.1, enforce_eager=True)
+            kwargs.update(gpu_memory_utilization=0.1, enforce_eager=True, enable_chunked_prefill=False)
         kwargs.update(llm_kwargs)
         return cls(vllm.LLM(model=str(model), **kwargs), rank=rank)
 
@@ -138,7 +141,14 @@ class VLLMBackend:
         return backend
 
     def generate(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> list[Generation]:
-        """One `Generation` per prompt, in order, from one batched `LLM.generate` call."""
+        """One `Generation` per prompt, in order, from one batched `LLM.generate` call.
+
+        One exception: vLLM's CPU backend fails a seeded request whose prompt it prefills in
+        chunks ("CPU Generator does not use offset"), which it does once the batch's prompts
+        total more than `max_num_batched_tokens`. On such an engine (chunked prefill on, as
+        TRL's colocated one is) a seeded batch is generated in consecutive slices that each
+        fit; every prompt keeps the seed of its place in the whole batch, so the tokens are
+        those one call would give."""
         from vllm import SamplingParams as VLLMSamplingParams
         from vllm.inputs import TokensPrompt
 
@@ -164,10 +174,40 @@ class VLLMBackend:
             sampling = [
                 VLLMSamplingParams(**common, seed=request_seed(params.seed, self.rank, i)) for i in range(len(batch))
             ]
-        outputs = self.llm.generate([TokensPrompt(prompt_token_ids=p) for p in batch], sampling, use_tqdm=False)
+        outputs = []
+        for piece in self._slices(batch, seeded=params.seed is not None):
+            outputs += self.llm.generate(
+                [TokensPrompt(prompt_token_ids=batch[i]) for i in piece],
+                sampling if params.seed is None else [sampling[i] for i in piece],
+                use_tqdm=False,
+            )
         if len(outputs) != len(batch):
             raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(batch)} prompts")
         return [_generation(request.outputs[0]) for request in outputs]
+
+    def _slices(self, batch: list[list[int]], *, seeded: bool) -> list[range]:
+        """The whole batch, or (see `generate`) consecutive slices whose prompts fit the budget."""
+        if not seeded or self._seeded_prefill_budget is None:
+            return [range(len(batch))]
+        max_batched, max_seqs = self._seeded_prefill_budget
+        # Prompts that wait for a free sequence slot are prefilled beside up to `max_seqs`
+        # decoding sequences, one token each: that much of the step's budget is kept for them.
+        budget = max(1, max_batched - max_seqs)
+        slices, start, used = [], 0, 0
+        for i, prompt in enumerate(batch):
+            if len(prompt) > max_batched:
+                raise ValueError(
+                    f"prompt {i} has {len(prompt)} tokens, more than this CPU engine's max_num_batched_tokens="
+                    f"{max_batched}: vLLM's CPU backend cannot sample it with a seed (its prefill would be chunked). "
+                    "Build the engine with enable_chunked_prefill=False (VLLMBackend.from_model does) or a larger "
+                    "max_num_batched_tokens, or sample without a seed"
+                )
+            if used + len(prompt) > budget and i > start:
+                slices.append(range(start, i))
+                start, used = i, 0
+            used += len(prompt)
+        slices.append(range(start, len(batch)))
+        return slices
 
     def sleep(self) -> None:
         """After a rollout: put TRL's colocated engine back to sleep (level 2, as TRL does), when
@@ -187,6 +227,17 @@ class VLLMBackend:
             generation.sync_weights()  # wakes the weights and loads the policy's (as VLLMGeneration.generate does)
         if self.llm.llm_engine.is_sleeping():
             self.llm.wake_up(tags=["kv_cache"])
+
+
+def _cpu_chunked_prefill_budget(llm: Any) -> tuple[int, int] | None:
+    """`max_num_batched_tokens` and `max_num_seqs` of a CPU engine that prefills in chunks;
+    None for any other engine."""
+    config = getattr(getattr(llm, "llm_engine", None), "vllm_config", None)
+    scheduler = getattr(config, "scheduler_config", None)
+    device = getattr(getattr(config, "device_config", None), "device_type", None)
+    if device != "cpu" or not getattr(scheduler, "enable_chunked_prefill", False):
+        return None
+    return int(scheduler.max_num_batched_tokens), int(scheduler.max_num_seqs)
 
 
 def _generation(output: Any) -> Generation:

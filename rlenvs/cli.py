@@ -1,5 +1,5 @@
 """The `rlenvs` command: list and describe envs, evaluate a scripted policy, play by hand,
-check a reward function."""
+check a reward function, export tasks to Parquet, write oracle SFT data."""
 
 from __future__ import annotations
 
@@ -94,6 +94,41 @@ def check_env_command(args: argparse.Namespace) -> int:
     if not report["make"].passed:
         return 2
     return 0 if report.passed else 1
+
+
+def export_command(args: argparse.Namespace) -> int:
+    """Write train.parquet and validation.parquet (`rlenvs.export.export_env`)."""
+    import pyarrow.parquet as pq
+
+    from rlenvs.export import export_env
+
+    paths = export_env(
+        args.env_id,
+        args.output_dir,
+        env_kwargs=_env_kwargs(args.env_arg),
+        train_split=args.train_split,
+        val_split=args.val_split,
+        num_train=args.num_train,
+        num_val=args.num_val,
+        seed=args.seed,
+    )
+    for split, path in paths.items():
+        print(f"{split}: {path} ({pq.read_metadata(path).num_rows} rows)")
+    return 0
+
+
+def sft_data_command(args: argparse.Namespace) -> int:
+    """Write oracle conversations as chat JSONL (`rlenvs.sft.oracle_conversations`)."""
+    from rlenvs.sft import oracle_conversations, write_jsonl
+
+    records = oracle_conversations(args.env_id, args.episodes, seed=args.seed, env_kwargs=_env_kwargs(args.env_arg))
+    write_jsonl(records, args.output)
+    skipped = args.episodes - len(records)
+    print(
+        f"wrote {len(records)} conversations to {args.output}; skipped {skipped} of {args.episodes} episodes "
+        "(the oracle did not reach the maximum reward)"
+    )
+    return 0
 
 
 REWARD_TRUTHS = {"integers": "integer_truths", "decimals": "decimal_truths",
@@ -286,6 +321,30 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--property", action="append", default=[], metavar="NAME",
                      help="run only this property (repeatable): range, totality, determinism, invariance, "
                           "sensitivity, anti_hedging, time_budget")
+
+    sub = command("export", export_command,
+                  "write an env's tasks as DIR/train.parquet and DIR/validation.parquet for SkyRL and verl")
+    sub.add_argument("env_id", metavar="ID")
+    sub.add_argument("--output-dir", required=True, metavar="DIR", help="folder to write the two files into")
+    sub.add_argument("--env-arg", **env_arg)
+    sub.add_argument("--train-split", metavar="NAME", help="the split kwarg of the train tasks (data-backed envs, e.g. train)")
+    sub.add_argument("--val-split", metavar="NAME",
+                     help="the split kwarg of the validation tasks (e.g. test); without it, validation tasks are "
+                          "drawn from the train tasks' source, apart from them")
+    sub.add_argument("--num-train", type=int, metavar="N",
+                     help="number of train tasks (required for procedural envs; default: every task of the split)")
+    sub.add_argument("--num-val", type=int, metavar="N",
+                     help="number of validation tasks (default: every task of --val-split, else 0: an empty file)")
+    sub.add_argument("--seed", type=int, default=None,
+                     help="draw distinct tasks at random with this seed (default: tasks 0..N-1 in order)")
+
+    sub = command("sft-data", sft_data_command,
+                  "write the oracle's whole conversations as chat JSONL for SFT (only episodes at the maximum reward)")
+    sub.add_argument("env_id", metavar="ID")
+    sub.add_argument("--episodes", type=int, required=True, metavar="N", help="number of oracle episodes to play")
+    sub.add_argument("--output", required=True, metavar="FILE.jsonl", help="one conversation per line")
+    sub.add_argument("--seed", type=int, default=0, help="seed of the first episode; episode i uses seed+i (default 0)")
+    sub.add_argument("--env-arg", **env_arg)
 
     sub = command("play", play, "type the replies yourself")
     sub.add_argument("env_id", metavar="ID")

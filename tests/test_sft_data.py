@@ -1,0 +1,210 @@
+"""`rlenvs sft-data` and `rlenvs.sft`: oracle conversations from real envs, written as JSONL."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import gymnasium as gym
+import pytest
+
+from rlenvs.sft import oracle_conversations, write_jsonl
+from tests.conftest import GSM8K_TEST
+
+GSM8K = "rlenvs/GSM8K-v0"
+ARITHMETIC = "rlenvs/Arithmetic-v0"
+GSM8K_TOOL = "rlenvs/GSM8K-Tool-v0"
+
+NO_ORACLE_MODULE = '''
+"""Envs without an oracle, registered for the sft-data tests."""
+import gymnasium as gym
+
+from rlenvs.core.env import Judgement, TextEnv
+from rlenvs.core.task import DatasetSource, Task
+from rlenvs.core.spaces import UnicodeText
+
+
+class EchoEnv(gym.Env):
+    """A plain gymnasium env: no oracle_action at all."""
+
+    def __init__(self):
+        self.observation_space = self.action_space = UnicodeText(100)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return "say hi", {}
+
+    def step(self, action):
+        return "", 1.0, True, False, {}
+
+
+class NoOracleTextEnv(TextEnv):
+    """A TextEnv whose oracle_action says it has none."""
+
+    def __init__(self):
+        super().__init__(DatasetSource([Task("t/0", "say hi")], name="t"))
+
+    def task_from_row(self, row):
+        return Task("t/custom", row["prompt"])
+
+    def judge(self, task, reply):
+        return Judgement(1.0, resolved=True)
+
+    def oracle_action(self):
+        raise NotImplementedError
+
+
+gym.register("Echo-v0", entry_point=EchoEnv)
+gym.register("NoOracleText-v0", entry_point=NoOracleTextEnv)
+'''
+
+
+def rlenvs_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rlenvs.cli", *args], check=False, capture_output=True, text=True, timeout=300, env=env
+    )
+
+
+def assert_conversation(record: dict, max_reward: float = 1.0) -> None:
+    """system?, user, then assistant/user alternating, ending with the assistant; one
+    assistant message per turn; the maximum reward."""
+    roles = [m["role"] for m in record["messages"]]
+    if roles[0] == "system":
+        roles = roles[1:]
+    assert roles[0] == "user" and roles[-1] == "assistant", roles
+    assert all(a != b for a, b in itertools.pairwise(roles)), roles
+    assert set(roles) == {"user", "assistant"}
+    assert roles.count("assistant") == record["turns"]
+    assert all(isinstance(m["content"], str) and m["content"] for m in record["messages"])
+    assert record["total_reward"] == max_reward
+
+
+@pytest.fixture
+def no_oracle_module(tmp_path, monkeypatch):
+    (tmp_path / "no_oracle_envs.py").write_text(textwrap.dedent(NO_ORACLE_MODULE))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+def test_gsm8k_conversations_are_the_env_chat_and_the_gold_reply() -> None:
+    records = oracle_conversations(GSM8K, 20, seed=5, env_kwargs={"split": "test"})
+    assert len(records) == 20
+    env = gym.make(GSM8K, split="test")
+    test_rows = [json.loads(line) for line in GSM8K_TEST.read_text().splitlines()]
+    for episode, record in enumerate(records):
+        assert_conversation(record)
+        _, info = env.reset(seed=5 + episode)
+        assert record["env_id"] == GSM8K and record["task_id"] == info["task_id"] and record["turns"] == 1
+        assert record["messages"][:-1] == info["messages"]
+        index = int(record["task_id"].rsplit("/", 1)[1])
+        assert record["messages"][-1] == {"role": "assistant", "content": test_rows[index]["answer"]}
+    env.close()
+
+
+def test_arithmetic_conversations_reach_the_maximum_reward() -> None:
+    records = oracle_conversations(ARITHMETIC, 30, env_kwargs={"level": 4})
+    assert len(records) == 30
+    for record in records:
+        assert_conversation(record)
+    assert len({r["task_id"] for r in records}) > 1  # seeds 0..29 pose different tasks
+
+
+def test_multi_turn_conversations_hold_the_tool_results() -> None:
+    records = oracle_conversations(GSM8K_TOOL, 10, env_kwargs={"oracle_uses_calculator": True})
+    assert len(records) == 10
+    for record in records:
+        assert_conversation(record)
+    two_turn = [r for r in records if r["turns"] == 2]
+    assert two_turn, "the calculator oracle calls the tool first on annotated GSM8K solutions"
+    call, result, answer = two_turn[0]["messages"][-3:]
+    assert "<calculator>" in call["content"] and call["role"] == "assistant"
+    assert result["role"] == "user" and result["content"].startswith("<result>")
+    assert answer["role"] == "assistant" and "####" in answer["content"]
+
+
+def test_episodes_whose_oracle_falls_short_are_skipped(tmp_path) -> None:
+    """A data row whose gold solution the verifier rejects (it boxes another number than
+    the one after ####) is played but not written."""
+    good = json.loads(GSM8K_TEST.read_text().splitlines()[0])
+    bad = {"question": "What is 2 + 2?", "answer": "It is \\boxed{5}.\n#### 4"}
+    data = tmp_path / "rows.jsonl"
+    data.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    records = oracle_conversations(GSM8K, 12, env_kwargs={"data_files": str(data)})
+    assert 0 < len(records) < 12
+    assert {r["task_id"] for r in records} == {"gsm8k/train/0"}
+
+    output = tmp_path / "sft.jsonl"
+    result = rlenvs_cli("sft-data", GSM8K, "--episodes", "12", "--output", str(output),
+                        "--env-arg", f"data_files={data}")
+    assert result.returncode == 0, result.stderr
+    written = [json.loads(line) for line in output.read_text().splitlines()]
+    assert written == records
+    assert f"wrote {len(records)} conversations" in result.stdout
+    assert f"skipped {12 - len(records)} of 12 episodes" in result.stdout
+
+
+def test_cli_writes_one_conversation_per_line(tmp_path) -> None:
+    output = tmp_path / "sft.jsonl"
+    result = rlenvs_cli("sft-data", GSM8K_TOOL, "--episodes", "8", "--seed", "3", "--output", str(output),
+                        "--env-arg", "oracle_uses_calculator=true", "--env-arg", "split=test")
+    assert result.returncode == 0, result.stderr
+    assert f"wrote 8 conversations to {output}; skipped 0 of 8 episodes" in result.stdout
+    written = [json.loads(line) for line in output.read_text().splitlines()]
+    assert written == oracle_conversations(GSM8K_TOOL, 8, seed=3,
+                                           env_kwargs={"oracle_uses_calculator": True, "split": "test"})
+    assert [p.name for p in tmp_path.iterdir()] == ["sft.jsonl"]  # no temporary file left
+
+
+def test_write_jsonl_is_atomic(tmp_path) -> None:
+    path = tmp_path / "sft.jsonl"
+    write_jsonl([{"messages": [], "n": 1}], path)
+    assert path.read_text() == '{"messages": [], "n": 1}\n'
+
+    def interrupted():
+        yield {"n": 2}
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_jsonl(interrupted(), path)
+    assert path.read_text() == '{"messages": [], "n": 1}\n'  # the old file, whole
+    assert [p.name for p in tmp_path.iterdir()] == ["sft.jsonl"]
+    with pytest.raises(ValueError, match="is a folder"):
+        write_jsonl([], tmp_path)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        write_jsonl([], tmp_path / "missing" / "sft.jsonl")
+
+
+def test_envs_without_an_oracle_are_refused(no_oracle_module) -> None:
+    for env_id in ("no_oracle_envs:Echo-v0", "no_oracle_envs:NoOracleText-v0"):
+        with pytest.raises(ValueError, match=rf"{env_id} \(\w+\) has no oracle"):
+            oracle_conversations(env_id, 2)
+
+    output = no_oracle_module / "sft.jsonl"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(no_oracle_module), *sys.path])}
+    result = rlenvs_cli("sft-data", "no_oracle_envs:Echo-v0", "--episodes", "2", "--output", str(output), env=env)
+    assert result.returncode == 2
+    assert result.stderr.startswith("rlenvs sft-data: error: no_oracle_envs:Echo-v0 (EchoEnv) has no oracle")
+    assert not output.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([GSM8K, "--episodes", "0"], "episodes (--episodes) must be an int >= 1"),
+        ([GSM8K, "--episodes", "-3"], "episodes (--episodes) must be an int >= 1"),
+        ([GSM8K, "--episodes", "2", "--seed", "-1"], "seed (--seed) must be an int >= 0"),
+        (["rlenvs/Nope-v0", "--episodes", "2"], "unknown env id 'rlenvs/Nope-v0'"),
+        ([GSM8K, "--episodes", "2", "--env-arg", "split=nope"], "unknown GSM8K split 'nope'"),
+    ],
+)
+def test_cli_bad_input_exits_2_with_one_line(tmp_path, args, message) -> None:
+    output = tmp_path / "sft.jsonl"
+    result = rlenvs_cli("sft-data", *args, "--output", str(output))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.startswith("rlenvs sft-data: error: ") and message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not output.exists()

@@ -1,0 +1,486 @@
+"""Evaluate a model on an rlenvs env with the rollout engine: rewards, success, pass@k.
+
+    from rlenvs_train.evaluate import evaluate
+
+    result = evaluate("/path/to/model", "rlenvs/Arithmetic-v0", episodes=200, k=4,
+                      env_kwargs={"level": 2}, output="arith-l2.jsonl")
+    print(result.table())
+
+Each of `episodes` distinct tasks is played `samples_per_task` times (default `k`) by
+`rlenvs_train.rollout.RolloutEngine`, `batch_size` episodes at a time through one `EnvPool`:
+the same token-in, token-out multi-turn loop that training samples with, so an eval scores
+exactly what the policy would produce in a rollout.
+
+Which tasks. A sized task source (a data file) is played from task_index 0 up, in order; a
+procedural env, which never runs out, gets `episodes` distinct indices drawn with `seed`
+(`rlenvs_train.grpo._task_indices`, the draw `env_dataset` makes).
+
+Success is the env's own verdict: an episode succeeds when its last step's info says
+`correct is True` (what `rlenvs eval` counts and what training reports as `env_success`).
+An episode that never reached a verdict (cut by `max_episode_tokens` or `max_turns`, or an
+env error) fails. pass@k is the unbiased estimator of the HumanEval paper (Chen et al. 2021),
+`1 - C(n - c, k) / C(n, k)` for a task with `c` successes in `n` samples, averaged over
+tasks; with `n == k` it is the share of tasks with at least one success.
+
+Sampling: `temperature=None` is greedy (0.0) when each task is sampled once and 1.0
+otherwise (k samples of one greedy policy would be k copies). `seed` fixes both the task
+draw and the sampling, so a run repeats exactly with the same arguments.
+
+`output`: a JSONL file, one line per episode (`task_index`, `task_id`, `sample`, `reward`,
+`success`, `turns`, `stop_reason`, `error`, `transcript`), rewritten atomically after each
+batch (a temporary file beside it, fsync, `os.replace`): an interrupted eval leaves a
+complete file of the batches done so far, never a half-written line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import math
+import os
+import re
+import stat
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+import rlenvs  # noqa: F401 - registers the env ids
+from rlenvs.vector import EnvPool
+from rlenvs_train.backends.base import Backend
+from rlenvs_train.grpo import TASK_INDEX, _task_indices
+from rlenvs_train.rollout import Episode, RolloutEngine
+
+__all__ = ["BACKENDS", "RECORD_FIELDS", "EvalResult", "evaluate", "pass_at_k"]
+
+BACKENDS = ("hf", "vllm", "vllm-server")
+RECORD_FIELDS = (
+    "task_index",
+    "task_id",
+    "sample",
+    "reward",
+    "success",
+    "turns",
+    "stop_reason",
+    "error",
+    "transcript",
+)
+"""The keys of each line of the `output` file, in order."""
+
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
+"""What a Hugging Face hub id looks like: `name` or `org/name`."""
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """What `evaluate` measured. Rates are fractions in [0, 1]; `records` are the output
+    file's lines (one dict per episode, tasks in order, each task's samples together)."""
+
+    env_id: str
+    episodes: int
+    """Distinct tasks played."""
+    samples: int
+    """Episodes played: `episodes * samples_per_task`."""
+    k: int
+    samples_per_task: int
+    temperature: float
+    seed: int
+    mean_reward: float
+    success_rate: float
+    """The share of all samples that succeeded (the env's `info["correct"] is True`)."""
+    pass_at_k: float
+    """The unbiased pass@k (see `pass_at_k`), averaged over tasks."""
+    mean_turns: float
+    stop_reasons: Counter[str]
+    wall_s: float
+    """Seconds spent playing the episodes (model and env loading not included)."""
+    output: Path | None = None
+    records: list[dict[str, Any]] = field(default_factory=list, repr=False, compare=False)
+
+    def metrics(self) -> dict[str, Any]:
+        """The numbers as a JSON-ready dict (no records)."""
+        return {
+            "env_id": self.env_id,
+            "episodes": self.episodes,
+            "samples": self.samples,
+            "k": self.k,
+            "samples_per_task": self.samples_per_task,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "mean_reward": self.mean_reward,
+            "success_rate": self.success_rate,
+            f"pass@{self.k}": self.pass_at_k,
+            "mean_turns": self.mean_turns,
+            "stop_reasons": dict(self.stop_reasons.most_common()),
+            "wall_s": self.wall_s,
+        }
+
+    def table(self) -> str:
+        """A one-row Markdown table, in the style of `rlenvs.evaluation.Summary.table`."""
+        header = (
+            "episodes",
+            "samples",
+            "mean reward",
+            "success rate",
+            f"pass@{self.k}",
+            "mean turns",
+            "wall time",
+            "stop reasons",
+        )
+        values = (
+            str(self.episodes),
+            str(self.samples),
+            f"{self.mean_reward:.4f}",
+            f"{100 * self.success_rate:.1f}%",
+            f"{100 * self.pass_at_k:.1f}%",
+            f"{self.mean_turns:.2f}",
+            f"{self.wall_s:.2f} s",
+            ", ".join(f"{reason} {count}" for reason, count in self.stop_reasons.most_common()) or "-",
+        )
+        widths = [max(len(h), len(v)) for h, v in zip(header, values)]
+        row = lambda cells: "| " + " | ".join(c.rjust(w) for c, w in zip(cells, widths)) + " |"
+        return "\n".join([row(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", row(values)])
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The unbiased estimate of pass@k for one task with `c` successes among `n >= k`
+    samples (Chen et al. 2021, "Evaluating Large Language Models Trained on Code"):
+    `1 - C(n - c, k) / C(n, k)`, the chance that k samples drawn from the n without
+    replacement hold at least one success. Exact (integer binomials) for any n."""
+    for name, value in (("n", n), ("c", c), ("k", k)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"pass_at_k: {name} must be an int, got {value!r}")
+    if not 1 <= k <= n:
+        raise ValueError(f"pass_at_k needs 1 <= k <= n (k samples out of n), got n={n}, k={k}")
+    if not 0 <= c <= n:
+        raise ValueError(f"pass_at_k needs 0 <= c <= n (successes among the n samples), got n={n}, c={c}")
+    if n - c < k:
+        return 1.0  # every draw of k holds a success
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def evaluate(
+    model: Any,
+    env_id: str,
+    *,
+    episodes: int,
+    k: int = 1,
+    samples_per_task: int | None = None,
+    max_turns: int | None = None,
+    backend: str = "hf",
+    env_kwargs: Mapping[str, Any] | None = None,
+    max_tokens_per_turn: int = 256,
+    max_episode_tokens: int | None = 1024,
+    temperature: float | None = None,
+    seed: int = 0,
+    output: str | os.PathLike[str] | None = None,
+    batch_size: int = 64,
+    tokenizer: Any = None,
+    server_url: str | None = None,
+    backend_kwargs: Mapping[str, Any] | None = None,
+    pool_kwargs: Mapping[str, Any] | None = None,
+    chat_template_kwargs: Mapping[str, Any] | None = None,
+    progress: bool = False,
+) -> EvalResult:
+    """Play `episodes` tasks of `env_id`, each `samples_per_task` times, and measure them
+    (see the module docstring).
+
+    `model`: a local folder or hub id, loaded by `backend`: "hf" (transformers, on cuda if
+    there is one, else cpu), "vllm" (`VLLMBackend.from_model`) or "vllm-server" (a running
+    server at `server_url`, default `http://localhost:8000`; `model` then only names the
+    tokenizer). Or a `Backend` instance, or a transformers model object (run by `HFBackend`),
+    used as they are; `backend` is then ignored and `tokenizer` is required.
+    `tokenizer`: a tokenizer with a chat template, or a path to load one from; default the
+    model's own. `backend_kwargs` go to the backend's constructor (`HFBackend(device=...,
+    max_batch_size=...)`, `vllm.LLM(max_model_len=...)`, `VLLMServerBackend(model=...)`).
+    `k`: pass@k's k. `samples_per_task`: n of the estimator, at least k (default k).
+    `max_turns`: stop episodes after this many model turns (the engine's cap); the env's
+    own turn budget is an env kwarg (`env_kwargs={"max_turns": 3}`).
+    `max_tokens_per_turn`, `max_episode_tokens`: the engine's token caps (the latter on
+    model and env tokens after the prompt; None for no cap).
+    `batch_size`: episodes played at once (the pool's size and one backend call per turn).
+    `pool_kwargs` go to `EnvPool` (e.g. `executor="process"`, `step_timeout_s`).
+    `chat_template_kwargs` go to every chat-template call (e.g. `enable_thinking=False`).
+    `progress`: show a progress bar of episodes.
+    """
+    # --- everything is checked before anything is loaded ---------------------------------
+    if not isinstance(backend, str) or backend not in BACKENDS:
+        raise ValueError(
+            f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)} (or pass a Backend as model)"
+        )
+    _check_int("episodes", episodes)
+    _check_int("k", k)
+    n = k if samples_per_task is None else samples_per_task
+    _check_int("samples_per_task", n)
+    if n < k:
+        raise ValueError(f"samples_per_task must be at least k={k} (pass@k draws k of them), got {n}")
+    _check_int("batch_size", batch_size)
+    _check_int("max_tokens_per_turn", max_tokens_per_turn)
+    for name, value in (("max_episode_tokens", max_episode_tokens), ("max_turns", max_turns)):
+        if value is not None:
+            _check_int(name, value, "or None (no limit)")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {seed!r}")
+    if temperature is None:
+        temperature = 0.0 if n == 1 else 1.0
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature >= 0:
+        raise ValueError(
+            f"temperature must be a number >= 0 (0: greedy) or None (the default rule), got {temperature!r}"
+        )
+    temperature = float(temperature)
+    env_kwargs = _check_kwargs("env_kwargs", env_kwargs)
+    backend_kwargs = _check_kwargs("backend_kwargs", backend_kwargs)
+    pool_kwargs = _check_kwargs("pool_kwargs", pool_kwargs)
+    _check_env_id(env_id)
+
+    built = _is_backend(model) or _is_hf_model(model)
+    if built:
+        if tokenizer is None:
+            raise ValueError(
+                f"model is an already-built {type(model).__name__}: pass tokenizer= (its tokenizer, or a path to it), "
+                "which the engine needs for the chat template"
+            )
+    elif isinstance(model, (str, os.PathLike)):
+        model = _check_model_path(os.fspath(model))
+    else:
+        raise TypeError(
+            "model must be a local folder or hub id, a rlenvs_train Backend (generate(prompts, params)) or a "
+            f"transformers model, got {type(model).__name__}"
+        )
+    if server_url is not None and (built or backend != "vllm-server"):
+        raise ValueError("server_url is for backend='vllm-server' only")
+    if not built and backend == "vllm" and importlib.util.find_spec("vllm") is None:
+        raise ImportError(
+            "backend='vllm' needs vLLM, which is not installed: pip install 'rlenvs[vllm]' (or use backend='hf')"
+        )
+    if isinstance(tokenizer, os.PathLike):
+        tokenizer = os.fspath(tokenizer)
+    if isinstance(tokenizer, str):
+        tokenizer = _check_model_path(tokenizer, what="tokenizer")
+    out_path = None if output is None else Path(output).expanduser()
+    if out_path is not None and out_path.is_dir():
+        raise IsADirectoryError(f"output must be a file path for the JSONL lines, got the folder {out_path}")
+
+    indices = _tasks(env_id, env_kwargs, episodes, seed)
+
+    # --- load, then play ------------------------------------------------------------------
+    if tokenizer is None or isinstance(tokenizer, str):
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(tokenizer if isinstance(tokenizer, str) else model)
+    generator = model if _is_backend(model) else _build_backend(model, backend, seed, server_url, backend_kwargs)
+    engine = RolloutEngine(
+        generator,
+        tokenizer,
+        max_tokens_per_turn=max_tokens_per_turn,
+        max_episode_tokens=max_episode_tokens,
+        max_turns=max_turns,
+        temperature=temperature,
+        seed=seed,
+        chat_template_kwargs=chat_template_kwargs,
+    )
+    if out_path is not None:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        _publish(out_path, [])  # an earlier run's file would pass for this one's if this one stops early
+
+    plays = [(task, sample) for task in range(len(indices)) for sample in range(n)]
+    records: list[dict[str, Any]] = []
+    lines: list[str] = []
+    bar = _progress_bar(len(plays)) if progress else None
+    started = time.perf_counter()
+    try:
+        with EnvPool(env_id, min(batch_size, len(plays)), make_kwargs=env_kwargs, **pool_kwargs) as pool:
+            for start in range(0, len(plays), batch_size):
+                batch = plays[start : start + batch_size]
+                played = engine.run(pool, [{TASK_INDEX: indices[task]} for task, _ in batch])
+                new = [_record(indices[task], sample, episode) for (task, sample), episode in zip(batch, played)]
+                records += new
+                if out_path is not None:
+                    lines += [_json_line(record) for record in new]
+                    _publish(out_path, lines)
+                if bar is not None:
+                    bar.update(len(batch))
+    finally:
+        if bar is not None:
+            bar.close()
+    wall_s = time.perf_counter() - started
+
+    successes: dict[int, int] = defaultdict(int)
+    for record in records:
+        successes[record["task_index"]] += record["success"]
+    return EvalResult(
+        env_id=env_id,
+        episodes=len(indices),
+        samples=len(records),
+        k=k,
+        samples_per_task=n,
+        temperature=temperature,
+        seed=seed,
+        mean_reward=sum(r["reward"] for r in records) / len(records),
+        success_rate=sum(r["success"] for r in records) / len(records),
+        pass_at_k=sum(pass_at_k(n, successes[i], k) for i in indices) / len(indices),
+        mean_turns=sum(r["turns"] for r in records) / len(records),
+        stop_reasons=Counter(str(r["stop_reason"]) for r in records),
+        wall_s=wall_s,
+        output=out_path,
+        records=records,
+    )
+
+
+# --- checks ---------------------------------------------------------------------------------
+
+
+def _check_int(name: str, value: Any, alternative: str = "") -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be an int >= 1{' ' + alternative if alternative else ''}, got {value!r}")
+
+
+def _check_kwargs(name: str, value: Mapping[str, Any] | None) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
+        raise TypeError(f"{name} must be a dict of keyword arguments, got {value!r}")
+    return dict(value)
+
+
+def _check_env_id(env_id: Any) -> None:
+    if not isinstance(env_id, str) or not env_id:
+        raise TypeError(f"env_id must be a registered env id such as 'rlenvs/Arithmetic-v0', got {env_id!r}")
+    try:
+        gym.spec(env_id)
+    except gym.error.Error:
+        raise ValueError(f"unknown env id {env_id!r}: `rlenvs list` shows the registered ids") from None
+
+
+def _check_model_path(text: str, what: str = "model") -> str:
+    """`text` as a local path if it exists, else as a hub id if it reads as one; a path that
+    does not exist is an error here, before transformers or vLLM take minutes to say so."""
+    path = Path(text).expanduser()
+    if path.exists():
+        return str(path)
+    local = (
+        os.path.isabs(text)
+        or text.startswith((".", "~"))
+        or "\\" in text
+        or not _HUB_ID.fullmatch(text)
+        or ("/" in text and path.parent.is_dir())  # "models/x" beside a models/ folder
+    )
+    if local:
+        raise FileNotFoundError(f"{what} path {text} does not exist")
+    return text  # a hub id: the loader fetches it (or finds it in its cache)
+
+
+def _is_backend(model: Any) -> bool:
+    # A transformers model has a generate() too, but not the backend's (prompts, params) one.
+    return callable(getattr(model, "generate", None)) and not _is_hf_model(model)
+
+
+def _is_hf_model(model: Any) -> bool:
+    return hasattr(model, "config") and callable(getattr(model, "parameters", None))
+
+
+def _tasks(env_id: str, env_kwargs: dict[str, Any], episodes: int, seed: int) -> list[int]:
+    """The task indices to play: 0..episodes-1 of a sized source, or a seeded draw."""
+    env = gym.make(env_id, **env_kwargs)
+    try:
+        source = getattr(env.unwrapped, "tasks", None)
+        if source is None or not hasattr(source, "sized"):
+            raise TypeError(
+                f"{env_id} is not an rlenvs TextEnv with a task source (env.unwrapped.tasks): evaluate picks tasks "
+                "with reset(options={'task_index': i}); see rlenvs.core.env.TextEnv"
+            )
+        if not source.sized:
+            return _task_indices(episodes, None, seed)
+        size = len(source)
+        if episodes > size:
+            raise ValueError(
+                f"episodes={episodes} but {env_id} has only {size} tasks with env_kwargs={env_kwargs}: "
+                f"pass episodes <= {size}"
+            )
+        return _task_indices(episodes, size, None)
+    finally:
+        env.close()
+
+
+# --- building the backend -------------------------------------------------------------------
+
+
+def _build_backend(model: Any, backend: str, seed: int, server_url: str | None, kwargs: dict[str, Any]) -> Backend:
+    if backend == "hf" or _is_hf_model(model):
+        from rlenvs_train.backends.hf import HFBackend
+
+        if isinstance(model, str) and "device" not in kwargs:
+            import torch
+
+            kwargs["device"] = "cuda" if torch.cuda.is_available() else "cpu"
+        return HFBackend(model, **kwargs)
+    if backend == "vllm":
+        from rlenvs_train.backends.vllm import VLLMBackend
+
+        return VLLMBackend.from_model(model, **{"seed": seed, **kwargs})
+    from rlenvs_train.backends.vllm_server import VLLMServerBackend
+
+    if server_url is not None:
+        kwargs["base_url"] = server_url
+    return VLLMServerBackend(**kwargs)
+
+
+# --- records and the output file ------------------------------------------------------------
+
+
+def _record(task_index: int, sample: int, episode: Episode) -> dict[str, Any]:
+    return {
+        "task_index": int(task_index),
+        "task_id": None if episode.task_id is None else str(episode.task_id),
+        "sample": sample,
+        "reward": float(episode.reward),
+        "success": episode.info.get("correct") is True,
+        "turns": episode.turns,
+        "stop_reason": episode.stop_reason,
+        "error": episode.error,
+        "transcript": [{"role": str(m["role"]), "content": str(m["content"])} for m in episode.transcript],
+    }
+
+
+def _json_line(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def _publish(path: Path, lines: Sequence[str]) -> None:
+    """Replace `path` with exactly `lines`, atomically: readers see the old file or the new
+    one, and a crash leaves one of them whole. Rewriting everything each batch costs O(lines)
+    per batch, which is small next to generating the batch."""
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = 0o644
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.writelines(lines)
+            file.flush()
+            os.fchmod(file.fileno(), mode)
+            os.fsync(file.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # make the rename itself durable, where the OS allows
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+
+
+def _progress_bar(total: int) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="episode", dynamic_ncols=True)

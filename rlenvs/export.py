@@ -36,8 +36,7 @@ import importlib
 import inspect
 import json
 import os
-import secrets
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,6 +48,7 @@ import pyarrow.parquet as pq
 
 import rlenvs
 from rlenvs.core.task import INFINITE_DRAW_RANGE
+from rlenvs.files import atomic_path
 
 __all__ = [
     "EXPORT_SCHEMA",
@@ -355,30 +355,6 @@ def _ground_truth(task: Any) -> str:
         if value is not None and value != "":
             return str(value)
     return ""
-
-
-@contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """A new, empty temporary file beside `path` to write to; moved onto `path` when the
-    block ends without an error, removed when it raises. Beside, not in /tmp: `os.replace`
-    is atomic only within one file system, and a reader never sees a half-written `path`.
-    Created with mode 0o666 less the umask (not mkstemp's 0o600), so the result has the
-    permissions a plain `open(path, "w")` would give it."""
-    path = Path(path)
-    for _ in range(100):
-        temporary = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-        try:
-            os.close(os.open(temporary, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
-            break
-        except FileExistsError:
-            continue
-    else:  # pragma: no cover - 100 collisions of 32 random bits
-        raise FileExistsError(f"could not create a temporary file beside {str(path)!r}")
-    try:
-        yield temporary
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
 
 
 # --- reading back -----------------------------------------------------------------------------

@@ -30,7 +30,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from rlenvs.export import atomic_path, make_env
+from rlenvs.export import make_env
+from rlenvs.files import atomic_path
 
 __all__ = ["oracle_conversations", "write_jsonl"]
 

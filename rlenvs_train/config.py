@@ -31,7 +31,6 @@ import importlib
 import importlib.util
 import math
 import os
-import tempfile
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -39,6 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+
+from rlenvs.files import atomic_path
 
 __all__ = [
     "AlgorithmConfig",
@@ -557,17 +558,8 @@ def dump_config(config: TrainConfig, path: str | os.PathLike[str]) -> None:
     os.makedirs(folder, exist_ok=True)
     text = "# resolved rlenvs-train config: rlenvs-train --config <this file> reruns it\n"
     text += yaml.safe_dump(config_to_dict(config), sort_keys=False, default_flow_style=False)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_path(path) as temporary:
+        temporary.write_text(text, encoding="utf-8")
 
 
 # --- small helpers ----------------------------------------------------------------------------

@@ -34,14 +34,11 @@ complete file of the batches done so far, never a half-written line.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import math
 import os
 import re
-import stat
-import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
@@ -52,6 +49,7 @@ from typing import Any
 import gymnasium as gym
 
 import rlenvs  # noqa: F401 - registers the env ids
+from rlenvs.files import atomic_path
 from rlenvs.vector import EnvPool
 from rlenvs_train.backends.base import Backend
 from rlenvs_train.grpo import TASK_INDEX, _task_indices
@@ -456,28 +454,8 @@ def _publish(path: Path, lines: Sequence[str]) -> None:
     """Replace `path` with exactly `lines`, atomically: readers see the old file or the new
     one, and a crash leaves one of them whole. Rewriting everything each batch costs O(lines)
     per batch, which is small next to generating the batch."""
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        mode = 0o644
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.writelines(lines)
-            file.flush()
-            os.fchmod(file.fileno(), mode)
-            os.fsync(file.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):  # make the rename itself durable, where the OS allows
-        folder = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
+    with atomic_path(path) as temporary, open(temporary, "w", encoding="utf-8") as file:
+        file.writelines(lines)
 
 
 def _progress_bar(total: int) -> Any:

@@ -86,9 +86,7 @@ def test_quickstart_is_offline_and_cpu():
     config = load_config(EXAMPLES / "quickstart.yaml")
     assert config.inference.backend == "hf"
     assert config.trainer.policy.model.path == "tiny"
-    assert config.trainer.learning_rate == pytest.approx(2e-4)
-    assert config.trainer.sft_warmup.learning_rate == pytest.approx(3e-3)
-    assert (config.trainer.max_steps, config.trainer.micro_batch_size) == (60, 16)
+    assert config.trainer.bf16 is False and config.trainer.sft_warmup.episodes > 0
     assert config.trainer.output_dir == "runs/quickstart"
     validate(config)  # nothing the quickstart needs is missing here
 

@@ -1,0 +1,113 @@
+"""The `rlenvs-train` command.
+
+    rlenvs-train                                           # the offline quickstart (examples/quickstart.yaml)
+    rlenvs-train --config examples/gsm8k-grpo.yaml trainer.epochs=5
+    rlenvs-train --config run.yaml --resume                # continue from the last checkpoint
+    rlenvs-train eval --model runs/quickstart/final-model --env rlenvs/Arithmetic-v0 --episodes 100
+
+Exit status: 0 done (or stopped by a signal after saving), 2 bad input (config, paths,
+missing packages: reported before anything loads), 130 interrupted before training began.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+
+from rlenvs_train.config import ConfigError, load_config
+
+QUICKSTART = "quickstart.yaml"
+"""The config `rlenvs-train` runs without --config, shipped inside the package."""
+
+
+def quickstart_config_path() -> Path:
+    """The quickstart config inside the package (examples/quickstart.yaml links to it)."""
+    return Path(str(resources.files("rlenvs_train") / "configs" / QUICKSTART))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["eval"]:
+        return _eval(argv[1:])
+    return _train(argv)
+
+
+def _train(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="rlenvs-train",
+        description="GRPO on an rlenvs env with TRL, from a YAML config. Without --config: the offline quickstart. "
+        "`rlenvs-train eval --help` evaluates a model.",
+    )
+    parser.add_argument("--config", metavar="FILE.yaml", help="the run's config (default: the quickstart)")
+    parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint in trainer.output_dir")
+    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="dotted overrides, e.g. trainer.epochs=5")
+    args = parser.parse_args(argv)
+    from rlenvs_train.train import train
+
+    try:
+        config = load_config(args.config or quickstart_config_path(), args.overrides)
+        train(config, resume=args.resume)
+    except ConfigError as error:
+        print(f"rlenvs-train: {error}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, FileExistsError, ValueError, NotImplementedError) as error:
+        print(f"rlenvs-train: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("rlenvs-train: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _eval(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="rlenvs-train eval", description="success rate, mean reward and pass@k of a model on an env"
+    )
+    parser.add_argument("--model", required=True, help="a local model folder or a hub id")
+    parser.add_argument("--env", required=True, metavar="ID", help="a registered env id (`rlenvs list`)")
+    parser.add_argument("--episodes", type=int, required=True, metavar="N", help="distinct tasks to play")
+    parser.add_argument("--k", type=int, default=1, help="samples per task for pass@k (default 1: greedy)")
+    parser.add_argument("--max-turns", type=int, default=None, metavar="T", help="cap on model turns per episode")
+    parser.add_argument("--backend", default="hf", help="hf | vllm | vllm-server (default hf)")
+    parser.add_argument("--server-url", default=None, help="the vllm-server backend's base URL")
+    parser.add_argument("--env-arg", action="append", default=[], metavar="KEY=VALUE",
+                        help="a gym.make keyword argument, e.g. level=2 (repeatable)")  # fmt: skip
+    parser.add_argument("--max-tokens-per-turn", type=int, default=256)
+    parser.add_argument("--max-episode-tokens", type=int, default=1024)
+    parser.add_argument("--temperature", type=float, default=None, help="default: 0 when k is 1, else 1")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--output", default=None, metavar="FILE.jsonl", help="write every episode's trajectory here")
+    args = parser.parse_args(argv)
+    from rlenvs.cli import _env_kwargs
+    from rlenvs_train.evaluate import evaluate
+
+    try:
+        result = evaluate(
+            args.model,
+            args.env,
+            episodes=args.episodes,
+            k=args.k,
+            max_turns=args.max_turns,
+            backend=args.backend,
+            server_url=args.server_url,
+            env_kwargs=_env_kwargs(args.env_arg),
+            max_tokens_per_turn=args.max_tokens_per_turn,
+            max_episode_tokens=args.max_episode_tokens,
+            temperature=args.temperature,
+            seed=args.seed,
+            output=args.output,
+        )
+    except (ValueError, FileNotFoundError, ImportError) as error:
+        print(f"rlenvs-train eval: {error}", file=sys.stderr)
+        return 2
+    print(result.table())
+    if args.output:
+        print(f"trajectories: {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,466 @@
+"""`rlenvs-train`: one config in, a GRPO run out. What `rlenvs_train.cli` calls.
+
+    from rlenvs_train.config import load_config
+    from rlenvs_train.train import train
+
+    run = train(load_config("examples/quickstart.yaml"))
+    print(run.reward_gain)
+
+The run, in order, everything under `trainer.output_dir`:
+1. The config is validated (schema and machine: env id, model path, data files, packages)
+   before anything heavy loads, and saved as `config.yaml`.
+2. The model: `trainer.policy.model.path`, or for "tiny" a random model built into
+   `tiny-model/` (the offline quickstart: no download).
+3. An optional SFT warm-up (`trainer.sft_warmup.episodes > 0`) with TRL's `SFTTrainer` on
+   the env's oracle conversations (`rlenvs.sft`), one example per assistant turn with the
+   loss on that turn only, saved to `sft-model/`: a model that never writes the answer
+   format earns no reward for GRPO to climb.
+4. GRPO with TRL's `GRPOTrainer`, its rollouts played by `rlenvs_train.grpo`'s rollout
+   function (multi-turn, token in / token out) on the train tasks: `data.train_data`
+   Parquet files from `rlenvs export` (checked against the env), else
+   `data.num_train_tasks` tasks drawn from the env with the seed.
+5. Metrics: every logged step goes to `metrics.json` (rewritten whole, atomically) and the
+   reward curve to `reward.png`; checkpoints every `trainer.save_steps` in `checkpoint-N/`.
+
+Interrupting (Ctrl-C, SIGTERM) stops after the current step, saves a checkpoint and the
+metrics, and `resume=True` (`--resume`) continues from the last checkpoint. A folder with
+checkpoints is never trained into again without `resume`: that would mix two runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import signal
+import statistics
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlenvs.files import atomic_path
+from rlenvs_train.config import TrainConfig, dump_config, validate
+
+__all__ = ["TrainResult", "grpo_args", "reward_gain", "train", "world_size"]
+
+TINY_MODEL = "tiny"
+SFT_MODEL_DIR = "sft-model"
+METRICS_FILE = "metrics.json"
+CURVE_FILE = "reward.png"
+SCALE_REWARDS = {"grpo": "group", "dr_grpo": "none"}
+"""`algorithm.advantage_estimator` -> TRL's `scale_rewards`: divide by the group's std, or not."""
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    output_dir: Path
+    model_dir: Path
+    """Where the trained policy was saved (`final-model/` under the output folder)."""
+    steps: int
+    rewards: tuple[float, ...]
+    """Mean env reward of each logged GRPO step, in order."""
+    interrupted: bool
+
+    @property
+    def reward_gain(self) -> float:
+        return reward_gain(self.rewards)
+
+
+def reward_gain(rewards: tuple[float, ...] | list[float]) -> float:
+    """Mean reward over the last fifth of the steps minus the mean over the first fifth:
+    the quickstart's measure of learning (one step's mean is too noisy to compare)."""
+    if len(rewards) < 2:
+        return math.nan
+    fifth = max(1, len(rewards) // 5)
+    return statistics.fmean(rewards[-fifth:]) - statistics.fmean(rewards[:fifth])
+
+
+def world_size() -> int:
+    """Processes in this run: `accelerate launch` / torchrun set WORLD_SIZE; 1 otherwise."""
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def train(config: TrainConfig, *, resume: bool = False, log: Callable[[str], None] = print) -> TrainResult:
+    """Run `config` (see the module docstring); `log` gets one line per event and step."""
+    # Everything that can be wrong with the input is found before the first minute of work.
+    validate(config)
+    if config.data.val_data or config.data.num_val_tasks:
+        raise NotImplementedError(
+            "validation during training is not supported yet: set data.val_data=[] and data.num_val_tasks=0, and "
+            "evaluate checkpoints with `rlenvs-train eval`"
+        )
+    _device_args(config.trainer.bf16)
+    output_dir = Path(config.trainer.output_dir)
+    _check_output_dir(output_dir, resume)
+    dataset = train_dataset(config)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    dump_config(config, output_dir / "config.yaml")
+    log(f"rlenvs-train: {config.data.env} {dict(config.data.env_kwargs)} -> {output_dir}")
+
+    model_path = _base_model(config, output_dir, log)
+    if config.trainer.sft_warmup.episodes > 0:
+        model_path = _sft_warmup(config, model_path, output_dir, log)
+    return _grpo(config, dataset, model_path, output_dir, resume, log)
+
+
+def _check_output_dir(output_dir: Path, resume: bool) -> None:
+    checkpoints = _checkpoints(output_dir)
+    if resume and not checkpoints:
+        raise FileNotFoundError(
+            f"--resume: no checkpoint-N folder in {output_dir} to continue from; start the run without --resume"
+        )
+    if not resume and checkpoints:
+        raise FileExistsError(
+            f"{output_dir} already holds a run's checkpoints ({checkpoints[-1].name}): pass --resume to continue "
+            f"it, or set trainer.output_dir to another folder"
+        )
+
+
+def _checkpoints(output_dir: Path) -> list[Path]:
+    found = [p for p in output_dir.glob("checkpoint-*") if p.is_dir() and p.name.split("-")[-1].isdigit()]
+    return sorted(found, key=lambda p: int(p.name.split("-")[-1]))
+
+
+# --- the model ---------------------------------------------------------------------------------
+
+
+def _base_model(config: TrainConfig, output_dir: Path, log: Callable[[str], None]) -> str:
+    path = config.trainer.policy.model.path
+    if path != TINY_MODEL:
+        return path
+    from rlenvs_train.tiny import build_tiny_model
+
+    folder = output_dir / "tiny-model"
+    if not (folder / "config.json").exists():
+        with _fresh_folder(folder) as staging:
+            build_tiny_model(staging, seed=config.trainer.seed)
+        log(f"built a tiny random model in {folder}")
+    return str(folder)
+
+
+@contextmanager
+def _fresh_folder(folder: Path) -> Iterator[Path]:
+    """A staging folder beside `folder`, renamed onto it when the block succeeds: a crash
+    mid-save leaves no half-written model that a resumed run would load."""
+    staging = folder.with_name(f".{folder.name}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    shutil.rmtree(folder, ignore_errors=True)
+    staging.rename(folder)
+
+
+# --- SFT warm-up -------------------------------------------------------------------------------
+
+
+def sft_examples(conversations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Prompt-completion examples, one per assistant turn: the chat so far as the prompt and
+    that turn as the completion (TRL then puts the loss on the completion only)."""
+    examples = []
+    for conversation in conversations:
+        messages = conversation["messages"]
+        for i, message in enumerate(messages):
+            if message["role"] == "assistant":
+                examples.append({"prompt": messages[:i], "completion": [message]})
+    return examples
+
+
+def _sft_warmup(config: TrainConfig, model_path: str, output_dir: Path, log: Callable[[str], None]) -> str:
+    folder = output_dir / SFT_MODEL_DIR
+    if (folder / "config.json").exists():
+        log(f"SFT warm-up: reusing {folder}")
+        return str(folder)
+    from datasets import Dataset
+    from transformers import AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+
+    from rlenvs.sft import oracle_conversations
+
+    t, warmup = config.trainer, config.trainer.sft_warmup
+    # Seeds far from the GRPO task draw's, so the warm-up does not pre-solve the train tasks.
+    conversations = oracle_conversations(
+        config.data.env, warmup.episodes, seed=t.seed + 1_000_000, env_kwargs=dict(config.data.env_kwargs)
+    )
+    examples = sft_examples(conversations)
+    if not examples:
+        raise RuntimeError(f"SFT warm-up: the oracle of {config.data.env} solved none of {warmup.episodes} episodes")
+    log(f"SFT warm-up: {len(examples)} oracle turns from {len(conversations)} episodes, {warmup.epochs} epochs")
+    tokenizer = AutoTokenizer.from_pretrained(model_path)
+    trainer = SFTTrainer(
+        model=model_path,
+        train_dataset=Dataset.from_list(examples),
+        processing_class=tokenizer,
+        args=SFTConfig(
+            output_dir=str(output_dir / ".sft-run"),
+            per_device_train_batch_size=warmup.batch_size,
+            num_train_epochs=warmup.epochs,
+            learning_rate=warmup.learning_rate,
+            lr_scheduler_type="linear",
+            completion_only_loss=True,
+            logging_steps=max(1, len(examples) // warmup.batch_size // 4),
+            save_strategy="no",
+            report_to="none",
+            seed=t.seed,
+            **_device_args(t.bf16),
+        ),
+    )
+    trainer.train()
+    losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+    if losses:
+        log(f"SFT warm-up: loss {losses[0]:.3f} -> {losses[-1]:.3f}")
+    with _fresh_folder(folder) as staging:
+        trainer.save_model(str(staging))
+        tokenizer.save_pretrained(str(staging))
+    shutil.rmtree(output_dir / ".sft-run", ignore_errors=True)
+    return str(folder)
+
+
+def _device_args(bf16: bool | None) -> dict[str, Any]:
+    """`use_cpu` without a GPU; bf16 where asked, or (None) where the GPU supports it."""
+    import torch
+
+    gpu = torch.cuda.is_available()
+    if bf16 is None:
+        bf16 = gpu and torch.cuda.is_bf16_supported()
+    if bf16 and not gpu:
+        raise ValueError("trainer.bf16: true needs a GPU with bf16; this machine has none: set trainer.bf16=false or null")
+    return {"use_cpu": not gpu, "bf16": bool(bf16)}
+
+
+# --- GRPO --------------------------------------------------------------------------------------
+
+
+def grpo_args(config: TrainConfig, output_dir: Path | str, *, processes: int | None = None) -> Any:
+    """TRL's `GRPOConfig` for `config`. One GRPO step takes `train_batch_size` tasks times
+    `num_generations` episodes, split over `processes` (default: `world_size()`) in
+    micro-batches of `micro_batch_size`; the gradient is accumulated over the rest."""
+    from trl import GRPOConfig
+
+    t, inference = config.trainer, config.inference
+    processes = world_size() if processes is None else processes
+    episodes = t.train_batch_size * t.num_generations
+    if episodes % (t.micro_batch_size * processes):
+        raise ValueError(
+            f"a step's {episodes} episodes (train_batch_size {t.train_batch_size} x num_generations "
+            f"{t.num_generations}) do not split into micro-batches of {t.micro_batch_size} on {processes} processes: "
+            f"make train_batch_size x num_generations a multiple of micro_batch_size x {processes}"
+        )
+    args: dict[str, Any] = {
+        "output_dir": str(output_dir),
+        "per_device_train_batch_size": t.micro_batch_size,
+        "gradient_accumulation_steps": episodes // (t.micro_batch_size * processes),
+        "num_generations": t.num_generations,
+        "num_train_epochs": t.epochs,
+        "max_steps": t.max_steps if t.max_steps is not None else -1,
+        "learning_rate": t.learning_rate,
+        "lr_scheduler_type": "constant",
+        "beta": t.algorithm.beta,
+        "loss_type": t.algorithm.loss_type,
+        "scale_rewards": SCALE_REWARDS[t.algorithm.advantage_estimator],
+        "temperature": t.temperature,
+        "top_k": 0,
+        "max_completion_length": t.max_episode_tokens,
+        "seed": t.seed,
+        "logging_steps": t.logging_steps,
+        "save_strategy": "steps",
+        "save_steps": t.save_steps,
+        "report_to": [] if config.logger == "none" else [config.logger],
+        "dataloader_num_workers": 0,
+        **_device_args(t.bf16),
+    }
+    if inference.backend in ("vllm", "vllm-server"):
+        args.update(use_vllm=True, vllm_mode="colocate" if inference.backend == "vllm" else "server")
+        if inference.backend == "vllm":
+            args["vllm_gpu_memory_utilization"] = inference.gpu_memory_utilization
+        else:
+            args.update(
+                vllm_server_host=inference.server_host,
+                vllm_server_port=inference.server_port,
+                vllm_server_timeout=inference.server_timeout_s,
+            )
+    if t.strategy == "fsdp2":
+        args.update(fsdp=True, fsdp_config={"version": 2})
+    return GRPOConfig(**args)
+
+
+def train_dataset(config: TrainConfig) -> Any:
+    """The GRPO prompts: rows of `data.train_data` (checked against the env), else
+    `data.num_train_tasks` tasks drawn from the env with the run's seed."""
+    from datasets import Dataset
+
+    from rlenvs.export import read_exported, rebuild_check
+    from rlenvs_train.grpo import TASK_ID, TASK_INDEX, env_dataset
+
+    data = config.data
+    if not data.train_data:
+        return env_dataset(data.env, num_tasks=data.num_train_tasks, make_kwargs=dict(data.env_kwargs), seed=config.trainer.seed)
+    tasks = read_exported(list(data.train_data), env_id=data.env)
+    kwargs = dict(data.env_kwargs)
+    mismatched = sorted({json.dumps(task.env_kwargs, sort_keys=True) for task in tasks} - {json.dumps(kwargs, sort_keys=True)})
+    if mismatched:
+        raise ValueError(
+            f"data.train_data was exported with env kwargs {', '.join(mismatched)} but data.env_kwargs is "
+            f"{json.dumps(kwargs, sort_keys=True)}: the rollouts would pose other tasks; set data.env_kwargs to match"
+        )
+    rebuild_check(tasks)
+    return Dataset.from_dict(
+        {"prompt": [t.prompt for t in tasks], TASK_INDEX: [t.task_index for t in tasks], TASK_ID: [t.task_id for t in tasks]}
+    )
+
+
+def _grpo(
+    config: TrainConfig, dataset: Any, model_path: str, output_dir: Path, resume: bool, log: Callable[[str], None]
+) -> TrainResult:
+    from transformers import AutoTokenizer
+    from trl import GRPOTrainer
+
+    from rlenvs_train.grpo import env_reward, make_rollout_func
+
+    t = config.trainer
+    rollout = make_rollout_func(
+        config.data.env,
+        backend=config.inference.backend,
+        make_kwargs=dict(config.data.env_kwargs),
+        max_tokens_per_turn=t.max_tokens_per_turn,
+        max_episode_tokens=t.max_episode_tokens,
+        max_turns=t.max_turns,
+        dataset=dataset,
+    )
+    metrics = _Metrics(output_dir, log)
+    trainer = GRPOTrainer(
+        model=model_path,
+        reward_funcs=[env_reward],
+        args=grpo_args(config, output_dir),
+        train_dataset=dataset,
+        processing_class=AutoTokenizer.from_pretrained(model_path),
+        rollout_func=rollout,
+        callbacks=[metrics.callback()],
+    )
+    if resume:
+        metrics.load()
+    log(f"GRPO: {len(dataset)} tasks x {t.num_generations} generations, {t.train_batch_size} tasks per step")
+    try:
+        with _stop_on_signals(metrics):
+            trainer.train(resume_from_checkpoint=True if resume else None)
+    finally:
+        rollout.close()
+        metrics.save()
+    final = output_dir / "final-model"
+    if trainer.accelerator.is_main_process:
+        with _fresh_folder(final) as staging:
+            trainer.save_model(str(staging))
+            trainer.processing_class.save_pretrained(str(staging))
+    rewards = tuple(metrics.rewards())
+    log(
+        f"GRPO: {trainer.state.global_step} steps; mean reward first fifth -> last fifth: "
+        f"{reward_gain(rewards):+.3f}; model in {final}"
+        + (" (interrupted: --resume continues)" if metrics.stop_requested else "")
+    )
+    return TrainResult(output_dir, final, trainer.state.global_step, rewards, metrics.stop_requested)
+
+
+class _Metrics:
+    """Keeps every logged GRPO step, prints one line per step, rewrites `metrics.json` and
+    `reward.png` (atomically) as it goes, and stops training cleanly on request."""
+
+    def __init__(self, output_dir: Path, log: Callable[[str], None]) -> None:
+        self.output_dir = output_dir
+        self.log = log
+        self.history: list[dict[str, Any]] = []
+        self.stop_requested = False
+
+    def load(self) -> None:
+        """On resume: the steps logged before the interruption (the checkpoint's own log
+        history may stop short of them, so they are kept up to the resumed step)."""
+        path = self.output_dir / METRICS_FILE
+        if path.exists():
+            self.history = json.loads(path.read_text(encoding="utf-8"))["steps"]
+
+    def rewards(self) -> list[float]:
+        return [entry["reward"] for entry in self.history if "reward" in entry]
+
+    def record(self, step: int, logs: Mapping[str, Any]) -> None:
+        if "reward" not in logs:
+            return
+        entry = {"step": step, **{k: v for k, v in logs.items() if isinstance(v, (int, float))}}
+        self.history = [e for e in self.history if e["step"] < step] + [entry]
+        self.log(
+            f"step {step}: reward {logs['reward']:.3f}"
+            + (f" loss {logs['loss']:.4f}" if "loss" in logs else "")
+            + (f" ({logs['step_time']:.1f} s)" if "step_time" in logs else "")
+        )
+        self.save()
+
+    def save(self) -> None:
+        with atomic_path(self.output_dir / METRICS_FILE) as temporary:
+            temporary.write_text(json.dumps({"steps": self.history}, indent=1), encoding="utf-8")
+        if self.rewards():
+            plot_rewards(self.history, self.output_dir / CURVE_FILE)
+
+    def callback(self) -> Any:
+        from transformers import TrainerCallback
+
+        metrics = self
+
+        class MetricsCallback(TrainerCallback):
+            def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001 - TRL's signature
+                if state.is_world_process_zero and logs:
+                    metrics.record(state.global_step, logs)
+
+            def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001
+                if metrics.stop_requested:
+                    control.should_save = True
+                    control.should_training_stop = True
+
+        return MetricsCallback()
+
+
+@contextmanager
+def _stop_on_signals(metrics: _Metrics) -> Iterator[None]:
+    """SIGINT and SIGTERM ask the trainer to stop after the current step and save a
+    checkpoint; a second signal is not caught (the default handler ends the process)."""
+    previous = {}
+
+    def request_stop(signum: int, _frame: Any) -> None:
+        metrics.stop_requested = True
+        metrics.log(f"{signal.Signals(signum).name}: stopping after this step and saving a checkpoint")
+        signal.signal(signum, previous[signum])
+
+    for number in (signal.SIGINT, signal.SIGTERM):
+        previous[number] = signal.signal(number, request_stop)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def plot_rewards(history: list[dict[str, Any]], path: Path) -> None:
+    """The mean reward per step and its running mean over a fifth of the run, as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    steps = [e["step"] for e in history if "reward" in e]
+    rewards = [e["reward"] for e in history if "reward" in e]
+    window = max(1, len(rewards) // 5)
+    smooth = [statistics.fmean(rewards[max(0, i - window + 1) : i + 1]) for i in range(len(rewards))]
+    figure, axes = plt.subplots(figsize=(6, 3.5), dpi=100)
+    axes.plot(steps, rewards, color="0.75", linewidth=1, label="mean reward of the step")
+    axes.plot(steps, smooth, color="C0", linewidth=2, label=f"running mean over {window} steps")
+    axes.set_xlabel("GRPO step")
+    axes.set_ylabel("env reward")
+    axes.set_ylim(-0.02, 1.02)
+    axes.legend(loc="lower right", fontsize=8)
+    figure.tight_layout()
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, format="png")
+    plt.close(figure)

@@ -92,6 +92,7 @@ def train(config: TrainConfig, *, resume: bool = False, log: Callable[[str], Non
             "validation during training is not supported yet: set data.val_data=[] and data.num_val_tasks=0, and "
             "evaluate checkpoints with `rlenvs-train eval`"
         )
+    _check_placement(config)
     _device_args(config.trainer.bf16)
     output_dir = Path(config.trainer.output_dir)
     _check_output_dir(output_dir, resume)
@@ -104,6 +105,19 @@ def train(config: TrainConfig, *, resume: bool = False, log: Callable[[str], Non
     if config.trainer.sft_warmup.episodes > 0:
         model_path = _sft_warmup(config, model_path, output_dir, log)
     return _grpo(config, dataset, model_path, output_dir, resume, log)
+
+
+def _check_placement(config: TrainConfig) -> None:
+    """The placement in the config is what was launched: one process per policy GPU."""
+    placement = config.trainer.placement
+    expected = placement.num_nodes * placement.policy_num_gpus_per_node
+    if world_size() != expected:
+        raise ValueError(
+            f"trainer.placement asks for {expected} training processes (num_nodes {placement.num_nodes} x "
+            f"policy_num_gpus_per_node {placement.policy_num_gpus_per_node}) but this run has {world_size()}: "
+            f"launch it with `accelerate launch --num_processes {expected} -m rlenvs_train.cli ...` (on several "
+            "nodes, with --num_machines and --machine_rank), or set the placement to match"
+        )
 
 
 def _check_output_dir(output_dir: Path, resume: bool) -> None:

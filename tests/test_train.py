@@ -117,6 +117,7 @@ def test_resume_without_a_checkpoint_is_refused(tmp_path: Path) -> None:
         (["data.env=rlenvs/Arithmetc-v0"], "did you mean rlenvs/Arithmetic-v0"),
         (["trainer.bf16=true"], "needs a GPU"),
         (["data.num_val_tasks=4"], "validation during training is not supported"),
+        (["trainer.placement.policy_num_gpus_per_node=2"], "accelerate launch --num_processes 2"),
     ],
 )
 def test_bad_input_fails_before_any_work(tmp_path: Path, overrides: list[str], message: str) -> None:
@@ -180,6 +181,10 @@ def test_the_gpu_recipes_map_onto_grpo_config(tmp_path: Path) -> None:
     assert (server.vllm_mode, server.vllm_server_host, server.vllm_server_port) == ("server", "10.0.0.1", 8000)
     episodes = nodes.trainer.train_batch_size * nodes.trainer.num_generations
     assert server.per_device_train_batch_size * server.gradient_accumulation_steps * processes == episodes
+
+    one_gpu = ["trainer.bf16=false", "trainer.placement.policy_num_gpus_per_node=1", "trainer.strategy=ddp"]
+    single_gpu = grpo_args(load_config(EXAMPLES / "gsm8k-grpo.yaml", one_gpu), tmp_path, processes=1)
+    assert single_gpu.gradient_accumulation_steps == 64 and not single_gpu.fsdp
 
     with pytest.raises(ValueError, match="multiple of micro_batch_size x 3"):
         grpo_args(load_config(EXAMPLES / "gsm8k-grpo.yaml", ["trainer.bf16=false"]), tmp_path, processes=3)

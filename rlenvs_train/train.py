@@ -87,16 +87,11 @@ def train(config: TrainConfig, *, resume: bool = False, log: Callable[[str], Non
     """Run `config` (see the module docstring); `log` gets one line per event and step."""
     # Everything that can be wrong with the input is found before the first minute of work.
     validate(config)
-    if config.data.val_data or config.data.num_val_tasks:
-        raise NotImplementedError(
-            "validation during training is not supported yet: set data.val_data=[] and data.num_val_tasks=0, and "
-            "evaluate checkpoints with `rlenvs-train eval`"
-        )
     _check_placement(config)
     _device_args(config.trainer.bf16)
     output_dir = Path(config.trainer.output_dir)
     _check_output_dir(output_dir, resume)
-    dataset = train_dataset(config)
+    datasets = task_datasets(config, output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     dump_config(config, output_dir / "config.yaml")
     log(f"rlenvs-train: {config.data.env} {dict(config.data.env_kwargs)} -> {output_dir}")
@@ -104,7 +99,7 @@ def train(config: TrainConfig, *, resume: bool = False, log: Callable[[str], Non
     model_path = _base_model(config, output_dir, log)
     if config.trainer.sft_warmup.episodes > 0:
         model_path = _sft_warmup(config, model_path, output_dir, log)
-    return _grpo(config, dataset, model_path, output_dir, resume, log)
+    return _grpo(config, datasets, model_path, output_dir, resume, log)
 
 
 def _check_placement(config: TrainConfig) -> None:
@@ -251,7 +246,7 @@ def _device_args(bf16: bool | None) -> dict[str, Any]:
 # --- GRPO --------------------------------------------------------------------------------------
 
 
-def grpo_args(config: TrainConfig, output_dir: Path | str, *, processes: int | None = None) -> Any:
+def grpo_args(config: TrainConfig, output_dir: Path | str, *, processes: int | None = None, validation: bool = False) -> Any:
     """TRL's `GRPOConfig` for `config`. One GRPO step takes `train_batch_size` tasks times
     `num_generations` episodes, split over `processes` (default: `world_size()`) in
     micro-batches of `micro_batch_size`; the gradient is accumulated over the rest."""
@@ -289,6 +284,8 @@ def grpo_args(config: TrainConfig, output_dir: Path | str, *, processes: int | N
         "dataloader_num_workers": 0,
         **_device_args(t.bf16),
     }
+    if validation:  # the validation tasks' mean reward every save_steps, at the training temperature
+        args.update(eval_strategy="steps", eval_steps=t.save_steps, per_device_eval_batch_size=t.micro_batch_size)
     if inference.backend in ("vllm", "vllm-server"):
         args.update(use_vllm=True, vllm_mode="colocate" if inference.backend == "vllm" else "server")
         if inference.backend == "vllm":
@@ -304,24 +301,53 @@ def grpo_args(config: TrainConfig, output_dir: Path | str, *, processes: int | N
     return GRPOConfig(**args)
 
 
-def train_dataset(config: TrainConfig) -> Any:
-    """The GRPO prompts: rows of `data.train_data` (checked against the env), else
-    `data.num_train_tasks` tasks drawn from the env with the run's seed."""
+def task_datasets(config: TrainConfig, output_dir: Path) -> tuple[Any, Any]:
+    """The GRPO prompts for training and (or None) validation, as rows with `prompt`,
+    `task_index` and `task_id`.
+
+    - `data.train_data` / `data.val_data`: Parquet files from `rlenvs export`, each row
+      checked to still pose the task it was exported with.
+    - Otherwise `data.num_train_tasks` tasks drawn from the env with the run's seed; with
+      `data.num_val_tasks` the two sets are drawn apart (`rlenvs export` draws them, into
+      `tasks/` of the run's folder, so a run's tasks are on disk beside it)."""
+    from rlenvs.export import export_env
+    from rlenvs_train.grpo import env_dataset
+
+    data, seed = config.data, config.trainer.seed
+    kwargs = dict(data.env_kwargs)
+    if data.train_data:
+        if data.num_val_tasks:
+            raise ValueError(
+                "data.num_val_tasks draws validation tasks from the env, apart from the train tasks, which needs the "
+                "train tasks drawn here too; with data.train_data give the validation tasks as data.val_data "
+                "(`rlenvs export ... --num-val N` or --val-split writes validation.parquet)"
+            )
+        train = _exported_rows(config, data.train_data, "data.train_data")
+    elif data.num_val_tasks:
+        files = export_env(data.env, output_dir / "tasks", env_kwargs=kwargs, num_train=data.num_train_tasks,
+                           num_val=data.num_val_tasks, seed=seed)  # fmt: skip
+        return _exported_rows(config, [files["train"]], "train tasks"), _exported_rows(
+            config, [files["validation"]], "validation tasks"
+        )
+    else:
+        train = env_dataset(data.env, num_tasks=data.num_train_tasks, make_kwargs=kwargs, seed=seed)
+    validation = _exported_rows(config, data.val_data, "data.val_data") if data.val_data else None
+    return train, validation
+
+
+def _exported_rows(config: TrainConfig, files: Any, key: str) -> Any:
     from datasets import Dataset
 
     from rlenvs.export import read_exported, rebuild_check
-    from rlenvs_train.grpo import TASK_ID, TASK_INDEX, env_dataset
+    from rlenvs_train.grpo import TASK_ID, TASK_INDEX
 
-    data = config.data
-    if not data.train_data:
-        return env_dataset(data.env, num_tasks=data.num_train_tasks, make_kwargs=dict(data.env_kwargs), seed=config.trainer.seed)
-    tasks = read_exported(list(data.train_data), env_id=data.env)
-    kwargs = dict(data.env_kwargs)
-    mismatched = sorted({json.dumps(task.env_kwargs, sort_keys=True) for task in tasks} - {json.dumps(kwargs, sort_keys=True)})
+    tasks = read_exported([str(f) for f in files], env_id=config.data.env)
+    kwargs = json.dumps(dict(config.data.env_kwargs), sort_keys=True)
+    mismatched = sorted({json.dumps(task.env_kwargs, sort_keys=True) for task in tasks} - {kwargs})
     if mismatched:
         raise ValueError(
-            f"data.train_data was exported with env kwargs {', '.join(mismatched)} but data.env_kwargs is "
-            f"{json.dumps(kwargs, sort_keys=True)}: the rollouts would pose other tasks; set data.env_kwargs to match"
+            f"{key} was exported with env kwargs {', '.join(mismatched)} but data.env_kwargs is {kwargs}: the "
+            "rollouts would pose other tasks; set data.env_kwargs to match"
         )
     rebuild_check(tasks)
     return Dataset.from_dict(
@@ -330,7 +356,12 @@ def train_dataset(config: TrainConfig) -> Any:
 
 
 def _grpo(
-    config: TrainConfig, dataset: Any, model_path: str, output_dir: Path, resume: bool, log: Callable[[str], None]
+    config: TrainConfig,
+    datasets: tuple[Any, Any],
+    model_path: str,
+    output_dir: Path,
+    resume: bool,
+    log: Callable[[str], None],
 ) -> TrainResult:
     from transformers import AutoTokenizer
     from trl import GRPOTrainer
@@ -338,6 +369,7 @@ def _grpo(
     from rlenvs_train.grpo import env_reward, make_rollout_func
 
     t = config.trainer
+    dataset, validation = datasets
     rollout = make_rollout_func(
         config.data.env,
         backend=config.inference.backend,
@@ -345,14 +377,14 @@ def _grpo(
         max_tokens_per_turn=t.max_tokens_per_turn,
         max_episode_tokens=t.max_episode_tokens,
         max_turns=t.max_turns,
-        dataset=dataset,
-    )
+    )  # it finds each prompt's task in the trainer's train_dataset and eval_dataset
     metrics = _Metrics(output_dir, log)
     trainer = GRPOTrainer(
         model=model_path,
         reward_funcs=[env_reward],
-        args=grpo_args(config, output_dir),
+        args=grpo_args(config, output_dir, validation=validation is not None),
         train_dataset=dataset,
+        eval_dataset=validation,
         processing_class=AutoTokenizer.from_pretrained(model_path),
         rollout_func=rollout,
         callbacks=[metrics.callback()],
@@ -388,6 +420,7 @@ class _Metrics:
         self.output_dir = output_dir
         self.log = log
         self.history: list[dict[str, Any]] = []
+        self.validation: list[dict[str, Any]] = []
         self.stop_requested = False
 
     def load(self) -> None:
@@ -395,28 +428,33 @@ class _Metrics:
         history may stop short of them, so they are kept up to the resumed step)."""
         path = self.output_dir / METRICS_FILE
         if path.exists():
-            self.history = json.loads(path.read_text(encoding="utf-8"))["steps"]
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            self.history, self.validation = saved["steps"], saved.get("validation", [])
 
     def rewards(self) -> list[float]:
         return [entry["reward"] for entry in self.history if "reward" in entry]
 
     def record(self, step: int, logs: Mapping[str, Any]) -> None:
-        if "reward" not in logs:
-            return
         entry = {"step": step, **{k: v for k, v in logs.items() if isinstance(v, (int, float))}}
-        self.history = [e for e in self.history if e["step"] < step] + [entry]
-        self.log(
-            f"step {step}: reward {logs['reward']:.3f}"
-            + (f" loss {logs['loss']:.4f}" if "loss" in logs else "")
-            + (f" ({logs['step_time']:.1f} s)" if "step_time" in logs else "")
-        )
+        if "reward" in logs:
+            self.history = [e for e in self.history if e["step"] < step] + [entry]
+            self.log(
+                f"step {step}: reward {logs['reward']:.3f}"
+                + (f" loss {logs['loss']:.4f}" if "loss" in logs else "")
+                + (f" ({logs['step_time']:.1f} s)" if "step_time" in logs else "")
+            )
+        elif "eval_reward" in logs:
+            self.validation = [e for e in self.validation if e["step"] < step] + [entry]
+            self.log(f"step {step}: validation reward {logs['eval_reward']:.3f}")
+        else:
+            return
         self.save()
 
     def save(self) -> None:
         with atomic_path(self.output_dir / METRICS_FILE) as temporary:
-            temporary.write_text(json.dumps({"steps": self.history}, indent=1), encoding="utf-8")
+            temporary.write_text(json.dumps({"steps": self.history, "validation": self.validation}, indent=1), encoding="utf-8")
         if self.rewards():
-            plot_rewards(self.history, self.output_dir / CURVE_FILE)
+            plot_rewards(self.history, self.output_dir / CURVE_FILE, self.validation)
 
     def callback(self) -> Any:
         from transformers import TrainerCallback
@@ -456,8 +494,9 @@ def _stop_on_signals(metrics: _Metrics) -> Iterator[None]:
             signal.signal(number, handler)
 
 
-def plot_rewards(history: list[dict[str, Any]], path: Path) -> None:
-    """The mean reward per step and its running mean over a fifth of the run, as a PNG."""
+def plot_rewards(history: list[dict[str, Any]], path: Path, validation: list[dict[str, Any]] = ()) -> None:
+    """The mean reward per step and its running mean over a fifth of the run (and the
+    validation tasks' mean reward where it was measured), as a PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -470,6 +509,9 @@ def plot_rewards(history: list[dict[str, Any]], path: Path) -> None:
     figure, axes = plt.subplots(figsize=(6, 3.5), dpi=100)
     axes.plot(steps, rewards, color="0.75", linewidth=1, label="mean reward of the step")
     axes.plot(steps, smooth, color="C0", linewidth=2, label=f"running mean over {window} steps")
+    if validation:
+        axes.plot([e["step"] for e in validation], [e["eval_reward"] for e in validation], "o-", color="C1",
+                  label="validation tasks")  # fmt: skip
     axes.set_xlabel("GRPO step")
     axes.set_ylabel("env reward")
     axes.set_ylim(-0.02, 1.02)

@@ -116,7 +116,6 @@ def test_resume_without_a_checkpoint_is_refused(tmp_path: Path) -> None:
         (["trainer.policy.model.path=/no/such/model"], "does not exist"),
         (["data.env=rlenvs/Arithmetc-v0"], "did you mean rlenvs/Arithmetic-v0"),
         (["trainer.bf16=true"], "needs a GPU"),
-        (["data.num_val_tasks=4"], "validation during training is not supported"),
         (["trainer.placement.policy_num_gpus_per_node=2"], "accelerate launch --num_processes 2"),
     ],
 )
@@ -163,6 +162,28 @@ def test_trains_on_exported_parquet(tmp_path: Path) -> None:
 
     other = rlenvs_train(f"trainer.output_dir={tmp_path / 'run2'}", data, "data.env_kwargs.level=2", cwd=tmp_path)
     assert other.returncode == 2 and "data.env_kwargs" in other.stderr
+
+    drawn = rlenvs_train(f"trainer.output_dir={tmp_path / 'run3'}", data, "data.num_val_tasks=4", cwd=tmp_path)
+    assert drawn.returncode == 2 and "give the validation tasks as data.val_data" in drawn.stderr
+
+
+def test_validation_tasks_are_drawn_apart_and_scored(tmp_path: Path) -> None:
+    """data.num_val_tasks: the run draws its train and validation tasks apart (written to
+    tasks/ of the run) and logs the validation tasks' mean reward every save_steps."""
+    import pyarrow.parquet as pq
+
+    run = tmp_path / "run"
+    result = rlenvs_train(
+        f"trainer.output_dir={run}", "data.num_val_tasks=8", "trainer.max_steps=2", "trainer.save_steps=2",
+        "trainer.sft_warmup.episodes=0", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert [entry["step"] for entry in metrics["validation"]] == [2]
+    assert 0.0 <= metrics["validation"][0]["eval_reward"] <= 1.0
+    train, validation = (pq.read_table(run / "tasks" / f"{name}.parquet").to_pylist() for name in ("train", "validation"))
+    assert len(train) == 32 and len(validation) == 8
+    assert not {r["extra_info"]["task_index"] for r in train} & {r["extra_info"]["task_index"] for r in validation}
 
 
 def test_the_gpu_recipes_map_onto_grpo_config(tmp_path: Path) -> None:

@@ -6,11 +6,15 @@ the fixed function passes), so running them checks the documented behaviour as w
 code. The kernel is pinned to this interpreter: it runs `sys.executable` (this venv, this
 rlenvs) whatever kernelspecs the machine has installed, and it inherits os.environ, so
 RLENVS_DATA_DIR from conftest.
+
+train_grpo.ipynb trains for minutes in full; its test sets RLENVS_NOTEBOOK_SHORT=1, which the
+notebook reads to shrink the run to a few steps, and checks the run's metrics.json.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -24,6 +28,9 @@ from nbclient.exceptions import CellExecutionError
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 NOTEBOOK_NAMES = ["quickstart.ipynb", "reward_properties.ipynb"]
+TRAIN_NOTEBOOK = "train_grpo.ipynb"
+TRAIN_SHORT_STEPS = 4
+"""`trainer.max_steps` of the notebook's short run."""
 KERNEL_NAME = "python3"
 CELL_TIMEOUT_S = 120
 
@@ -56,13 +63,20 @@ def _check_interpreter_cell() -> nbformat.NotebookNode:
 
 
 def test_every_notebook_is_executed() -> None:
-    assert sorted(path.name for path in NOTEBOOKS.glob("*.ipynb")) == sorted(NOTEBOOK_NAMES)
+    assert sorted(path.name for path in NOTEBOOKS.glob("*.ipynb")) == sorted([*NOTEBOOK_NAMES, TRAIN_NOTEBOOK])
 
 
-@pytest.mark.parametrize("name", NOTEBOOK_NAMES)
-def test_notebook_runs(name: str, tmp_path: Path) -> None:
-    notebook = NOTEBOOKS / name
-    nb = nbformat.read(notebook, as_version=4)
+@pytest.mark.parametrize("name", [*NOTEBOOK_NAMES, TRAIN_NOTEBOOK])
+def test_notebook_is_stored_without_outputs(name: str) -> None:
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    nbformat.validate(nb)
+    run = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and (cell.outputs or cell.execution_count)]
+    assert not run, f"{name}: code cells {run} hold outputs; clear them before saving"
+
+
+def _execute(name: str, tmp_path: Path) -> nbformat.NotebookNode:
+    """The notebook run top to bottom in a kernel of this interpreter; fails on any error."""
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     assert nb.metadata.get("kernelspec", {}).get("name") == KERNEL_NAME
     assert any(cell.cell_type == "code" for cell in nb.cells)
     nb.cells.insert(0, _check_interpreter_cell())  # only in this in-memory copy
@@ -88,3 +102,40 @@ def test_notebook_runs(name: str, tmp_path: Path) -> None:
         if output.get("output_type") == "error"
     ]
     assert not errors, f"{name}: cells produced errors: {errors}"
+    return nb
+
+
+def _stdout(cell: nbformat.NotebookNode) -> str:
+    return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream" and o.get("name") == "stdout")
+
+
+@pytest.mark.parametrize("name", NOTEBOOK_NAMES)
+def test_notebook_runs(name: str, tmp_path: Path) -> None:
+    _execute(name, tmp_path)
+
+
+def test_train_grpo_notebook_short_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The quickstart in a notebook, shrunk to a few GRPO steps: it trains into a fresh
+    temporary folder (TMPDIR is pointed at this test's, so the run lands here), plots,
+    evaluates, and its metrics.json has one entry per step."""
+    runs = tmp_path / "tmp"
+    runs.mkdir()
+    monkeypatch.setenv("RLENVS_NOTEBOOK_SHORT", "1")
+    monkeypatch.setenv("TMPDIR", str(runs))  # the kernel's tempfile.mkdtemp
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    nb = _execute(TRAIN_NOTEBOOK, tmp_path)
+
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    assert "short run" in "".join(_stdout(cell) for cell in code)
+    assert any(o.get("output_type") == "display_data" and "image/png" in o.get("data", {}) for c in code for o in c.outputs), (
+        "no inline plot"
+    )
+    last = _stdout(code[-1])
+    assert re.search(rf"^steps: {TRAIN_SHORT_STEPS}$", last, re.MULTILINE), last
+    metrics = Path(re.search(r"^metrics: (.+)$", last, re.MULTILINE).group(1))
+    assert metrics.parent.parent == runs, f"the run went to {metrics.parent}, not a fresh folder under {runs}"
+    steps = json.loads(metrics.read_text(encoding="utf-8"))["steps"]
+    assert [entry["step"] for entry in steps] == list(range(1, TRAIN_SHORT_STEPS + 1))
+    assert all("reward" in entry for entry in steps)
+    assert (metrics.parent / "reward.png").is_file()
+    assert (metrics.parent / "final-model" / "config.json").is_file()

@@ -47,7 +47,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import rlenvs
-from rlenvs.core.task import INFINITE_DRAW_RANGE
+from rlenvs.core.task import INFINITE_DRAW_RANGE, task_source
 from rlenvs.files import atomic_path
 
 __all__ = [
@@ -155,16 +155,6 @@ def _entry_point_parameters(env_id: str) -> Mapping[str, inspect.Parameter] | No
     return parameters
 
 
-def _task_source(env: gym.Env, env_id: str) -> Any:
-    source = getattr(env.unwrapped, "tasks", None)
-    if source is None or not hasattr(source, "sized"):
-        raise TypeError(
-            f"{env_id} is not an rlenvs TextEnv with a task source (env.unwrapped.tasks): export needs an env "
-            "whose reset takes options={'task_index': i}; see rlenvs.core.env.TextEnv"
-        )
-    return source
-
-
 # --- export -----------------------------------------------------------------------------------
 
 
@@ -216,7 +206,7 @@ def export_env(
     train_env = make_env(env_id, train_kwargs)
     val_env = None
     try:
-        train_source = _task_source(train_env, env_id)
+        train_source = task_source(train_env, env_id, "export")
         train_size = len(train_source) if train_source.sized else None
         shared = val_split is None or val_split == getattr(train_env.unwrapped, "split", train_kwargs.get("split"))
         if shared:
@@ -225,7 +215,7 @@ def export_env(
         else:
             val_kwargs = {**env_kwargs, "split": val_split}
             val_env = val_source_env = make_env(env_id, val_kwargs)
-            val_source = _task_source(val_env, env_id)
+            val_source = task_source(val_env, env_id, "export")
             val_size = len(val_source) if val_source.sized else None
             if num_val is None:
                 if val_size is None:

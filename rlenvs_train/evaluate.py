@@ -49,6 +49,7 @@ from typing import Any
 import gymnasium as gym
 
 import rlenvs  # noqa: F401 - registers the env ids
+from rlenvs.core.task import task_source
 from rlenvs.files import atomic_path
 from rlenvs.vector import EnvPool
 from rlenvs_train.backends.base import Backend
@@ -387,12 +388,7 @@ def _tasks(env_id: str, env_kwargs: dict[str, Any], episodes: int, seed: int) ->
     """The task indices to play: 0..episodes-1 of a sized source, or a seeded draw."""
     env = gym.make(env_id, **env_kwargs)
     try:
-        source = getattr(env.unwrapped, "tasks", None)
-        if source is None or not hasattr(source, "sized"):
-            raise TypeError(
-                f"{env_id} is not an rlenvs TextEnv with a task source (env.unwrapped.tasks): evaluate picks tasks "
-                "with reset(options={'task_index': i}); see rlenvs.core.env.TextEnv"
-            )
+        source = task_source(env, env_id, "evaluate")
         if not source.sized:
             return _task_indices(episodes, None, seed)
         size = len(source)

@@ -49,7 +49,7 @@ import gymnasium as gym
 import numpy as np
 
 import rlenvs  # noqa: F401 - registers the env ids
-from rlenvs.core.task import INFINITE_DRAW_RANGE
+from rlenvs.core.task import INFINITE_DRAW_RANGE, task_source
 from rlenvs.vector import EnvPool
 from rlenvs_train.backends.base import Backend
 from rlenvs_train.rollout import Episode, RolloutEngine
@@ -105,12 +105,7 @@ def env_dataset(
         raise TypeError(f"seed must be an int or None (tasks 0..num_tasks-1 in order), got {seed!r}")
     env = gym.make(env_id, **make_kwargs)
     try:
-        source = getattr(env.unwrapped, "tasks", None)
-        if source is None or not hasattr(source, "sized"):
-            raise TypeError(
-                f"{env_id} is not an rlenvs TextEnv with a task source (env.unwrapped.tasks): env_dataset needs "
-                "envs whose reset takes options={'task_index': i}; see rlenvs.core.env.TextEnv"
-            )
+        source = task_source(env, env_id, "env_dataset")
         size = len(source) if source.sized else None
         if num_tasks is None:
             if size is None:

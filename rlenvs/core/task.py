@@ -132,6 +132,19 @@ def _check_index(index: Any, size: int, name: str) -> None:
         raise IndexError(f"task_index {index} is out of range for {name}: valid is 0..{size - 1}")
 
 
+def task_source(env: Any, env_id: str, needed_by: str) -> Any:
+    """The task source of an rlenvs env (`env.unwrapped.tasks`), for tools that pick tasks
+    by index (`needed_by` names the tool in the error): anything else cannot be reset on a
+    chosen task with `options={"task_index": i}`."""
+    source = getattr(getattr(env, "unwrapped", env), "tasks", None)
+    if source is None or not hasattr(source, "sized"):
+        raise TypeError(
+            f"{env_id} is not an rlenvs TextEnv with a task source (env.unwrapped.tasks): {needed_by} needs an env "
+            "whose reset takes options={'task_index': i}; see rlenvs.core.env.TextEnv"
+        )
+    return source
+
+
 def select_task(
     source: TaskSource[TaskT],
     options: Mapping[str, Any] | None,

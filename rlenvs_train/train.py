@@ -58,7 +58,8 @@ SCALE_REWARDS = {"grpo": "group", "dr_grpo": "none"}
 class TrainResult:
     output_dir: Path
     model_dir: Path
-    """Where the trained policy was saved (`final-model/` under the output folder)."""
+    """Where the trained policy was saved: `final-model/` under the output folder, or the
+    checkpoint an interrupted run saved."""
     steps: int
     rewards: tuple[float, ...]
     """Mean env reward of each logged GRPO step, in order."""
@@ -112,6 +113,12 @@ def _check_placement(config: TrainConfig) -> None:
             f"policy_num_gpus_per_node {placement.policy_num_gpus_per_node}) but this run has {world_size()}: "
             f"launch it with `accelerate launch --num_processes {expected} -m rlenvs_train.cli ...` (on several "
             "nodes, with --num_machines and --machine_rank), or set the placement to match"
+        )
+    if world_size() > 1 and (config.trainer.policy.model.path == TINY_MODEL or config.trainer.sft_warmup.episodes):
+        raise ValueError(
+            "the tiny model and the SFT warm-up run in one process only: with several processes set "
+            "trainer.policy.model.path to a real model and trainer.sft_warmup.episodes=0 (warm up in a one-process "
+            "run first and point model.path at its sft-model/)"
         )
 
 
@@ -398,18 +405,21 @@ def _grpo(
     finally:
         rollout.close()
         metrics.save()
-    final = output_dir / "final-model"
-    if trainer.accelerator.is_main_process:
-        with _fresh_folder(final) as staging:
-            trainer.save_model(str(staging))
-            trainer.processing_class.save_pretrained(str(staging))
     rewards = tuple(metrics.rewards())
+    if metrics.stop_requested:  # the checkpoint the stop saved is the model; no run is final yet
+        model_dir = _checkpoints(output_dir)[-1]
+        note = " (interrupted: --resume continues)"
+    else:
+        model_dir, note = output_dir / "final-model", ""
+        if trainer.accelerator.is_main_process:
+            with _fresh_folder(model_dir) as staging:
+                trainer.save_model(str(staging))
+                trainer.processing_class.save_pretrained(str(staging))
     log(
         f"GRPO: {trainer.state.global_step} steps; mean reward first fifth -> last fifth: "
-        f"{reward_gain(rewards):+.3f}; model in {final}"
-        + (" (interrupted: --resume continues)" if metrics.stop_requested else "")
+        f"{reward_gain(rewards):+.3f}; model in {model_dir}{note}"
     )
-    return TrainResult(output_dir, final, trainer.state.global_step, rewards, metrics.stop_requested)
+    return TrainResult(output_dir, model_dir, trainer.state.global_step, rewards, metrics.stop_requested)
 
 
 class _Metrics:

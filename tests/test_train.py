@@ -92,6 +92,7 @@ def test_sigterm_saves_a_checkpoint_and_resume_finishes_the_run(tmp_path: Path) 
     stopped_at = int(checkpoints[0].name.split("-")[1])
     assert 3 <= stopped_at < 8
     assert steps_of(run) == list(range(1, stopped_at + 1))
+    assert not (run / "final-model").exists()  # the checkpoint is the model of an unfinished run
 
     again = rlenvs_train(f"trainer.output_dir={run}", *SHORT, cwd=tmp_path)
     assert again.returncode == 2 and "pass --resume" in again.stderr
@@ -125,6 +126,18 @@ def test_bad_input_fails_before_any_work(tmp_path: Path, overrides: list[str], m
     assert result.returncode == 2, result.stderr[-2000:]
     assert message in result.stderr
     assert not run.exists()  # not even the output folder
+
+
+def test_several_processes_need_a_real_model_and_no_warm_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    monkeypatch.setenv("WORLD_SIZE", "2")  # what `accelerate launch --num_processes 2` sets
+    run = tmp_path / "run"
+    assert main([f"trainer.output_dir={run}", "trainer.placement.policy_num_gpus_per_node=2"]) == 2
+    assert "run in one process only" in capsys.readouterr().err
+    assert main([f"trainer.output_dir={run}"]) == 2
+    assert "accelerate launch --num_processes 1" in capsys.readouterr().err
+    assert not run.exists()
 
 
 def test_parquet_without_the_exported_columns_fails_before_any_work(tmp_path: Path) -> None:

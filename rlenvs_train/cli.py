@@ -45,15 +45,12 @@ def _train(argv: list[str]) -> int:
     parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint in trainer.output_dir")
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="dotted overrides, e.g. trainer.epochs=5")
     args = parser.parse_args(argv)
-    from rlenvs_train.train import train
+    from rlenvs_train.train import RunInputError, train
 
     try:
         config = load_config(args.config or quickstart_config_path(), args.overrides)
         train(config, resume=args.resume)
-    except ConfigError as error:
-        print(f"rlenvs-train: {error}", file=sys.stderr)
-        return 2
-    except (FileNotFoundError, FileExistsError, ValueError, NotImplementedError) as error:
+    except (ConfigError, RunInputError) as error:  # found before any work; anything later keeps its traceback
         print(f"rlenvs-train: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

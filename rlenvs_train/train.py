@@ -44,7 +44,7 @@ from typing import Any
 from rlenvs.files import atomic_path
 from rlenvs_train.config import TrainConfig, dump_config, validate
 
-__all__ = ["TrainResult", "grpo_args", "reward_gain", "train", "world_size"]
+__all__ = ["RunInputError", "TrainResult", "grpo_args", "reward_gain", "train", "world_size"]
 
 TINY_MODEL = "tiny"
 SFT_MODEL_DIR = "sft-model"
@@ -52,6 +52,12 @@ METRICS_FILE = "metrics.json"
 CURVE_FILE = "reward.png"
 SCALE_REWARDS = {"grpo": "group", "dr_grpo": "none"}
 """`algorithm.advantage_estimator` -> TRL's `scale_rewards`: divide by the group's std, or not."""
+
+
+class RunInputError(ValueError):
+    """The run cannot start as configured (placement, device, output folder, task data);
+    raised before any model loads. Errors after that are not input errors and keep their
+    type and traceback."""
 
 
 @dataclass(frozen=True)
@@ -88,11 +94,14 @@ def train(config: TrainConfig, *, resume: bool = False, log: Callable[[str], Non
     """Run `config` (see the module docstring); `log` gets one line per event and step."""
     # Everything that can be wrong with the input is found before the first minute of work.
     validate(config)
-    _check_placement(config)
-    _device_args(config.trainer.bf16)
     output_dir = Path(config.trainer.output_dir)
-    _check_output_dir(output_dir, resume)
-    datasets = task_datasets(config, output_dir)
+    try:
+        _check_placement(config)
+        _device_args(config.trainer.bf16)
+        _check_output_dir(output_dir, resume)
+        datasets = task_datasets(config, output_dir)
+    except (ValueError, TypeError, FileNotFoundError, FileExistsError) as error:
+        raise RunInputError(str(error)) from error
     output_dir.mkdir(parents=True, exist_ok=True)
     dump_config(config, output_dir / "config.yaml")
     log(f"rlenvs-train: {config.data.env} {dict(config.data.env_kwargs)} -> {output_dir}")

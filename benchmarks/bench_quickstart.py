@@ -108,42 +108,34 @@ def _step_range(chunk: list[dict[str, Any]]) -> str:
     return f"{chunk[0]['step']}-{chunk[-1]['step']}"
 
 
+def _reward_columns(steps: list[dict[str, Any]], base_steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """A row's step range, reward mean/min/max of both runs and seconds per step."""
+    mean, low, high = _stats(steps)
+    b_mean, b_low, b_high = _stats(base_steps)
+    times = [s["step_time"] for s in steps if "step_time" in s]
+    return {
+        "GRPO steps": _step_range(steps),
+        "mean reward": mean,
+        "min": low,
+        "max": high,
+        "baseline mean": b_mean,
+        "baseline min": b_low,
+        "baseline max": b_high,
+        "s/step": statistics.fmean(times) if times else "",
+    }
+
+
 def result(main: dict[str, Any], base: dict[str, Any], png: Path, temp_png: Path) -> dict[str, Any]:
-    rows = []
-    main_fifths, base_fifths = _fifths(main["steps"]), _fifths(base["steps"])
-    for i, (chunk, base_chunk) in enumerate(zip(main_fifths, base_fifths), 1):
-        mean, low, high = _stats(chunk)
-        b_mean, b_low, b_high = _stats(base_chunk)
-        times = [s["step_time"] for s in chunk if "step_time" in s]
-        rows.append(
-            {
-                "part": f"fifth {i}",
-                "GRPO steps": _step_range(chunk),
-                "mean reward": mean,
-                "min": low,
-                "max": high,
-                "baseline mean": b_mean,
-                "baseline min": b_low,
-                "baseline max": b_high,
-                "s/step": statistics.fmean(times) if times else "",
-            }
-        )
+    rows = [
+        {"part": f"fifth {i}", **_reward_columns(chunk, base_chunk)}
+        for i, (chunk, base_chunk) in enumerate(zip(_fifths(main["steps"]), _fifths(base["steps"])), 1)
+    ]
     gain, base_gain = main["reward_gain"], base["reward_gain"]
-    mean, low, high = _stats(main["steps"])
-    b_mean, b_low, b_high = _stats(base["steps"])
     p = main["phases"]
-    step_times = [s["step_time"] for s in main["steps"] if "step_time" in s]
     rows.append(
         {
             "part": "summary",
-            "GRPO steps": _step_range(main["steps"]),
-            "mean reward": mean,
-            "min": low,
-            "max": high,
-            "baseline mean": b_mean,
-            "baseline min": b_low,
-            "baseline max": b_high,
-            "s/step": statistics.fmean(step_times) if step_times else "",
+            **_reward_columns(main["steps"], base["steps"]),
             "wall s": main["wall_s"],
             "tiny model s": p["model_s"],
             "SFT s": p["sft_s"],

@@ -54,6 +54,9 @@ class WorkerLaunch:
     lease: UidLease | None
     """The host uid to drop to, held for the worker's life (None: stay the current user)."""
     cwd: str | None = None
+    report_child_pid: bool = False
+    """Ask bwrap for the host pid of the sandbox's pid 1 (`--info-fd`): a session reads its
+    workspace through /proc/<that pid>/root."""
 
     @property
     def uid(self) -> int | None:
@@ -164,8 +167,16 @@ def lease_worker_uid() -> UidLease | None:
     raise SandboxUnavailable(f"no free sandbox uid after {UID_LEASE_ATTEMPTS} tries: are {UID_LOCK_DIR}'s locks stuck?")
 
 
-def bwrap_launch(python: str | None, disk_mb: int) -> WorkerLaunch:
+DEFAULT_WORKSPACE = "/workspace"
+
+
+def bwrap_launch(
+    python: str | None, disk_mb: int, *, session: bool = False, workspace: str = DEFAULT_WORKSPACE
+) -> WorkerLaunch:
+    """A pool worker, or with `session` a persistent shell's (files kept between requests,
+    the workspace at `workspace`, an absolute path such as /app)."""
     bwrap, interpreter = find_bwrap(), guest_python(python)
+    check_workspace_path(workspace)
     size = str(disk_mb << 20)
     argv = [
         bwrap,
@@ -177,23 +188,37 @@ def bwrap_launch(python: str | None, disk_mb: int) -> WorkerLaunch:
         "--uid", "1000", "--gid", "1000", "--hostname", "sandbox",
         "--ro-bind", "/usr", "/usr",
         *_usr_links(),
+        *_alternatives(),
         *extra_mounts(interpreter),
         "--ro-bind", staged_guest_dir(), GUEST_MOUNT,
         "--proc", "/proc", "--dev", "/dev",
         "--size", size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
-        "--size", size, "--tmpfs", "/workspace",
+        "--size", size, "--tmpfs", workspace,
         "--size", size, "--tmpfs", "/tmp",
         # The root and /dev are tmpfs the zygote does not empty, of no set size: read-only, so
         # nothing written there outlives an execution or grows past the tmpfs sizes above. /proc
         # too: the sysctls of the sandbox's own IPC and pid namespaces are writable, and would
         # outlive an execution.
         "--remount-ro", "/", "--remount-ro", "/proc",
-        "--chdir", "/workspace",
+        "--chdir", workspace,
         "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
         "--setenv", "LANG", "C.UTF-8",
-        interpreter, "-I", "-S", "-B", f"{GUEST_MOUNT}/zygote.py",
+        interpreter, "-I", "-S", "-B", f"{GUEST_MOUNT}/zygote.py", "--workspace", workspace,
+        *(["--session"] if session else []),
     ]  # fmt: skip
-    return WorkerLaunch(argv=tuple(argv), lease=lease_worker_uid())
+    return WorkerLaunch(argv=tuple(argv), lease=lease_worker_uid(), report_child_pid=session)
+
+
+RESERVED_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/dev", "/tmp", GUEST_MOUNT)
+
+
+def check_workspace_path(workspace: str) -> None:
+    """The workspace must be a fresh absolute folder, not one of the sandbox's own mounts."""
+    if not isinstance(workspace, str) or not workspace.startswith("/") or ".." in workspace.split("/"):
+        raise ValueError(f"workspace must be an absolute path such as /workspace or /app, got {workspace!r}")
+    clean = os.path.normpath(workspace)
+    if clean == "/" or any(clean == path or clean.startswith(path + "/") for path in RESERVED_PATHS):
+        raise ValueError(f"workspace {workspace!r} would shadow the sandbox's own {clean}: use e.g. /workspace or /app")
 
 
 def _usr_links() -> list[str]:
@@ -208,6 +233,31 @@ def _usr_links() -> list[str]:
     return args
 
 
+@functools.cache
+def _alternatives() -> tuple[str, ...]:
+    """Debian's commands chosen by alternatives (`awk` -> /etc/alternatives/awk -> mawk): the
+    sandbox has no /etc, so each one a command in /usr/bin or /usr/sbin goes through becomes
+    a symlink straight to the program it resolves to on the host. Nothing else of /etc."""
+    args: list[str] = []
+    seen: set[str] = set()
+    for folder in ("/usr/bin", "/usr/sbin"):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.is_symlink():
+                continue
+            link = os.readlink(entry.path)
+            if not link.startswith("/etc/alternatives/") or link in seen:
+                continue
+            target = os.path.realpath(entry.path)
+            if target.startswith("/usr/") and os.path.isfile(target):
+                seen.add(link)
+                args += ["--symlink", target, link]
+    return tuple(args)
+
+
 def warn_unsafe() -> None:
     warnings.warn(
         "rlenvs sandbox in UNSAFE mode (no bubblewrap): untrusted code can read and write your files, "
@@ -217,12 +267,13 @@ def warn_unsafe() -> None:
     )
 
 
-def unsafe_launch(python: str | None, workdir: str) -> WorkerLaunch:
+def unsafe_launch(python: str | None, workdir: str, *, session: bool = False) -> WorkerLaunch:
     """No namespaces at all: the guest runs in `workdir` under rlimits only (as its own uid
     when started by root, so the process limit still holds; the caller chowns `workdir`)."""
     interpreter = guest_python(python)
     return WorkerLaunch(
-        argv=(interpreter, "-I", "-S", "-B", f"{staged_guest_dir()}/zygote.py", "--unsafe"),
+        argv=(interpreter, "-I", "-S", "-B", f"{staged_guest_dir()}/zygote.py", "--unsafe",
+              *(["--session"] if session else [])),
         lease=lease_worker_uid(),
         cwd=workdir,
     )

@@ -18,7 +18,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Self
 
-from rlenvs.sandbox.launch import WorkerLaunch, bwrap_launch, find_bwrap, guest_python, unsafe_launch, warn_unsafe
+from rlenvs.sandbox.launch import (
+    WorkerLaunch,
+    bwrap_launch,
+    find_bwrap,
+    guest_python,
+    unsafe_launch,
+    warn_unsafe,
+)
 from rlenvs.sandbox.requests import Limits, TestProgram
 from rlenvs.sandbox.results import ExecResult, TestOutcome, TestReport
 from rlenvs.sandbox.worker import Worker, WorkerFailed, unsafe_workdir

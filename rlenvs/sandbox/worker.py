@@ -44,27 +44,44 @@ class Worker:
         self._workdir = launch.cwd
         if launch.cwd is not None and launch.uid is not None:
             os.chown(launch.cwd, launch.uid, launch.uid)
+        self.child_pid: int | None = None
+        """The host pid of the sandbox's pid 1, when the launch asked bwrap for it."""
+        info_r, info_w = os.pipe() if launch.report_child_pid else (-1, -1)
+        argv = launch.argv
+        if info_w >= 0:
+            argv = (argv[0], "--info-fd", str(info_w), *argv[1:])
         try:
-            self._process = self._start(launch)
+            self._process = self._start(launch, argv, (info_w,) if info_w >= 0 else ())
         except BaseException:
             if self._lease is not None:
                 self._lease.release()
             raise
+        finally:
+            if info_w >= 0:
+                os.close(info_w)
         try:
             ready = self._read_line(time.monotonic() + START_TIMEOUT_S)
+            if info_r >= 0:
+                self.child_pid = _read_child_pid(info_r, time.monotonic() + START_TIMEOUT_S)
         except WorkerFailed as error:
-            raise WorkerFailed(f"the sandbox did not start: {error} {self._stderr_tail()}".strip()) from None
+            tail = self._stderr_tail()
+            self.kill()
+            raise WorkerFailed(f"the sandbox did not start: {error} {tail}".strip()) from None
+        finally:
+            if info_r >= 0:
+                os.close(info_r)
         if ready != {"ready": True}:
             self.kill()
             raise WorkerFailed(f"the sandbox did not start: unexpected first line {ready!r}")
 
     @staticmethod
-    def _start(launch: WorkerLaunch) -> subprocess.Popen:
+    def _start(launch: WorkerLaunch, argv: tuple[str, ...], pass_fds: tuple[int, ...]) -> subprocess.Popen:
         """Start the worker from the launcher thread (see `_launcher`), as its uid, in a
         session of its own, with none of the host's environment."""
         return _launcher().submit(
             subprocess.Popen,
-            launch.argv,
+            argv,
+            pass_fds=pass_fds,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -76,6 +93,11 @@ class Worker:
             close_fds=True,
             env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},  # none of the host's secrets
         ).result()
+
+    @property
+    def workdir(self) -> str | None:
+        """The host folder an unsafe-mode worker runs in (None under bubblewrap)."""
+        return self._workdir
 
     @property
     def pid(self) -> int:
@@ -147,10 +169,14 @@ class Worker:
             if self._lease is not None:
                 self._lease.release()  # this process's copy; the parent still holds the lock
             return
-        try:
-            os.killpg(self._process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        for kill, pid in ((os.kill, self.child_pid), (os.killpg, self._process.pid)):
+            # The sandbox's pid 1 first (it is in a session of its own, and while bwrap
+            # lives its pid cannot have been reused): its death ends the whole sandbox.
+            if pid is not None:
+                try:
+                    kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
         self._process.kill()
         self._process.wait()
         self._close_pipes()
@@ -187,6 +213,23 @@ def _launcher() -> ThreadPoolExecutor:
             _launchers.clear()
             _launchers[pid] = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rlenvs-sandbox-launcher")
         return _launchers[pid]
+
+
+def _read_child_pid(fd: int, deadline: float) -> int:
+    """bwrap's `--info-fd` report: a JSON object with "child-pid", then end of file."""
+    data = b""
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            raise WorkerFailed("bwrap did not report the sandbox's pid")
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        data += chunk
+    try:
+        return int(json.loads(data)["child-pid"])
+    except (ValueError, KeyError, TypeError):
+        raise WorkerFailed(f"bwrap's --info-fd report is unreadable: {data[:200]!r}") from None
 
 
 def unsafe_workdir() -> str:

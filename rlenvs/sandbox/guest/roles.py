@@ -165,10 +165,40 @@ def _flush_streams() -> None:
 # --- the untrusted process -------------------------------------------------------------------
 
 
+SHELL_SESSION = (
+    # stderr joins stdout, as on a terminal (first: `exec` is no function of the agent's yet);
+    # then the state the last command left, from stdin, which leaves stdin at its end, like a
+    # terminal nobody types into. The state is `declare -p` whole (one builtin, where a
+    # filtered loop costs a fork and a millisecond): what bash keeps read-only fails to
+    # restore, quietly, and RANDOM, which an assignment would re-seed, is re-seeded at random.
+    "exec 2>&1\n"
+    "builtin source /dev/stdin 2>/dev/null\n"
+    "RANDOM=$SRANDOM\n"
+    "builtin shopt -s expand_aliases\n"
+    "__rlenvs_save() {\n"
+    "  {\n"
+    "    builtin printf 'builtin cd -- %q\\n' \"$PWD\"\n"
+    "    builtin umask -p\n"
+    "    builtin declare -p\n"
+    "    builtin declare -f\n"
+    "    builtin alias -p\n"
+    "  } >&3 2>/dev/null\n"
+    "}\n"
+    "builtin trap __rlenvs_save EXIT\n"
+    'builtin eval "builtin set --; $1"\n'
+)
+"""The program of one command of a persistent shell session: each command runs in a fresh
+bash that first restores what the previous one left and, on exit, writes its own state to
+fd 3. A command killed for its time limit leaves no state behind, so the shell is as it was
+before it, and a runaway command never takes the session down with it."""
+
+
 def run_untrusted(kind: str, code: str, serve_fd: int | None) -> None:
     """Run a shell command or Python code; for a test run, then serve calls on `serve_fd`."""
     if kind == "shell":
         os.execve("/bin/sh", ["sh", "-c", code], dict(SAFE_ENV))
+    if kind == "bash":
+        os.execve("/bin/bash", ["bash", "--noprofile", "--norc", "-c", SHELL_SESSION, "bash", code], dict(SAFE_ENV))
     _reopen_std_streams()
     os.environ.clear()
     os.environ.update(SAFE_ENV)

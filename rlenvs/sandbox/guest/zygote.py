@@ -9,12 +9,18 @@ writable folders, so nothing an execution leaves behind (background processes, f
 IPC objects, keys) reaches the next one; a sandbox it cannot restore makes it exit, and the
 host replaces the worker.
 
+In session mode (`--session`, a terminal env's persistent shell) the writable folders are
+kept between requests, so each command sees what the last one left; only processes and IPC
+objects are cleared after each. A `wipe` request empties the folders (a new episode) and a
+`populate` request writes an episode's starting files.
+
 The zygote is not dumpable: the code it runs, under the same uid, can neither ptrace it nor
 open its memory or file descriptors through /proc, so it cannot forge a verdict.
 """
 
 from __future__ import annotations
 
+import base64
 import ctypes
 import errno
 import fcntl
@@ -46,11 +52,15 @@ SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219}.get(os.uname().mach
 READ_CHUNK = 1 << 16
 DRAIN_SECONDS = 1.0
 DONE_LINE = b'{"done": true}\n'
+STATE_CAP = 1 << 20
+"""Bytes of shell state a `bash` request may hand back (variables, functions, aliases)."""
 """The test runner's last record (`roles.run_tests`), on a pipe only the runner can write."""
 
 
 def main() -> None:
     isolated = "--unsafe" not in sys.argv
+    session = "--session" in sys.argv
+    workspace = sys.argv[sys.argv.index("--workspace") + 1] if "--workspace" in sys.argv else "/workspace"
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of an execution come back to us
@@ -63,7 +73,7 @@ def main() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     for name in PRELOAD:
         __import__(name)
-    writable = ["/workspace", "/tmp", "/dev/shm"] if isolated else [os.getcwd()]
+    writable = [workspace, "/tmp", "/dev/shm"] if isolated else [os.getcwd()]
     wake_r, wake_w = os.pipe()
     for fd in (wake_r, wake_w):
         os.set_blocking(fd, False)
@@ -75,8 +85,16 @@ def main() -> None:
     os.dup2(devnull, 2)  # nothing the zygote might print may interleave with the protocol
     for line in _lines(0):
         started = time.monotonic()
+        kind = None
         try:
-            response = _execute(json.loads(line), wake_r, devnull)
+            request = json.loads(line)
+            kind = request["kind"]
+            if kind == "wipe":
+                response = {"status": "ok"}  # the clean-up below empties the folders
+            elif kind == "populate":
+                response = _populate(_fresh_folder(request.get("folder"), writable), request["entries"])
+            else:
+                response = _execute(request, wake_r, devnull)
         except Exception:  # a zygote bug must answer, not hang the host
             response = {"status": "sandbox_error", "detail": traceback.format_exc()[-2000:]}
         response["duration_s"] = time.monotonic() - started
@@ -84,7 +102,8 @@ def main() -> None:
         # The clean-up runs while the host reads the answer; the next request waits for it. A
         # sandbox it cannot restore ends the zygote: the host sees the worker gone and reruns
         # the next request on a fresh one.
-        if not _clean_up(isolated, writable, libc):
+        empty = not session or kind == "wipe"  # a session keeps its files until a new episode
+        if not _clean_up(isolated, writable if empty else [], libc):
             os._exit(3)
 
 
@@ -120,13 +139,20 @@ def _fork(role, fds: dict[int, int]) -> int:
 
 def _execute(request: dict, wake_r: int, devnull: int) -> dict:
     kind, limits = request["kind"], request["limits"]
-    testing = kind == "tests"
+    testing, shell_session = kind == "tests", kind == "bash"
     deadline = time.monotonic() + limits["timeout_s"]
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     in_r, in_w = os.pipe()
     parent_ends, child_ends = [out_r, err_r, in_w], [out_w, err_w, in_r]
     solution_fds = {0: in_r, 1: out_w, 2: err_w}
+    caps = {out_r: limits["output_bytes"], err_r: limits["output_bytes"]}
+    if shell_session:  # the shell hands its state back on fd 3 when the command ends
+        state_r, state_w = os.pipe()
+        solution_fds[3] = state_w
+        parent_ends.append(state_r)
+        child_ends.append(state_w)
+        caps[state_r] = STATE_CAP
     if testing:
         runner_end, solution_end = socket.socketpair()
         verdict_r, verdict_w = os.pipe()
@@ -152,12 +178,13 @@ def _execute(request: dict, wake_r: int, devnull: int) -> dict:
     for fd in child_ends:
         os.close(fd)
 
-    streams = {out_r: bytearray(), err_r: bytearray()}
+    streams = {fd: bytearray() for fd in caps}
     verdict = bytearray()
     if testing:
         streams[verdict_r] = verdict
+        caps[verdict_r] = limits["output_bytes"]
     status, exits = _watch(
-        streams, main_pid, deadline, limits["output_bytes"], in_w, request.get("stdin", "").encode(), wake_r,
+        streams, main_pid, deadline, caps, in_w, request.get("stdin", "").encode(), wake_r,
         verdict_r if testing else None,
     )  # fmt: skip
     _kill_all(solution_pid, main_pid)
@@ -166,11 +193,11 @@ def _execute(request: dict, wake_r: int, devnull: int) -> dict:
         # The runner is done and the solution flushed its output before each answer: read
         # what is there without waiting for either process to die (the clean-up reaps them).
         if not verdict.endswith(DONE_LINE):
-            _drain({verdict_r: verdict}, limits["output_bytes"])
+            _drain({verdict_r: verdict}, caps)
         _read_available({fd: streams[fd] for fd in (out_r, err_r)})
         waited = set()
     else:
-        _drain(streams, limits["output_bytes"])
+        _drain(streams, caps)
         waited = {solution_pid, main_pid}
     for fd in parent_ends:
         try:
@@ -185,6 +212,8 @@ def _execute(request: dict, wake_r: int, devnull: int) -> dict:
         "stderr": bytes(streams[err_r][: limits["output_bytes"]]).decode("utf-8", "replace"),
         "truncated": truncated,
     }
+    if shell_session and status is None and len(streams[state_r]) <= STATE_CAP:
+        response["state"] = bytes(streams[state_r]).decode("utf-8", "replace")
     solution_exit = exits.get(solution_pid)
     if testing:
         records = _records(bytes(verdict))
@@ -199,6 +228,71 @@ def _execute(request: dict, wake_r: int, devnull: int) -> dict:
     return response
 
 
+def _fresh_folder(folder: str | None, writable: list[str]) -> str:
+    """Where a `populate` request writes: the workspace, or a new folder below a writable
+    one (whatever was at that path before is removed first, symlink or not)."""
+    if folder is None:
+        return writable[0]
+    if not any(folder.startswith(top + "/") for top in writable) or "/../" in folder + "/":
+        raise ValueError(f"cannot populate {folder!r}: not below {writable}")
+    if os.path.islink(folder) or os.path.isfile(folder):
+        os.unlink(folder)
+    elif os.path.isdir(folder):
+        shutil.rmtree(folder, onerror=_make_writable_and_retry)
+    os.makedirs(folder, 0o755)
+    return folder
+
+
+def _populate(root: str, entries: list[dict]) -> dict:
+    """Write an episode's starting files into the (just emptied) workspace. Paths are checked
+    again here and every component is opened without following symlinks, so a bad record
+    cannot write outside the workspace. Directory modes are applied last, deepest first: a
+    read-only folder must not stop its own files from being written."""
+    made_dirs: list[tuple[str, int, float | None]] = []
+    for entry in entries:
+        parts = entry["path"].split("/")
+        if entry["path"].startswith("/") or any(part in ("", ".", "..") for part in parts):
+            return {"status": "setup_error", "detail": f"bad workspace path {entry['path']!r}"}
+        parent = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for part in parts[:-1]:
+                try:
+                    os.mkdir(part, 0o755, dir_fd=parent)
+                except FileExistsError:
+                    pass
+                child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)
+                os.close(parent)
+                parent = child
+            name = parts[-1]
+            if entry["dir"]:
+                try:
+                    os.mkdir(name, 0o755, dir_fd=parent)
+                except FileExistsError:
+                    pass
+                made_dirs.append((entry["path"], entry["mode"], entry["mtime"]))
+                continue
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600, dir_fd=parent)
+            try:
+                data = base64.b64decode(entry["data"])
+                while data:
+                    data = data[os.write(fd, data) :]
+                os.fchmod(fd, entry["mode"])
+                if entry["mtime"] is not None:
+                    os.utime(fd, (entry["mtime"], entry["mtime"]))
+            finally:
+                os.close(fd)
+        except OSError as error:
+            return {"status": "setup_error", "detail": f"cannot write {entry['path']!r}: {error}"}
+        finally:
+            os.close(parent)
+    for path, mode, mtime in sorted(made_dirs, key=lambda item: -item[0].count("/")):
+        target = os.path.join(root, path)
+        os.chmod(target, mode)  # made by the mkdir above, in a workspace nothing else has touched yet
+        if mtime is not None:
+            os.utime(target, (mtime, mtime), follow_symlinks=False)
+    return {"status": "ok"}
+
+
 def _records(verdict: bytes) -> list[dict]:
     """The runner's JSON lines; a line cut short by its death is dropped."""
     records = []
@@ -210,7 +304,7 @@ def _records(verdict: bytes) -> list[dict]:
     return records
 
 
-def _watch(streams, main_pid, deadline, cap, stdin_fd, stdin_data, wake_r, verdict_fd=None):
+def _watch(streams, main_pid, deadline, caps, stdin_fd, stdin_data, wake_r, verdict_fd=None):
     """Read the children's output until the main child is done (it exited, or the test runner
     wrote its last record on `verdict_fd`: its exit would take another 1-2 ms), the deadline
     passes or the output goes over the cap. Returns (status or None, {pid: wait status}
@@ -247,7 +341,7 @@ def _watch(streams, main_pid, deadline, cap, stdin_fd, stdin_data, wake_r, verdi
             if not chunk:
                 open_fds.discard(fd)
             streams[fd] += chunk
-            if len(streams[fd]) > cap:
+            if len(streams[fd]) > caps[fd]:
                 return "output_limit", exits
             if fd == verdict_fd and streams[fd].endswith(DONE_LINE):
                 return None, exits
@@ -261,7 +355,7 @@ def _drain_wakeups(fd: int) -> None:
         pass
 
 
-def _drain(streams: dict[int, bytearray], cap: int) -> None:
+def _drain(streams: dict[int, bytearray], caps: dict[int, int]) -> None:
     """Read what is left in the pipes once every writer is dead (bounded in time)."""
     end = time.monotonic() + DRAIN_SECONDS
     open_fds = set(streams)
@@ -269,7 +363,7 @@ def _drain(streams: dict[int, bytearray], cap: int) -> None:
         readable, _, _ = select.select(list(open_fds), [], [], max(0.0, end - time.monotonic()))
         for fd in readable:
             chunk = os.read(fd, READ_CHUNK)
-            if not chunk or len(streams[fd]) > cap:
+            if not chunk or len(streams[fd]) > caps[fd]:
                 open_fds.discard(fd)
             else:
                 streams[fd] += chunk

@@ -1,0 +1,233 @@
+"""`ShellSession`: a persistent shell in a sandbox of its own, as a terminal env needs.
+
+Unlike the pool (`Sandbox`), whose workers forget everything after each execution, a
+session keeps its workspace and its shell state between commands: `cd`, variables,
+functions, aliases and umask carry over as in a terminal. Each command still runs in a
+fresh bash (see `guest/roles.SHELL_SESSION`) under the same limits as any sandboxed
+execution, so a command that hangs or floods its output is killed on its own and the
+session goes on from the state before it. Background processes do not outlive the
+command that started them.
+
+The workspace is a size-capped tmpfs inside the sandbox. The host reads it through
+/proc/<sandbox pid 1>/root (`workspace_path`), with its own code and without following
+symlinks (`rlenvs.rewards.workspace.read_workspace`): nothing the agent can run takes part.
+
+    with ShellSession() as session:
+        session.reset([])                       # an empty workspace
+        session.run("mkdir src && cd src")
+        session.run("pwd").stdout               # '/workspace/src\\n'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import weakref
+from collections.abc import Iterable
+from typing import Protocol, Self
+
+from rlenvs.sandbox.launch import (
+    DEFAULT_WORKSPACE,
+    WorkerLaunch,
+    bwrap_launch,
+    check_workspace_path,
+    find_bwrap,
+    guest_python,
+    unsafe_launch,
+    warn_unsafe,
+)
+from rlenvs.sandbox.requests import Limits
+from rlenvs.sandbox.results import ExecResult
+from rlenvs.sandbox.worker import Worker, WorkerFailed, unsafe_workdir
+
+LOST = "the session's sandbox died and its workspace with it; reset() starts a new one"
+MAX_COMMAND_BYTES = 100_000
+"""A command is passed to bash as one argument, and Linux caps one argument at 128 KiB."""
+
+
+class SessionError(RuntimeError):
+    """The session's sandbox could not be started or set up; the message says why."""
+
+
+class WorkspaceEntry(Protocol):
+    """Anything that can describe one file or folder for the zygote to write (see
+    `rlenvs.envs.terminal.tasks.Entry`)."""
+
+    def for_guest(self) -> dict: ...
+
+
+class ShellSession:
+    """One persistent shell and its workspace. One caller at a time (a lock enforces it).
+
+    `workdir` is where the workspace is inside the sandbox (Terminal-Bench tasks use /app).
+    `unsafe=True` runs without bubblewrap, in a host folder, under rlimits only (see
+    `Sandbox`); `workdir` then does not apply.
+    """
+
+    def __init__(
+        self,
+        *,
+        limits: Limits | None = None,
+        unsafe: bool = False,
+        python: str | None = None,
+        workdir: str = DEFAULT_WORKSPACE,
+    ) -> None:
+        if limits is not None and not isinstance(limits, Limits):
+            raise TypeError(f"limits must be a rlenvs.sandbox.Limits, got {type(limits).__name__}")
+        check_workspace_path(workdir)
+        guest_python(python)
+        if unsafe:
+            warn_unsafe()
+        else:
+            find_bwrap()
+        self.limits = limits or Limits()
+        self.unsafe = unsafe
+        self.python = python
+        self.workdir = workdir
+        self._state = ""
+        self._lost = False
+        self._worker: Worker | None = None
+        self._lock = threading.Lock()
+        self._holder: list[Worker] = []
+        self._finalizer = weakref.finalize(self, _kill, self._holder)
+
+    # --- public API -------------------------------------------------------------------------
+
+    @property
+    def workspace_path(self) -> str:
+        """The workspace as the host sees it (valid while the session lives; read it without
+        following symlinks)."""
+        worker = self._episode_worker()
+        if worker is None:
+            raise SessionError(LOST)
+        if self.unsafe:
+            return worker.workdir
+        return f"/proc/{worker.child_pid}/root{self.workdir}"
+
+    @property
+    def shell_state(self) -> str:
+        """The shell's state as bash source (cd, umask, variables, functions, aliases): what
+        `reset(shell_state=...)` takes to start another session where this one is."""
+        return self._state
+
+    def reset(
+        self, entries: Iterable[WorkspaceEntry] = (), setup_script: str = "", shell_state: str = ""
+    ) -> ExecResult | None:
+        """Start over: no processes, an empty workspace and /tmp, a shell in the workspace
+        in `shell_state` (default: fresh); then write `entries` and run `setup_script` (its
+        result is returned; its own shell state is not kept). Raises SessionError when the
+        files cannot be written."""
+        with self._lock:
+            self._state = shell_state
+            self._lost = False
+            worker = self._live_worker()
+            records = [entry.for_guest() for entry in entries]
+            for request in ({"kind": "wipe"}, {"kind": "populate", "entries": records}):
+                answer = self._request(worker, request, self.limits.timeout_s)
+                if answer["status"] != "ok":
+                    raise SessionError(f"the workspace could not be set up: {answer.get('detail', answer['status'])}")
+            if not setup_script:
+                return None
+            return self._run(setup_script, self.limits.timeout_s, keep_state=False)
+
+    def add_files(self, entries: Iterable[WorkspaceEntry], folder: str) -> None:
+        """Write `entries` into `folder` (absolute, below /tmp or the workspace), replacing
+        whatever was there: for files the agent must not see before its episode ends."""
+        if self.unsafe:
+            raise SessionError("add_files needs the bubblewrap sandbox: in unsafe mode /tmp is the host's own")
+        with self._lock:
+            request = {"kind": "populate", "folder": folder, "entries": [entry.for_guest() for entry in entries]}
+            answer = self._request(self._episode_worker(), request, self.limits.timeout_s)
+            if answer["status"] != "ok":
+                raise SessionError(f"files could not be added under {folder}: {answer.get('detail', answer['status'])}")
+
+    def run(self, command: str, *, timeout_s: float | None = None, fresh: bool = False) -> ExecResult:
+        """Run one command in the session's shell and return its output (stdout and stderr
+        together, in `stdout`). `fresh=True`: in a new shell in the workspace, neither
+        using nor changing the session's shell state (for checks run after the agent)."""
+        if not isinstance(command, str):
+            raise TypeError(f"command must be a str, got {type(command).__name__}")
+        if len(command.encode("utf-8", "replace")) > MAX_COMMAND_BYTES:
+            return ExecResult(
+                status="error", stdout="", stderr="", exit_code=None, signal=None, truncated=False, duration_s=0.0,
+                detail=f"the command is over {MAX_COMMAND_BYTES} bytes: write long content to a file in several steps",
+            )  # fmt: skip
+        timeout_s = self.limits.timeout_s if timeout_s is None else timeout_s
+        with self._lock:
+            return self._run(command, timeout_s, keep_state=not fresh)
+
+    def close(self) -> None:
+        with self._lock:
+            _kill(self._holder)
+            self._worker = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- internals --------------------------------------------------------------------------
+
+    def _run(self, command: str, timeout_s: float, *, keep_state: bool) -> ExecResult:
+        worker = self._episode_worker()
+        request = {
+            "kind": "bash",
+            "code": command.encode("utf-8", "replace").decode(),
+            "stdin": self._state if keep_state else "",
+            "limits": dataclasses.replace(self.limits, timeout_s=timeout_s).for_guest(),
+        }
+        answer = self._request(worker, request, timeout_s)
+        if keep_state and "state" in answer:
+            self._state = answer["state"]
+        return ExecResult(
+            status=answer["status"],
+            stdout=answer.get("stdout", ""),
+            stderr=answer.get("stderr", ""),
+            exit_code=answer.get("exit_code"),
+            signal=answer.get("signal"),
+            truncated=bool(answer.get("truncated", False)),
+            duration_s=answer.get("duration_s", 0.0),
+            detail=answer.get("detail", ""),
+        )
+
+    def _request(self, worker: Worker | None, request: dict, timeout_s: float) -> dict:
+        if worker is None:
+            return {"status": "sandbox_error", "detail": LOST}
+        try:
+            return worker.request(request, timeout_s)
+        except WorkerFailed as error:
+            self._lost = True
+            return {"status": "sandbox_error", "detail": f"{error}; {LOST}"}
+
+    def _episode_worker(self) -> Worker | None:
+        """The worker of the current episode, or None when it died since the reset: a
+        silently restarted sandbox would hand the agent an empty workspace mid-episode."""
+        if self._lost or (self._worker is not None and not self._worker.alive):
+            self._lost = True
+            return None
+        return self._live_worker()
+
+    def _live_worker(self) -> Worker:
+        if self._worker is not None and not self._worker.alive:
+            _kill(self._holder)
+            self._worker = None
+        if self._worker is None:
+            try:
+                self._worker = Worker(self._launch())
+            except WorkerFailed as error:
+                raise SessionError(str(error)) from None
+            self._holder[:] = [self._worker]
+        return self._worker
+
+    def _launch(self) -> WorkerLaunch:
+        if self.unsafe:
+            return unsafe_launch(self.python, unsafe_workdir(), session=True)
+        return bwrap_launch(self.python, self.limits.disk_mb, session=True, workspace=self.workdir)
+
+
+def _kill(holder: list[Worker]) -> None:
+    for worker in holder:
+        worker.kill()
+    holder.clear()
+

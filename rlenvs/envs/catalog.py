@@ -89,6 +89,17 @@ CATALOG: tuple[EnvEntry, ...] = (
         turns="1 (max_turns=k: retries with test feedback)",
         nondeterministic=True,
     ),
+    EnvEntry(
+        id="rlenvs/Terminal-v0",
+        entry_point="rlenvs.envs.terminal.env:TerminalEnv",
+        family="terminal",
+        summary="Shell tasks (files, logs, CSV, configs, archives, permissions) in a sandboxed workspace, 12 procedural families.",
+        observes="a task, then each command's output and exit code",
+        acts="one shell command per turn in a ```bash block; `submit` or `submit <answer>` to finish",
+        reward="1 iff the final workspace (read from the host, no symlink followed) and the answer meet every expectation",
+        turns="up to 20 (max_turns); submit ends the episode",
+        nondeterministic=True,
+    ),
 )
 
 

@@ -1,0 +1,316 @@
+"""rlenvs/Terminal-v0: shell tasks in a sandboxed workspace, judged by the final state.
+
+Task source → prompt → action → transition → reward:
+
+- Tasks: the procedural families (`families=`, `level=`; see `families/`), a user's own task
+  row (`options={"task": {...}}`, see `tasks.task_from_row`), or Terminal-Bench-style task
+  folders (`task_dir=`, see `folders`).
+- Each episode gets a fresh workspace built from the task (files, folders, modes, times,
+  then its setup script), in a sandbox of its own (`rlenvs.sandbox.ShellSession`) that the
+  env keeps across episodes and empties on every reset.
+- Action: one shell command per turn, the content of the last fenced ```bash (sh, shell,
+  console) block or else the bare reply; or `submit` / `submit <answer>` to finish.
+- Transition: the command runs in the episode's persistent shell (cwd, variables,
+  functions carry over) under a per-command time limit; the observation is its output
+  (stdout and stderr together, long output cut in the middle with a marker) and exit code.
+- Reward, once the episode ends (submit, or the last turn): 1.0 when every expectation of
+  the task holds for the workspace (and the submitted answer), read from the host with
+  `rlenvs.rewards.workspace` (no symlink followed, no tool of the agent's used); task
+  folders add their own tests, run in a fresh shell after the agent's processes are gone.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rlenvs.core.env import Judgement, TextEnv
+from rlenvs.core.task import INFINITE_DRAW_RANGE, DatasetSource, content_task_id
+from rlenvs.envs.terminal.families import FAMILIES
+from rlenvs.envs.terminal.tasks import (
+    TESTS_DIR,
+    Entry,
+    TerminalTask,
+    family_task,
+    task_from_row,
+)
+from rlenvs.rewards.workspace import Check, Verdict, judge_workspace, read_workspace
+from rlenvs.sandbox import ExecResult, Limits
+from rlenvs.sandbox.session import SessionError, ShellSession
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are working in a Linux shell (bash) inside a sandbox with no network. Each reply runs one "
+    "shell command: put it in a ```bash block. You will see its output and exit code. The working "
+    "directory, variables and functions carry over between commands. When the task is done, reply "
+    "with just `submit`, or `submit <answer>` when the task asks for an answer."
+)
+DEFAULT_MAX_OUTPUT_CHARS = 4000
+_FENCE = re.compile(r"```[ \t]*(bash|sh|shell|console|zsh)?[ \t]*\n(.*?)```", re.DOTALL)
+_SUBMIT = re.compile(r"submit(?:\s+(?P<answer>.+))?", re.DOTALL)
+_PROMPT_PREFIX = re.compile(r"^\$ ", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Action:
+    command: str
+    """The shell command ("" when the reply held none)."""
+    submitted: bool = False
+    answer: str | None = None
+
+
+def parse_action(reply: str) -> Action:
+    """The reply's command: the last fenced shell block (or untagged block), else the whole
+    reply; `submit [answer]` as the whole command finishes the episode."""
+    blocks = _FENCE.findall(reply)
+    command = blocks[-1][1] if blocks else reply
+    command = _PROMPT_PREFIX.sub("", command.strip()) if command.lstrip().startswith("$ ") else command.strip()
+    finish = _SUBMIT.fullmatch(command)
+    if finish is not None:
+        answer = finish.group("answer")
+        return Action(command, submitted=True, answer=answer.strip() if answer else None)
+    return Action(command)
+
+
+class FamilySource:
+    """Procedural tasks of several families at one level, interleaved: index i is task
+    i // n of family i % n, so any range of indices mixes the families evenly."""
+
+    def __init__(self, names: Sequence[str], level: int) -> None:
+        self.names = tuple(names)
+        self.level = level
+        self.name = f"terminal/L{level}"
+
+    @property
+    def sized(self) -> bool:
+        return False
+
+    def __len__(self) -> int:
+        raise TypeError(f"{self.name} is procedural and has no length")
+
+    def get(self, index: int) -> TerminalTask:
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < INFINITE_DRAW_RANGE:
+            raise IndexError(f"task_index must be an int in [0, {INFINITE_DRAW_RANGE}), got {index!r}")
+        family = FAMILIES[self.names[index % len(self.names)]]
+        return family_task(family, self.level, index // len(self.names))
+
+    def find(self, task_id: str) -> TerminalTask:
+        match = re.fullmatch(r"terminal/([a-z0-9-]+)/L(\d+)/(\d+)", task_id)
+        if match is None or match.group(1) not in self.names or int(match.group(2)) != self.level:
+            raise KeyError(
+                f"task_id {task_id!r} is not from this env's tasks: ids look like "
+                f"terminal/{self.names[0]}/L{self.level}/17 (families {list(self.names)}, level {self.level})"
+            )
+        return family_task(FAMILIES[match.group(1)], self.level, int(match.group(3)))
+
+
+class TerminalEnv(TextEnv[TerminalTask]):
+    """Multi-turn shell tasks; see the module docstring.
+
+    `families`: a family name, a list of them, or None for all (`rlenvs info
+    rlenvs/Terminal-v0` lists them); `level`: 1 or 2. `task_dir`: a folder of task folders
+    instead (then `families` and `level` are unused). `timeout_s`, `memory_mb`, `disk_mb`:
+    the limits of each command and of the workspace. `unsafe_sandbox=True` runs without
+    bubblewrap (rlimits only: never for an agent you do not trust).
+    """
+
+    def __init__(
+        self,
+        families: str | Sequence[str] | None = None,
+        level: int = 1,
+        task_dir: str | None = None,
+        max_turns: int = 20,
+        timeout_s: float = 10.0,
+        memory_mb: int = 1024,
+        disk_mb: int = 64,
+        max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+        unsafe_sandbox: bool = False,
+        system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+        render_mode: str | None = None,
+    ) -> None:
+        if task_dir is not None:
+            from rlenvs.envs.terminal.folders import load_task_folders
+
+            source = DatasetSource(load_task_folders(task_dir), name=str(task_dir))
+        else:
+            source = FamilySource(_family_names(families), _check_level(level, families))
+        if isinstance(max_output_chars, bool) or not isinstance(max_output_chars, int) or max_output_chars < 200:
+            raise ValueError(f"max_output_chars must be an int >= 200, got {max_output_chars!r}")
+        if not isinstance(unsafe_sandbox, bool):
+            raise TypeError(f"unsafe_sandbox must be True or False, got {unsafe_sandbox!r}")
+        super().__init__(source, max_turns=max_turns, system_prompt=system_prompt, render_mode=render_mode)
+        self.limits = Limits(timeout_s=timeout_s, memory_mb=memory_mb, disk_mb=disk_mb)
+        self.max_output_chars = max_output_chars
+        self.unsafe_sandbox = unsafe_sandbox
+        self.session: ShellSession | None = None
+        self.setup_result: ExecResult | None = None
+        self._restore: tuple[list[Entry], str] | None = None
+
+    # --- task source -----------------------------------------------------------------------
+
+    def task_from_row(self, row: Mapping[str, Any]) -> TerminalTask:
+        return task_from_row(row, content_task_id("terminal", row))
+
+    # --- episode start ---------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        observation, info = super().reset(seed=seed, options=options)
+        self._restore = None
+        environment = "".join(f"builtin declare -x {name}={shlex.quote(value)}\n" for name, value in self.task.environment)
+        self.setup_result = self._session_for(self.task).reset(self.task.files, self.task.setup_script, environment)
+        if self.setup_result is not None and not self.setup_result.ok:
+            raise RuntimeError(
+                f"task {self.task.task_id}: its setup script failed ({self.setup_result.status}, exit code "
+                f"{self.setup_result.exit_code}): {self.setup_result.stdout[-500:]}{self.setup_result.detail}"
+            )
+        return observation, info
+
+    def _session_for(self, task: TerminalTask) -> ShellSession:
+        """The env's sandbox, started on first use and again when a task wants its workspace
+        elsewhere (a task folder's /app)."""
+        if self.session is None or self.session.workdir != task.workdir:
+            if self.session is not None:
+                self.session.close()
+            self.session = ShellSession(limits=self.limits, unsafe=self.unsafe_sandbox, workdir=task.workdir)
+            if self._restore is not None:  # this env is a copy, made mid-episode
+                entries, shell_state = self._restore
+                self.session.reset(entries, shell_state=shell_state)
+                self._restore = None
+        return self.session
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy (deepcopy, pickle: vector workers, checkpoints, tree search) gets no share
+        of this env's sandbox: it takes the workspace's files and folders (not symlinks,
+        not /tmp) and the shell state, and starts its own sandbox from them when it next
+        steps."""
+        state = self.__dict__.copy()
+        state["session"] = None
+        if self.session is not None and self.task is not None and not self.episode_over:
+            try:
+                state["_restore"] = (workspace_entries(self.session.workspace_path), self.session.shell_state)
+            except SessionError:
+                state["_restore"] = None
+        return state
+
+    # --- one turn ----------------------------------------------------------------------------
+
+    def judge(self, task: TerminalTask, reply: str) -> Judgement:
+        action = parse_action(reply)
+        last_turn = self.turn >= self.max_turns
+        if action.submitted:
+            return self._final(task, action.answer, stop_reason="submitted", resolved=True)
+        if not action.command:
+            result, observation = None, "[no command: reply with one shell command in a ```bash block, or `submit`]"
+        else:
+            result = self._session_for(task).run(action.command, timeout_s=task.timeout_s or self.limits.timeout_s)
+            if result.status == "sandbox_error":
+                return Judgement(0.0, resolved=True, correct=False, stop_reason="sandbox_error",
+                                 info={"command_status": result.status, "detail": result.detail})  # fmt: skip
+            observation = self.command_output(result)
+        info = {"command_status": None if result is None else result.status,
+                "exit_code": None if result is None else result.exit_code}  # fmt: skip
+        if last_turn:
+            final = self._final(task, None, stop_reason="max_turns", resolved=False)
+            return Judgement(final.reward, resolved=False, correct=final.correct, info={**final.info, **info})
+        return Judgement(0.0, resolved=False, feedback=observation, info=info)
+
+    def command_output(self, result: ExecResult) -> str:
+        """What the agent sees of one command: its output, cut in the middle when long, and
+        how it ended."""
+        text = cut_middle(result.stdout + result.stderr, self.max_output_chars)
+        if result.status == "timeout":
+            limit = self.limits.timeout_s if self.task.timeout_s is None else self.task.timeout_s
+            ending = f"[the command timed out after {limit:g} s and was killed; the shell is as it was before it]"
+        elif result.status == "output_limit":
+            ending = f"[the command wrote more than {self.limits.output_bytes} bytes and was stopped]"
+        elif result.exit_code is None and result.signal is not None:
+            ending = f"[killed by signal {result.signal}]"
+        elif result.detail and result.exit_code is None:
+            ending = f"[not run: {result.detail}]"
+        else:
+            ending = f"[exit code {result.exit_code}]"
+        return f"{text}\n{ending}" if text else ending
+
+    # --- reward --------------------------------------------------------------------------------
+
+    def verify(self, task: TerminalTask, answer: str | None) -> Verdict:
+        """Judge the workspace as it is now (and the answer), from the host."""
+        session = self._session_for(task)
+        try:
+            verdict = judge_workspace(session.workspace_path, task.expect, answer)
+        except SessionError as error:
+            return Verdict(unreadable=str(error))
+        if not task.test_command:
+            return verdict
+        try:
+            session.add_files(task.tests, TESTS_DIR)
+        except SessionError as error:  # e.g. the agent filled /tmp: the tests cannot run, so they fail
+            return Verdict((*verdict.checks, Check("the task's tests pass", False, str(error))), verdict.unreadable)
+        run = session.run(task.test_command, timeout_s=task.test_timeout_s or self.limits.timeout_s, fresh=True)
+        passed = run.status == "ok"
+        detail = "" if passed else f"the task's tests failed ({run.status}): {cut_middle(run.stdout, 1000)}"
+        return Verdict((*verdict.checks, Check("the task's tests pass", passed, detail)), verdict.unreadable)
+
+    def _final(self, task: TerminalTask, answer: str | None, *, stop_reason: str, resolved: bool) -> Judgement:
+        verdict = self.verify(task, answer)
+        info = {
+            "submitted_answer": answer,
+            "reward_breakdown": {check.expectation: check.passed for check in verdict.checks},
+            "failed_checks": [check.detail for check in verdict.failures()] + ([verdict.unreadable] if verdict.unreadable else []),
+        }  # fmt: skip
+        return Judgement(verdict.reward, resolved=resolved, correct=verdict.passed, stop_reason=stop_reason, info=info)
+
+    def oracle_action(self) -> str:
+        """The reference solution, one command per turn, then `submit [answer]`."""
+        if self.task is None:
+            raise RuntimeError("TerminalEnv.oracle_action: call reset() first; there is no task yet")
+        if self.turn < len(self.task.solution):
+            return f"```bash\n{self.task.solution[self.turn]}\n```"
+        return "submit" if self.task.answer is None else f"submit {self.task.answer}"
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+        super().close()
+
+
+def workspace_entries(root: str) -> list[Entry]:
+    """The workspace's files and folders as entries that rebuild it (symlinks and files over
+    the reader's cap are left out)."""
+    entries = []
+    for path, node in read_workspace(root).nodes.items():
+        if node.kind == "dir":
+            entries.append(Entry(path, is_dir=True, mode=node.mode, mtime=node.mtime))
+        elif node.kind == "file" and node.data is not None:
+            entries.append(Entry(path, node.data, mode=node.mode, mtime=node.mtime))
+    return entries
+
+
+def cut_middle(text: str, limit: int) -> str:
+    """`text` if it fits in `limit` characters, else its start and end around a marker."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
+
+
+def _family_names(families: str | Sequence[str] | None) -> tuple[str, ...]:
+    if families is None:
+        return tuple(FAMILIES)
+    names = (families,) if isinstance(families, str) else tuple(families)
+    unknown = [name for name in names if name not in FAMILIES]
+    if not names or unknown:
+        raise ValueError(f"unknown terminal task families {unknown or names!r}: choose from {sorted(FAMILIES)}")
+    return names
+
+
+def _check_level(level: Any, families: str | Sequence[str] | None) -> int:
+    if isinstance(level, bool) or not isinstance(level, int):
+        raise TypeError(f"Terminal-v0 level must be an int, got {type(level).__name__} {level!r}")
+    missing = [name for name in _family_names(families) if level not in FAMILIES[name].levels]
+    if missing:
+        raise ValueError(f"Terminal-v0 has no level {level} for families {missing}: levels are 1 and 2")
+    return level

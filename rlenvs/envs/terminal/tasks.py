@@ -1,0 +1,207 @@
+"""What a terminal task is: the workspace it starts from, the instruction, a reference
+solution, and the expectations the final workspace (and answer) must meet.
+
+A task is plain data, so the same record serves the procedural families, a user's own task
+row (`options={"task": {...}}`, JSON-shaped) and a Parquet export. Task `i` of a family at a
+level is a pure function of (family, level, i): all its randomness comes from `task_rng`.
+"""
+
+from __future__ import annotations
+
+import base64
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rlenvs.core.task import Task
+from rlenvs.rewards.workspace import Expectation, expectation_from_dict, normalise_path
+
+TESTS_DIR = "/tmp/rlenvs-tests"
+"""Where a task's `tests` are put for its `test_command`."""
+MAX_SETUP_BYTES = 16 << 20
+"""The initial workspace's total size: it is sent to the sandbox once per episode."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One file or directory of a task's initial workspace."""
+
+    path: str
+    """Relative to the workspace, '/'-separated; parent folders are made as needed."""
+    content: str | bytes = ""
+    """A file's content (str is written as UTF-8); directories have none."""
+    mode: int | None = None
+    """Permission bits; default 0o644 for a file, 0o755 for a directory."""
+    mtime: float | None = None
+    """Modification time (seconds since the epoch); default: when the workspace is made."""
+    is_dir: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", normalise_path(self.path))
+        if self.is_dir and self.content:
+            raise ValueError(f"workspace entry {self.path!r} is a directory and cannot have content")
+        if not isinstance(self.content, (str, bytes)):
+            raise TypeError(f"workspace entry {self.path!r}: content must be str or bytes, got {type(self.content).__name__}")
+        if self.mode is not None and not (isinstance(self.mode, int) and 0 <= self.mode <= 0o7777):
+            raise ValueError(f"workspace entry {self.path!r}: mode must be permission bits such as 0o644, got {self.mode!r}")
+
+    @property
+    def data(self) -> bytes:
+        return self.content.encode() if isinstance(self.content, str) else self.content
+
+    def for_guest(self) -> dict[str, Any]:
+        """The record the sandbox's zygote writes into the workspace."""
+        return {
+            "path": self.path,
+            "dir": self.is_dir,
+            "data": base64.b64encode(self.data).decode(),
+            "mode": self.mode if self.mode is not None else (0o755 if self.is_dir else 0o644),
+            "mtime": self.mtime,
+        }
+
+    @classmethod
+    def from_dict(cls, row: Mapping[str, Any]) -> Entry:
+        if not isinstance(row, Mapping) or not isinstance(row.get("path"), str):
+            raise ValueError(f"a workspace entry needs a 'path' string, got {row!r}")
+        mode = row.get("mode")
+        if isinstance(mode, str):  # "755" or "0o755", as people write modes in JSON and YAML
+            mode = int(mode.removeprefix("0o"), 8)
+        return cls(
+            path=row["path"], content=row.get("content", ""), mode=mode, mtime=row.get("mtime"),
+            is_dir=bool(row.get("dir", False)),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TerminalTask(Task):
+    files: tuple[Entry, ...]
+    """The initial workspace."""
+    solution: tuple[str, ...]
+    """Reference shell commands, one per turn; the oracle then submits (`answer` if any)."""
+    expect: tuple[Expectation, ...]
+    """What must hold after the episode for reward 1.0."""
+    setup_script: str = ""
+    """Shell run in the workspace after the files are written, before the agent's first turn."""
+    answer: str | None = None
+    """The reference answer for a task that asks a question (the oracle's `submit <answer>`)."""
+    timeout_s: float | None = None
+    """Per-command time limit for this task (None: the env's)."""
+    tests: tuple[Entry, ...] = ()
+    """Test files copied in after the agent finished (task folders), out of the agent's sight."""
+    test_command: str = ""
+    """Run after the agent finished, in a fresh shell, with `tests` under TESTS_DIR; exit
+    status 0 is one more expectation met. Empty: the expectations alone decide."""
+    test_timeout_s: float | None = None
+    """Time limit of `test_command` (None: the env's per-command limit)."""
+    workdir: str = "/workspace"
+    """Where the workspace is inside the sandbox (Terminal-Bench tasks expect /app)."""
+    environment: tuple[tuple[str, str], ...] = ()
+    """Exported variables the agent's shell starts with (a task folder's Dockerfile ENV)."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One generated task, before it gets its id: what a family's generator returns."""
+
+    instruction: str
+    files: tuple[Entry, ...]
+    solution: tuple[str, ...]
+    expect: tuple[Expectation, ...]
+    setup_script: str = ""
+    answer: str | None = None
+
+
+@dataclass(frozen=True)
+class Family:
+    """A procedural task family: its levels and its generator."""
+
+    name: str
+    """Used in task ids: terminal/{name}/L{level}/{index}."""
+    summary: str
+    levels: Mapping[int, str]
+    """Level number -> what that level asks, in words."""
+    generate: Callable[[np.random.Generator, int], Scenario]
+    """(rng, level) -> Scenario. All randomness from `rng` (draw with `integers`/`choice`)."""
+    tags: tuple[str, ...] = field(default=())
+
+
+def task_rng(family: str, level: int, index: int) -> np.random.Generator:
+    """The only source of randomness of a family's task `index` at `level`."""
+    return np.random.default_rng([zlib.crc32(family.encode()), level, index])
+
+
+def family_task(family: Family, level: int, index: int) -> TerminalTask:
+    scenario = family.generate(task_rng(family.name, level, index), level)
+    return TerminalTask(
+        task_id=f"terminal/{family.name}/L{level}/{index}",
+        prompt=scenario.instruction,
+        files=tuple(scenario.files),
+        solution=tuple(scenario.solution),
+        expect=tuple(scenario.expect),
+        setup_script=scenario.setup_script,
+        answer=scenario.answer,
+    )
+
+
+def task_from_row(row: Mapping[str, Any], task_id: str) -> TerminalTask:
+    """A user's own task: {"instruction", "expect": [...], optional "files", "setup_script",
+    "solution", "answer", "timeout_s"}. Errors name the field and the expected shape."""
+    instruction = row.get("instruction")
+    if not isinstance(instruction, str) or not instruction.strip():
+        raise ValueError(f"a Terminal-v0 task row needs a non-empty 'instruction' string, got {instruction!r}")
+    expect = row.get("expect")
+    if not isinstance(expect, Sequence) or isinstance(expect, str) or not expect:
+        raise ValueError(
+            "a Terminal-v0 task row needs 'expect': a non-empty list of expectations such as "
+            '{"kind": "file_text", "path": "out.txt", "text": "42"} (see rlenvs.rewards.workspace)'
+        )
+    solution = row.get("solution", ())
+    if isinstance(solution, str) or not all(isinstance(command, str) for command in solution):
+        raise ValueError(f"'solution' must be a list of shell commands (one per turn), got {solution!r}")
+    setup = row.get("setup_script", "")
+    if not isinstance(setup, str):
+        raise ValueError(f"'setup_script' must be a string of shell, got {type(setup).__name__}")
+    answer = row.get("answer")
+    if answer is not None and not isinstance(answer, str):
+        answer = str(answer)
+    timeout = row.get("timeout_s")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+        raise ValueError(f"'timeout_s' must be a positive number of seconds, got {timeout!r}")
+    files = tuple(Entry.from_dict(item) for item in row.get("files", ()))
+    check_size(files, task_id)
+    return TerminalTask(
+        task_id=task_id,
+        prompt=instruction.strip(),
+        files=files,
+        solution=tuple(solution),
+        expect=tuple(expectation_from_dict(item) if isinstance(item, Mapping) else item for item in expect),
+        setup_script=setup,
+        answer=answer,
+        timeout_s=None if timeout is None else float(timeout),
+    )
+
+
+def task_to_row(task: TerminalTask) -> dict[str, Any]:
+    """The row `task_from_row` reads back (for exports and for users copying a task)."""
+    return {
+        "id": task.task_id,
+        "instruction": task.prompt,
+        "files": [
+            {"path": e.path, "content": e.content, "mode": e.mode, "mtime": e.mtime, "dir": e.is_dir}
+            for e in task.files
+        ],
+        "setup_script": task.setup_script,
+        "solution": list(task.solution),
+        "expect": [expectation.to_dict() for expectation in task.expect],
+        "answer": task.answer,
+        "timeout_s": task.timeout_s,
+    }
+
+
+def check_size(files: Sequence[Entry], task_id: str) -> None:
+    total = sum(len(entry.data) for entry in files)
+    if total > MAX_SETUP_BYTES:
+        raise ValueError(f"task {task_id}: its initial workspace is {total} bytes, over the {MAX_SETUP_BYTES}-byte cap")

@@ -186,6 +186,17 @@ class Expectation:
         return {"kind": self.kind, **asdict(self)}  # type: ignore[call-overload]
 
 
+@dataclass(frozen=True)
+class PathExpectation(Expectation):
+    """An expectation about one path, written the one way `normalise_path` writes it (and
+    refused at construction when absolute or climbing out with '..')."""
+
+    path: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", normalise_path(self.path))
+
+
 def _regular_file(workspace: Workspace, path: str) -> tuple[Node | None, str]:
     node = workspace.get(path)
     if node is None:
@@ -203,12 +214,11 @@ def text_lines(text: str) -> list[str]:
 
 
 @dataclass(frozen=True)
-class FileText(Expectation):
+class FileText(PathExpectation):
     """The file holds exactly `text`, up to trailing whitespace at its end (a final newline
     or not is not what a task is about)."""
 
     kind: ClassVar[str] = "file_text"
-    path: str
     text: str
 
     def describe(self) -> str:
@@ -223,16 +233,16 @@ class FileText(Expectation):
 
 
 @dataclass(frozen=True)
-class FileLines(Expectation):
+class FileLines(PathExpectation):
     """The file's lines, stripped of surrounding spaces and with blank lines dropped, are
     `lines` (in order, or as a multiset when `ordered` is False)."""
 
     kind: ClassVar[str] = "file_lines"
-    path: str
     lines: tuple[str, ...]
     ordered: bool = True
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         object.__setattr__(self, "lines", tuple(self.lines))
 
     def describe(self) -> str:
@@ -250,11 +260,10 @@ class FileLines(Expectation):
 
 
 @dataclass(frozen=True)
-class FileMode(Expectation):
+class FileMode(PathExpectation):
     """The entry exists (not as a symlink) with exactly these permission bits."""
 
     kind: ClassVar[str] = "file_mode"
-    path: str
     mode: int
 
     def describe(self) -> str:
@@ -269,11 +278,10 @@ class FileMode(Expectation):
 
 
 @dataclass(frozen=True)
-class Missing(Expectation):
+class Missing(PathExpectation):
     """Nothing exists at the path (the task asked to delete or move it)."""
 
     kind: ClassVar[str] = "missing"
-    path: str
 
     def describe(self) -> str:
         return f"{self.path} no longer exists"
@@ -284,21 +292,21 @@ class Missing(Expectation):
 
 
 @dataclass(frozen=True)
-class DirEntries(Expectation):
+class DirEntries(PathExpectation):
     """The directory holds exactly these names (files and folders, not recursive)."""
 
     kind: ClassVar[str] = "dir_entries"
-    path: str
     names: tuple[str, ...]
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         object.__setattr__(self, "names", tuple(self.names))
 
     def describe(self) -> str:
         return f"{self.path} holds exactly {len(self.names)} expected entries"
 
     def check(self, workspace: Workspace, answer: str | None) -> Check:
-        node = workspace.get(self.path) if normalise_path(self.path) != "." else Node("dir", 0o755, 0, 0.0)
+        node = workspace.get(self.path) if self.path != "." else Node("dir", 0o755, 0, 0.0)
         if node is None or node.kind != "dir":
             return Check(self.describe(), False, f"{self.path} is not a directory")
         found = workspace.children(self.path)
@@ -309,11 +317,10 @@ class DirEntries(Expectation):
 
 
 @dataclass(frozen=True)
-class IsDir(Expectation):
+class IsDir(PathExpectation):
     """A directory (not a symlink to one) exists at the path."""
 
     kind: ClassVar[str] = "is_dir"
-    path: str
 
     def describe(self) -> str:
         return f"{self.path} is a directory"
@@ -376,13 +383,9 @@ def expectation_from_dict(data: Mapping[str, Any]) -> Expectation:
     cls = EXPECTATIONS[data["kind"]]
     fields = {k: v for k, v in data.items() if k != "kind"}
     try:
-        expectation = cls(**fields)
+        return cls(**fields)
     except TypeError as error:
         raise ValueError(f"expectation {data!r} does not fit {cls.__name__}: {error}") from None
-    for name in ("path",):
-        if hasattr(expectation, name):
-            normalise_path(getattr(expectation, name))
-    return expectation
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,143 @@
+"""The host-side workspace reader and the expectations (rlenvs.rewards.workspace), on real
+folders: nothing is followed, nothing hangs, every record round-trips through JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rlenvs.rewards.workspace import (
+    EXPECTATIONS,
+    AnswerIs,
+    DirEntries,
+    FileLines,
+    FileMode,
+    FileText,
+    IsDir,
+    Missing,
+    WorkspaceUnreadable,
+    check_all,
+    expectation_from_dict,
+    judge_workspace,
+    read_workspace,
+)
+
+SAMPLES = (
+    FileText("out/report.txt", "total 42\n"),
+    FileLines("sorted.txt", ("a", "b"), ordered=False),
+    FileMode("run.sh", 0o755),
+    Missing("tmp/cache"),
+    DirEntries(".", ("out", "run.sh", "sorted.txt")),
+    IsDir("out"),
+    AnswerIs("12.5", numeric=True),
+)
+
+
+def test_every_kind_of_expectation_round_trips_through_json():
+    assert {type(sample) for sample in SAMPLES} == set(EXPECTATIONS.values())
+    for sample in SAMPLES:
+        assert expectation_from_dict(json.loads(json.dumps(sample.to_dict()))) == sample
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"path": "x"}, "needs a 'kind'"),
+        ({"kind": "file_text", "path": "x"}, "does not fit FileText"),
+        ({"kind": "file_text", "path": "/etc/passwd", "text": ""}, "must be relative"),
+        ({"kind": "missing", "path": "a/../../b"}, "must be relative"),
+    ],
+)
+def test_a_bad_expectation_record_names_the_fix(record, message):
+    with pytest.raises(ValueError, match=message):
+        expectation_from_dict(record)
+
+
+def test_the_reader_reports_symlinks_fifos_and_big_files_without_opening_them(tmp_path):
+    (tmp_path / "big.bin").write_bytes(b"x" * 2048)
+    (tmp_path / "note.txt").write_text("hi\n")
+    (tmp_path / "link").symlink_to("/etc/passwd")
+    (tmp_path / "dirlink").symlink_to("/etc")
+    os.mkfifo(tmp_path / "pipe")  # opening it for reading would block forever
+    workspace = read_workspace(tmp_path, max_file_bytes=1024)
+    assert {p: n.kind for p, n in workspace.nodes.items()} == {
+        "big.bin": "file", "dirlink": "symlink", "link": "symlink", "note.txt": "file", "pipe": "other",
+    }  # fmt: skip
+    assert workspace.get("big.bin").data is None and workspace.get("big.bin").size == 2048
+    assert workspace.get("note.txt").text() == "hi\n" and workspace.get("link").target == "/etc/passwd"
+
+
+def test_a_workspace_over_the_caps_is_a_failed_verdict_not_a_hang(tmp_path):
+    deep = tmp_path
+    for _ in range(70):
+        deep = deep / "d"
+    deep.mkdir(parents=True)
+    verdict = judge_workspace(tmp_path, [IsDir("d")], None)
+    assert not verdict.passed and "deeper than" in verdict.unreadable
+    for name in "abc":
+        (tmp_path / f"{name}.txt").write_text("")
+    with pytest.raises(WorkspaceUnreadable, match="more than 3 entries"):
+        read_workspace(tmp_path, max_entries=3)
+
+
+def test_expectations_judge_contents_modes_listings_and_answers(tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "report.txt").write_text("total 42")  # no final newline: still the text
+    (tmp_path / "sorted.txt").write_text("  b\n\na \n")
+    (tmp_path / "run.sh").write_text("")
+    os.chmod(tmp_path / "run.sh", 0o755)
+    workspace = read_workspace(tmp_path)
+    verdict = check_all(SAMPLES, workspace, " 12.50 ")
+    assert verdict.passed and verdict.reward == 1.0, verdict.failures()
+    os.chmod(tmp_path / "run.sh", 0o777)
+    (tmp_path / "tmp" / "cache").mkdir(parents=True)
+    verdict = check_all(SAMPLES, read_workspace(tmp_path), "12")
+    assert [check.detail for check in verdict.failures()] == [
+        "run.sh has mode 777",
+        "tmp/cache still exists",
+        ".: missing [], unexpected ['tmp']",
+        "the submitted answer is wrong",
+    ]
+
+
+def test_file_expectations_refuse_a_symlink_to_the_right_content(tmp_path):
+    (tmp_path / "real.txt").write_text("secret\n")
+    (tmp_path / "answer.txt").symlink_to(tmp_path / "real.txt")
+    verdict = check_all([FileText("answer.txt", "secret")], read_workspace(tmp_path), None)
+    assert not verdict.passed and verdict.failures()[0].detail == "answer.txt is a symlink, not a regular file"
+
+
+def test_answers_compare_as_text_or_as_numbers():
+    answer = AnswerIs("src/app/main.py")
+    assert answer.check(None, "'src/app/main.py'").passed and answer.check(None, "`src/app/main.py`").passed
+    assert not answer.check(None, "./src/app/main.py").passed
+    assert not answer.check(None, None).passed and not answer.check(None, "  ").passed
+    assert AnswerIs("1200", numeric=True).check(None, "1,200.0").passed
+    assert not AnswerIs("12", numeric=True).check(None, "twelve").passed
+
+
+def test_a_verdict_with_no_expectations_never_passes(tmp_path):
+    assert not check_all([], read_workspace(tmp_path), None).passed
+
+
+@given(st.text(max_size=200))
+def test_any_submitted_answer_gets_a_verdict(text):
+    for expectation in (AnswerIs("42", numeric=True), AnswerIs("a b")):
+        assert isinstance(expectation.check(None, text).passed, bool)
+
+
+def test_the_reader_is_safe_to_run_from_threads(tmp_path):
+    for i in range(50):
+        (tmp_path / f"f{i}").write_text(str(i))
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(len(read_workspace(tmp_path).nodes))) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [50] * 4

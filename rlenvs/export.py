@@ -20,8 +20,9 @@ row's `task_index` and confirms the same task (id and prompt) comes back. A data
 changed since the export (a new GSM8K release, another system prompt) then fails loudly
 instead of training on prompts whose rewards belong to other tasks.
 
-The ground truth is the task's `answer` (math envs: the gold final answer, e.g. "72"); a
-task without one but with a `solution` (code envs: the reference code in a ```python
+The ground truth is what the task's own `ground_truth()` returns where it has one (terminal
+tasks: the whole task as a JSON row, workspace and expectations included), else the task's
+`answer` (math envs: the gold final answer, e.g. "72"); a task without one but with a `solution` (code envs: the reference code in a ```python
 block; their real check is the sandboxed tests) exports that; a task with neither exports
 "". The env itself, not this text, stays the reward: `rlenvs` envs re-judge replies.
 
@@ -339,7 +340,10 @@ def _table(env: gym.Env, env_id: str, env_kwargs: Mapping[str, Any], indices: Se
 
 
 def _ground_truth(task: Any) -> str:
-    """The task's `answer`, else its `solution`, else "" (see the module docstring)."""
+    """The task's own `ground_truth()` where it has one (a terminal task: the task row), else
+    its `answer`, else its `solution`, else "" (see the module docstring)."""
+    if callable(getattr(task, "ground_truth", None)):
+        return task.ground_truth()
     for field in ("answer", "solution"):
         value = getattr(task, field, None)
         if value is not None and value != "":

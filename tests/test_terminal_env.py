@@ -5,6 +5,7 @@ generator quickly with the host's bash; the contract suite covers the gymnasium 
 from __future__ import annotations
 
 import copy
+import json
 import os
 import pickle
 import threading
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 import rlenvs  # noqa: F401 - registers the ids
 from rlenvs.envs.terminal.env import TerminalEnv, cut_middle, parse_action
 from rlenvs.envs.terminal.families import FAMILIES
+from rlenvs.envs.terminal.tasks import Entry, task_from_row
 
 SEEDS = range(20)
 ROW = {
@@ -86,6 +88,15 @@ def test_a_users_own_task_row(env):
     assert obs == ROW["instruction"] and info["messages"][0]["role"] == "system"
     obs, reward, *_ = env.step("```bash\ncat data.txt\n```")
     assert (obs, reward) == ("a\nb\nc\n\n[exit code 0]", 0.0)
+
+
+def test_a_family_task_round_trips_through_its_json_row(env):
+    for index in range(len(FAMILIES) * 2):
+        task = env.tasks.get(index)
+        row = json.loads(task.ground_truth())
+        assert task_from_row(row, row["id"]) == task
+    binary = next(e for i in range(200) for e in env.tasks.get(i).files if isinstance(e.content, bytes))
+    assert Entry.from_dict(json.loads(json.dumps(binary.to_dict()))) == binary
 
 
 def test_a_question_task_takes_the_answer_from_submit(env):

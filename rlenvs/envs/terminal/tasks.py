@@ -9,6 +9,7 @@ level is a pure function of (family, level, i): all its randomness comes from `t
 from __future__ import annotations
 
 import base64
+import json
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -69,10 +70,21 @@ class Entry:
         mode = row.get("mode")
         if isinstance(mode, str):  # "755" or "0o755", as people write modes in JSON and YAML
             mode = int(mode.removeprefix("0o"), 8)
+        content = row.get("content", "")
+        if "content_base64" in row:  # binary content, as JSON cannot hold bytes
+            content = base64.b64decode(row["content_base64"])
         return cls(
-            path=row["path"], content=row.get("content", ""), mode=mode, mtime=row.get("mtime"),
-            is_dir=bool(row.get("dir", False)),
-        )  # fmt: skip
+            path=row["path"], content=content, mode=mode, mtime=row.get("mtime"), is_dir=bool(row.get("dir", False))
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready record `from_dict` reads back."""
+        record: dict[str, Any] = {"path": self.path, "mode": self.mode, "mtime": self.mtime, "dir": self.is_dir}
+        if isinstance(self.content, bytes):
+            record["content_base64"] = base64.b64encode(self.content).decode()
+        else:
+            record["content"] = self.content
+        return record
 
 
 @dataclass(frozen=True)
@@ -100,6 +112,11 @@ class TerminalTask(Task):
     """Where the workspace is inside the sandbox (Terminal-Bench tasks expect /app)."""
     environment: tuple[tuple[str, str], ...] = ()
     """Exported variables the agent's shell starts with (a task folder's Dockerfile ENV)."""
+
+    def ground_truth(self) -> str:
+        """The task as a JSON row (`task_to_row`): what an export's `ground_truth` column
+        holds, so another framework can pose and judge the same task."""
+        return json.dumps(task_to_row(self))
 
 
 @dataclass(frozen=True)
@@ -185,14 +202,12 @@ def task_from_row(row: Mapping[str, Any], task_id: str) -> TerminalTask:
 
 
 def task_to_row(task: TerminalTask) -> dict[str, Any]:
-    """The row `task_from_row` reads back (for exports and for users copying a task)."""
+    """The row `task_from_row` reads back (for exports and for users copying a task). A task
+    folder's own tests are not part of a row: such a task is posed from its folder."""
     return {
         "id": task.task_id,
         "instruction": task.prompt,
-        "files": [
-            {"path": e.path, "content": e.content, "mode": e.mode, "mtime": e.mtime, "dir": e.is_dir}
-            for e in task.files
-        ],
+        "files": [entry.to_dict() for entry in task.files],
         "setup_script": task.setup_script,
         "solution": list(task.solution),
         "expect": [expectation.to_dict() for expectation in task.expect],

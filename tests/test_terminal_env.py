@@ -242,3 +242,15 @@ def test_a_random_agent_never_crashes_the_env(env, actions, index):
         if terminated or truncated:
             assert info["stop_reason"] in ("submitted", "max_turns")
             break
+
+
+def test_unsafe_mode_runs_the_same_tasks_without_bubblewrap_and_warns():
+    env = TerminalEnv(unsafe_sandbox=True, max_turns=12)
+    try:
+        with pytest.warns(RuntimeWarning, match="UNSAFE"):  # when its sandbox-less session starts
+            env.reset()
+        for index in range(len(FAMILIES)):
+            assert play_oracle(env, {"task_index": index})[0] == 1.0
+        assert env.session.workspace_path.startswith("/tmp/rlenvs-unsafe-")
+    finally:
+        env.close()

@@ -39,6 +39,7 @@ from rlenvs.envs.terminal.tasks import (
 )
 from rlenvs.rewards.workspace import Check, Verdict, judge_workspace, read_workspace
 from rlenvs.sandbox import ExecResult, Limits
+from rlenvs.sandbox.launch import find_bwrap
 from rlenvs.sandbox.session import SessionError, ShellSession
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -140,6 +141,8 @@ class TerminalEnv(TextEnv[TerminalTask]):
             raise ValueError(f"max_output_chars must be an int >= 200, got {max_output_chars!r}")
         if not isinstance(unsafe_sandbox, bool):
             raise TypeError(f"unsafe_sandbox must be True or False, got {unsafe_sandbox!r}")
+        if not unsafe_sandbox:
+            find_bwrap()  # at make time, with how to install it, not in the first reset
         super().__init__(source, max_turns=max_turns, system_prompt=system_prompt, render_mode=render_mode)
         self.limits = Limits(timeout_s=timeout_s, memory_mb=memory_mb, disk_mb=disk_mb)
         self.max_output_chars = max_output_chars

@@ -122,7 +122,39 @@ class GeneratorSource(Generic[TaskT]):
         return self.get(int(match.group(1)))
 
 
-TaskSource = DatasetSource[TaskT] | GeneratorSource[TaskT]
+class FamilyMixSource(Generic[TaskT]):
+    """Procedural tasks of several families at one level, interleaved: index i is task
+    i // n of family i % n, so any run of indices mixes the families evenly. Task ids are
+    `{prefix}/{family}/L{level}/{index}`; `task_at(family, level, index)` builds one."""
+
+    def __init__(self, prefix: str, families: Sequence[str], level: int, task_at: Callable[[str, int, int], TaskT]) -> None:
+        if not families:
+            raise ValueError(f"{prefix} needs at least one task family")
+        self.prefix, self.families, self.level, self.task_at = prefix, tuple(families), level, task_at
+        self.name = f"{prefix}/L{level}"
+
+    @property
+    def sized(self) -> bool:
+        return False
+
+    def __len__(self) -> int:
+        raise TypeError(f"{self.name} is procedural and has no length")
+
+    def get(self, index: int) -> TaskT:
+        _check_index(index, INFINITE_DRAW_RANGE, self.name)
+        return self.task_at(self.families[index % len(self.families)], self.level, index // len(self.families))
+
+    def find(self, task_id: str) -> TaskT:
+        match = re.fullmatch(re.escape(self.prefix) + r"/([a-z0-9-]+)/L(\d+)/(\d+)", task_id)
+        if match is None or match.group(1) not in self.families or int(match.group(2)) != self.level:
+            raise KeyError(
+                f"task_id {task_id!r} is not from these tasks: ids look like "
+                f"{self.prefix}/{self.families[0]}/L{self.level}/17 (families {list(self.families)}, level {self.level})"
+            )
+        return self.task_at(match.group(1), self.level, int(match.group(3)))
+
+
+TaskSource = DatasetSource[TaskT] | GeneratorSource[TaskT] | FamilyMixSource[TaskT]
 
 
 def _check_index(index: Any, size: int, name: str) -> None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlenvs.core.env import Judgement, TextEnv
-from rlenvs.core.task import INFINITE_DRAW_RANGE, DatasetSource, content_task_id
+from rlenvs.core.task import DatasetSource, FamilyMixSource, content_task_id
 from rlenvs.envs.terminal.families import FAMILIES
 from rlenvs.envs.terminal.tasks import (
     TESTS_DIR,
@@ -75,38 +75,6 @@ def parse_action(reply: str) -> Action:
     return Action(command)
 
 
-class FamilySource:
-    """Procedural tasks of several families at one level, interleaved: index i is task
-    i // n of family i % n, so any range of indices mixes the families evenly."""
-
-    def __init__(self, names: Sequence[str], level: int) -> None:
-        self.names = tuple(names)
-        self.level = level
-        self.name = f"terminal/L{level}"
-
-    @property
-    def sized(self) -> bool:
-        return False
-
-    def __len__(self) -> int:
-        raise TypeError(f"{self.name} is procedural and has no length")
-
-    def get(self, index: int) -> TerminalTask:
-        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < INFINITE_DRAW_RANGE:
-            raise IndexError(f"task_index must be an int in [0, {INFINITE_DRAW_RANGE}), got {index!r}")
-        family = FAMILIES[self.names[index % len(self.names)]]
-        return family_task(family, self.level, index // len(self.names))
-
-    def find(self, task_id: str) -> TerminalTask:
-        match = re.fullmatch(r"terminal/([a-z0-9-]+)/L(\d+)/(\d+)", task_id)
-        if match is None or match.group(1) not in self.names or int(match.group(2)) != self.level:
-            raise KeyError(
-                f"task_id {task_id!r} is not from this env's tasks: ids look like "
-                f"terminal/{self.names[0]}/L{self.level}/17 (families {list(self.names)}, level {self.level})"
-            )
-        return family_task(FAMILIES[match.group(1)], self.level, int(match.group(3)))
-
-
 class TerminalEnv(TextEnv[TerminalTask]):
     """Multi-turn shell tasks; see the module docstring.
 
@@ -136,7 +104,7 @@ class TerminalEnv(TextEnv[TerminalTask]):
 
             source = DatasetSource(load_task_folders(task_dir), name=str(task_dir))
         else:
-            source = FamilySource(_family_names(families), _check_level(level, families))
+            source = FamilyMixSource("terminal", _family_names(families), _check_level(level, families), _task_at)
         if isinstance(max_output_chars, bool) or not isinstance(max_output_chars, int) or max_output_chars < 200:
             raise ValueError(f"max_output_chars must be an int >= 200, got {max_output_chars!r}")
         if not isinstance(unsafe_sandbox, bool):
@@ -298,6 +266,10 @@ def cut_middle(text: str, limit: int) -> str:
         return text
     half = limit // 2
     return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
+
+
+def _task_at(name: str, level: int, index: int) -> TerminalTask:
+    return family_task(FAMILIES[name], level, index)
 
 
 def _family_names(families: str | Sequence[str] | None) -> tuple[str, ...]:

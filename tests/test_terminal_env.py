@@ -195,8 +195,8 @@ def test_a_failing_setup_script_names_the_task(env):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"families": "no-such"}, "unknown terminal task families"),
-        ({"families": []}, "unknown terminal task families"),
+        ({"families": "no-such"}, "unknown Terminal-v0 task families"),
+        ({"families": []}, "unknown Terminal-v0 task families"),
         ({"level": 9}, "no level 9"),
         ({"level": "1"}, "level must be an int"),
         ({"max_output_chars": 10}, "max_output_chars"),

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlenvs.core.env import Judgement, TextEnv
-from rlenvs.core.task import DatasetSource, FamilyMixSource, content_task_id
+from rlenvs.core.task import DatasetSource, FamilyMixSource, choose_families, content_task_id
 from rlenvs.envs.terminal.families import FAMILIES
 from rlenvs.envs.terminal.tasks import (
     TESTS_DIR,
@@ -104,7 +104,8 @@ class TerminalEnv(TextEnv[TerminalTask]):
 
             source = DatasetSource(load_task_folders(task_dir), name=str(task_dir))
         else:
-            source = FamilyMixSource("terminal", _family_names(families), _check_level(level, families), _task_at)
+            names, level = choose_families(FAMILIES, families, level, "Terminal-v0")
+            source = FamilyMixSource("terminal", names, level, _task_at)
         if isinstance(max_output_chars, bool) or not isinstance(max_output_chars, int) or max_output_chars < 200:
             raise ValueError(f"max_output_chars must be an int >= 200, got {max_output_chars!r}")
         if not isinstance(unsafe_sandbox, bool):
@@ -270,22 +271,3 @@ def cut_middle(text: str, limit: int) -> str:
 
 def _task_at(name: str, level: int, index: int) -> TerminalTask:
     return family_task(FAMILIES[name], level, index)
-
-
-def _family_names(families: str | Sequence[str] | None) -> tuple[str, ...]:
-    if families is None:
-        return tuple(FAMILIES)
-    names = (families,) if isinstance(families, str) else tuple(families)
-    unknown = [name for name in names if name not in FAMILIES]
-    if not names or unknown:
-        raise ValueError(f"unknown terminal task families {unknown or names!r}: choose from {sorted(FAMILIES)}")
-    return names
-
-
-def _check_level(level: Any, families: str | Sequence[str] | None) -> int:
-    if isinstance(level, bool) or not isinstance(level, int):
-        raise TypeError(f"Terminal-v0 level must be an int, got {type(level).__name__} {level!r}")
-    missing = [name for name in _family_names(families) if level not in FAMILIES[name].levels]
-    if missing:
-        raise ValueError(f"Terminal-v0 has no level {level} for families {missing}: levels are 1 and 2")
-    return level

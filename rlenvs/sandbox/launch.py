@@ -258,6 +258,16 @@ def _alternatives() -> tuple[str, ...]:
     return tuple(args)
 
 
+def check_can_launch(unsafe: bool, python: str | None) -> None:
+    """Fail now, with the fix, if workers cannot start here (no Python for the guest, no
+    bubblewrap); warn loudly for unsafe mode."""
+    guest_python(python)
+    if unsafe:
+        warn_unsafe()
+    else:
+        find_bwrap()
+
+
 def warn_unsafe() -> None:
     warnings.warn(
         "rlenvs sandbox in UNSAFE mode (no bubblewrap): untrusted code can read and write your files, "

@@ -21,10 +21,8 @@ from typing import Self
 from rlenvs.sandbox.launch import (
     WorkerLaunch,
     bwrap_launch,
-    find_bwrap,
-    guest_python,
+    check_can_launch,
     unsafe_launch,
-    warn_unsafe,
 )
 from rlenvs.sandbox.requests import Limits, TestProgram
 from rlenvs.sandbox.results import ExecResult, TestOutcome, TestReport
@@ -59,11 +57,7 @@ class Sandbox:
             raise ValueError(f"max_uses must be an int >= 1, got {max_uses!r}")
         if limits is not None and not isinstance(limits, Limits):
             raise TypeError(f"limits must be a rlenvs.sandbox.Limits, got {type(limits).__name__}")
-        guest_python(python)
-        if unsafe:
-            warn_unsafe()
-        else:
-            find_bwrap()
+        check_can_launch(unsafe, python)
         self.limits = limits or Limits()
         self.unsafe = unsafe
         self.python = python

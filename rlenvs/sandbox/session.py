@@ -30,11 +30,9 @@ from rlenvs.sandbox.launch import (
     DEFAULT_WORKSPACE,
     WorkerLaunch,
     bwrap_launch,
+    check_can_launch,
     check_workspace_path,
-    find_bwrap,
-    guest_python,
     unsafe_launch,
-    warn_unsafe,
 )
 from rlenvs.sandbox.requests import Limits
 from rlenvs.sandbox.results import ExecResult
@@ -75,11 +73,7 @@ class ShellSession:
         if limits is not None and not isinstance(limits, Limits):
             raise TypeError(f"limits must be a rlenvs.sandbox.Limits, got {type(limits).__name__}")
         check_workspace_path(workdir)
-        guest_python(python)
-        if unsafe:
-            warn_unsafe()
-        else:
-            find_bwrap()
+        check_can_launch(unsafe, python)
         self.limits = limits or Limits()
         self.unsafe = unsafe
         self.python = python

@@ -8,7 +8,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from rlenvs.envs.terminal.tasks import TerminalTask
+from rlenvs.envs.terminal.families import FAMILIES
+from rlenvs.envs.terminal.tasks import TerminalTask, family_task
 from rlenvs.rewards.workspace import Verdict, judge_workspace
 
 
@@ -27,9 +28,15 @@ def materialise(task: TerminalTask, root: Path) -> None:
         subprocess.run(["bash", "-c", task.setup_script], cwd=root, check=True, timeout=30)
 
 
-def play_on_host(task: TerminalTask, root: Path, commands=None, answer: str | None = None) -> Verdict:
-    """Build the workspace in `root`, run `commands` (default: the reference solution) one
-    by one with bash, and judge the result with `answer` (default: the reference answer)."""
+def task(family: str, level: int, index: int) -> TerminalTask:
+    return family_task(FAMILIES[family], level, index)
+
+
+def play(task: TerminalTask, root: Path, commands=None, answer: str | None = None) -> Verdict:
+    """Build the workspace in a new folder `root`, run `commands` (default: the reference
+    solution) one by one with bash, and judge the result with `answer` (default: the
+    reference answer)."""
+    root.mkdir(parents=True)
     materialise(task, root)
     for command in task.solution if commands is None else commands:
         subprocess.run(["bash", "-c", command], cwd=root, timeout=30, capture_output=True, check=False)

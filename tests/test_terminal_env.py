@@ -1,6 +1,7 @@
 """rlenvs/Terminal-v0 end to end: real bubblewrap sessions, the real families, the host-side
-verifier. (tests/test_terminal_files.py and test_terminal_text.py check each family's
-generator quickly with the host's bash; the contract suite covers the gymnasium side.)"""
+verifier. (tests/test_terminal_files.py and test_terminal_text.py check that each family's
+typical careless work fails, with the host's bash; the contract suite covers the gymnasium
+side.)"""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 import rlenvs  # noqa: F401 - registers the ids
 from rlenvs.envs.terminal.env import TerminalEnv, cut_middle, parse_action
 from rlenvs.envs.terminal.families import FAMILIES
-from rlenvs.envs.terminal.tasks import Entry, task_from_row
+from rlenvs.envs.terminal.tasks import Entry, family_task, task_from_row
 
 SEEDS = range(20)
 ROW = {
@@ -66,6 +67,17 @@ def test_every_family_and_level_the_reference_scores_one_and_submitting_at_once_
             assert (reward, terminated) == (0.0, True), f"{family} L{level} #{index} passes untouched"
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_generation_is_deterministic_varies_with_the_seed_and_stays_small(family):
+    for level in FAMILIES[family].levels:
+        tasks = [family_task(FAMILIES[family], level, index) for index in SEEDS]
+        assert tasks == [family_task(FAMILIES[family], level, index) for index in SEEDS]
+        assert len({(t.prompt, t.files, t.expect) for t in tasks}) == len(tasks)
+        assert max(sum(len(entry.data) for entry in t.files) for t in tasks) < 200_000
+    with pytest.raises(ValueError, match="has no level 9"):
+        family_task(FAMILIES[family], 9, 0)
 
 
 def test_at_least_ten_families_with_two_levels_each():

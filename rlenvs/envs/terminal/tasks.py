@@ -151,6 +151,8 @@ def task_rng(family: str, level: int, index: int) -> np.random.Generator:
 
 
 def family_task(family: Family, level: int, index: int) -> TerminalTask:
+    if level not in family.levels:
+        raise ValueError(f"terminal family {family.name} has no level {level}: levels are {sorted(family.levels)}")
     scenario = family.generate(task_rng(family.name, level, index), level)
     return TerminalTask(
         task_id=f"terminal/{family.name}/L{level}/{index}",

@@ -1,0 +1,76 @@
+"""Comparing spreadsheet cell values the way SpreadsheetBench does, without an env.
+
+SpreadsheetBench judges a workbook by the values of its answer cells after recalculation:
+numbers are rounded to two decimals before comparing, an empty cell equals an empty
+string (both are "nothing"), and values compare by type (the number 5 is not the text
+"5"; a date is compared as a date). `cells_match` is that rule for one cell and
+`compare_cells` for a set of target cells, with a report of the first mismatches.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from decimal import ROUND_HALF_UP, Decimal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+CENT = Decimal("0.01")
+"""Numbers compare at two decimals, as SpreadsheetBench's check does. The rounding is a
+spreadsheet's (15 significant digits, then half away from zero), not Python's binary
+half-to-even: 33.075 computed two ways must not round to 33.07 one way and 33.08 the other."""
+
+
+def normalise(value: Any) -> Any:
+    """One spelling per value: numbers rounded to 2 decimals (see CENT; bools stay bools), "" as
+    None, datetimes at midnight as dates, text as it is."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            return value
+        digits = Decimal(f"{float(value):.15g}")
+        rounded = float(digits.quantize(CENT, rounding=ROUND_HALF_UP) if abs(digits) < 10**15 else digits)
+        return 0.0 if rounded == 0 else rounded  # -0.0 is 0
+    if isinstance(value, dt.datetime) and value.time() == dt.time(0):
+        return value.date()
+    return value
+
+
+def cells_match(got: Any, want: Any) -> bool:
+    """SpreadsheetBench's cell rule: equal after `normalise`, and of the same kind."""
+    got, want = normalise(got), normalise(want)
+    if isinstance(want, bool) or isinstance(got, bool):
+        return type(got) is type(want) and got == want
+    if isinstance(want, float) and isinstance(got, float):
+        return got == want
+    return type(got) is type(want) and got == want
+
+
+@dataclass(frozen=True)
+class Comparison:
+    matched: int
+    total: int
+    mismatches: tuple[tuple[str, Any, Any], ...]
+    """(cell, got, wanted) of the first few cells that differ."""
+
+    @property
+    def all_match(self) -> bool:
+        return self.total > 0 and self.matched == self.total
+
+
+def compare_cells(got: Mapping[str, Any], want: Mapping[str, Any], *, report: int = 5) -> Comparison:
+    """Every cell of `want` against the same cell of `got` (missing: empty)."""
+    mismatches: list[tuple[str, Any, Any]] = []
+    matched = 0
+    for cell, wanted in want.items():
+        value = got.get(cell)
+        if cells_match(value, wanted):
+            matched += 1
+        elif len(mismatches) < report:
+            mismatches.append((cell, value, wanted))
+    return Comparison(matched, len(want), tuple(mismatches))
+

@@ -1,0 +1,104 @@
+"""The spreadsheet action language (rlenvs.envs.spreadsheet.actions): what parses, what does
+not, and that any text gets either actions or an ActionError naming the line."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rlenvs.envs.spreadsheet.actions import (
+    MAX_ACTIONS,
+    ActionError,
+    Area,
+    column_letters,
+    column_number,
+    parse_actions,
+    parse_area,
+    parse_content,
+)
+
+
+def test_every_verb_parses():
+    reply = """I will add the column.
+```
+SET E1 Revenue
+set e2 =C2*D2
+FILL E2 E3:E21
+READ 'Q1 Data'!A1:B3
+INSERT ROWS 5 2
+DELETE ROWS Data!7:9
+SORT A2:E21 BY e desc
+# a comment
+SUBMIT
+```"""
+    actions = parse_actions(reply)
+    assert [a.verb for a in actions] == ["set", "set", "fill", "read", "insert", "delete", "sort", "submit"]
+    assert actions[0].content == "Revenue" and actions[1].content == "=C2*D2"
+    assert actions[2].source == Area(None, 2, 5, 2, 5) and actions[2].target == Area(None, 3, 5, 21, 5)
+    assert actions[3].target == Area("Q1 Data", 1, 1, 3, 2)
+    assert (actions[4].target.top, actions[4].count) == (5, 2)
+    assert (actions[5].target, actions[5].count) == (Area("Data", 7, 1, 9, 1), 3)
+    assert (actions[6].key_column, actions[6].descending) == (5, True)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("42", 42), ("-3.5", -3.5), ("1e3", 1000.0), ("TRUE", True), ("false", False), ('"  spaced "', "  spaced "),
+     ('"=not a formula"', "=not a formula"), ("North West", "North West"), ("", None), ("=A1 + 2", "=A1 + 2"),
+     ("007", 7)],
+)  # fmt: skip
+def test_set_contents(text, value):
+    assert parse_content(text) == value
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        ("", "no actions"),
+        ("MERGE A1:B2", "unknown action 'MERGE'"),
+        ("SET", "write SET <cell>"),
+        ("SET A1:B2 3", "is not a cell"),
+        ("FILL D2", "write FILL"),
+        ("READ", "write READ"),
+        ("SORT A2:D9 BY F", "column F is not inside"),
+        ("SORT A2:D9", "write SORT"),
+        ("INSERT ROWS 5:6", "INSERT ROWS takes a row and a count"),
+        ("DELETE ROWS 0", "rows must lie in"),
+        ('SET A1 "open', "not a quoted text"),
+        ("SET A1 1\nSUBMIT now", "SUBMIT takes nothing"),
+        ("READ ZZZZ1", "is not a range"),
+        ("SET CW1 1", "outside the sheet"),
+    ],
+)
+def test_malformed_lines_are_named_with_the_fix(reply, message):
+    with pytest.raises(ActionError, match=message):
+        parse_actions(reply)
+
+
+def test_one_bad_line_is_reported_with_its_number_and_nothing_else_is_returned():
+    with pytest.raises(ActionError) as caught:
+        parse_actions("SET A1 1\nSET B1 2\nFROB\nSET C1 3")
+    assert str(caught.value).startswith("line 3 `FROB`: unknown action")
+
+
+def test_too_many_actions_are_refused():
+    with pytest.raises(ActionError, match=f"at most {MAX_ACTIONS}"):
+        parse_actions("\n".join(["READ A1"] * (MAX_ACTIONS + 1)))
+
+
+def test_columns_and_ranges():
+    assert [column_number(c) for c in ("A", "Z", "AA", "cv")] == [1, 26, 27, 100]
+    assert [column_letters(n) for n in (1, 26, 27, 100)] == ["A", "Z", "AA", "CV"]
+    assert parse_area("C9:A2") == Area(None, 2, 1, 9, 3)  # corners in any order
+    assert parse_area("$B$2", single=True) == Area(None, 2, 2, 2, 2)
+
+
+@given(st.text(max_size=300))
+def test_any_text_parses_or_raises_action_error(text):
+    try:
+        actions = parse_actions(text)
+    except ActionError as error:
+        assert str(error)
+    else:
+        assert actions and all(action.verb for action in actions)

@@ -1,0 +1,200 @@
+"""Recalculation: the cached, dependency-ordered evaluation of formula cells.
+
+Why this shape:
+
+- Lazy and cached: asking for a value computes that cell and the formula cells it
+  depends on, once; results stay cached until the workbook is edited, and then the whole
+  cache is dropped (edits are rare next to reads, and recomputing is cheap — see
+  `Workbook.recalculate`).
+- Dependency order without recursion: a formula's precedents are read from its syntax
+  tree (single references, and the formula cells inside its ranges) and computed first
+  with an explicit stack, so a 10,000-cell running-total chain needs no Python recursion.
+- Cycles: a precedent found on the current path (a "grey" cell) closes a cycle. The cell
+  that found it is marked circular, and every cell that depends on a circular cell is
+  circular too, so every cell of the cycle, and everything computed from it, shows
+  #CIRCULAR! (and nothing else on the sheet changes). Precedents are static: a reference
+  in an IF branch that is not taken still counts, as in Excel's own cycle check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rlenvs.envs.spreadsheet.formulas import CellKey, Grid, Node
+from rlenvs.envs.spreadsheet.values import CIRCULAR, REF, VALUE, ErrorValue, Scalar
+
+BIG_RANGE = 100_000
+"""A range of more cells than this that reaches past the used part of its sheet is cut to
+the used part (so `A:A` or `A1:XFD1048576` reads the cells that exist, not millions of
+empty ones). Only COUNTBLANK, ROWS and INDEX positions could tell the difference."""
+
+
+@dataclass(frozen=True, eq=False)
+class Formula:
+    """A formula cell's compiled form; immutable, so copies of a workbook share it."""
+
+    text: str
+    ast: Node | None  # None: text that could not be read (kept from an .xlsx file)
+    run: Callable[..., Scalar]
+    refs: tuple[CellKey, ...]
+    ranges: tuple[tuple[str, int, int, int, int], ...]
+
+
+class SheetData:
+    """One sheet's cells: `cells[(row, col)]` is what was entered (a constant, or a
+    Formula); `formulas` is the set of formula positions."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.cells: dict[tuple[int, int], object] = {}
+        self.formulas: set[tuple[int, int]] = set()
+        self._extent: tuple[int, int] | None = None
+
+    def extent(self) -> tuple[int, int]:
+        """(last used row, last used column), (0, 0) when empty; cached until an edit."""
+        if self._extent is None:
+            rows = max((r for r, _ in self.cells), default=0)
+            cols = max((c for _, c in self.cells), default=0)
+            self._extent = (rows, cols)
+        return self._extent
+
+    def touched(self) -> None:
+        self._extent = None
+
+
+_MISS = object()
+
+
+class Calculator:
+    """The evaluation context of a workbook's formulas (see `formulas.Context`)."""
+
+    def __init__(self, sheets: dict[str, SheetData], consts: dict[CellKey, Scalar], formulas: dict[CellKey, Formula]):
+        self.sheets = sheets
+        self.consts = consts
+        self.formulas = formulas
+        self.cache: dict[CellKey, Scalar] = {}
+        self.circular: set[CellKey] = set()
+        self.grey: dict[CellKey, int] = {}  # key on a path -> id of the computation
+        self._stacks = 0
+        self.sheet, self.row, self.col = "", 0, 0
+
+    def invalidate(self) -> None:
+        self.cache.clear()
+        self.circular.clear()
+
+    # --- Context ---------------------------------------------------------------------
+
+    def value(self, key: CellKey) -> Scalar:
+        v = self.cache.get(key, _MISS)
+        if v is not _MISS:
+            return v  # type: ignore[return-value]
+        v = self.consts.get(key, _MISS)
+        if v is not _MISS:
+            return v  # type: ignore[return-value]
+        if key in self.formulas:
+            where = (self.sheet, self.row, self.col)
+            try:
+                return self.compute(key)
+            finally:
+                self.sheet, self.row, self.col = where
+        if key[0] not in self.sheets:
+            return REF
+        return None
+
+    def grid(self, sheet: str, r1: int, c1: int, r2: int, c2: int) -> Grid | ErrorValue:
+        data = self.sheets.get(sheet)
+        if data is None:
+            return REF
+        if (r2 - r1 + 1) * (c2 - c1 + 1) > BIG_RANGE:
+            used_rows, used_cols = data.extent()
+            if r2 > used_rows:
+                r2 = max(r1, used_rows)
+            if c2 > used_cols:
+                c2 = max(c1, used_cols)
+            if (r2 - r1 + 1) * (c2 - c1 + 1) > 10 * BIG_RANGE:
+                return VALUE
+        value = self.value
+        rows = [[value((sheet, r, c)) for c in range(c1, c2 + 1)] for r in range(r1, r2 + 1)]
+        return Grid(rows, True, (sheet, r1, c1))
+
+    # --- recalculation ---------------------------------------------------------------
+
+    def precedents(self, key: CellKey) -> list[CellKey]:
+        """The formula cells a formula reads (constants need no computing)."""
+        f = self.formulas[key]
+        formulas = self.formulas
+        out = [k for k in f.refs if k in formulas]
+        for s, r1, c1, r2, c2 in f.ranges:
+            data = self.sheets.get(s)
+            if data is None or not data.formulas:
+                continue
+            fc = data.formulas
+            if (r2 - r1 + 1) * (c2 - c1 + 1) <= len(fc):
+                out.extend((s, r, c) for r in range(r1, r2 + 1) for c in range(c1, c2 + 1) if (r, c) in fc)
+            else:
+                out.extend((s, r, c) for r, c in fc if r1 <= r <= r2 and c1 <= c <= c2)
+        return out
+
+    def compute(self, start: CellKey) -> Scalar:
+        """The value of formula cell `start`, computing what it depends on first."""
+        cache = self.cache
+        if start in cache:
+            return cache[start]
+        if start in self.grey:  # asked for again while it is being computed: a cycle
+            self.circular.add(start)
+            return CIRCULAR
+        self._run([start])
+        return cache[start]
+
+    def compute_all(self) -> None:
+        """Compute every formula cell that is not cached."""
+        self._run([k for k in reversed(self.formulas) if k not in self.cache])
+
+    def _run(self, stack: list[CellKey]) -> None:
+        """Depth-first over precedents with an explicit stack (see the module docstring).
+        A cell is expanded once (its uncached precedents pushed above it, the cell turned
+        grey) and evaluated when it is on top again; a cell whose precedents are all
+        cached is evaluated at once."""
+        cache, grey, circular = self.cache, self.grey, self.circular
+        self._stacks += 1
+        me = self._stacks
+        pending: dict[CellKey, list[CellKey]] = {}
+        while stack:
+            key = stack[-1]
+            if key in cache:
+                stack.pop()
+                continue
+            if key in grey:  # second visit: its precedents are done
+                stack.pop()
+                del grey[key]
+                precs = pending.pop(key)
+            else:
+                precs = self.precedents(key)
+                todo = [p for p in precs if p not in cache]
+                if todo:
+                    grey[key] = me
+                    pending[key] = precs
+                    for p in todo:
+                        if p in grey:
+                            circular.add(key)
+                            if grey[p] != me:  # a cell on an outer computation's path
+                                circular.add(p)
+                        else:
+                            stack.append(p)
+                    continue
+                stack.pop()
+            if circular and (key in circular or any(p in circular for p in precs)):
+                circular.add(key)
+                cache[key] = CIRCULAR
+            else:
+                cache[key] = self._evaluate(key)
+
+    def _evaluate(self, key: CellKey) -> Scalar:
+        self.sheet, self.row, self.col = key
+        try:
+            return self.formulas[key].run(self)
+        except Exception:  # noqa: BLE001 - a bug in one function must not stop a recalculation
+            return VALUE
+
+

@@ -1,0 +1,267 @@
+"""Lookup and reference functions: VLOOKUP, HLOOKUP, MATCH, INDEX, XLOOKUP, ROW, COLUMN,
+ROWS, COLUMNS.
+
+Exact matching (MATCH type 0, VLOOKUP/HLOOKUP with FALSE, XLOOKUP mode 0) ignores case,
+finds the first match, never matches a number with text ("1" is not 1: Excel's "number
+stored as text" trap), and, for VLOOKUP/HLOOKUP/MATCH only, reads `* ? ~` in a text
+lookup value as wildcards.
+
+Approximate matching (MATCH type 1 / -1, VLOOKUP/HLOOKUP with TRUE or omitted) assumes
+the data sorted ascending (descending for -1) and returns the last entry <= (>= for -1)
+the lookup value among the entries of the same kind (numbers, text or booleans; empty
+cells are skipped), stopping at the first entry past it. On sorted data that is exactly
+Excel's binary search; on unsorted data Excel's answer depends on its probe order, which
+we do not imitate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlenvs.envs.spreadsheet.formulas.functions.base import (
+    as_grid,
+    boolean,
+    check,
+    function,
+    integer,
+    single,
+)
+from rlenvs.envs.spreadsheet.formulas.functions.criteria import text_matches
+from rlenvs.envs.spreadsheet.formulas.grid import Grid, Value
+from rlenvs.envs.spreadsheet.values import (
+    NA,
+    REF,
+    VALUE,
+    EvalError,
+    Scalar,
+    approx_equal,
+    compare,
+    is_number,
+)
+
+
+def _key(v: Scalar) -> Scalar:
+    v = check(v)
+    return 0.0 if v is None else v
+
+
+def _kind(v: Scalar) -> int:
+    return 2 if isinstance(v, bool) else 1 if isinstance(v, str) else 0 if is_number(v) else -1
+
+
+def exact_index(x: Scalar, seq: list[Scalar], wildcards: bool = True) -> int | None:
+    """Index of the first entry equal to x (see the module docstring), or None."""
+    if isinstance(x, str):
+        if wildcards:
+            return next((i for i, v in enumerate(seq) if isinstance(v, str) and text_matches(x, v)), None)
+        low = x.lower()
+        return next((i for i, v in enumerate(seq) if isinstance(v, str) and v.lower() == low), None)
+    if isinstance(x, bool):
+        return next((i for i, v in enumerate(seq) if isinstance(v, bool) and v == x), None)
+    xf = float(x)  # type: ignore[arg-type]
+    return next((i for i, v in enumerate(seq) if is_number(v) and approx_equal(float(v), xf)), None)  # type: ignore[arg-type]
+
+
+def approx_index(x: Scalar, seq: list[Scalar], descending: bool = False) -> int | None:
+    """Index of the last entry <= x (>= x when descending) of x's kind before the first
+    entry past x, or None."""
+    kind, last = _kind(x), None
+    for i, v in enumerate(seq):
+        if _kind(v) != kind:
+            continue
+        c = compare(v, x)
+        if (c <= 0) if not descending else (c >= 0):  # type: ignore[operator]
+            last = i
+        else:
+            break
+    return last
+
+
+def _find(x: Scalar, seq: list[Scalar], approximate: bool) -> int:
+    i = approx_index(x, seq) if approximate else exact_index(x, seq)
+    if i is None:
+        raise EvalError(NA)
+    return i
+
+
+@function("VLOOKUP", min_args=3, max_args=4, scalar=(0, 2, 3))
+def vlookup(lookup: Scalar, table: Value, col: Scalar, approximate: Scalar = True) -> Scalar:
+    """The value in column col (1-based) of table, in the row whose first cell matches
+    lookup: exactly for FALSE/0, else approximately (sorted first column). #N/A when
+    nothing matches, #VALUE! for col < 1, #REF! for col past the table."""
+    x, g, j = _key(lookup), as_grid(table), integer(col)
+    if j < 1:
+        raise EvalError(VALUE)
+    if j > g.width:
+        raise EvalError(REF)
+    i = _find(x, g.column(0), boolean(approximate))
+    return g.rows[i][j - 1]
+
+
+@function("HLOOKUP", min_args=3, max_args=4, scalar=(0, 2, 3))
+def hlookup(lookup: Scalar, table: Value, row: Scalar, approximate: Scalar = True) -> Scalar:
+    """VLOOKUP across: the value in row `row` of table, in the column whose first cell
+    matches lookup."""
+    x, g, i = _key(lookup), as_grid(table), integer(row)
+    if i < 1:
+        raise EvalError(VALUE)
+    if i > g.height:
+        raise EvalError(REF)
+    j = _find(x, g.rows[0], boolean(approximate))
+    return g.rows[i - 1][j]
+
+
+def _vector(v: Value) -> list[Scalar] | None:
+    g = as_grid(v)
+    if g.width == 1:
+        return g.column(0)
+    if g.height == 1:
+        return list(g.rows[0])
+    return None
+
+
+@function("MATCH", min_args=2, max_args=3, scalar=(0, 2))
+def match(lookup: Scalar, array: Value, match_type: Scalar = 1.0) -> float:
+    """1-based position of lookup in a one-row or one-column array: type 0 exact (first
+    match, wildcards), 1 (default) largest entry <= lookup in ascending data, -1 smallest
+    entry >= lookup in descending data. #N/A when none (or for a 2-D array)."""
+    x = _key(lookup)
+    seq = _vector(array)
+    if seq is None:
+        raise EvalError(NA)
+    t = integer(match_type) if match_type is not None else 0
+    if t == 0:
+        i = exact_index(x, seq)
+    else:
+        i = approx_index(x, seq, descending=t < 0)
+    if i is None:
+        raise EvalError(NA)
+    return float(i + 1)
+
+
+def _slice(g: Grid, rows: range, cols: range) -> Grid:
+    origin = None
+    if g.origin is not None:
+        origin = (g.origin[0], g.origin[1] + rows.start, g.origin[2] + cols.start)
+    return Grid([[g.rows[i][j] for j in cols] for i in rows], g.is_ref, origin)
+
+
+@function("INDEX", min_args=2, max_args=3, scalar=(1, 2))
+def index(array: Value, row: Scalar, col: Scalar = None) -> Value:
+    """The entry at (row, col), 1-based. In a one-row or one-column array a single number
+    picks along it. Row 0 (or col 0) gives the whole column (or row). #REF! outside the
+    array, #VALUE! for a negative index."""
+    g = as_grid(array)
+    i = integer(row)
+    j = None if col is None else integer(col)
+    if j is None:
+        if g.height == 1:
+            i, j = 1, i
+        elif g.width == 1:
+            j = 1
+        else:
+            j = 0
+    if i < 0 or j < 0:
+        raise EvalError(VALUE)
+    if i > g.height or j > g.width:
+        raise EvalError(REF)
+    rows = range(g.height) if i == 0 else range(i - 1, i)
+    cols = range(g.width) if j == 0 else range(j - 1, j)
+    if len(rows) == 1 and len(cols) == 1:
+        return g.rows[rows.start][cols.start]
+    return _slice(g, rows, cols)
+
+
+@function("XLOOKUP", min_args=3, max_args=6, scalar=(0, 3, 4, 5))
+def xlookup(
+    lookup: Scalar,
+    lookup_array: Value,
+    return_array: Value,
+    if_not_found: Scalar = NA,
+    match_mode: Scalar = 0.0,
+    search_mode: Scalar = 1.0,
+) -> Value:
+    """The entry of return_array beside the match of lookup in lookup_array. match_mode 0
+    exact (default), -1 exact or next smaller, 1 exact or next larger, 2 wildcards;
+    search_mode 1 first to last, -1 last to first (±2, binary search, are read as ±1).
+    Unsorted data is fine. if_not_found (default #N/A) when nothing matches."""
+    x = _key(lookup)
+    seq = _vector(lookup_array)
+    ret = as_grid(return_array)
+    if seq is None:
+        raise EvalError(VALUE)
+    vertical = as_grid(lookup_array).width == 1
+    if (ret.height if vertical else ret.width) != len(seq):
+        raise EvalError(VALUE)
+    mode, search = integer(match_mode), integer(search_mode)
+    order = list(range(len(seq)))
+    if search < 0:
+        order.reverse()
+    found = None
+    if mode == 2 or mode == 0:
+        for i in order:
+            if exact_index(x, [seq[i]], wildcards=mode == 2) is not None:
+                found = i
+                break
+    elif mode in (-1, 1):
+        best = None
+        for i in order:
+            v = seq[i]
+            if _kind(v) != _kind(x):
+                continue
+            c = compare(v, x)
+            if c == 0:
+                best = i
+                break
+            if (c < 0 if mode == -1 else c > 0) and (best is None or compare(v, seq[best]) == (1 if mode == -1 else -1)):
+                best = i
+        found = best
+    else:
+        raise EvalError(VALUE)
+    if found is None:
+        return single(if_not_found)
+    if vertical:
+        return _slice(ret, range(found, found + 1), range(ret.width)) if ret.width > 1 else ret.rows[found][0]
+    return _slice(ret, range(ret.height), range(found, found + 1)) if ret.height > 1 else ret.rows[0][found]
+
+
+def _origin(ref: Value) -> tuple[Grid, tuple[str, int, int]]:
+    if not isinstance(ref, Grid) or ref.origin is None:
+        raise EvalError(VALUE)
+    return ref, ref.origin
+
+
+@function("ROW", max_args=1, scalar=(), ctx=True)
+def row(ctx: Any, ref: Value = None) -> Value:
+    """Row number of a reference (of the formula's cell when omitted); a column of row
+    numbers for a taller range."""
+    if ref is None:
+        return float(ctx.row)
+    g, (_, top, _) = _origin(ref)
+    if g.height == 1:
+        return float(top)
+    return Grid([[float(top + i)] for i in range(g.height)])
+
+
+@function("COLUMN", max_args=1, scalar=(), ctx=True)
+def column(ctx: Any, ref: Value = None) -> Value:
+    """Column number of a reference (of the formula's cell when omitted); a row of
+    column numbers for a wider range."""
+    if ref is None:
+        return float(ctx.col)
+    g, (_, _, left) = _origin(ref)
+    if g.width == 1:
+        return float(left)
+    return Grid([[float(left + j) for j in range(g.width)]])
+
+
+@function("ROWS", min_args=1, max_args=1, scalar=())
+def rows(array: Value) -> float:
+    """Number of rows of a range or array (whole columns count only their used rows)."""
+    return float(as_grid(array).height)
+
+
+@function("COLUMNS", min_args=1, max_args=1, scalar=())
+def columns(array: Value) -> float:
+    """Number of columns of a range or array."""
+    return float(as_grid(array).width)

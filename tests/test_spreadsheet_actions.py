@@ -11,12 +11,11 @@ from rlenvs.envs.spreadsheet.actions import (
     MAX_ACTIONS,
     ActionError,
     Area,
-    column_letters,
-    column_number,
     parse_actions,
     parse_area,
     parse_content,
 )
+from rlenvs.envs.spreadsheet.cells import column_letters, column_number
 
 
 def test_every_verb_parses():

@@ -14,7 +14,8 @@ from rlenvs.rewards.spreadsheet import cells_match, compare_cells, normalise
 @pytest.mark.parametrize(
     ("got", "want"),
     [(3.14159, 3.14), (2, 2.0), (None, ""), ("", None), (-0.001, 0), (33.075, 33.07499999999999), (0.1 + 0.2, 0.3),
-     ("North", "North"), (True, True), (dt.datetime(2024, 5, 1), dt.date(2024, 5, 1)), (1e20, 1e20 + 1)],
+     ("North", "North"), (True, True), (dt.datetime(2024, 5, 1), dt.date(2024, 5, 1)), (1e20, 1e20 + 1), (dt.date(2024, 5, 1), 45413),
+     (dt.datetime(2024, 5, 1, 12), 45413.5)],
 )  # fmt: skip
 def test_equal_after_normalising(got, want):
     assert cells_match(got, want)

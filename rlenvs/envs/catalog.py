@@ -100,6 +100,16 @@ CATALOG: tuple[EnvEntry, ...] = (
         turns="up to 20 (max_turns); submit ends the episode",
         nondeterministic=True,
     ),
+    EnvEntry(
+        id="rlenvs/Spreadsheet-v0",
+        entry_point="rlenvs.envs.spreadsheet.env:SpreadsheetEnv",
+        family="spreadsheet",
+        summary="Workbook tasks (computed columns, group totals, lookups, ranks, dates, cleaning, sorting) on our own formula engine, 12 procedural families.",
+        observes="an instruction and the sheets as grids, then each action's result",
+        acts="SET/FILL/READ/INSERT ROWS/DELETE ROWS/SORT actions, one per line; SUBMIT to finish",
+        reward="1 iff the target cells' values match (SpreadsheetBench's comparison) and, where formulas are asked, they still match after the inputs change",
+        turns="up to 10 (max_turns); SUBMIT ends the episode",
+    ),
 )
 
 

@@ -3,7 +3,7 @@
 SpreadsheetBench judges a workbook by the values of its answer cells after recalculation:
 numbers are rounded to two decimals before comparing, an empty cell equals an empty
 string (both are "nothing"), and values compare by type (the number 5 is not the text
-"5"; a date is compared as a date). `cells_match` is that rule for one cell and
+"5"). Dates compare as the numbers a spreadsheet stores them as. `cells_match` is that rule for one cell and
 `compare_cells` for a set of target cells, with a report of the first mismatches.
 """
 
@@ -22,9 +22,15 @@ spreadsheet's (15 significant digits, then half away from zero), not Python's bi
 half-to-even: 33.075 computed two ways must not round to 33.07 one way and 33.08 the other."""
 
 
+EXCEL_EPOCH = dt.datetime(1899, 12, 30)
+"""Day 0 of spreadsheet date serials (from 1900-03-01 on, where Excel and LibreOffice agree)."""
+
+
 def normalise(value: Any) -> Any:
     """One spelling per value: numbers rounded to 2 decimals (see CENT; bools stay bools), "" as
-    None, datetimes at midnight as dates, text as it is."""
+    None, dates and times as their spreadsheet serial numbers (a date is a number with a
+    format in a spreadsheet: `=DATE(2024,5,1)` and a typed 2024-05-01 are the same value),
+    text as it is."""
     if value is None or value == "":
         return None
     if isinstance(value, bool):
@@ -35,8 +41,10 @@ def normalise(value: Any) -> Any:
         digits = Decimal(f"{float(value):.15g}")
         rounded = float(digits.quantize(CENT, rounding=ROUND_HALF_UP) if abs(digits) < 10**15 else digits)
         return 0.0 if rounded == 0 else rounded  # -0.0 is 0
-    if isinstance(value, dt.datetime) and value.time() == dt.time(0):
-        return value.date()
+    if isinstance(value, dt.datetime):
+        return normalise((value - EXCEL_EPOCH).total_seconds() / 86_400)
+    if isinstance(value, dt.date):
+        return normalise(float((value - EXCEL_EPOCH.date()).days))
     return value
 
 

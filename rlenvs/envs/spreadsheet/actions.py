@@ -24,6 +24,8 @@ import json
 import re
 from dataclasses import dataclass
 
+from rlenvs.envs.spreadsheet.cells import column_letters, column_number
+
 MAX_ACTIONS = 200
 """Per reply: a budget that keeps one turn's work bounded."""
 MAX_FILL_CELLS = 20_000
@@ -75,34 +77,15 @@ class Action:
     key_column: int = 0
 
 
-def column_number(letters: str) -> int:
-    number = 0
-    for letter in letters.upper():
-        number = number * 26 + ord(letter) - 64
-    return number
-
-
-def column_letters(number: int) -> str:
-    letters = ""
-    while number:
-        number, rest = divmod(number - 1, 26)
-        letters = chr(65 + rest) + letters
-    return letters
-
-
 def cell_name(row: int, col: int) -> str:
     return f"{column_letters(col)}{row}"
-
-
-def quote_sheet(name: str) -> str:
-    """A sheet name as a reference writes it: 'Q1 Data' quoted, Sales as it is."""
-    return name if name.replace("_", "").isalnum() else "'" + name.replace("'", "''") + "'"
 
 
 def _coordinates(cell: str) -> tuple[int, int]:
     match = re.fullmatch(r"\$?([A-Za-z]{1,3})\$?(\d+)", cell)
     assert match is not None
-    row, col = int(match.group(2)), column_number(match.group(1))
+    row = int(match.group(2))
+    col = column_number(match.group(1)) if len(match.group(1)) < 3 else MAX_COLUMN + 1  # 3 letters: past CV
     if not (1 <= row <= MAX_ROW and 1 <= col <= MAX_COLUMN):
         raise ActionError(f"{cell} is outside the sheet the env allows (rows 1-{MAX_ROW}, columns A-{column_letters(MAX_COLUMN)})")
     return row, col

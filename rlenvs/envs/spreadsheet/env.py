@@ -1,0 +1,215 @@
+"""rlenvs/Spreadsheet-v0: workbook tasks, judged by values and by recomputation.
+
+Task source → prompt → action → transition → reward:
+
+- Tasks: the procedural families (`families=`, `level=`; see `families/`) or
+  SpreadsheetBench-style folders (`task_dir=`, see `folders`).
+- Prompt: the instruction, then every sheet as a grid with column letters and row numbers
+  (`render`); long sheets are cut with a note on how to READ the rest.
+- Action: one or more lines of the action language (`actions`): SET, FILL, READ, INSERT
+  ROWS, DELETE ROWS, SORT, SUBMIT. A reply with a malformed line changes nothing and gets
+  the error back; the episode goes on.
+- Transition: the actions run on the episode's workbook (`workbook.Workbook`, our own
+  formula engine), each reporting its result; that report is the next observation.
+- Reward, at SUBMIT or the last turn: 1.0 when every target cell's value matches the
+  expected one (SpreadsheetBench's comparison, `rlenvs.rewards.spreadsheet`), and, where
+  the task asks for formulas, each of those cells holds a formula that refers to cells and
+  still gives the right value after the env changes the input data (numbers scaled, dates
+  shifted, text shuffled within its column) and recalculates: typed-in values score 0.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import zlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from rlenvs.core.env import Judgement, TextEnv
+from rlenvs.core.task import DatasetSource, FamilyMixSource, choose_families
+from rlenvs.envs.spreadsheet.actions import ActionError, parse_actions, parse_area
+from rlenvs.envs.spreadsheet.families import FAMILIES
+from rlenvs.envs.spreadsheet.operations import OperationError, apply, ref
+from rlenvs.envs.spreadsheet.tasks import SpreadsheetTask, family_task
+from rlenvs.envs.spreadsheet.workbook import Workbook
+from rlenvs.rewards.spreadsheet import compare_cells
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are editing a spreadsheet through actions, one per line, in a ``` block:\n"
+    "SET B2 =SUM(C2:C9) | SET A1 \"text\" | SET C3 42 | FILL D2 D3:D20 (copy D2 down, references move) | "
+    "READ A1:D20 | INSERT ROWS 5 2 | DELETE ROWS 7:9 | SORT A2:D20 BY C DESC | SUBMIT\n"
+    "Cells without a sheet name are on the first sheet; write Data!B2 for another. You see each action's "
+    "result. Reply SUBMIT when the task is done."
+)
+_CELL_REFERENCE = re.compile(r"\$?[A-Za-z]{1,3}\$?\d+")
+_STRING_LITERAL = re.compile(r'"(?:[^"]|"")*"')
+
+
+class SpreadsheetEnv(TextEnv[SpreadsheetTask]):
+    """Spreadsheet tasks; see the module docstring.
+
+    `families`: a family name, a list, or None for all; `level`: 1 or 2. `task_dir`: a
+    folder of SpreadsheetBench-style task folders instead. `perturbations`: how many
+    changed copies of the input data a formula answer must also get right.
+    """
+
+    def __init__(
+        self,
+        families: str | Sequence[str] | None = None,
+        level: int = 1,
+        task_dir: str | None = None,
+        max_turns: int = 10,
+        perturbations: int = 2,
+        system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+        render_mode: str | None = None,
+    ) -> None:
+        if task_dir is not None:
+            from rlenvs.envs.spreadsheet.folders import load_task_folders
+
+            source = DatasetSource(load_task_folders(task_dir), name=str(task_dir))
+        else:
+            names, level = choose_families(FAMILIES, families, level, "Spreadsheet-v0")
+            source = FamilyMixSource("spreadsheet", names, level, _task_at)
+        if isinstance(perturbations, bool) or not isinstance(perturbations, int) or not 1 <= perturbations <= 10:
+            raise ValueError(f"perturbations must be an int in 1..10, got {perturbations!r}")
+        super().__init__(source, max_turns=max_turns, system_prompt=system_prompt, render_mode=render_mode)
+        self.perturbations = perturbations
+        self.workbook: Workbook | None = None
+
+    # --- task source -----------------------------------------------------------------------
+
+    def task_from_row(self, row: Mapping[str, Any]) -> SpreadsheetTask:
+        raise ValueError(
+            "Spreadsheet-v0 poses tasks from its families or from task folders (task_dir=...); a task row cannot "
+            "carry its recomputation rule: write a family (see rlenvs/envs/spreadsheet/families) or a task folder"
+        )
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        observation, info = super().reset(seed=seed, options=options)
+        self.workbook = Workbook.from_rows(self.task.sheets)
+        return observation, info
+
+    # --- one turn ----------------------------------------------------------------------------
+
+    def judge(self, task: SpreadsheetTask, reply: str) -> Judgement:
+        last_turn = self.turn >= self.max_turns
+        try:
+            actions = parse_actions(reply)
+        except ActionError as error:
+            report, submitted = f"Nothing was changed. {error}", False
+        else:
+            lines, submitted = [], False
+            for action in actions:
+                if action.verb == "submit":
+                    submitted = True
+                    break
+                try:
+                    lines.append(apply(self.workbook, action))
+                except (OperationError, ValueError) as error:
+                    lines.append(f"line {action.line}: not done: {error}")
+            report = "\n".join(lines)
+        if submitted or last_turn:
+            reward, info = self.verify(task, self.workbook)
+            stop = "submitted" if submitted else "max_turns"
+            return Judgement(reward, resolved=submitted, correct=reward == 1.0, stop_reason=stop, info=info)
+        return Judgement(0.0, resolved=False, feedback=report or "(no changes)")
+
+    # --- reward --------------------------------------------------------------------------------
+
+    def verify(self, task: SpreadsheetTask, workbook: Workbook) -> tuple[float, dict[str, Any]]:
+        """The reward and why: values first, then each formula cell's formula and how it
+        follows changed data."""
+        got = {cell: workbook.value(cell) for cell in task.expected}
+        values = compare_cells(got, task.expected)
+        info: dict[str, Any] = {"mismatches": [f"{c}: got {g!r}, expected {w!r}" for c, g, w in values.mismatches]}
+        typed = [cell for cell in task.formula_cells if not refers_to_cells(workbook.content(cell))]
+        follows = bool(task.formula_cells) and values.all_match and not typed and all(
+            self._follows_changed_data(task, workbook, round_) for round_ in range(self.perturbations)
+        )
+        formulas_ok = not task.formula_cells or follows
+        info["reward_breakdown"] = {
+            "values_matched": values.matched,
+            "values_total": values.total,
+            "formula_cells_without_formula": len(typed),
+            "formulas_follow_the_data": follows if task.formula_cells else None,
+        }
+        if typed:
+            info["mismatches"].append(f"these cells need a formula that uses the data: {', '.join(typed[:5])}")
+        return float(values.all_match and formulas_ok), info
+
+    def _follows_changed_data(self, task: SpreadsheetTask, workbook: Workbook, round_: int) -> bool:
+        rng = np.random.default_rng([zlib.crc32(task.task_id.encode()), round_])
+        changed = perturb(task.sheets, task.inputs, rng)
+        trial = workbook.copy()
+        for sheet, rows in changed.items():
+            for r, row in enumerate(rows, 1):
+                for c, value in enumerate(row, 1):
+                    if value != _at(task.sheets[sheet], r, c):
+                        trial.set(ref(sheet, r, c), value)
+        want = {cell: value for cell, value in task.truth(changed).items() if cell in task.formula_cells}
+        got = {cell: trial.value(cell) for cell in want}
+        return compare_cells(got, want).all_match
+
+    def oracle_action(self) -> str:
+        if self.task is None:
+            raise RuntimeError("SpreadsheetEnv.oracle_action: call reset() first; there is no task yet")
+        return self.task.solution[self.turn] if self.turn < len(self.task.solution) else "SUBMIT"
+
+    def save_workbook(self, path: str) -> None:
+        """The episode's workbook as .xlsx, to open in a spreadsheet program."""
+        if self.workbook is None:
+            raise RuntimeError("SpreadsheetEnv.save_workbook: call reset() first; there is no workbook yet")
+        self.workbook.to_xlsx(path)
+
+
+def refers_to_cells(content: object) -> bool:
+    """A formula (text starting with =) that mentions at least one cell outside its string
+    literals: `=42` or `="42"` is a typed-in value dressed as a formula."""
+    if not isinstance(content, str) or not content.startswith("="):
+        return False
+    return _CELL_REFERENCE.search(_STRING_LITERAL.sub("", content)) is not None
+
+
+def perturb(sheets: Mapping[str, Sequence[Sequence[Any]]], inputs: Sequence[str], rng: np.random.Generator
+            ) -> dict[str, list[list[Any]]]:  # fmt: skip
+    """A copy of the sheets' data with the input ranges changed, column by column: numbers
+    scaled by 0.5-1.5 (whole numbers stay whole, signs stay), dates moved by up to 40 days,
+    text shuffled among the column's text cells. Formulas and other cells stay as they are."""
+    changed = {name: [list(row) for row in rows] for name, rows in sheets.items()}
+    for text in inputs:
+        area = parse_area(text)
+        rows = changed[area.sheet or next(iter(changed))]
+        for col in range(area.left - 1, area.right):
+            cells = [(r, rows[r][col]) for r in range(area.top - 1, min(area.bottom, len(rows))) if col < len(rows[r])]
+            texts = [r for r, value in cells if isinstance(value, str)]
+            shuffled = [rows[r][col] for r in texts if not rows[r][col].startswith("=")]
+            rng.shuffle(shuffled)
+            for r, value in zip([r for r in texts if not rows[r][col].startswith("=")], shuffled, strict=True):
+                rows[r][col] = value
+            for r, value in cells:
+                if not isinstance(value, str):
+                    rows[r][col] = _changed_number_or_date(value, rng)
+    return changed
+
+
+def _changed_number_or_date(value: Any, rng: np.random.Generator) -> Any:
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return round(value * rng.uniform(0.5, 1.5)) or value
+    if isinstance(value, float):
+        return round(value * rng.uniform(0.5, 1.5), 2)
+    if isinstance(value, dt.date):
+        return value + dt.timedelta(days=int(rng.integers(-40, 41)))
+    return value
+
+
+def _at(rows: Sequence[Sequence[Any]], r: int, c: int) -> Any:
+    return rows[r - 1][c - 1] if r <= len(rows) and c <= len(rows[r - 1]) else None
+
+
+def _task_at(name: str, level: int, index: int) -> SpreadsheetTask:
+    return family_task(FAMILIES[name], level, index)

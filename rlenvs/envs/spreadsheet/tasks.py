@@ -1,0 +1,94 @@
+"""What a spreadsheet task is: a starting workbook, an instruction, the cells to judge with
+their expected values, and how to recompute those values when the inputs change.
+
+The expected values come from plain Python over the task's data (`truth`), never from the
+formula engine, so an engine bug cannot make a wrong answer look right. Where the task asks
+for formulas (`formula_cells`), the env changes the data of the `inputs` (numbers scaled,
+dates moved, text shuffled within its column; see `env.perturb`), recalculates the agent's
+workbook and asks `truth` again: a cell that holds the right value typed in, not a formula
+that follows the data, fails.
+
+The prompt is the instruction followed by the starting sheets as grids (`render`). Task `i`
+of a family at a level is a pure function of (family, level, i) (`task_rng`).
+`truth` must be picklable (a module-level function or a `functools.partial` of one), so
+that an env copied mid-episode keeps its task.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rlenvs.core.task import Task
+from rlenvs.envs.spreadsheet.render import render_workbook
+from rlenvs.envs.spreadsheet.workbook import Workbook
+
+Rows = tuple[tuple[Any, ...], ...]
+"""A sheet's content from A1: rows of constants (numbers, text, bools, dates, None) and
+formula texts starting with "="."""
+Truth = Callable[[Mapping[str, list[list[Any]]]], Mapping[str, Any]]
+"""(sheet name -> rows of input values) -> {target cell ref -> expected value}."""
+
+
+@dataclass(frozen=True)
+class SpreadsheetTask(Task):
+    sheets: Mapping[str, Rows]
+    """The starting workbook, sheet by sheet, in order."""
+    expected: Mapping[str, Any]
+    """Target cells ("Sheet1!D2") and their values."""
+    solution: tuple[str, ...]
+    """Reference replies, one per turn, each a block of actions; the oracle then submits."""
+    formula_cells: tuple[str, ...] = ()
+    """Targets that must hold formulas that follow the data (checked by perturbing `inputs`)."""
+    inputs: tuple[str, ...] = ()
+    """Ranges ("Data!C2:C40") whose data the perturbation check changes."""
+    truth: Truth | None = field(default=None, compare=False)
+    """Recomputes `expected` from input data: needed when `formula_cells` is not empty."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One generated task, before it gets its id: what a family's generator returns."""
+
+    instruction: str
+    sheets: Mapping[str, Rows]
+    expected: Mapping[str, Any]
+    solution: tuple[str, ...]
+    formula_cells: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()
+    truth: Truth | None = None
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    """Used in task ids: spreadsheet/{name}/L{level}/{index}."""
+    summary: str
+    levels: Mapping[int, str]
+    generate: Callable[[np.random.Generator, int], Scenario]
+
+
+def task_rng(family: str, level: int, index: int) -> np.random.Generator:
+    return np.random.default_rng([zlib.crc32(family.encode()), level, index])
+
+
+def family_task(family: Family, level: int, index: int) -> SpreadsheetTask:
+    if level not in family.levels:
+        raise ValueError(f"spreadsheet family {family.name} has no level {level}: levels are {sorted(family.levels)}")
+    scenario = family.generate(task_rng(family.name, level, index), level)
+    if scenario.formula_cells and scenario.truth is None:
+        raise ValueError(f"{family.name} L{level}: a task that asks for formulas needs `truth` to recompute them")
+    return SpreadsheetTask(
+        task_id=f"spreadsheet/{family.name}/L{level}/{index}",
+        prompt=f"{scenario.instruction}\n\n{render_workbook(Workbook.from_rows(scenario.sheets))}",
+        sheets=dict(scenario.sheets),
+        expected=dict(scenario.expected),
+        solution=tuple(scenario.solution),
+        formula_cells=tuple(scenario.formula_cells),
+        inputs=tuple(scenario.inputs),
+        truth=scenario.truth,
+    )

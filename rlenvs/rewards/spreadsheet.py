@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from decimal import ROUND_HALF_UP, Decimal
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 CENT = Decimal("0.01")

@@ -29,12 +29,12 @@ from fractions import Fraction
 
 import numpy as np
 
+from rlenvs.core.draw import draw_int
 from rlenvs.envs.math.procedural import (
     Level,
     Problem,
     ProceduralMathEnv,
     boxed,
-    draw_int,
     draw_nonzero,
     latex_number,
     latex_tuple,

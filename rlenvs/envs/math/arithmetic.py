@@ -27,13 +27,12 @@ from fractions import Fraction
 
 import numpy as np
 
+from rlenvs.core.draw import draw_from, draw_int
 from rlenvs.envs.math.procedural import (
     Level,
     Problem,
     ProceduralMathEnv,
     boxed,
-    draw_from,
-    draw_int,
     draw_sign,
     latex_decimal,
     latex_number,

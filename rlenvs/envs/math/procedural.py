@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, ClassVar, NamedTuple, TypeVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -37,8 +37,6 @@ from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.task import GeneratorSource, content_task_id
 from rlenvs.envs.math.tasks import MathTask
 from rlenvs.rewards.math import AnswerCheck, check_answer, parse_number, warm_up
-
-T = TypeVar("T")
 
 # --- seeding and drawing -------------------------------------------------------------------
 
@@ -51,19 +49,9 @@ def task_rng(family_seed: int, level: int, index: int) -> np.random.Generator:
     return np.random.default_rng([family_seed, level, index])
 
 
-def draw_int(rng: np.random.Generator, low: int, high: int) -> int:
-    """A uniform int in [low, high], both ends included."""
-    return int(rng.integers(low, high + 1))
-
-
 def draw_nonzero(rng: np.random.Generator, low: int, high: int) -> int:
     """A uniform int in [low, high] other than 0 (the range must hold a non-zero int)."""
     choices = [value for value in range(low, high + 1) if value != 0]
-    return choices[int(rng.integers(len(choices)))]
-
-
-def draw_from(rng: np.random.Generator, choices: Sequence[T]) -> T:
-    """One of `choices`, uniformly."""
     return choices[int(rng.integers(len(choices)))]
 
 

@@ -53,6 +53,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from rlenvs.core.draw import draw_chance, draw_from, draw_int, draw_sample
 from rlenvs.envs.spreadsheet.cells import column_letters
 from rlenvs.envs.spreadsheet.tasks import Family, Scenario
 
@@ -65,39 +66,21 @@ SUBMIT = "Reply SUBMIT when done."
 # --- drawing -------------------------------------------------------------------------------
 
 
-def _int(rng: np.random.Generator, low: int, high: int) -> int:
-    """A uniform int in [low, high], both ends included."""
-    return int(rng.integers(low, high + 1))
-
-
-def _pick(rng: np.random.Generator, options: Sequence[T]) -> T:
-    return options[int(rng.integers(len(options)))]
-
-
-def _sample(rng: np.random.Generator, options: Sequence[T], k: int) -> list[T]:
-    """k distinct items of `options` in random order."""
-    return [options[int(i)] for i in rng.permutation(len(options))[:k]]
-
-
-def _chance(rng: np.random.Generator, percent: int) -> bool:
-    return int(rng.integers(100)) < percent
-
-
 def _money(rng: np.random.Generator, low: float, high: float) -> float:
     """An amount with cents in [low, high]."""
-    return _int(rng, round(low * 100), round(high * 100)) / 100
+    return draw_int(rng, round(low * 100), round(high * 100)) / 100
 
 
 def _price(rng: np.random.Generator, low: float, high: float) -> float:
     """A shelf price: whole units with a usual ending (.99, .49, .00, ...)."""
-    return _int(rng, int(low), int(high)) + _pick(rng, (0.99, 0.49, 0.5, 0.0, 0.95, 0.25))
+    return draw_int(rng, int(low), int(high)) + draw_from(rng, (0.99, 0.49, 0.5, 0.0, 0.95, 0.25))
 
 
 def _people(rng: np.random.Generator, count: int) -> list[str]:
     """`count` distinct full names."""
     names: list[str] = []
     while len(names) < count:
-        name = f"{_pick(rng, FIRST_NAMES)} {_pick(rng, LAST_NAMES)}"
+        name = f"{draw_from(rng, FIRST_NAMES)} {draw_from(rng, LAST_NAMES)}"
         if name not in names:
             names.append(name)
     return names
@@ -106,15 +89,15 @@ def _people(rng: np.random.Generator, count: int) -> list[str]:
 def _cover(rng: np.random.Generator, groups: Sequence[T], n: int, least: int = 1) -> list[T]:
     """n draws from `groups` in random order, each group at least `least` times."""
     draws = [group for group in groups for _ in range(least)]
-    draws += [_pick(rng, groups) for _ in range(n - len(draws))]
+    draws += [draw_from(rng, groups) for _ in range(n - len(draws))]
     return [draws[int(i)] for i in rng.permutation(len(draws))]
 
 
 def _near(rng: np.random.Generator, point: float, low_pct: int, high_pct: int) -> float:
     """A value a few per cent (low_pct to high_pct, as tenths of a per cent) above or below
     `point`: data close to a threshold, so that changed data flip some labels."""
-    offset = _int(rng, low_pct, high_pct) / 1000
-    return point * (1 + offset if _chance(rng, 50) else 1 - offset)
+    offset = draw_int(rng, low_pct, high_pct) / 1000
+    return point * (1 + offset if draw_chance(rng, 50) else 1 - offset)
 
 
 # --- rounding as a spreadsheet does it -----------------------------------------------------
@@ -251,12 +234,12 @@ MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", 
 
 def _catalog(rng: np.random.Generator, k: int) -> list[tuple[str, float]]:
     """k distinct products with a price each (one price per product in a task)."""
-    return [(name, _price(rng, low, high)) for name, low, high in _sample(rng, PRODUCTS, k)]
+    return [(name, _price(rng, low, high)) for name, low, high in draw_sample(rng, PRODUCTS, k)]
 
 
 def _codes(rng: np.random.Generator, k: int, prefix: str) -> list[str]:
     """k distinct product codes such as P-1042, not in any order."""
-    return [f"{prefix}-{number}" for number in _sample(rng, range(1000, 9000), k)]
+    return [f"{prefix}-{number}" for number in draw_sample(rng, range(1000, 9000), k)]
 
 
 # === row-formula ===========================================================================
@@ -305,27 +288,27 @@ ROW_L1_THEMES = ("orders", "payroll", "inventory")
 def row_formula(rng: np.random.Generator, level: int) -> Scenario:
     if level == 1:
         return _built(lambda: _row_product(rng))
-    return _built(lambda: _row_net(rng, _pick(rng, ("tax", "volume", "overtime"))))
+    return _built(lambda: _row_net(rng, draw_from(rng, ("tax", "volume", "overtime"))))
 
 
 def _row_product(rng: np.random.Generator) -> Scenario:
     """Level 1: a new column, the product of two columns, with its header."""
-    n = _int(rng, 8, 40)
-    theme = _pick(rng, ROW_L1_THEMES)
+    n = draw_int(rng, 8, 40)
+    theme = draw_from(rng, ROW_L1_THEMES)
     if theme == "orders":
         sheet, result, what = "Orders", "Revenue", "each order's revenue, Unit Price × Quantity"
-        catalog = _catalog(rng, _int(rng, 4, 9))
-        first = _int(rng, 1000, 8000)
+        catalog = _catalog(rng, draw_int(rng, 4, 9))
+        first = draw_int(rng, 1000, 8000)
         header = ["Order ID", "Product", "Unit Price", "Quantity"]
         rows = []
         for i in range(n):
-            name, price = _pick(rng, catalog)
-            rows.append([f"SO-{first + i}", name, price, _int(rng, 1, 24)])
+            name, price = draw_from(rng, catalog)
+            rows.append([f"SO-{first + i}", name, price, draw_int(rng, 1, 24)])
     elif theme == "payroll":
         sheet, result, what = "Payroll", "Gross Pay", "each employee's pay for the week, Hours × Hourly Rate"
         header = ["Employee", "Department", "Hours", "Hourly Rate"]
         rows = [
-            [name, _pick(rng, DEPARTMENTS), _int(rng, 32, 180) / 4, _money(rng, 16.5, 72)]
+            [name, draw_from(rng, DEPARTMENTS), draw_int(rng, 32, 180) / 4, _money(rng, 16.5, 72)]
             for name in _people(rng, n)
         ]
     else:
@@ -334,7 +317,7 @@ def _row_product(rng: np.random.Generator) -> Scenario:
         catalog = _catalog(rng, min(n, len(PRODUCTS)))
         n = len(catalog)
         codes = _codes(rng, n, "SKU")
-        rows = [[code, name, _int(rng, 5, 480), round(price * 0.55, 2)] for code, (name, price) in zip(codes, catalog, strict=True)]
+        rows = [[code, name, draw_int(rng, 5, 480), round(price * 0.55, 2)] for code, (name, price) in zip(codes, catalog, strict=True)]
     last = n + 1
     fixed = ((f"{sheet}!E1", result),)
     truth = partial(truth_row_product, sheet=sheet, rows=n, a=3, b=4, out=5, fixed=fixed)
@@ -359,23 +342,23 @@ def _row_net(rng: np.random.Generator, rule: str) -> Scenario:
     """Level 2: one rounded amount per row from three columns or a rule: a discount column
     and a tax rate kept in a cell (absolute reference), a volume discount (IF), or overtime
     paid at time and a half (IF)."""
-    n = _int(rng, 8, 40)
+    n = draw_int(rng, 8, 40)
     params: tuple[float, ...] = ()
     extra: list[tuple[str, Any]] = []
     if rule == "overtime":
         sheet, result, out = "Payroll", "Gross Pay", 5
         header = ["Employee", "Department", "Hours", "Hourly Rate"]
-        regular, factor = _pick(rng, ((40, 1.5), (38, 1.5), (40, 2)))
+        regular, factor = draw_from(rng, ((40, 1.5), (38, 1.5), (40, 2)))
         params = (regular, factor)
         rows = []
         for i, name in enumerate(_people(rng, n)):
             while True:  # a row whose pay is not a rounding tie
-                over = i % 3 == 0 or _chance(rng, 30)
-                hours = (regular * 4 + _int(rng, 1, 40)) / 4 if over else _int(rng, 80, regular * 4) / 4
+                over = i % 3 == 0 or draw_chance(rng, 30)
+                hours = (regular * 4 + draw_int(rng, 1, 40)) / 4 if over else draw_int(rng, 80, regular * 4) / 4
                 rate = _money(rng, 16.5, 72)
                 if not near_tie(_net_raw(rule, params, hours, rate)):
                     break
-            rows.append([name, _pick(rng, DEPARTMENTS), hours, rate])
+            rows.append([name, draw_from(rng, DEPARTMENTS), hours, rate])
         formula = f"=ROUND(IF(C2>{regular},{regular}*D2+(C2-{regular})*D2*{factor:g},C2*D2),2)"
         what = (
             f"each employee's gross pay for the week: hours up to {regular} are paid at the "
@@ -385,24 +368,24 @@ def _row_net(rng: np.random.Generator, rule: str) -> Scenario:
     else:
         sheet, out = "Orders", (6 if rule == "tax" else 5)
         result = "Total" if rule == "tax" else "Net Amount"
-        catalog = _catalog(rng, _int(rng, 5, 10))
-        first = _int(rng, 1000, 8000)
+        catalog = _catalog(rng, draw_int(rng, 5, 10))
+        first = draw_int(rng, 1000, 8000)
         header = ["Order ID", "Product", "Unit Price", "Quantity"]
         tax = 0.0
         if rule == "tax":
             header.append("Discount")
-            tax = _pick(rng, (0.05, 0.06, 0.07, 0.08, 0.0825, 0.1, 0.2))
+            tax = draw_from(rng, (0.05, 0.06, 0.07, 0.08, 0.0825, 0.1, 0.2))
             extra = [("Tax Rate", tax)]
         else:
-            minimum = _pick(rng, (10, 12, 20, 25))
-            percent = _pick(rng, (5, 8, 10, 12, 15))
+            minimum = draw_from(rng, (10, 12, 20, 25))
+            percent = draw_from(rng, (5, 8, 10, 12, 15))
             params = (minimum, (100 - percent) / 100)
         rows = []
         for i in range(n):
             while True:
-                name, price = _pick(rng, catalog)
-                quantity = _int(rng, 1, 40)
-                discount = _pick(rng, (0, 0, 0.05, 0.1, 0.15, 0.2)) if rule == "tax" else 0
+                name, price = draw_from(rng, catalog)
+                quantity = draw_int(rng, 1, 40)
+                discount = draw_from(rng, (0, 0, 0.05, 0.1, 0.15, 0.2)) if rule == "tax" else 0
                 if not near_tie(_net_raw(rule, params, price, quantity, discount, tax)):
                     break
             row = [f"SO-{first + i}", name, price, quantity] + ([discount] if rule == "tax" else [])
@@ -485,18 +468,18 @@ def group_totals(rng: np.random.Generator, level: int) -> Scenario:
 def _group_beside(rng: np.random.Generator) -> Scenario:
     """Level 1: the data in A:D and a summary table in F:G listing the groups (regions or
     sales reps); the agent writes the total per group with SUMIF."""
-    n = _int(rng, 8, 40)
-    regions = _sample(rng, _pick(rng, REGIONS), _int(rng, 3, 5))
-    reps = _people(rng, _int(rng, 3, 6))
-    by_region = _chance(rng, 60)
-    first = _int(rng, 1000, 8000)
+    n = draw_int(rng, 8, 40)
+    regions = draw_sample(rng, draw_from(rng, REGIONS), draw_int(rng, 3, 5))
+    reps = _people(rng, draw_int(rng, 3, 6))
+    by_region = draw_chance(rng, 60)
+    first = draw_int(rng, 1000, 8000)
     if by_region:
         label, key, groups = "Region", 2, sorted(regions)
         region_of = _cover(rng, regions, n, 2 if 2 * len(regions) <= n else 1)
-        rep_of = [_pick(rng, reps) for _ in range(n)]
+        rep_of = [draw_from(rng, reps) for _ in range(n)]
     else:
         label, key, groups = "Sales Rep", 3, sorted(reps)
-        region_of = [_pick(rng, regions) for _ in range(n)]
+        region_of = [draw_from(rng, regions) for _ in range(n)]
         rep_of = _cover(rng, reps, n)
     header = ["Order ID", "Region", "Sales Rep", "Amount"]
     table = [[*header, None, label]]
@@ -542,16 +525,16 @@ def _group_summary(rng: np.random.Generator) -> Scenario:
     """Level 2: totals and averages per category on a second sheet, Summary, which lists
     the categories; in half the tasks only the rows with one value in a second column
     count (SUMIFS; the average as SUMIFS/COUNTIFS or AVERAGEIFS)."""
-    sheet, header, key, conditions, (low, high) = _pick(rng, GROUP_L2_THEMES)
-    n = _int(rng, 12, 40)
+    sheet, header, key, conditions, (low, high) = draw_from(rng, GROUP_L2_THEMES)
+    n = draw_int(rng, 12, 40)
     pool = EXPENSE_CATEGORIES if sheet == "Expenses" else PRODUCT_CATEGORIES
-    groups = sorted(_sample(rng, pool, _int(rng, 3, 5)))
-    filtered = _chance(rng, 50)
-    ccol, cvalues = _pick(rng, conditions)
-    cvalues = _sample(rng, cvalues, min(len(cvalues), _int(rng, 3, 4)))
+    groups = sorted(draw_sample(rng, pool, draw_int(rng, 3, 5)))
+    filtered = draw_chance(rng, 50)
+    ccol, cvalues = draw_from(rng, conditions)
+    cvalues = draw_sample(rng, cvalues, min(len(cvalues), draw_int(rng, 3, 4)))
     wanted = cvalues[0]
-    names = _people(rng, _int(rng, 4, 8))
-    first = _int(rng, 1000, 8000)
+    names = _people(rng, draw_int(rng, 4, 8))
+    first = draw_int(rng, 1000, 8000)
     # each group gets a counted row first (the wanted condition value), then random rows
     keys = _cover(rng, groups, n, 1)
     marked = {group: False for group in groups}
@@ -561,13 +544,13 @@ def _group_summary(rng: np.random.Generator) -> Scenario:
         cells[key - 1] = group
         cells[4] = _money(rng, low, high)
         for col, values in conditions:
-            cells[col - 1] = _pick(rng, values)
+            cells[col - 1] = draw_from(rng, values)
         if not marked[group]:
             cells[ccol - 1], marked[group] = wanted, True
         elif i % 4 == 1:
             cells[ccol - 1] = cvalues[1]  # some rows the condition leaves out
         if sheet == "Expenses":
-            cells[0], cells[1] = _pick(rng, names), _pick(rng, DEPARTMENTS)
+            cells[0], cells[1] = draw_from(rng, names), draw_from(rng, DEPARTMENTS)
         else:
             cells[0] = f"SO-{first + i}"
         rows.append(cells)
@@ -657,19 +640,19 @@ def truth_two_way(sheets: Sheets, *, sheet: str, rows: int, row_key: int, col_ke
 def lookup(rng: np.random.Generator, level: int) -> Scenario:
     if level == 1:
         return _built(lambda: _lookup_price(rng))
-    return _built(lambda: _pick(rng, (_lookup_left, _lookup_grid))(rng))
+    return _built(lambda: draw_from(rng, (_lookup_left, _lookup_grid))(rng))
 
 
 def _lookup_price(rng: np.random.Generator) -> Scenario:
     """Level 1: each order's unit price from a Prices sheet by product code. The price list
     is in no order, so an approximate-match VLOOKUP (the default) finds wrong rows."""
-    catalog = _catalog(rng, _int(rng, 6, 14))
+    catalog = _catalog(rng, draw_int(rng, 6, 14))
     m = len(catalog)
-    codes = _codes(rng, m, _pick(rng, ("P", "PRD", "ITM")))
+    codes = _codes(rng, m, draw_from(rng, ("P", "PRD", "ITM")))
     prices = [[code, name, price] for code, (name, price) in zip(codes, catalog, strict=True)]
-    n = _int(rng, 8, 40)
-    first = _int(rng, 1000, 8000)
-    orders = [[f"SO-{first + i}", _pick(rng, codes), _int(rng, 1, 30)] for i in range(n)]
+    n = draw_int(rng, 8, 40)
+    first = draw_int(rng, 1000, 8000)
+    orders = [[f"SO-{first + i}", draw_from(rng, codes), draw_int(rng, 1, 30)] for i in range(n)]
     last, result = n + 1, "Unit Price"
     fixed = (("Orders!D1", result),)
     truth = partial(truth_lookup, sheet="Orders", rows=n, key=2, out=4, table="Prices", table_rows=m,
@@ -699,16 +682,16 @@ def _lookup_price(rng: np.random.Generator) -> Scenario:
 def _lookup_left(rng: np.random.Generator) -> Scenario:
     """Level 2: a line total, Quantity × the Unit Price from a Catalog sheet whose SKU
     column (the key) is to the right of the price, so VLOOKUP cannot reach it."""
-    catalog = _catalog(rng, _int(rng, 6, 16))
+    catalog = _catalog(rng, draw_int(rng, 6, 16))
     m = len(catalog)
     skus = _codes(rng, m, "SKU")
     table = [
-        [_pick(rng, PRODUCT_CATEGORIES), name, price, sku]
+        [draw_from(rng, PRODUCT_CATEGORIES), name, price, sku]
         for sku, (name, price) in zip(skus, catalog, strict=True)
     ]
-    n = _int(rng, 8, 40)
-    first = _int(rng, 1000, 8000)
-    orders = [[f"SO-{first + i}", _pick(rng, skus), _int(rng, 1, 30)] for i in range(n)]
+    n = draw_int(rng, 8, 40)
+    first = draw_int(rng, 1000, 8000)
+    orders = [[f"SO-{first + i}", draw_from(rng, skus), draw_int(rng, 1, 30)] for i in range(n)]
     last, result = n + 1, "Line Total"
     fixed = (("Orders!D1", result),)
     truth = partial(truth_lookup, sheet="Orders", rows=n, key=2, out=4, table="Catalog", table_rows=m,
@@ -743,16 +726,16 @@ def _lookup_grid(rng: np.random.Generator) -> Scenario:
     """Level 2: shipping cost = Packages × the rate per package from a Rates grid, found by
     the destination zone (the grid's rows) and the parcel size (its columns): a two-way
     lookup (INDEX with two MATCHes)."""
-    zones = _sample(rng, CITIES, _int(rng, 3, 7))
-    sizes = list(SIZES[_int(rng, 0, 1):][: _int(rng, 3, 4)])
+    zones = draw_sample(rng, CITIES, draw_int(rng, 3, 7))
+    sizes = list(SIZES[draw_int(rng, 0, 1):][: draw_int(rng, 3, 4)])
     base = _money(rng, 2.5, 6)
     grid = []
     for z, zone in enumerate(zones):
-        zone_factor = 1 + z * _int(rng, 10, 35) / 100
-        grid.append([zone, *(round(base * zone_factor * (1 + s * _int(rng, 40, 90) / 100), 2) for s in range(len(sizes)))])
-    n = _int(rng, 8, 40)
-    first = _int(rng, 100, 900)
-    shipments = [[f"SH-{first + i:04d}", _pick(rng, zones), _pick(rng, sizes), _int(rng, 1, 25)] for i in range(n)]
+        zone_factor = 1 + z * draw_int(rng, 10, 35) / 100
+        grid.append([zone, *(round(base * zone_factor * (1 + s * draw_int(rng, 40, 90) / 100), 2) for s in range(len(sizes)))])
+    n = draw_int(rng, 8, 40)
+    first = draw_int(rng, 100, 900)
+    shipments = [[f"SH-{first + i:04d}", draw_from(rng, zones), draw_from(rng, sizes), draw_int(rng, 1, 25)] for i in range(n)]
     last, result, z, s = n + 1, "Shipping Cost", len(zones), len(sizes)
     fixed = (("Shipments!E1", result),)
     truth = partial(truth_two_way, sheet="Shipments", rows=n, row_key=2, col_key=3, quantity=4, out=5,
@@ -831,14 +814,14 @@ def _share(rng: np.random.Generator, level: int) -> Scenario | None:
     absolute reference. Level 2: the agent writes the Total row itself, and the per cents
     rounded to 1 decimal; in half the tasks the data has two columns whose per-row sum the
     agent first writes in a Total column."""
-    label, (value_name,), pool, (low, high) = _pick(rng, SHARE_THEMES)
-    n = _int(rng, 8, 40) if pool is None else _int(rng, 8, len(pool))
-    labels = _people(rng, n) if pool is None else _sample(rng, pool, n)
-    two = level == 2 and _chance(rng, 50)
+    label, (value_name,), pool, (low, high) = draw_from(rng, SHARE_THEMES)
+    n = draw_int(rng, 8, 40) if pool is None else draw_int(rng, 8, len(pool))
+    labels = _people(rng, n) if pool is None else draw_sample(rng, pool, n)
+    two = level == 2 and draw_chance(rng, 50)
     sheet = "Sales" if value_name != "Budget" else "Budgets"
     last, below = n + 1, n + 2
     if two:
-        left, right = _pick(rng, CHANNEL_PAIRS)
+        left, right = draw_from(rng, CHANNEL_PAIRS)
         header = [label, left, right]
         rows = [[name, _money(rng, low / 2, high / 2), _money(rng, low / 3, high / 2)] for name in labels]
     else:
@@ -960,27 +943,27 @@ CREDITS = ("Salary", "Refund", "Transfer from savings", "Interest", "Freelance i
 def _labels(rng: np.random.Generator, kind: str, n: int) -> list[Any]:
     """n consecutive period labels: dates of one stretch of days, weeks, or months."""
     if kind == "days":
-        start = dt.date(2024, _int(rng, 1, 10), _int(rng, 1, 28))
+        start = dt.date(2024, draw_int(rng, 1, 10), draw_int(rng, 1, 28))
         return [start + dt.timedelta(days=i) for i in range(n)]
     if kind == "weeks":
-        start = _int(rng, 1, 12)
+        start = draw_int(rng, 1, 12)
         return [f"Week {start + i}" for i in range(n)]
-    start = _int(rng, 0, 11)
-    year = _int(rng, 2019, 2022)
+    start = draw_int(rng, 0, 11)
+    year = draw_int(rng, 2019, 2022)
     return [f"{MONTHS[(start + i) % 12]} {year + (start + i) // 12}" for i in range(n)]
 
 
 def running_total(rng: np.random.Generator, level: int) -> Scenario:
     if level == 1:
         return _built(lambda: _running_plain(rng))
-    return _built(lambda: _pick(rng, (_running_balance, _running_groups))(rng))
+    return _built(lambda: draw_from(rng, (_running_balance, _running_groups))(rng))
 
 
 def _running_plain(rng: np.random.Generator) -> Scenario:
     """Level 1: the cumulative total of one column, down the rows."""
-    sheet, label, kind, value_name, (low, high) = _pick(rng, RUNNING_THEMES)
-    n = _int(rng, 8, 40)
-    values = [_int(rng, low, high) if kind == "weeks" else _money(rng, low, high) for _ in range(n)]
+    sheet, label, kind, value_name, (low, high) = draw_from(rng, RUNNING_THEMES)
+    n = draw_int(rng, 8, 40)
+    values = [draw_int(rng, low, high) if kind == "weeks" else _money(rng, low, high) for _ in range(n)]
     rows = [[period, v] for period, v in zip(_labels(rng, kind, n), values, strict=True)]
     last, result = n + 1, "Running Total"
     fixed = ((f"{sheet}!C1", result),)
@@ -1007,17 +990,17 @@ def _running_balance(rng: np.random.Generator) -> Scenario:
     """Level 2: a bank statement: each transaction is a Debit (money out) or a Credit
     (money in); the balance after it is the previous balance + Credit − Debit, from the
     opening balance on row 2."""
-    n = _int(rng, 8, 38)
-    start = dt.date(_int(rng, 2022, 2024), _int(rng, 1, 11), 1)
-    dates = sorted(start + dt.timedelta(days=_int(rng, 0, 55)) for _ in range(n))
+    n = draw_int(rng, 8, 38)
+    start = dt.date(draw_int(rng, 2022, 2024), draw_int(rng, 1, 11), 1)
+    dates = sorted(start + dt.timedelta(days=draw_int(rng, 0, 55)) for _ in range(n))
     opening = _money(rng, 800, 6500)
     rows: list[list[Any]] = [[dates[0], "Opening balance", None, None, opening]]
     for date in dates:
-        if _chance(rng, 30):
-            credit = _pick(rng, CREDITS)
+        if draw_chance(rng, 30):
+            credit = draw_from(rng, CREDITS)
             rows.append([date, credit, None, _money(rng, 900, 4200) if credit == "Salary" else _money(rng, 15, 900), None])
         else:
-            rows.append([date, _pick(rng, DEBITS), _money(rng, 8, 1400), None, None])
+            rows.append([date, draw_from(rng, DEBITS), _money(rng, 8, 1400), None, None])
     sheet, result, last = "Account", "Balance", n + 2
     truth = partial(truth_balance, sheet=sheet, rows=n)
     sheets = {sheet: _sheet_rows(("Date", "Description", "Debit", "Credit", result), rows)}
@@ -1042,8 +1025,8 @@ def _running_balance(rng: np.random.Generator) -> Scenario:
 def _running_groups(rng: np.random.Generator) -> Scenario:
     """Level 2: year-to-date sales per store: the data is sorted by store, then month, and
     the running total starts again at each store's first row."""
-    stores = _sample(rng, CITIES, _int(rng, 2, 5))
-    months = _int(rng, max(3, -(-8 // len(stores))), min(12, 40 // len(stores)))
+    stores = draw_sample(rng, CITIES, draw_int(rng, 2, 5))
+    months = draw_int(rng, max(3, -(-8 // len(stores))), min(12, 40 // len(stores)))
     rows = [[store, MONTHS[m], _money(rng, 9000, 85000)] for store in stores for m in range(months)]
     n, sheet, result = len(rows), "Stores", "Year to Date"
     last = n + 1
@@ -1124,16 +1107,16 @@ def _names(rng: np.random.Generator, kind: str, n: int) -> list[str]:
     if kind == "people":
         return _people(rng, n)
     pool = COMPANIES if kind == "companies" else tuple(name for name, _, _ in PRODUCTS)
-    return _sample(rng, pool, n)
+    return draw_sample(rng, pool, n)
 
 
 def _around(rng: np.random.Generator, thresholds: Sequence[float], integer: bool, low: float, high: float) -> float:
     """A value for a labelled row: one time in two within a few per cent of a threshold
     (so that changed data flip some labels), else anywhere in [low, high]."""
-    if _chance(rng, 50):
-        value = _near(rng, _pick(rng, thresholds), 5, 60)
+    if draw_chance(rng, 50):
+        value = _near(rng, draw_from(rng, thresholds), 5, 60)
     else:
-        value = low + (high - low) * _int(rng, 0, 1000) / 1000
+        value = low + (high - low) * draw_int(rng, 0, 1000) / 1000
     return float(round(value)) if integer else round(value, 2)
 
 
@@ -1146,7 +1129,7 @@ def _spread(values: Sequence[float], thresholds: Sequence[float], least: int) ->
 def conditional_label(rng: np.random.Generator, level: int) -> Scenario:
     if level == 1:
         return _label_two(rng)
-    return _pick(rng, (_label_tiers, _label_and, _label_or))(rng)
+    return draw_from(rng, (_label_tiers, _label_and, _label_or))(rng)
 
 
 def _label_scenario(sheet: str, header: Sequence[str], rows: list[list[Any]], result: str, rule: str,
@@ -1178,15 +1161,15 @@ def _label_scenario(sheet: str, header: Sequence[str], rows: list[list[Any]], re
 def _label_two(rng: np.random.Generator) -> Scenario:
     """Level 1: "High"/"Low" (or Pass/Fail, Chase/Wait) by one threshold, "at least" or
     "more than"; where the rule is "at least", a value may sit exactly on the threshold."""
-    sheet, label, kind, value_name, thresholds, (high, low), result, integer, top = _pick(rng, LABEL_THEMES)
-    threshold = _pick(rng, thresholds)
-    strict = _chance(rng, 40)
+    sheet, label, kind, value_name, thresholds, (high, low), result, integer, top = draw_from(rng, LABEL_THEMES)
+    threshold = draw_from(rng, thresholds)
+    strict = draw_chance(rng, 40)
     pool_size = len(COMPANIES) if kind == "companies" else len(PRODUCTS) if kind == "products" else 40
-    n = _int(rng, 8, pool_size)
+    n = draw_int(rng, 8, pool_size)
     while True:
         values = [_around(rng, (threshold,), integer, threshold * 0.3, min(threshold * 1.9, top)) for _ in range(n)]
-        if not strict and _chance(rng, 50):
-            values[_int(rng, 0, n - 1)] = float(threshold)
+        if not strict and draw_chance(rng, 50):
+            values[draw_int(rng, 0, n - 1)] = float(threshold)
         labels = [v > threshold if strict else v >= threshold for v in values]
         if _spread(values, (threshold,), 3) and 2 <= sum(labels) <= n - 2:
             break
@@ -1211,10 +1194,10 @@ TIER_THEMES = (
 
 def _label_tiers(rng: np.random.Generator) -> Scenario:
     """Level 2: three tiers by two thresholds, nested IF."""
-    sheet, label, kind, value_name, choices, (top, middle, bottom), result, top_value = _pick(rng, TIER_THEMES)
-    lower, upper = _pick(rng, choices)
+    sheet, label, kind, value_name, choices, (top, middle, bottom), result, top_value = draw_from(rng, TIER_THEMES)
+    lower, upper = draw_from(rng, choices)
     integer = math.isfinite(top_value)
-    n = _int(rng, 8, len(COMPANIES) if kind == "companies" else 40)
+    n = draw_int(rng, 8, len(COMPANIES) if kind == "companies" else 40)
     while True:
         values = [_around(rng, (lower, upper), integer, lower * 0.3, min(upper * 1.6, top_value)) for _ in range(n)]
         tiers = {_label("tiers", (2, lower, upper, (top, middle, bottom)), [None, v]) for v in values}
@@ -1234,14 +1217,14 @@ def _label_tiers(rng: np.random.Generator) -> Scenario:
 def _label_and(rng: np.random.Generator) -> Scenario:
     """Level 2: a bonus only for reps who met their own quota (a column) AND have a
     customer rating of at least 4: IF with AND over three columns."""
-    n = _int(rng, 8, 40)
-    minimum = _pick(rng, (4, 4.5, 3.5))
+    n = draw_int(rng, 8, 40)
+    minimum = draw_from(rng, (4, 4.5, 3.5))
     while True:
         rows = []
         for name in _people(rng, n):
-            quota = _int(rng, 8, 40) * 1000
-            sales = round(_near(rng, quota, 0, 80) if _chance(rng, 60) else quota * _int(rng, 50, 160) / 100, 2)
-            rating = round(_near(rng, minimum, 10, 60), 1) if _chance(rng, 50) else _int(rng, 20, 50) / 10
+            quota = draw_int(rng, 8, 40) * 1000
+            sales = round(_near(rng, quota, 0, 80) if draw_chance(rng, 60) else quota * draw_int(rng, 50, 160) / 100, 2)
+            rating = round(_near(rng, minimum, 10, 60), 1) if draw_chance(rng, 50) else draw_int(rng, 20, 50) / 10
             rows.append([name, sales, quota, rating])
         labels = [_label("and", (2, 3, 4, minimum), row) for row in rows]
         near_quota = sum(abs(r[1] / r[2] - 1) <= 0.04 for r in rows)
@@ -1257,13 +1240,13 @@ def _label_and(rng: np.random.Generator) -> Scenario:
 def _label_or(rng: np.random.Generator) -> Scenario:
     """Level 2: a student needs a review if the exam OR the coursework is under its pass
     mark: IF with OR over two columns."""
-    n = _int(rng, 8, 40)
-    exam_pass, coursework_pass = _pick(rng, ((50, 40), (40, 40), (50, 50), (45, 35)))
+    n = draw_int(rng, 8, 40)
+    exam_pass, coursework_pass = draw_from(rng, ((50, 40), (40, 40), (50, 50), (45, 35)))
     while True:
         rows = []
         for name in _people(rng, n):
-            exam = round(_near(rng, exam_pass, 10, 80)) if _chance(rng, 40) else _int(rng, 15, 98)
-            coursework = round(_near(rng, coursework_pass, 10, 80)) if _chance(rng, 40) else _int(rng, 20, 100)
+            exam = round(_near(rng, exam_pass, 10, 80)) if draw_chance(rng, 40) else draw_int(rng, 15, 98)
+            coursework = round(_near(rng, coursework_pass, 10, 80)) if draw_chance(rng, 40) else draw_int(rng, 20, 100)
             rows.append([name, int(exam), int(coursework)])
         labels = [_label("or", (2, exam_pass, 3, coursework_pass), row) for row in rows]
         near = sum(abs(r[1] / exam_pass - 1) <= 0.06 or abs(r[2] / coursework_pass - 1) <= 0.06 for r in rows)

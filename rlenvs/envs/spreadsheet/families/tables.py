@@ -57,6 +57,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from rlenvs.core.draw import coin, draw_from, draw_int, draw_sample
 from rlenvs.envs.spreadsheet.cells import column_letters
 from rlenvs.envs.spreadsheet.tasks import Family, Scenario
 
@@ -78,27 +79,9 @@ DATEDIF is an error, not a number)."""
 # --- drawing -------------------------------------------------------------------------------
 
 
-def _int(rng: np.random.Generator, low: int, high: int) -> int:
-    """A uniform int in [low, high], both ends included."""
-    return int(rng.integers(low, high + 1))
-
-
-def _pick(rng: np.random.Generator, options: Sequence[T]) -> T:
-    return options[int(rng.integers(len(options)))]
-
-
-def _sample(rng: np.random.Generator, options: Sequence[T], k: int) -> list[T]:
-    """k distinct items of `options` in random order."""
-    return [options[int(i)] for i in rng.permutation(len(options))[:k]]
-
-
-def _coin(rng: np.random.Generator) -> bool:
-    return bool(rng.integers(2))
-
-
 def _date(rng: np.random.Generator, first_year: int, last_year: int) -> dt.date:
     """A date on day 1-28 of a month, so that month arithmetic has no month-end cases."""
-    return dt.date(_int(rng, first_year, last_year), _int(rng, 1, 12), _int(rng, 1, 28))
+    return dt.date(draw_int(rng, first_year, last_year), draw_int(rng, 1, 12), draw_int(rng, 1, 28))
 
 
 def _distinct(rng: np.random.Generator, draw: Callable[[], T], count: int) -> list[T]:
@@ -262,7 +245,7 @@ and without case (checked in the tests)."""
 
 
 def _person(rng: np.random.Generator) -> str:
-    return f"{_pick(rng, FIRST_NAMES)} {_pick(rng, LAST_NAMES)}"
+    return f"{draw_from(rng, FIRST_NAMES)} {draw_from(rng, LAST_NAMES)}"
 
 
 # --- generic tables ------------------------------------------------------------------------
@@ -280,7 +263,7 @@ NUMERIC = ("int", "money")
 def _table(rng: np.random.Generator, columns: Sequence[Column], rows: int, *, distinct: bool = True) -> list[list[Any]]:
     """`rows` data rows. With `distinct`, every numeric column has a different value on each
     row, so that sorting or ranking by it has one answer."""
-    first_id = _int(rng, 1000, 8000)
+    first_id = draw_int(rng, 1000, 8000)
     values: list[list[Any]] = []
     for _header, kind, arg in columns:
         if kind == "id":
@@ -288,11 +271,11 @@ def _table(rng: np.random.Generator, columns: Sequence[Column], rows: int, *, di
         elif kind == "person":
             values.append(_distinct(rng, lambda: _person(rng), rows))
         elif kind == "people":
-            pool = _distinct(rng, lambda: _person(rng), _int(rng, 3, 6))
-            values.append([_pick(rng, pool) for _ in range(rows)])
+            pool = _distinct(rng, lambda: _person(rng), draw_int(rng, 3, 6))
+            values.append([draw_from(rng, pool) for _ in range(rows)])
         elif kind == "pick":
-            pool = _sample(rng, arg, min(len(arg), _int(rng, 3, 6)))
-            values.append([_pick(rng, pool) for _ in range(rows)])
+            pool = draw_sample(rng, arg, min(len(arg), draw_int(rng, 3, 6)))
+            values.append([draw_from(rng, pool) for _ in range(rows)])
         elif kind == "date":
             values.append([_date(rng, *arg) for _ in range(rows)])
         else:
@@ -304,9 +287,9 @@ def _table(rng: np.random.Generator, columns: Sequence[Column], rows: int, *, di
 def _number_draw(rng: np.random.Generator, kind: str, arg: Any) -> Callable[[], int | float]:
     if kind == "int":
         low, high, step = arg
-        return lambda: _int(rng, low // step, high // step) * step
+        return lambda: draw_int(rng, low // step, high // step) * step
     low, high = arg
-    return lambda: _int(rng, low, high) / 100
+    return lambda: draw_int(rng, low, high) / 100
 
 
 def _headers(columns: Sequence[Column]) -> list[str]:
@@ -365,14 +348,14 @@ def sort_rows(rng: np.random.Generator, level: int) -> Scenario:
     """Level 1: one numeric key, highest first. Level 2: a text key A to Z, then a numeric key
     within it; SORT sorts by one column and keeps ties in order, so the reference sorts by the
     second key first. The table is redrawn until neither key alone gives the answer."""
-    sheet, columns = _pick(rng, SORT_TABLES)
-    n = _int(rng, 8, 40)
+    sheet, columns = draw_from(rng, SORT_TABLES)
+    n = draw_int(rng, 8, 40)
     width = len(columns)
     numeric = [i for i, (_, kind, _) in enumerate(columns) if kind in NUMERIC]
     texts = [i for i, (_, kind, _) in enumerate(columns) if kind == "pick"]
-    key = _pick(rng, numeric)
-    primary = _pick(rng, texts) if level >= 2 else -1
-    descending = True if level == 1 else _coin(rng)
+    key = draw_from(rng, numeric)
+    primary = draw_from(rng, texts) if level >= 2 else -1
+    descending = True if level == 1 else coin(rng)
     while True:
         table = _table(rng, columns, n)
         by_key = sorted(table, key=lambda row: row[key], reverse=descending)
@@ -466,8 +449,8 @@ def _delete_rows(sheet_rows: Sequence[int]) -> list[str]:
 def _insert_copies(rng: np.random.Generator, table: list[list[Any]], copies: int, make: Callable[[list[Any]], list[Any]]) -> None:
     """Insert `copies` rows, each `make` of an earlier row, somewhere below that row."""
     for _ in range(copies):
-        source = _int(rng, 0, len(table) - 1)
-        table.insert(_int(rng, source + 1, len(table)), make(list(table[source])))
+        source = draw_int(rng, 0, len(table) - 1)
+        table.insert(draw_int(rng, source + 1, len(table)), make(list(table[source])))
 
 
 def _first_of_each(table: Sequence[Sequence[Any]], key: Callable[[Sequence[Any]], Any]) -> tuple[list[Sequence[Any]], list[int]]:
@@ -491,10 +474,10 @@ def dedupe_rows(rng: np.random.Generator, level: int) -> Scenario:
 def _dedupe_exact(rng: np.random.Generator) -> Scenario:
     """Level 1: rows that repeat an earlier row in every cell (an export that ran twice).
     Near copies, one cell different, are not duplicates and stay."""
-    sheet, columns = _pick(rng, DEDUPE_TABLES)
-    n = _int(rng, 8, 40)
-    copies = _int(rng, 2, max(2, n // 4))
-    near = _int(rng, 1, 2)
+    sheet, columns = draw_from(rng, DEDUPE_TABLES)
+    n = draw_int(rng, 8, 40)
+    copies = draw_int(rng, 2, max(2, n // 4))
+    near = draw_int(rng, 1, 2)
     changeable = [i for i, (_, kind, _) in enumerate(columns) if kind in NUMERIC]
     while True:
         table = _table(rng, columns, n - copies - near, distinct=False)
@@ -502,8 +485,8 @@ def _dedupe_exact(rng: np.random.Generator) -> Scenario:
             continue
 
         def nearly(row: list[Any]) -> list[Any]:
-            col = _pick(rng, changeable)
-            row[col] = row[col] + _int(rng, 1, 3) if columns[col][1] == "int" else round(row[col] + _int(rng, 100, 900) / 100, 2)
+            col = draw_from(rng, changeable)
+            row[col] = row[col] + draw_int(rng, 1, 3) if columns[col][1] == "int" else round(row[col] + draw_int(rng, 100, 900) / 100, 2)
             return row
 
         _insert_copies(rng, table, near, nearly)
@@ -536,12 +519,12 @@ def _email(first: str, last: str, domain: str) -> str:
 
 def _recase(rng: np.random.Generator, text: str) -> str:
     """The same text in another case, as people type it."""
-    style = _int(rng, 0, 2)
+    style = draw_int(rng, 0, 2)
     if style == 0:
         return text.upper()
     if style == 1:
         return ".".join(part[:1].upper() + part[1:] for part in text.split("."))
-    flipped = [ch.upper() if ch.isalpha() and _coin(rng) else ch for ch in text]
+    flipped = [ch.upper() if ch.isalpha() and coin(rng) else ch for ch in text]
     changed = "".join(flipped)
     return changed if changed != text else text.upper()
 
@@ -554,45 +537,45 @@ def _dedupe_key(rng: np.random.Generator) -> Scenario:
     upper/lower case are duplicates even when other cells differ (a later sign-up, a new
     plan); the first row of each key stays. One name comes back under another key (a second
     email, a second branch's code): not a duplicate."""
-    sheet = _pick(rng, KEY_TABLES)
-    n = _int(rng, 8, 40)
-    copies = _int(rng, 2, max(2, n // 4))
+    sheet = draw_from(rng, KEY_TABLES)
+    n = draw_int(rng, 8, 40)
+    copies = draw_int(rng, 2, max(2, n // 4))
     unique = n - copies
-    again = _int(rng, 1, unique - 1)
-    before = _int(rng, 0, again - 1)
+    again = draw_int(rng, 1, unique - 1)
+    before = draw_int(rng, 0, again - 1)
     if sheet == "Subscribers":
         headers = ["Name", "Email", "City", "Plan", "Joined"]
         key = 1
-        cities = _sample(rng, CITIES, 5)
-        people = _distinct(rng, lambda: (_pick(rng, FIRST_NAMES), _pick(rng, LAST_NAMES)), unique)
-        domains = [_pick(rng, DOMAINS) for _ in people]
+        cities = draw_sample(rng, CITIES, 5)
+        people = _distinct(rng, lambda: (draw_from(rng, FIRST_NAMES), draw_from(rng, LAST_NAMES)), unique)
+        domains = [draw_from(rng, DOMAINS) for _ in people]
         people[again] = people[before]
-        domains[again] = _pick(rng, [domain for domain in DOMAINS if domain != domains[before]])
+        domains[again] = draw_from(rng, [domain for domain in DOMAINS if domain != domains[before]])
         table = [
-            [f"{first} {last}", _email(first, last, domain), _pick(rng, cities), _pick(rng, PLANS), _date(rng, 2022, 2024)]
+            [f"{first} {last}", _email(first, last, domain), draw_from(rng, cities), draw_from(rng, PLANS), _date(rng, 2022, 2024)]
             for (first, last), domain in zip(people, domains, strict=True)
         ]
 
         def later(row: list[Any]) -> list[Any]:
-            row[key] = _recase(rng, row[key]) if _int(rng, 0, 3) else row[key]
-            if _coin(rng):
-                row[3] = _pick(rng, PLANS)
-            row[4] = row[4] + dt.timedelta(days=_int(rng, 1, 200))
+            row[key] = _recase(rng, row[key]) if draw_int(rng, 0, 3) else row[key]
+            if coin(rng):
+                row[3] = draw_from(rng, PLANS)
+            row[4] = row[4] + dt.timedelta(days=draw_int(rng, 1, 200))
             return row
     else:
         headers = ["Code", "Supplier", "City", "Terms (days)", "Rating"]
         key = 0
-        names = _sample(rng, COMPANIES, min(unique, len(COMPANIES)))
-        names += [f"{_pick(rng, LAST_NAMES)} Supplies" for _ in range(unique - len(names))]
+        names = draw_sample(rng, COMPANIES, min(unique, len(COMPANIES)))
+        names += [f"{draw_from(rng, LAST_NAMES)} Supplies" for _ in range(unique - len(names))]
         names[again] = names[before]
-        codes = _distinct(rng, lambda: f"{_pick(rng, ('ac', 'bx', 'hq', 'mt', 'nw', 'pr', 'sv', 'tk'))}-{_int(rng, 100, 999)}", unique)
-        table = [[code, name, _pick(rng, CITIES), _pick(rng, (14, 30, 45, 60)), _int(rng, 1, 5)] for code, name in zip(codes, names, strict=True)]
+        codes = _distinct(rng, lambda: f"{draw_from(rng, ('ac', 'bx', 'hq', 'mt', 'nw', 'pr', 'sv', 'tk'))}-{draw_int(rng, 100, 999)}", unique)
+        table = [[code, name, draw_from(rng, CITIES), draw_from(rng, (14, 30, 45, 60)), draw_int(rng, 1, 5)] for code, name in zip(codes, names, strict=True)]
 
         def later(row: list[Any]) -> list[Any]:
-            row[key] = _recase(rng, row[key]) if _int(rng, 0, 3) else row[key]
-            if _coin(rng):
-                row[3] = _pick(rng, (14, 30, 45, 60))
-            row[4] = _int(rng, 1, 5)
+            row[key] = _recase(rng, row[key]) if draw_int(rng, 0, 3) else row[key]
+            if coin(rng):
+                row[3] = draw_from(rng, (14, 30, 45, 60))
+            row[4] = draw_int(rng, 1, 5)
             return row
 
     _insert_copies(rng, table, copies, later)
@@ -621,19 +604,19 @@ def _dedupe_key(rng: np.random.Generator) -> Scenario:
 
 def fill_missing(rng: np.random.Generator, level: int) -> Scenario:
     if level == 1:
-        return _fill_constant(rng) if _coin(rng) else _fill_above(rng)
+        return _fill_constant(rng) if coin(rng) else _fill_above(rng)
     return _fill_average(rng)
 
 
 def _blank_rows(rng: np.random.Generator, n: int, first: int) -> list[int]:
     """A few 0-based data rows from `first` on to blank, sorted; runs of two can happen."""
-    count = _int(rng, 2, max(2, n // 4))
+    count = draw_int(rng, 2, max(2, n // 4))
     return sorted(int(i) + first for i in rng.permutation(n - first)[:count])
 
 
 def _fill_constant(rng: np.random.Generator) -> Scenario:
     """Level 1, zero: a blank count means none happened (no units sold, no overtime)."""
-    if _coin(rng):
+    if coin(rng):
         sheet = "Sales"
         columns: tuple[Column, ...] = (("Date", "date", (2024, 2024)), ("Store", "pick", CITIES), ("Product", "pick", PRODUCTS), ("Units", "int", (1, 60, 1)))
         meaning = "no units were sold"
@@ -641,7 +624,7 @@ def _fill_constant(rng: np.random.Generator) -> Scenario:
         sheet = "Overtime"
         columns = (("Week", "int", (1, 52, 1)), ("Employee", "people", None), ("Department", "pick", DEPARTMENTS), ("Overtime Hours", "int", (1, 14, 1)))
         meaning = "no overtime was worked"
-    n = _int(rng, 8, 40)
+    n = draw_int(rng, 8, 40)
     table = _table(rng, columns, n, distinct=False)
     col = len(columns) - 1
     table.sort(key=lambda row: row[0])
@@ -655,26 +638,26 @@ def _fill_constant(rng: np.random.Generator) -> Scenario:
 
 def _fill_above(rng: np.random.Generator) -> Scenario:
     """Level 1, the value above: a reading or price not taken that day carries over."""
-    n = _int(rng, 8, 40)
+    n = draw_int(rng, 8, 40)
     start = _date(rng, 2023, 2024)
-    if _coin(rng):
+    if coin(rng):
         sheet = "Readings"
         columns: tuple[Column, ...] = (("Date", "", None), ("Meter", "", None), ("Reading (kWh)", "", None))
-        meter = f"M-{_int(rng, 100, 999)}"
-        reading = _int(rng, 10_000, 90_000)
+        meter = f"M-{draw_int(rng, 100, 999)}"
+        reading = draw_int(rng, 10_000, 90_000)
         table = []
         for day in range(n):
-            reading += _int(rng, 5, 60)
+            reading += draw_int(rng, 5, 60)
             table.append([start + dt.timedelta(days=day), meter, reading])
         meaning = "the meter was not read that day"
     else:
         sheet = "Prices"
         columns = (("Week Starting", "", None), ("Station", "", None), ("Diesel (per litre)", "", None))
-        station = f"{_pick(rng, CITIES)} {_pick(rng, ('North', 'Ring Road', 'Central', 'Airport'))}"
-        price = _int(rng, 140, 190)
+        station = f"{draw_from(rng, CITIES)} {draw_from(rng, ('North', 'Ring Road', 'Central', 'Airport'))}"
+        price = draw_int(rng, 140, 190)
         table = []
         for week in range(n):
-            price = max(120, price + _int(rng, -4, 4))
+            price = max(120, price + draw_int(rng, -4, 4))
             table.append([start + dt.timedelta(weeks=week), station, price / 100])
         meaning = "the price did not change that week"
     col = 2
@@ -718,9 +701,9 @@ def _fill_average(rng: np.random.Generator) -> Scenario:
     the column's (or the row's group's) non-blank values, rounded to 2 decimals, by formulas.
     The copy goes in a new column because a formula in the blank cell itself would average a
     range that holds it (a circular reference)."""
-    sheet, columns = _pick(rng, AVERAGE_TABLES)
-    by_group = _coin(rng)
-    n = _int(rng, 8, 40)
+    sheet, columns = draw_from(rng, AVERAGE_TABLES)
+    by_group = coin(rng)
+    n = draw_int(rng, 8, 40)
     col, group, target = len(columns) - 1, 1, len(columns)
     while True:
         table = _table(rng, columns, n, distinct=False)
@@ -801,9 +784,9 @@ RANK_TABLES: tuple[RankTable, ...] = (
 def rank(rng: np.random.Generator, level: int) -> Scenario:
     """Level 1: RANK over distinct scores. Level 2: scores with ties, which share the better
     rank and skip the next ones as RANK does, or ranks within each group (COUNTIFS)."""
-    sheet, columns, lowest_first, tied = _pick(rng, RANK_TABLES)
-    n = _int(rng, 8, 40)
-    within = level >= 2 and _coin(rng)
+    sheet, columns, lowest_first, tied = draw_from(rng, RANK_TABLES)
+    n = draw_int(rng, 8, 40)
+    within = level >= 2 and coin(rng)
     if level >= 2 and not within:
         columns = (columns[0], columns[1], tied)
     while True:
@@ -868,8 +851,8 @@ def _rank_truth(sheets: Sheets, *, sheet: str, n: int, score: int, group: int, t
 
 def date_diff(rng: np.random.Generator, level: int) -> Scenario:
     if level == 1:
-        return _pick(rng, (_project_days, _invoice_days, _rental_days))(rng)
-    return _pick(rng, (_tenure_years, _subscription_months, _monthly_totals))(rng)
+        return draw_from(rng, (_project_days, _invoice_days, _rental_days))(rng)
+    return draw_from(rng, (_tenure_years, _subscription_months, _monthly_totals))(rng)
 
 
 def _dates_scenario(
@@ -905,13 +888,13 @@ def _dates_scenario(
 
 def _project_days(rng: np.random.Generator) -> Scenario:
     """Level 1: duration in days of each task, End minus Start. Nothing numeric feeds it."""
-    n = _int(rng, 8, 40)
+    n = draw_int(rng, 8, 40)
     steps = ("Site survey", "Permit application", "Design review", "Procurement", "Foundation", "Framing",
              "Wiring", "Plumbing", "Inspection", "Landscaping", "Handover", "Snagging")  # fmt: skip
     table = []
     for _ in range(n):
         start = _date(rng, 2023, 2024)
-        table.append([f"{_pick(rng, PROJECTS)}: {_pick(rng, steps)}", _person(rng), start, start + dt.timedelta(days=_int(rng, 1, 120))])
+        table.append([f"{draw_from(rng, PROJECTS)}: {draw_from(rng, steps)}", _person(rng), start, start + dt.timedelta(days=draw_int(rng, 1, 120))])
     headers = ["Task", "Owner", "Start", "End", "Days"]
     truth = functools.partial(_days_truth, sheet="Projects", n=n, start=2, end=3, minus=-1, times=-1, days=4, charge=-1)
     instruction = (
@@ -924,14 +907,14 @@ def _project_days(rng: np.random.Generator) -> Scenario:
 
 def _invoice_days(rng: np.random.Generator) -> Scenario:
     """Level 1: days late = Paid minus Invoiced minus the payment terms (negative: early)."""
-    n = _int(rng, 8, 40)
-    customers = _sample(rng, COMPANIES, _int(rng, 4, 8))
-    first = _int(rng, 2000, 9000)
+    n = draw_int(rng, 8, 40)
+    customers = draw_sample(rng, COMPANIES, draw_int(rng, 4, 8))
+    first = draw_int(rng, 2000, 9000)
     table = []
     for row in range(n):
-        invoiced, terms = _date(rng, 2023, 2024), _pick(rng, (14, 30, 45, 60))
-        paid = invoiced + dt.timedelta(days=terms + _int(rng, -12, 40))
-        table.append([f"INV-{first + row}", _pick(rng, customers), invoiced, terms, paid])
+        invoiced, terms = _date(rng, 2023, 2024), draw_from(rng, (14, 30, 45, 60))
+        paid = invoiced + dt.timedelta(days=terms + draw_int(rng, -12, 40))
+        table.append([f"INV-{first + row}", draw_from(rng, customers), invoiced, terms, paid])
     headers = ["Invoice", "Customer", "Invoiced", "Terms (days)", "Paid", "Days Late"]
     truth = functools.partial(_days_truth, sheet="Invoices", n=n, start=2, end=4, minus=3, times=-1, days=5, charge=-1)
     instruction = (
@@ -946,14 +929,14 @@ def _invoice_days(rng: np.random.Generator) -> Scenario:
 
 def _rental_days(rng: np.random.Generator) -> Scenario:
     """Level 1: rental days (Returned minus Out) and the charge, days times the daily rate."""
-    n = _int(rng, 8, 40)
+    n = draw_int(rng, 8, 40)
     items = ("Cargo Van", "Carpet Cleaner", "Concrete Mixer", "Floor Sander", "Pressure Washer", "Scaffold Tower", "Tile Cutter", "Trailer")
-    rates = {item: _int(rng, 1_500, 12_000) / 100 for item in items}
-    first = _int(rng, 100, 900)
+    rates = {item: draw_int(rng, 1_500, 12_000) / 100 for item in items}
+    first = draw_int(rng, 100, 900)
     table = []
     for row in range(n):
-        item, out = _pick(rng, items), _date(rng, 2024, 2024)
-        table.append([f"R-{first + row}", item, out, out + dt.timedelta(days=_int(rng, 1, 21)), rates[item]])
+        item, out = draw_from(rng, items), _date(rng, 2024, 2024)
+        table.append([f"R-{first + row}", item, out, out + dt.timedelta(days=draw_int(rng, 1, 21)), rates[item]])
     headers = ["Rental", "Item", "Out", "Returned", "Daily Rate", "Days", "Charge"]
     truth = functools.partial(_days_truth, sheet="Rentals", n=n, start=2, end=3, minus=-1, times=4, days=5, charge=6)
     instruction = (
@@ -985,14 +968,14 @@ def _tenure_years(rng: np.random.Generator) -> Scenario:
     Most staff joined within five weeks of the report date's day of the year (intakes come
     at the same season), so that the anniversary rule matters and the env's moving of dates
     by up to 40 days changes some counts: a typed-in count does not survive it."""
-    n = _int(rng, 8, 40)
-    report = dt.date(_int(rng, 2024, 2025), _int(rng, 1, 11), _int(rng, 1, 28))
+    n = draw_int(rng, 8, 40)
+    report = dt.date(draw_int(rng, 2024, 2025), draw_int(rng, 1, 11), draw_int(rng, 1, 28))
 
     def hire() -> dt.date:
-        year = _int(rng, 2004, report.year - 1)
-        if _int(rng, 0, 3) == 0:
+        year = draw_int(rng, 2004, report.year - 1)
+        if draw_int(rng, 0, 3) == 0:
             return _date(rng, year, year)
-        near = report.replace(year=year) + dt.timedelta(days=_int(rng, 1, 35) * (1 if _coin(rng) else -1))
+        near = report.replace(year=year) + dt.timedelta(days=draw_int(rng, 1, 35) * (1 if coin(rng) else -1))
         return near.replace(day=min(near.day, 28))
 
     while True:
@@ -1001,8 +984,8 @@ def _tenure_years(rng: np.random.Generator) -> Scenario:
         if apart and any((d.month, d.day) > (report.month, report.day) for d in hired):
             break
     names = _distinct(rng, lambda: _person(rng), n)
-    departments = _sample(rng, DEPARTMENTS, 5)
-    table: list[list[Any]] = [[name, _pick(rng, departments), day] for name, day in zip(names, hired, strict=True)]
+    departments = draw_sample(rng, DEPARTMENTS, 5)
+    table: list[list[Any]] = [[name, draw_from(rng, departments), day] for name, day in zip(names, hired, strict=True)]
     table[0] += [None, None, report]
     headers = ["Name", "Department", "Hired", "Years of Service", None, "Report Date"]
     truth = functools.partial(_datedif_truth, sheet="Staff", n=n, start=2, end=-1, end_cell=(2, 5), unit="Y", result=3, times=-1, product=-1)
@@ -1019,16 +1002,16 @@ def _tenure_years(rng: np.random.Generator) -> Scenario:
 def _subscription_months(rng: np.random.Generator) -> Scenario:
     """Level 2: whole months between Start and End (DATEDIF "M") and what was billed, months
     times the monthly fee."""
-    n = _int(rng, 8, 40)
-    fees = {plan: _pick(rng, (499, 799, 999, 1299, 1499, 1999, 2499)) / 100 for plan in PLANS}
+    n = draw_int(rng, 8, 40)
+    fees = {plan: draw_from(rng, (499, 799, 999, 1299, 1499, 1999, 2499)) / 100 for plan in PLANS}
     table = []
     while True:
         table = []
         for _ in range(n):
             start = _date(rng, 2021, 2023)
-            end = start + dt.timedelta(days=_int(rng, 2 * SHIFT_DAYS + 4, 900))
+            end = start + dt.timedelta(days=draw_int(rng, 2 * SHIFT_DAYS + 4, 900))
             end = end.replace(day=min(end.day, 28))
-            plan = _pick(rng, PLANS)
+            plan = draw_from(rng, PLANS)
             table.append([_person(rng), plan, start, end, fees[plan]])
         if any(row[3].day < row[2].day for row in table):
             break
@@ -1073,20 +1056,20 @@ def _datedif_truth(
 def _monthly_totals(rng: np.random.Generator) -> Scenario:
     """Level 2: the total of each (year, month) of a sales log, on a summary sheet. The months
     cross a year end so that MONTH alone is not enough."""
-    n = _int(rng, 8, 40)
-    months = _int(rng, 3, 8)
-    first = dt.date(_int(rng, 2023, 2024), _int(rng, 13 - months + 1, 12), 1)
+    n = draw_int(rng, 8, 40)
+    months = draw_int(rng, 3, 8)
+    first = dt.date(draw_int(rng, 2023, 2024), draw_int(rng, 13 - months + 1, 12), 1)
     periods = []
     for k in range(months):
         index = first.month - 1 + k
         periods.append((first.year + index // 12, index % 12 + 1))
-    customers = _sample(rng, COMPANIES, 6)
+    customers = draw_sample(rng, COMPANIES, 6)
     start_serial = int(_serial(first))
     end = dt.date(periods[-1][0] + periods[-1][1] // 12, periods[-1][1] % 12 + 1, 1)
     table = []
     for row in range(n):
-        day = EPOCH + dt.timedelta(days=_int(rng, start_serial, int(_serial(end)) - 1))
-        table.append([f"SO-{5000 + row}", day, _pick(rng, customers), _int(rng, 2_000, 480_000) / 100])
+        day = EPOCH + dt.timedelta(days=draw_int(rng, start_serial, int(_serial(end)) - 1))
+        table.append([f"SO-{5000 + row}", day, draw_from(rng, customers), draw_int(rng, 2_000, 480_000) / 100])
     table.sort(key=lambda row: row[1])
     for index, row in enumerate(table):
         row[0] = f"SO-{5000 + index}"
@@ -1151,16 +1134,16 @@ def _proper(text: str) -> str:
 
 def _mess(rng: np.random.Generator, text: str) -> str:
     """The text as it arrives from a form: odd case, spaces doubled or at the ends."""
-    style = _int(rng, 0, 3)
+    style = draw_int(rng, 0, 3)
     if style == 0:
         text = text.upper()
     elif style == 1:
         text = text.lower()
     elif style == 2:
-        text = "".join(ch.swapcase() if ch.isalpha() and _coin(rng) else ch for ch in text)
+        text = "".join(ch.swapcase() if ch.isalpha() and coin(rng) else ch for ch in text)
     words = text.split(" ")
-    text = (" " * _int(rng, 1, 3)).join(words) if _coin(rng) else text
-    return " " * _int(rng, 0, 2) + text + " " * _int(rng, 0, 2)
+    text = (" " * draw_int(rng, 1, 3)).join(words) if coin(rng) else text
+    return " " * draw_int(rng, 0, 2) + text + " " * draw_int(rng, 0, 2)
 
 
 def _messy(rng: np.random.Generator, texts: Sequence[str], clean: Callable[[str], str]) -> list[str]:
@@ -1199,8 +1182,8 @@ def _clean(rule: str, texts: Sequence[str], extra: str) -> str:
 
 def clean_text(rng: np.random.Generator, level: int) -> Scenario:
     if level == 1:
-        return _pick(rng, (_clean_names, _clean_codes, _clean_emails))(rng)
-    return _pick(rng, (_name_keys, _work_emails, _phone_digits))(rng)
+        return draw_from(rng, (_clean_names, _clean_codes, _clean_emails))(rng)
+    return draw_from(rng, (_name_keys, _work_emails, _phone_digits))(rng)
 
 
 def _text_scenario(
@@ -1235,14 +1218,14 @@ def _text_scenario(
 
 
 def _full_names(rng: np.random.Generator, n: int) -> list[tuple[str, str]]:
-    return _distinct(rng, lambda: (_pick(rng, FIRST_NAMES), _pick(rng, MESSY_LAST_NAMES)), n)
+    return _distinct(rng, lambda: (draw_from(rng, FIRST_NAMES), draw_from(rng, MESSY_LAST_NAMES)), n)
 
 
 def _clean_names(rng: np.random.Generator) -> Scenario:
     """Level 1: a name typed carelessly -> trimmed, each word capitalised (PROPER(TRIM()))."""
-    n = _int(rng, 8, 40)
+    n = draw_int(rng, 8, 40)
     names = _messy(rng, [f"{first} {last}" for first, last in _full_names(rng, n)], lambda m: _proper(_trim(m)))
-    table = [[f"C-{1000 + i}", name, _pick(rng, CITIES)] for i, name in enumerate(names)]
+    table = [[f"C-{1000 + i}", name, draw_from(rng, CITIES)] for i, name in enumerate(names)]
     what = (
         "each contact's Name (column B) cleaned: without spaces at either end or doubled between "
         "words, and each word with a capital first letter and the rest lower case (as PROPER "
@@ -1253,19 +1236,19 @@ def _clean_names(rng: np.random.Generator) -> Scenario:
 
 def _clean_codes(rng: np.random.Generator) -> Scenario:
     """Level 1: product codes typed in any case with stray spaces -> TRIM, UPPER."""
-    n = _int(rng, 8, 40)
-    codes = _distinct(rng, lambda: f"{_pick(rng, ('ab', 'kx', 'lm', 'qt', 'rv', 'zp'))}-{_int(rng, 100, 9999)} {_pick(rng, ('blk', 'wht', 'red', 'gry', 'xl', 'sm'))}", n)
+    n = draw_int(rng, 8, 40)
+    codes = _distinct(rng, lambda: f"{draw_from(rng, ('ab', 'kx', 'lm', 'qt', 'rv', 'zp'))}-{draw_int(rng, 100, 9999)} {draw_from(rng, ('blk', 'wht', 'red', 'gry', 'xl', 'sm'))}", n)
     messy = _messy(rng, codes, lambda m: _trim(m).upper())
-    table = [[product, code, _int(rng, 0, 400)] for product, code in zip((_pick(rng, PRODUCTS) for _ in range(n)), messy, strict=True)]
+    table = [[product, code, draw_int(rng, 0, 400)] for product, code in zip((draw_from(rng, PRODUCTS) for _ in range(n)), messy, strict=True)]
     what = "each Code (column B) cleaned: no spaces at either end or doubled inside, and all letters upper case"
     return _text_scenario("Catalog", ["Product", "Code", "Stock", "Clean Code"], table, "upper", (1,), "=UPPER(TRIM(B2))", what)
 
 
 def _clean_emails(rng: np.random.Generator) -> Scenario:
     """Level 1: email addresses with capitals and spaces -> TRIM, LOWER."""
-    n = _int(rng, 8, 40)
+    n = draw_int(rng, 8, 40)
     people = _full_names(rng, n)
-    emails = [_email(first, last, _pick(rng, DOMAINS)) for first, last in people]
+    emails = [_email(first, last, draw_from(rng, DOMAINS)) for first, last in people]
     messy = _messy(rng, emails, lambda m: _trim(m).lower())
     table = [[f"{first} {last}", email] for (first, last), email in zip(people, messy, strict=True)]
     what = "each Email (column B) cleaned: no spaces at either end and all letters lower case"
@@ -1275,11 +1258,11 @@ def _clean_emails(rng: np.random.Generator) -> Scenario:
 def _name_keys(rng: np.random.Generator) -> Scenario:
     """Level 2: a key from the first letter of the first name, upper case, a dot and the last
     name in PROPER case, both trimmed: "  anna" and "BERG " -> "A.Berg"."""
-    n = _int(rng, 8, 40)
+    n = draw_int(rng, 8, 40)
     people = _full_names(rng, n)
     firsts = _messy(rng, [first for first, _ in people], lambda m: _trim(m)[:1].upper() + _trim(m)[1:].lower())
     lasts = _messy(rng, [last for _, last in people], lambda m: _proper(_trim(m)))
-    table = [[f"E-{2000 + i}", first, last, _pick(rng, DEPARTMENTS)] for i, (first, last) in enumerate(zip(firsts, lasts, strict=True))]
+    table = [[f"E-{2000 + i}", first, last, draw_from(rng, DEPARTMENTS)] for i, (first, last) in enumerate(zip(firsts, lasts, strict=True))]
     what = (
         "a badge key for each employee: the first letter of the First Name (column B, ignoring "
         "spaces around it) in upper case, a full stop, then the Last Name (column C) without spaces "
@@ -1292,12 +1275,12 @@ def _name_keys(rng: np.random.Generator) -> Scenario:
 
 def _work_emails(rng: np.random.Generator) -> Scenario:
     """Level 2: first.last@company in lower case from trimmed name columns."""
-    n = _int(rng, 8, 40)
-    people = _distinct(rng, lambda: (_pick(rng, FIRST_NAMES), _pick(rng, LAST_NAMES)), n)
+    n = draw_int(rng, 8, 40)
+    people = _distinct(rng, lambda: (draw_from(rng, FIRST_NAMES), draw_from(rng, LAST_NAMES)), n)
     firsts = _messy(rng, [first for first, _ in people], lambda m: _trim(m).lower())
     lasts = _messy(rng, [last for _, last in people], lambda m: _trim(m).lower())
-    domain = f"{_pick(rng, ('northwind', 'bluebird', 'granite', 'pinecrest', 'summit'))}.{_pick(rng, ('com', 'co.uk', 'io'))}"
-    table = [[first, last, _pick(rng, DEPARTMENTS)] for first, last in zip(firsts, lasts, strict=True)]
+    domain = f"{draw_from(rng, ('northwind', 'bluebird', 'granite', 'pinecrest', 'summit'))}.{draw_from(rng, ('com', 'co.uk', 'io'))}"
+    table = [[first, last, draw_from(rng, DEPARTMENTS)] for first, last in zip(firsts, lasts, strict=True)]
     what = (
         f"each employee's work email: the First Name (column A) and Last Name (column B), each "
         f'without spaces at either end or doubled, joined by a full stop, then "@{domain}", all in '
@@ -1310,17 +1293,17 @@ def _work_emails(rng: np.random.Generator) -> Scenario:
 def _phone_digits(rng: np.random.Generator) -> Scenario:
     """Level 2: phone numbers typed with brackets, spaces and dashes -> their digits, as text
     (a leading 0 stays; VALUE would drop it)."""
-    n = _int(rng, 8, 40)
-    uk = _coin(rng)
+    n = draw_int(rng, 8, 40)
+    uk = coin(rng)
     phones = []
     for _ in range(n):
         if uk:
-            area, rest = f"0{_int(rng, 1000, 1999)}", f"{_int(rng, 100000, 999999)}"
+            area, rest = f"0{draw_int(rng, 1000, 1999)}", f"{draw_int(rng, 100000, 999999)}"
             shapes = (f"{area} {rest}", f"({area}) {rest}", f"{area}-{rest[:3]}-{rest[3:]}")
         else:
-            area, mid, end = _int(rng, 201, 989), _int(rng, 200, 999), _int(rng, 0, 9999)
+            area, mid, end = draw_int(rng, 201, 989), draw_int(rng, 200, 999), draw_int(rng, 0, 9999)
             shapes = (f"({area}) {mid}-{end:04d}", f"{area}-{mid}-{end:04d}", f"{area} {mid} {end:04d}")
-        phones.append(_pick(rng, shapes))
+        phones.append(draw_from(rng, shapes))
     people = _distinct(rng, lambda: _person(rng), n)
     table = [[name, phone] for name, phone in zip(people, phones, strict=True)]
     what = (

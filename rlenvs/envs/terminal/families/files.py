@@ -42,6 +42,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from rlenvs.core.draw import draw_from, draw_int, draw_sample, shuffled
 from rlenvs.envs.terminal.tasks import Entry, Family, Scenario
 from rlenvs.rewards.workspace import (
     AnswerIs,
@@ -77,21 +78,6 @@ BINARY = frozenset(("jpg", "jpeg", "png", "heic", "mov", "mp4", "pdf", "xlsx", "
 # --- drawing -----------------------------------------------------------------------------------
 
 
-def pick(rng: np.random.Generator, options: Sequence[T]) -> T:
-    """One of `options`, uniformly."""
-    return options[int(rng.integers(len(options)))]
-
-
-def sample(rng: np.random.Generator, options: Sequence[T], k: int) -> list[T]:
-    """`k` different items of `options`, in random order."""
-    return [options[int(i)] for i in rng.permutation(len(options))[:k]]
-
-
-def between(rng: np.random.Generator, low: int, high: int) -> int:
-    """An integer in [low, high], both ends included."""
-    return int(rng.integers(low, high + 1))
-
-
 def distinct(rng: np.random.Generator, k: int, make: Callable[[np.random.Generator], str], taken=()) -> list[str]:
     """`k` different values of `make(rng)`, none already in `taken`: two files must never
     share a path, and a name drawn twice would silently shrink a count."""
@@ -112,7 +98,7 @@ def distinct(rng: np.random.Generator, k: int, make: Callable[[np.random.Generat
 
 
 def sentence(rng: np.random.Generator) -> str:
-    text = " ".join(pick(rng, PROSE) for _ in range(between(rng, 5, 11)))
+    text = " ".join(draw_from(rng, PROSE) for _ in range(draw_int(rng, 5, 11)))
     return text[0].upper() + text[1:] + "."
 
 
@@ -130,53 +116,53 @@ def content_for(rng: np.random.Generator, name: str) -> str | bytes:
     if known is not None:
         return known
     if ext in BINARY:
-        return rng.integers(0, 256, size=between(rng, 64, 600), dtype=np.uint8).tobytes()
+        return rng.integers(0, 256, size=draw_int(rng, 64, 600), dtype=np.uint8).tobytes()
     if ext in ("py", "pyi"):
-        return f'"""{stem} helpers."""\n\n\ndef {pick(rng, MODULES)}_value(x):\n    return x * {between(rng, 2, 99)}\n'
+        return f'"""{stem} helpers."""\n\n\ndef {draw_from(rng, MODULES)}_value(x):\n    return x * {draw_int(rng, 2, 99)}\n'
     if ext in ("md", "mdx", "markdown", "rst", "orig", "bak"):
         return f"# {stem.replace('_', ' ').title()}\n\n{sentence(rng)}\n{sentence(rng)}\n"
     if ext in ("csv", "tsv"):
         sep = "," if ext == "csv" else "\t"
-        rows = [sep.join((str(i), pick(rng, USERS), str(between(rng, 10, 9999)))) for i in range(1, between(rng, 3, 8))]
+        rows = [sep.join((str(i), draw_from(rng, USERS), str(draw_int(rng, 10, 9999)))) for i in range(1, draw_int(rng, 3, 8))]
         return sep.join(("id", "owner", "amount")) + "\n" + "\n".join(rows) + "\n"
     if ext == "json":
-        return f'{{"id": {between(rng, 1, 9999)}, "owner": "{pick(rng, USERS)}", "active": true}}\n'
+        return f'{{"id": {draw_int(rng, 1, 9999)}, "owner": "{draw_from(rng, USERS)}", "active": true}}\n'
     if ext in ("yaml", "yml"):
-        return f"name: {stem}\nreplicas: {between(rng, 1, 6)}\nimage: registry.example.com/{stem}:1.{between(rng, 0, 20)}\n"
+        return f"name: {stem}\nreplicas: {draw_int(rng, 1, 6)}\nimage: registry.example.com/{stem}:1.{draw_int(rng, 0, 20)}\n"
     if ext in ("toml", "ini", "cfg", "conf", "env"):
-        return f"[{stem}]\nowner = {pick(rng, USERS)}\nretries = {between(rng, 1, 9)}\n"
+        return f"[{stem}]\nowner = {draw_from(rng, USERS)}\nretries = {draw_int(rng, 1, 9)}\n"
     if ext == "sh":
         return f'#!/bin/sh\nset -eu\necho "{stem}: starting"\n'
     if ext == "html":
         return f"<!doctype html>\n<title>{stem.title()}</title>\n<p>{sentence(rng)}</p>\n"
     if ext in ("js", "ts", "css", "map"):
-        return f"// {stem}\nexport const {stem.replace('-', '_')}Limit = {between(rng, 1, 500)};\n"
+        return f"// {stem}\nexport const {stem.replace('-', '_')}Limit = {draw_int(rng, 1, 500)};\n"
     if ext == "go":
-        return f"package {stem}\n\nconst Limit = {between(rng, 1, 500)}\n"
+        return f"package {stem}\n\nconst Limit = {draw_int(rng, 1, 500)}\n"
     return f"{sentence(rng)}\n{sentence(rng)}\n"
 
 
 def well_known(rng: np.random.Generator, name: str) -> str | None:
     """The usual content of a file known by its whole name (dotfiles and the like)."""
-    user = pick(rng, USERS)
+    user = draw_from(rng, USERS)
     if name == ".bashrc":
-        return f"export EDITOR=vim\nexport HISTSIZE={between(rng, 1, 9)}000\nalias ll='ls -alF'\n"
+        return f"export EDITOR=vim\nexport HISTSIZE={draw_int(rng, 1, 9)}000\nalias ll='ls -alF'\n"
     if name == ".vimrc":
-        return f"set number\nset tabstop={pick(rng, (2, 4, 8))}\nsyntax on\n"
+        return f"set number\nset tabstop={draw_from(rng, (2, 4, 8))}\nsyntax on\n"
     if name == ".gitconfig":
         return f"[user]\n\tname = {user.title()}\n\temail = {user}@example.com\n"
     if name == ".inputrc":
-        return f"set completion-ignore-case {pick(rng, ('on', 'off'))}\nset bell-style none\n"
+        return f"set completion-ignore-case {draw_from(rng, ('on', 'off'))}\nset bell-style none\n"
     if name == ".tmux.conf":
-        return f"set -g history-limit {between(rng, 1, 9)}0000\nset -g mouse on\n"
+        return f"set -g history-limit {draw_int(rng, 1, 9)}0000\nset -g mouse on\n"
     if name == ".htaccess":
-        return f'ErrorDocument 404 /404.html\nExpiresDefault "access plus {between(rng, 1, 30)} days"\n'
+        return f'ErrorDocument 404 /404.html\nExpiresDefault "access plus {draw_int(rng, 1, 30)} days"\n'
     if name in ("ignore", ".gitignore"):
         return "*.swp\n.DS_Store\n__pycache__/\n"
     if name == ".env.example":
-        return f"DATABASE_URL=postgres://localhost/{pick(rng, PACKAGES)}\nSECRET_KEY=change-me\n"
+        return f"DATABASE_URL=postgres://localhost/{draw_from(rng, PACKAGES)}\nSECRET_KEY=change-me\n"
     if name == "LICENSE":
-        return f"MIT License\n\nCopyright (c) {between(rng, 2015, 2024)} {user.title()}\n"
+        return f"MIT License\n\nCopyright (c) {draw_int(rng, 2015, 2024)} {user.title()}\n"
     return None
 
 
@@ -187,7 +173,7 @@ def sized_text(rng: np.random.Generator, size: int, width: int) -> str:
     while total < size:
         words: list[str] = []
         while sum(len(w) + 1 for w in words) < width:
-            words.append(pick(rng, PROSE))
+            words.append(draw_from(rng, PROSE))
         lines.append(" ".join(words))
         total += len(lines[-1]) + 1
     return "\n".join(lines)[: size - 1] + "\n"
@@ -209,27 +195,27 @@ def name_test(globs: Sequence[str]) -> str:
 FLAT_COUNTS = (
     # folder, extension, other extensions, near misses (appended to a stem), stem
     ("exports", "csv", ("json", "xlsx", "tsv", "txt"), (".csv.bak", ".csv~", "_csv.txt", ".csv.gz"),
-     lambda rng: f"{pick(rng, WORDS)}_{between(rng, 2021, 2024)}_{between(rng, 1, 12):02d}"),
+     lambda rng: f"{draw_from(rng, WORDS)}_{draw_int(rng, 2021, 2024)}_{draw_int(rng, 1, 12):02d}"),
     ("photos", "jpg", ("png", "jpeg", "heic", "mov"), (".jpg.tmp", ".jpg.xmp", "_jpg.txt"),
-     lambda rng: f"IMG_{between(rng, 1000, 9999)}"),
+     lambda rng: f"IMG_{draw_int(rng, 1000, 9999)}"),
     ("notes", "md", ("txt", "pdf", "html", "mdx"), (".md.bak", ".md.swp", "_md.txt"),
-     lambda rng: f"{pick(rng, WORDS)}-{pick(rng, USERS)}"),
+     lambda rng: f"{draw_from(rng, WORDS)}-{draw_from(rng, USERS)}"),
     ("logs", "log", ("gz", "txt", "json"), (".log.1", ".log.gz", "_log.txt"),
-     lambda rng: f"{pick(rng, COMPONENTS)}-2024-{between(rng, 1, 12):02d}-{between(rng, 1, 28):02d}"),
+     lambda rng: f"{draw_from(rng, COMPONENTS)}-2024-{draw_int(rng, 1, 12):02d}-{draw_int(rng, 1, 28):02d}"),
     ("src", "py", ("pyc", "pyi", "txt", "cfg"), (".py.orig", ".py~", "_py.txt"),
-     lambda rng: f"{pick(rng, MODULES)}_{pick(rng, MODULES)}"),
+     lambda rng: f"{draw_from(rng, MODULES)}_{draw_from(rng, MODULES)}"),
 )  # fmt: skip
 
 
 def count_flat(rng: np.random.Generator) -> Scenario:
     """Files of one folder by extension; the near misses contain the extension but do not
     end in it, so `ls | grep csv` overcounts and only a match at the end is right."""
-    folder, ext, others, near, stem = pick(rng, FLAT_COUNTS)
-    n_match, n_other, n_near = between(rng, 4, 15), between(rng, 3, 9), between(rng, 2, len(near))
+    folder, ext, others, near, stem = draw_from(rng, FLAT_COUNTS)
+    n_match, n_other, n_near = draw_int(rng, 4, 15), draw_int(rng, 3, 9), draw_int(rng, 2, len(near))
     stems = distinct(rng, n_match + n_other + n_near, stem)
     names = [f"{s}.{ext}" for s in stems[:n_match]]
-    names += [f"{s}.{pick(rng, others)}" for s in stems[n_match : n_match + n_other]]
-    names += [s + suffix for s, suffix in zip(stems[n_match + n_other :], sample(rng, near, n_near), strict=True)]
+    names += [f"{s}.{draw_from(rng, others)}" for s in stems[n_match : n_match + n_other]]
+    names += [s + suffix for s, suffix in zip(stems[n_match + n_other :], draw_sample(rng, near, n_near), strict=True)]
     files = {f"{folder}/{name}": content_for(rng, name) for name in names}
     return Scenario(
         instruction=(
@@ -244,37 +230,37 @@ def count_flat(rng: np.random.Generator) -> Scenario:
 
 
 def _test_near(rng: np.random.Generator) -> str:
-    m = pick(rng, MODULES)
-    return pick(rng, (f"{m}_test.py", f"test_{m}.pyc", f"test_{m}.py.orig", f"testing_{m}.py", "conftest.py"))
+    m = draw_from(rng, MODULES)
+    return draw_from(rng, (f"{m}_test.py", f"test_{m}.pyc", f"test_{m}.py.orig", f"testing_{m}.py", "conftest.py"))
 
 
 def _doc_name(rng: np.random.Generator) -> str:
-    return pick(rng, (*WORDS, "README", "CHANGELOG", "CONTRIBUTING", "install", "faq"))
+    return draw_from(rng, (*WORDS, "README", "CHANGELOG", "CONTRIBUTING", "install", "faq"))
 
 
 def _yaml_name(rng: np.random.Generator) -> str:
-    return pick(rng, ("docker-compose", "values", "config", "deployment", "service", "ingress", "settings", "pipeline",
+    return draw_from(rng, ("docker-compose", "values", "config", "deployment", "service", "ingress", "settings", "pipeline",
                       "alerts", "cron"))  # fmt: skip
 
 
 NAME_PATTERNS = (
     # how the instruction says it, globs, a matching name, a near miss, hidden files that match
     ("Python test files (names that start with `test_` and end in `.py`)", ("test_*.py",),
-     lambda rng: f"test_{pick(rng, MODULES)}.py", _test_near, ()),
+     lambda rng: f"test_{draw_from(rng, MODULES)}.py", _test_near, ()),
     ("Markdown files (names that end in `.md`)", ("*.md",),
      lambda rng: f"{_doc_name(rng)}.md",
-     lambda rng: _doc_name(rng) + pick(rng, (".md.bak", ".mdx", ".markdown", "_md.txt", ".md.orig")),
+     lambda rng: _doc_name(rng) + draw_from(rng, (".md.bak", ".mdx", ".markdown", "_md.txt", ".md.orig")),
      (".notes.md", ".draft.md", ".todo.md")),
     ("YAML files (names that end in `.yaml` or `.yml`)", ("*.yaml", "*.yml"),
-     lambda rng: _yaml_name(rng) + pick(rng, (".yaml", ".yml")),
-     lambda rng: _yaml_name(rng) + pick(rng, (".yaml.bak", ".yml.orig", ".yaml.example", ".json", "_yml.txt")),
+     lambda rng: _yaml_name(rng) + draw_from(rng, (".yaml", ".yml")),
+     lambda rng: _yaml_name(rng) + draw_from(rng, (".yaml.bak", ".yml.orig", ".yaml.example", ".json", "_yml.txt")),
      (".pre-commit-config.yaml", ".gitlab-ci.yml", ".yamllint.yml")),
 )  # fmt: skip
 
 FILLERS = (
-    lambda rng: f"{pick(rng, MODULES)}.py", lambda rng: f"{pick(rng, WORDS)}.txt", lambda rng: f"{pick(rng, WORDS)}.json",
-    lambda rng: f"{pick(rng, MODULES)}.sh", lambda rng: f"{pick(rng, WORDS)}.csv", lambda rng: f"{pick(rng, MODULES)}.toml",
-    lambda rng: pick(rng, ("Makefile", "LICENSE", "setup.cfg", "index.html", "README.md", "ci.yml", "app.yaml")),
+    lambda rng: f"{draw_from(rng, MODULES)}.py", lambda rng: f"{draw_from(rng, WORDS)}.txt", lambda rng: f"{draw_from(rng, WORDS)}.json",
+    lambda rng: f"{draw_from(rng, MODULES)}.sh", lambda rng: f"{draw_from(rng, WORDS)}.csv", lambda rng: f"{draw_from(rng, MODULES)}.toml",
+    lambda rng: draw_from(rng, ("Makefile", "LICENSE", "setup.cfg", "index.html", "README.md", "ci.yml", "app.yaml")),
 )  # fmt: skip
 """Ordinary files of a project; those that happen to match the pattern simply count."""
 
@@ -290,21 +276,21 @@ def count_tree(rng: np.random.Generator) -> Scenario:
     """Files of a tree by name pattern, leaving out either one top folder (a sibling with a
     similar name counts) or every hidden file and folder. The count is recomputed from the
     generated paths by the stated rule, not tracked while drawing."""
-    words, globs, match, near, hidden_files = pick(rng, NAME_PATTERNS)
-    root, pkg = pick(rng, ("repo", "project", "webapp", "service")), pick(rng, PACKAGES)
-    normal = ["", *sample(rng, ("src", f"src/{pkg}", f"src/{pkg}/{pick(rng, MODULES)}", "tests", "tests/unit",
-                                "tests/integration", "docs", "docs/guide", "scripts", "config"), between(rng, 4, 7))]  # fmt: skip
-    by_folder, excluded_top = bool(between(rng, 0, 1)), ""
+    words, globs, match, near, hidden_files = draw_from(rng, NAME_PATTERNS)
+    root, pkg = draw_from(rng, ("repo", "project", "webapp", "service")), draw_from(rng, PACKAGES)
+    normal = ["", *draw_sample(rng, ("src", f"src/{pkg}", f"src/{pkg}/{draw_from(rng, MODULES)}", "tests", "tests/unit",
+                                "tests/integration", "docs", "docs/guide", "scripts", "config"), draw_int(rng, 4, 7))]  # fmt: skip
+    by_folder, excluded_top = bool(draw_int(rng, 0, 1)), ""
     if by_folder:
-        excluded_top, sibling = pick(rng, sorted(EXCLUDED_FOLDERS.items()))
-        lib = pick(rng, LIBRARIES)
+        excluded_top, sibling = draw_from(rng, sorted(EXCLUDED_FOLDERS.items()))
+        lib = draw_from(rng, LIBRARIES)
         left_out = [excluded_top, f"{excluded_top}/{lib}", f"{excluded_top}/{lib}/tests"]
         normal.append(sibling)
         rule = f"Leave out everything inside `{root}/{excluded_top}/`."
         skip = f"-path {root}/{excluded_top} -prune"
     else:
-        left_out = sample(rng, HIDDEN_FOLDERS, 2)
-        normal.append(pick(rng, ("config.d", "docs/v2.0", "conf.d")))  # a dot inside a name is not hidden
+        left_out = draw_sample(rng, HIDDEN_FOLDERS, 2)
+        normal.append(draw_from(rng, ("config.d", "docs/v2.0", "conf.d")))  # a dot inside a name is not hidden
         rule = "Leave out hidden files and everything inside hidden folders (names that start with `.`)."
         skip = "-name '.*' -prune"
     files: dict[str, str | bytes] = {}
@@ -315,19 +301,19 @@ def count_tree(rng: np.random.Generator) -> Scenario:
             files[path] = content_for(rng, path.rsplit("/", 1)[-1])
 
     for folder in normal:
-        for make, low, high in ((match, 0, 2), (pick(rng, FILLERS), 1, 2), (near, 0, 1)):
-            for _ in range(between(rng, low, high)):
+        for make, low, high in ((match, 0, 2), (draw_from(rng, FILLERS), 1, 2), (near, 0, 1)):
+            for _ in range(draw_int(rng, low, high)):
                 put(folder, make)
     for folder in left_out:
-        for _ in range(between(rng, 1, 2)):
+        for _ in range(draw_int(rng, 1, 2)):
             put(folder, match)
-        put(folder, pick(rng, FILLERS))
+        put(folder, draw_from(rng, FILLERS))
     if by_folder:
         put(normal[-1], match)
     elif hidden_files:
-        for name in sample(rng, hidden_files, between(rng, 1, 2)):
-            put(pick(rng, normal), lambda _, name=name: name)
-    for folder in sample(rng, normal, 3):
+        for name in draw_sample(rng, hidden_files, draw_int(rng, 1, 2)):
+            put(draw_from(rng, normal), lambda _, name=name: name)
+    for folder in draw_sample(rng, normal, 3):
         put(folder, match)
         put(folder, near)
 
@@ -356,23 +342,23 @@ def count_tree(rng: np.random.Generator) -> Scenario:
 def close_sizes(rng: np.random.Generator, n: int, low: int, high: int, spread: int) -> list[int]:
     """`n` different sizes within `spread` bytes of each other: no ties, and `du`, which
     counts blocks, ties most of them."""
-    base = between(rng, low, high)
+    base = draw_int(rng, low, high)
     return [base + int(offset) for offset in rng.permutation(spread)[:n]]
 
 
 def largest_flat(rng: np.random.Generator) -> Scenario:
     """The largest file of one folder. The runner-up is written in short lines, so it has the
     most lines; the largest in long ones, so it has the fewest."""
-    folder = pick(rng, ("downloads", "reports", "exports", "backups"))
-    n = between(rng, 6, 11)
+    folder = draw_from(rng, ("downloads", "reports", "exports", "backups"))
+    n = draw_int(rng, 6, 11)
     names = distinct(
-        rng, n, lambda r: f"{pick(r, WORDS)}_{between(r, 2019, 2024)}.{pick(r, ('csv', 'txt', 'log', 'md'))}"
+        rng, n, lambda r: f"{draw_from(r, WORDS)}_{draw_int(r, 2019, 2024)}.{draw_from(r, ('csv', 'txt', 'log', 'md'))}"
     )
     sizes = close_sizes(rng, n, 2000, 7000, 300)
     order = sorted(range(n), key=lambda i: sizes[i])
-    widths = {order[-1]: between(rng, 90, 130), order[-2]: between(rng, 10, 16)}
+    widths = {order[-1]: draw_int(rng, 90, 130), order[-2]: draw_int(rng, 10, 16)}
     files = {
-        f"{folder}/{name}": sized_text(rng, sizes[i], widths.get(i, between(rng, 30, 70)))
+        f"{folder}/{name}": sized_text(rng, sizes[i], widths.get(i, draw_int(rng, 30, 70)))
         for i, name in enumerate(names)
     }
     answer = names[order[-1]]
@@ -385,24 +371,24 @@ def largest_flat(rng: np.random.Generator) -> Scenario:
 
 LARGEST_TREES = {
     "media": (("2022/holiday", "2023/garden", "2023/wedding", "2024/trip", "2024/trip/raw", "scans", "scans/receipts",
-               "videos"), lambda rng: pick(rng, (f"IMG_{between(rng, 1000, 9999)}.jpg", f"clip_{between(rng, 100, 999)}.mp4",
-                                                 f"scan_{between(rng, 10, 99)}.pdf"))),
+               "videos"), lambda rng: draw_from(rng, (f"IMG_{draw_int(rng, 1000, 9999)}.jpg", f"clip_{draw_int(rng, 100, 999)}.mp4",
+                                                 f"scan_{draw_int(rng, 10, 99)}.pdf"))),
     "project": (("src", "src/app", "src/app/static", "assets", "assets/img", "docs", "data", "data/raw"),
-                lambda rng: pick(rng, (f"{pick(rng, MODULES)}.py", f"{pick(rng, WORDS)}.csv", f"logo_{between(rng, 1, 99)}.png",
-                                       f"{pick(rng, WORDS)}.md"))),
+                lambda rng: draw_from(rng, (f"{draw_from(rng, MODULES)}.py", f"{draw_from(rng, WORDS)}.csv", f"logo_{draw_int(rng, 1, 99)}.png",
+                                       f"{draw_from(rng, WORDS)}.md"))),
     "shared": (("finance", "finance/2024", "hr", "hr/policies", "marketing", "marketing/campaigns", "legal"),
-               lambda rng: f"{pick(rng, WORDS)}_{between(rng, 2019, 2024)}.{pick(rng, ('pdf', 'xlsx', 'docx'))}"),
+               lambda rng: f"{draw_from(rng, WORDS)}_{draw_int(rng, 2019, 2024)}.{draw_from(rng, ('pdf', 'xlsx', 'docx'))}"),
 }  # fmt: skip
 
 
 def largest_tree(rng: np.random.Generator) -> Scenario:
     """The largest file anywhere in a tree, as a path. It always sits in a subfolder, so the
     largest file of the top folder alone is a different one."""
-    root = pick(rng, sorted(LARGEST_TREES))
+    root = draw_from(rng, sorted(LARGEST_TREES))
     folders, make = LARGEST_TREES[root]
-    chosen = sample(rng, folders, between(rng, 4, 6))
-    n = between(rng, 12, 18)
-    places = ["", ""] + [pick(rng, chosen) for _ in range(n - 2)]
+    chosen = draw_sample(rng, folders, draw_int(rng, 4, 6))
+    n = draw_int(rng, 12, 18)
+    places = ["", ""] + [draw_from(rng, chosen) for _ in range(n - 2)]
     paths: list[str] = []
     for place in places:
         prefix = f"{root}/{place}/" if place else f"{root}/"
@@ -411,11 +397,11 @@ def largest_tree(rng: np.random.Generator) -> Scenario:
         )
     sizes = close_sizes(rng, n, 1500, 4500, 600)
     top = max(range(n), key=lambda i: sizes[i])
-    nested = pick(rng, [i for i in range(2, n)])
+    nested = draw_from(rng, [i for i in range(2, n)])
     sizes[top], sizes[nested] = sizes[nested], sizes[top]
     files = {
         path: (rng.integers(0, 256, size=size, dtype=np.uint8).tobytes() if extension(path) in BINARY
-               else sized_text(rng, size, between(rng, 20, 100)))
+               else sized_text(rng, size, draw_int(rng, 20, 100)))
         for path, size in zip(paths, sizes, strict=True)
     }  # fmt: skip
     return _largest_scenario(
@@ -429,7 +415,7 @@ def _largest_scenario(
     rng: np.random.Generator, question: str, form: str, answer: str, files: dict, command: str
 ) -> Scenario:
     """Half the tasks want the answer in largest.txt, half submitted."""
-    if between(rng, 0, 1):
+    if draw_int(rng, 0, 1):
         return Scenario(
             instruction=f"{question} Write {form} to `largest.txt`. {DONE}",
             files=entries(files),
@@ -451,27 +437,27 @@ def _largest_scenario(
 def file_times(rng: np.random.Generator, stamp: float, newer: int, older: int) -> tuple[list[float], list[float]]:
     """Times after and before `stamp`; one of each within two minutes of it, closer than
     `ls -l`'s minutes show."""
-    after = [stamp + between(rng, 5, 120)] + [stamp + between(rng, 600, 5 * DAY) for _ in range(newer - 1)]
-    before = [stamp - between(rng, 5, 120)] + [stamp - between(rng, 3600, 60 * DAY) for _ in range(older - 1)]
+    after = [stamp + draw_int(rng, 5, 120)] + [stamp + draw_int(rng, 600, 5 * DAY) for _ in range(newer - 1)]
+    before = [stamp - draw_int(rng, 5, 120)] + [stamp - draw_int(rng, 3600, 60 * DAY) for _ in range(older - 1)]
     return after, before
 
 
 def newer_flat(rng: np.random.Generator) -> Scenario:
     """Names of the files newer than a stamp, any order. The folder itself is newer too (it is
     made when the workspace is), so a `find` without `-type f` lists it."""
-    folder = pick(rng, ("uploads", "inbox", "photos", "shared"))
-    stamp = pick(rng, ("last_backup.stamp", "last_sync.marker", ".last_run"))
-    out = pick(rng, ("to_backup.txt", "changed.txt", "new_files.txt"))
-    newer, older = between(rng, 2, 7), between(rng, 3, 8)
+    folder = draw_from(rng, ("uploads", "inbox", "photos", "shared"))
+    stamp = draw_from(rng, ("last_backup.stamp", "last_sync.marker", ".last_run"))
+    out = draw_from(rng, ("to_backup.txt", "changed.txt", "new_files.txt"))
+    newer, older = draw_int(rng, 2, 7), draw_int(rng, 3, 8)
 
     def name(r: np.random.Generator) -> str:
-        kind = between(r, 0, 2)
+        kind = draw_int(r, 0, 2)
         if kind == 0:
-            return f"IMG_{between(r, 1000, 9999)}.jpg"
-        return f"{pick(r, WORDS)}_{pick(r, USERS)}.{pick(r, ('pdf', 'txt', 'csv', 'docx'))}"
+            return f"IMG_{draw_int(r, 1000, 9999)}.jpg"
+        return f"{draw_from(r, WORDS)}_{draw_from(r, USERS)}.{draw_from(r, ('pdf', 'txt', 'csv', 'docx'))}"
 
     names = distinct(rng, newer + older, name)
-    time = float(BASE_TIME + between(rng, 0, 300 * DAY))
+    time = float(BASE_TIME + draw_int(rng, 0, 300 * DAY))
     after, before = file_times(rng, time, newer, older)
     times = dict(zip(names, after + before, strict=True))
     order = [names[int(i)] for i in rng.permutation(len(names))]
@@ -503,21 +489,21 @@ def newer_tree(rng: np.random.Generator) -> Scenario:
     """Paths of the files of one extension newer than a stamp, in a tree, sorted. Files of
     other extensions changed too (compiled output, notes), and one old file of the extension
     sits just before the stamp."""
-    ext = pick(rng, sorted(LANGUAGES))
+    ext = draw_from(rng, sorted(LANGUAGES))
     folders, others, stems = LANGUAGES[ext]
-    root, pkg = pick(rng, ("project", "service", "backend")), pick(rng, PACKAGES)
-    folders = [f.format(pkg=pkg) for f in sample(rng, folders, between(rng, 3, len(folders)))]
+    root, pkg = draw_from(rng, ("project", "service", "backend")), draw_from(rng, PACKAGES)
+    folders = [f.format(pkg=pkg) for f in draw_sample(rng, folders, draw_int(rng, 3, len(folders)))]
     newer, older, other_newer, other_older = (
-        between(rng, 3, 7),
-        between(rng, 3, 6),
-        between(rng, 2, 4),
-        between(rng, 1, 3),
+        draw_int(rng, 3, 7),
+        draw_int(rng, 3, 6),
+        draw_int(rng, 2, 4),
+        draw_int(rng, 1, 3),
     )
     n_target = newer + older
-    targets = distinct(rng, n_target, lambda r: f"{root}/{pick(r, folders)}/{pick(r, stems)}.{ext}")
+    targets = distinct(rng, n_target, lambda r: f"{root}/{draw_from(r, folders)}/{draw_from(r, stems)}.{ext}")
     decoys = distinct(rng, other_newer + other_older,
-                      lambda r: f"{root}/{pick(r, folders)}/{pick(r, stems)}.{pick(r, others)}")  # fmt: skip
-    time = float(BASE_TIME + between(rng, 0, 300 * DAY))
+                      lambda r: f"{root}/{draw_from(r, folders)}/{draw_from(r, stems)}.{draw_from(r, others)}")  # fmt: skip
+    time = float(BASE_TIME + draw_int(rng, 0, 300 * DAY))
     after, before = file_times(rng, time, newer, older)
     decoy_after, decoy_before = file_times(rng, time, other_newer, other_older)
     stamp = f"{root}/.last_build"
@@ -560,9 +546,9 @@ TRACEBACK = ("Traceback (most recent call last):", '  File "/srv/app/handlers.py
 
 
 def log_line(rng: np.random.Generator, when: int, level: str, component: str, message: str | None = None) -> str:
-    text = (message or pick(rng, MESSAGES[level])).format(
-        n=between(rng, 10, 9999), d=between(rng, 1, 9), user=pick(rng, USERS), code=pick(rng, (500, 502, 503, 504)),
-        other=pick(rng, COMPONENTS),
+    text = (message or draw_from(rng, MESSAGES[level])).format(
+        n=draw_int(rng, 10, 9999), d=draw_int(rng, 1, 9), user=draw_from(rng, USERS), code=draw_from(rng, (500, 502, 503, 504)),
+        other=draw_from(rng, COMPONENTS),
     )  # fmt: skip
     stamp = datetime.fromtimestamp(when, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return f"{stamp} {level} [{component}] {text}"
@@ -576,33 +562,29 @@ def write_log(
     when = start
     lines, errors = [], []
     for level, component, message in planned:
-        when += between(rng, 1, 90)
+        when += draw_int(rng, 1, 90)
         lines.append(log_line(rng, when, level, component, message))
         if level == "ERROR":
             errors.append(lines[-1])
-            if tracebacks and between(rng, 0, 2) == 0:
-                lines += [t.format(n=between(rng, 10, 400)) for t in TRACEBACK]
+            if tracebacks and draw_int(rng, 0, 2) == 0:
+                lines += [t.format(n=draw_int(rng, 10, 400)) for t in TRACEBACK]
     return "\n".join(lines) + "\n", errors
 
 
 def quiet_levels(rng: np.random.Generator, n: int, components: Sequence[str]) -> list[tuple[str, str, str | None]]:
     """`n` lines that are not errors, of mixed levels and components."""
-    return [(pick(rng, ("DEBUG", "INFO", "INFO", "INFO", "WARN")), pick(rng, components), None) for _ in range(n)]
-
-
-def shuffled(rng: np.random.Generator, items: list[T]) -> list[T]:
-    return [items[int(i)] for i in rng.permutation(len(items))]
+    return [(draw_from(rng, ("DEBUG", "INFO", "INFO", "INFO", "WARN")), draw_from(rng, components), None) for _ in range(n)]
 
 
 def errors_of_log(rng: np.random.Generator) -> Scenario:
     """Every ERROR line of one log, unchanged and in order. WARN lines quote ERROR and some
     errors carry a traceback, so neither `grep ERROR` nor `grep -A` is right."""
-    path = pick(rng, ("logs/app.log", "logs/server.log", "app.log", "var/log/api.log"))
-    components = sample(rng, COMPONENTS, between(rng, 3, 6))
-    planned = quiet_levels(rng, between(rng, 25, 70), components)
-    planned += [("ERROR", pick(rng, components), None) for _ in range(between(rng, 3, 10))]
-    planned += [("WARN", pick(rng, components), pick(rng, DECOY_WARNINGS)) for _ in range(between(rng, 1, 3))]
-    text, errors = write_log(rng, shuffled(rng, planned), BASE_TIME + between(rng, 0, 300 * DAY), tracebacks=True)
+    path = draw_from(rng, ("logs/app.log", "logs/server.log", "app.log", "var/log/api.log"))
+    components = draw_sample(rng, COMPONENTS, draw_int(rng, 3, 6))
+    planned = quiet_levels(rng, draw_int(rng, 25, 70), components)
+    planned += [("ERROR", draw_from(rng, components), None) for _ in range(draw_int(rng, 3, 10))]
+    planned += [("WARN", draw_from(rng, components), draw_from(rng, DECOY_WARNINGS)) for _ in range(draw_int(rng, 1, 3))]
+    text, errors = write_log(rng, shuffled(rng, planned), BASE_TIME + draw_int(rng, 0, 300 * DAY), tracebacks=True)
     return Scenario(
         instruction=(
             f"Copy every line of `{path}` whose level is `ERROR` (the second field of the line) into `errors.txt`, "
@@ -617,8 +599,8 @@ def errors_of_log(rng: np.random.Generator) -> Scenario:
 def tied_counts(rng: np.random.Generator, k: int) -> list[int]:
     """`k` error counts in 1..12 of which at least two are equal, so the order of names
     among equal counts is always tested."""
-    counts = [between(rng, 1, 12) for _ in range(k)]
-    first, second = sample(rng, range(k), 2)
+    counts = [draw_int(rng, 1, 12) for _ in range(k)]
+    first, second = draw_sample(rng, range(k), 2)
     counts[second] = counts[first]
     return counts
 
@@ -626,26 +608,26 @@ def tied_counts(rng: np.random.Generator, k: int) -> list[int]:
 def errors_per_component(rng: np.random.Generator) -> Scenario:
     """ERROR lines per component over the `.log` files of a folder. A rotated `api.log.1`
     holds errors too (not counted), as do WARN lines that quote ERROR."""
-    services = sample(rng, ("api", "worker", "scheduler", "web", "gateway"), between(rng, 2, 4))
-    components = sample(rng, COMPONENTS, between(rng, 5, 8))
-    failing = components[: between(rng, 3, len(components) - 1)]
+    services = draw_sample(rng, ("api", "worker", "scheduler", "web", "gateway"), draw_int(rng, 2, 4))
+    components = draw_sample(rng, COMPONENTS, draw_int(rng, 5, 8))
+    failing = components[: draw_int(rng, 3, len(components) - 1)]
     counts = dict(zip(failing, tied_counts(rng, len(failing)), strict=True))
     plans: dict[str, list[tuple[str, str, str | None]]] = {s: [] for s in services}
     for component, count in counts.items():
         for _ in range(count):
-            plans[pick(rng, services)].append(("ERROR", component, None))
+            plans[draw_from(rng, services)].append(("ERROR", component, None))
     for service in services:
-        plans[service] += quiet_levels(rng, between(rng, 10, 30), components)
+        plans[service] += quiet_levels(rng, draw_int(rng, 10, 30), components)
         plans[service] += [
-            ("WARN", pick(rng, components), pick(rng, DECOY_WARNINGS)) for _ in range(between(rng, 1, 2))
+            ("WARN", draw_from(rng, components), draw_from(rng, DECOY_WARNINGS)) for _ in range(draw_int(rng, 1, 2))
         ]
-    rotated = quiet_levels(rng, between(rng, 5, 15), components)
-    rotated += [("ERROR", pick(rng, components), None) for _ in range(between(rng, 2, 5))]
-    today = BASE_TIME + between(rng, 1, 300) * DAY
+    rotated = quiet_levels(rng, draw_int(rng, 5, 15), components)
+    rotated += [("ERROR", draw_from(rng, components), None) for _ in range(draw_int(rng, 2, 5))]
+    today = BASE_TIME + draw_int(rng, 1, 300) * DAY
     files = {
-        f"logs/{s}.log": write_log(rng, shuffled(rng, plans[s]), today + between(rng, 0, 600))[0] for s in services
+        f"logs/{s}.log": write_log(rng, shuffled(rng, plans[s]), today + draw_int(rng, 0, 600))[0] for s in services
     }
-    files[f"logs/{services[0]}.log.1"] = write_log(rng, shuffled(rng, rotated), today - DAY + between(rng, 0, 600))[0]
+    files[f"logs/{services[0]}.log.1"] = write_log(rng, shuffled(rng, rotated), today - DAY + draw_int(rng, 0, 600))[0]
     summary = [f"{c} {n}" for c, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
     components_of_errors = r"grep -h '^[^ ]* ERROR ' logs/*.log | sed 's/^[^ ]* ERROR \[\([^]]*\)\].*/\1/'"
     count_first = r"LC_ALL=C sort | uniq -c | sed 's/^ *\([0-9]*\) \(.*\)/\2 \1/'"
@@ -679,14 +661,14 @@ def executable_scripts(rng: np.random.Generator) -> Scenario:
     """Mode 755 for the named scripts only. Other scripts in the folder are not named (one
     already 755, one owner-only 700), a sourced library stays 644, and a named script may
     start at 640 so that `chmod +x` (751) is not 755."""
-    folder = pick(rng, ("scripts", "bin", "tools", "ops"))
-    names = [f"{s}.sh" for s in sample(rng, SCRIPTS, between(rng, 5, 8))]
-    wanted = names[: between(rng, 2, 3)]
-    modes = {name: pick(rng, (0o644, 0o644, 0o640, 0o600)) for name in wanted}
+    folder = draw_from(rng, ("scripts", "bin", "tools", "ops"))
+    names = [f"{s}.sh" for s in draw_sample(rng, SCRIPTS, draw_int(rng, 5, 8))]
+    wanted = names[: draw_int(rng, 2, 3)]
+    modes = {name: draw_from(rng, (0o644, 0o644, 0o640, 0o600)) for name in wanted}
     modes[names[-1]] = 0o755
     modes[names[-2]] = 0o700
     for name in names[len(wanted) : -2]:
-        modes[name] = pick(rng, (0o644, 0o664))
+        modes[name] = draw_from(rng, (0o644, 0o664))
     files: dict[str, tuple[str, int]] = {f"{folder}/{n}": (_script(rng, n), modes[n]) for n in names}
     files[f"{folder}/lib/common.sh"] = ('# sourced by the other scripts\nlog() { echo "$(date) $*"; }\n', 0o644)
     files[f"{folder}/README.md"] = (f"# {folder}\n\n{sentence(rng)}\n", 0o644)
@@ -720,24 +702,24 @@ def mode_rules(rng: np.random.Generator) -> Scenario:
     """Modes by rule over a tree: directories, scripts, and a private folder whose rule wins
     over the scripts' (it holds a script). Every other file keeps a mode of its own, and
     files outside the tree must not change: `chmod -R` of anything fails."""
-    root = pick(rng, ("deploy", "server", "infra", "release"))
-    private = pick(rng, sorted(PRIVATE_FOLDERS))
+    root = draw_from(rng, ("deploy", "server", "infra", "release"))
+    private = draw_from(rng, sorted(PRIVATE_FOLDERS))
     dir_mode, script_mode, private_mode = (
-        pick(rng, (0o700, 0o750)),
-        pick(rng, (0o750, 0o755, 0o700)),
-        pick(rng, (0o600, 0o400)),
+        draw_from(rng, (0o700, 0o750)),
+        draw_from(rng, (0o750, 0o755, 0o700)),
+        draw_from(rng, (0o600, 0o400)),
     )
-    subfolders = sample(rng, ("bin", "hooks", "conf", "conf/nginx", "cron"), between(rng, 2, 4))
+    subfolders = draw_sample(rng, ("bin", "hooks", "conf", "conf/nginx", "cron"), draw_int(rng, 2, 4))
     files: dict[str, int] = {}
     for folder in ["", *subfolders]:
         prefix = f"{root}/{folder}/" if folder else f"{root}/"
-        for name in sample(rng, SCRIPTS, between(rng, 1, 2)):
-            files[f"{prefix}{name}.sh"] = pick(rng, (0o644, 0o755, 0o775, 0o700))
-        for name in sample(rng, PLAIN_FILES, between(rng, 0, 2)):
-            files[f"{prefix}{name}"] = pick(rng, (0o644, 0o664, 0o640, 0o444, 0o755))
-    for name in sample(rng, PRIVATE_FOLDERS[private], between(rng, 2, len(PRIVATE_FOLDERS[private]))):
-        files[f"{root}/{private}/{name}"] = pick(rng, (0o644, 0o640, 0o664))
-    files[f"{root}/{private}/rotate.sh"] = pick(rng, (0o755, 0o644))
+        for name in draw_sample(rng, SCRIPTS, draw_int(rng, 1, 2)):
+            files[f"{prefix}{name}.sh"] = draw_from(rng, (0o644, 0o755, 0o775, 0o700))
+        for name in draw_sample(rng, PLAIN_FILES, draw_int(rng, 0, 2)):
+            files[f"{prefix}{name}"] = draw_from(rng, (0o644, 0o664, 0o640, 0o444, 0o755))
+    for name in draw_sample(rng, PRIVATE_FOLDERS[private], draw_int(rng, 2, len(PRIVATE_FOLDERS[private]))):
+        files[f"{root}/{private}/{name}"] = draw_from(rng, (0o644, 0o640, 0o664))
+    files[f"{root}/{private}/rotate.sh"] = draw_from(rng, (0o755, 0o644))
     outside = {"README.md": 0o644, "notes/todo.txt": 0o644, "notes/run.sh": 0o755}
     dirs = sorted({p.rsplit("/", 1)[0] for p in files} | {root} | {p.rsplit("/", 1)[0] for p in outside if "/" in p})
     dirs = sorted({"/".join(d.split("/")[:i]) for d in dirs for i in range(1, d.count("/") + 2)})
@@ -779,14 +761,14 @@ STAGE = ".stage"
 
 
 def _site(rng: np.random.Generator) -> list[str]:
-    pages = [f"blog/{w}.html" for w in sample(rng, WORDS, between(rng, 1, 3))]
+    pages = [f"blog/{w}.html" for w in draw_sample(rng, WORDS, draw_int(rng, 1, 3))]
     return [".htaccess", "index.html", "about.html", "css/style.css", "js/app.js", *pages]
 
 
 def _project(rng: np.random.Generator) -> list[str]:
-    package = pick(rng, PACKAGES)
-    modules = [f"src/{package}/{m}.py" for m in sample(rng, MODULES, between(rng, 2, 3))]
-    return [".gitignore", "README.md", "LICENSE", "pyproject.toml", *modules, f"tests/test_{pick(rng, MODULES)}.py"]
+    package = draw_from(rng, PACKAGES)
+    modules = [f"src/{package}/{m}.py" for m in draw_sample(rng, MODULES, draw_int(rng, 2, 3))]
+    return [".gitignore", "README.md", "LICENSE", "pyproject.toml", *modules, f"tests/test_{draw_from(rng, MODULES)}.py"]
 
 
 def _dotfiles(rng: np.random.Generator) -> list[str]:
@@ -796,12 +778,12 @@ def _dotfiles(rng: np.random.Generator) -> list[str]:
         ".gitconfig",
         "install.sh",
         ".config/git/ignore",
-        *sample(rng, (".tmux.conf", ".inputrc"), 1),
+        *draw_sample(rng, (".tmux.conf", ".inputrc"), 1),
     ]
 
 
 def _handbook(rng: np.random.Generator) -> list[str]:
-    return ["README.md", *(f"chapters/{i:02d}-{w}.md" for i, w in enumerate(sample(rng, WORDS, between(rng, 2, 4)), 1)),
+    return ["README.md", *(f"chapters/{i:02d}-{w}.md" for i, w in enumerate(draw_sample(rng, WORDS, draw_int(rng, 2, 4)), 1)),
             "images/.keep", "glossary.md", ".gitignore"]  # fmt: skip
 
 
@@ -832,18 +814,18 @@ def listing_expectations(folder: str, files: dict[str, str | bytes]) -> list[Exp
 
 
 def version(rng: np.random.Generator) -> str:
-    return f"{between(rng, 1, 4)}.{between(rng, 0, 12)}.{between(rng, 0, 9)}"
+    return f"{draw_int(rng, 1, 4)}.{draw_int(rng, 0, 12)}.{draw_int(rng, 0, 9)}"
 
 
 def extract_archive(rng: np.random.Generator) -> Scenario:
     """Extract a .tar.gz into a new folder, either as it is (`restored/site/...`) or with its
     top folder dropped (`restored/...`)."""
-    archive, top, make = pick(rng, ARCHIVES)
+    archive, top, make = draw_from(rng, ARCHIVES)
     v = version(rng)
     archive, top = archive.format(v=v), top.format(v=v)
-    target = pick(rng, ("restored", "unpacked", "recovered"))
+    target = draw_from(rng, ("restored", "unpacked", "recovered"))
     contents = {p: (content_for(rng, p.rsplit("/", 1)[-1]) if not p.endswith(".keep") else "") for p in make(rng)}
-    strip = bool(between(rng, 0, 1))
+    strip = bool(draw_int(rng, 0, 1))
     example = min(contents, key=lambda p: (p.count("/") == 0, p))
     if strip:
         layout = (f"drop the archive's top folder `{top}/`: its contents go directly into `{target}/`, so that "
@@ -867,8 +849,8 @@ def extract_archive(rng: np.random.Generator) -> Scenario:
 
 
 def _home(rng: np.random.Generator, user: str) -> list[str]:
-    notes = [f"home/{user}/notes/{n}" for n in sample(rng, ("todo.md", "ideas.md", "meeting.md", "reading.md"), 2)]
-    docs = [f"home/{user}/Documents/{w}_{between(rng, 2022, 2024)}.txt" for w in sample(rng, WORDS, 2)]
+    notes = [f"home/{user}/notes/{n}" for n in draw_sample(rng, ("todo.md", "ideas.md", "meeting.md", "reading.md"), 2)]
+    docs = [f"home/{user}/Documents/{w}_{draw_int(rng, 2022, 2024)}.txt" for w in draw_sample(rng, WORDS, 2)]
     return [f"home/{user}/.bashrc", *notes, *docs]
 
 
@@ -876,15 +858,15 @@ def restore_from_manifest(rng: np.random.Generator) -> Scenario:
     """Extract only the files a manifest names from a backup, keeping their paths. The same
     note names recur in every user's home and `.bak` copies sit beside some files, so a
     name-only match (`--wildcards '*todo.md*'`) takes too much."""
-    users = sample(rng, USERS, between(rng, 2, 3))
-    app = pick(rng, ("nginx", "postgres", "cron", "ssh"))
+    users = draw_sample(rng, USERS, draw_int(rng, 2, 3))
+    app = draw_from(rng, ("nginx", "postgres", "cron", "ssh"))
     paths = [p for user in users for p in _home(rng, user)]
-    paths += [f"etc/{app}/{n}" for n in sample(rng, ("main.conf", "users.conf", "limits.conf", "tls.conf"), 2)]
+    paths += [f"etc/{app}/{n}" for n in draw_sample(rng, ("main.conf", "users.conf", "limits.conf", "tls.conf"), 2)]
     contents = {p: content_for(rng, p.rsplit("/", 1)[-1]) for p in paths}
-    chosen = sample(rng, paths, between(rng, 3, 6))
-    for p in sample(rng, chosen, 2):
+    chosen = draw_sample(rng, paths, draw_int(rng, 3, 6))
+    for p in draw_sample(rng, chosen, 2):
         contents[p + ".bak"] = content_for(rng, p.rsplit("/", 1)[-1])
-    archive = f"backup-2024-{between(rng, 1, 12):02d}-{between(rng, 1, 28):02d}.tar.gz"
+    archive = f"backup-2024-{draw_int(rng, 1, 12):02d}-{draw_int(rng, 1, 28):02d}.tar.gz"
     tops = sorted({p.split("/")[0] for p in contents})
     return Scenario(
         instruction=(
@@ -903,19 +885,19 @@ def restore_from_manifest(rng: np.random.Generator) -> Scenario:
 
 
 def _service(rng: np.random.Generator) -> list[str]:
-    modules = [f"lib/{m}.py" for m in sample(rng, MODULES, between(rng, 2, 4))]
-    return ["README.md", "VERSION", "bin/start.sh", "bin/stop.sh", f"conf/{pick(rng, ('app', 'server'))}.ini", *modules,
+    modules = [f"lib/{m}.py" for m in draw_sample(rng, MODULES, draw_int(rng, 2, 4))]
+    return ["README.md", "VERSION", "bin/start.sh", "bin/stop.sh", f"conf/{draw_from(rng, ('app', 'server'))}.ini", *modules,
             ".env.example"]  # fmt: skip
 
 
 def nested_archive(rng: np.random.Generator) -> Scenario:
     """Unpack the .tar.gz inside a .tar into a folder, dropping its top folder, and leave
     nothing else behind: the current directory's listing is checked too."""
-    name, v = pick(rng, ("webshop", "ledger", "tracker", "relay")), version(rng)
+    name, v = draw_from(rng, ("webshop", "ledger", "tracker", "relay")), version(rng)
     outer, inner_top, target = (
-        pick(rng, ("delivery.tar", "release.tar", "bundle.tar")),
+        draw_from(rng, ("delivery.tar", "release.tar", "bundle.tar")),
         f"{name}-{v}",
-        pick(rng, ("app", name)),
+        draw_from(rng, ("app", name)),
     )
     wrapper = outer.removesuffix(".tar")
     contents = {p: content_for(rng, p.rsplit("/", 1)[-1]) for p in _service(rng)}

@@ -36,10 +36,10 @@ import itertools
 import re
 import shlex
 from collections.abc import Callable, Sequence
-from typing import TypeVar
 
 import numpy as np
 
+from rlenvs.core.draw import coin, draw_from, draw_int, draw_sample, shuffled
 from rlenvs.envs.terminal.tasks import Entry, Family, Scenario
 from rlenvs.rewards.workspace import (
     AnswerIs,
@@ -50,36 +50,12 @@ from rlenvs.rewards.workspace import (
     IsDir,
 )
 
-T = TypeVar("T")
-
 SUBMIT = "When you are done, reply with `submit`."
 BYTE_ORDER = (
     "in byte order (as `LC_ALL=C sort` orders them: uppercase before lowercase)"
 )
 
 # --- drawing -------------------------------------------------------------------------------
-
-
-def _int(rng: np.random.Generator, low: int, high: int) -> int:
-    """A uniform int in [low, high], both ends included."""
-    return int(rng.integers(low, high + 1))
-
-
-def _pick(rng: np.random.Generator, options: Sequence[T]) -> T:
-    return options[int(rng.integers(len(options)))]
-
-
-def _sample(rng: np.random.Generator, options: Sequence[T], k: int) -> list[T]:
-    """k distinct items of `options` in random order."""
-    return [options[int(i)] for i in rng.permutation(len(options))[:k]]
-
-
-def _shuffled(rng: np.random.Generator, items: Sequence[T]) -> list[T]:
-    return [items[int(i)] for i in rng.permutation(len(items))]
-
-
-def _coin(rng: np.random.Generator) -> bool:
-    return bool(rng.integers(2))
 
 
 def _byte_sorted(items: Sequence[str]) -> list[str]:
@@ -153,7 +129,7 @@ FILLER_SENTENCES = (
 
 
 def _person(rng: np.random.Generator) -> str:
-    return f"{_pick(rng, FIRST_NAMES)} {_pick(rng, LAST_NAMES)}"
+    return f"{draw_from(rng, FIRST_NAMES)} {draw_from(rng, LAST_NAMES)}"
 
 
 def _people(rng: np.random.Generator, count: int) -> list[str]:
@@ -243,12 +219,12 @@ def _csv_table(
     for _name, kind, arg in columns:
         if kind == "cat":
             pool = arg  # type: ignore[assignment]
-            pools.append(_sample(rng, pool, min(len(pool), _int(rng, 3, 6))))
+            pools.append(draw_sample(rng, pool, min(len(pool), draw_int(rng, 3, 6))))
         elif kind == "person":
-            pools.append(_people(rng, _int(rng, 4, 7)))
+            pools.append(_people(rng, draw_int(rng, 4, 7)))
         else:
             pools.append(())
-    first_id = _int(rng, 1000, 8000)
+    first_id = draw_int(rng, 1000, 8000)
     names = _people(rng, rows) if any(kind == "name" for _, kind, _ in columns) else []
     table = []
     for row in range(rows):
@@ -259,15 +235,15 @@ def _csv_table(
             elif kind == "name":
                 cells.append(names[row])
             elif kind == "date":
-                cells.append(f"2024-{_int(rng, 1, 12):02d}-{_int(rng, 1, 28):02d}")
+                cells.append(f"2024-{draw_int(rng, 1, 12):02d}-{draw_int(rng, 1, 28):02d}")
             elif kind in ("cat", "person"):
-                cells.append(_pick(rng, pool))
+                cells.append(draw_from(rng, pool))
             elif kind == "int":
                 low, high = arg  # type: ignore[misc]
-                cells.append(str(_int(rng, low, high)))
+                cells.append(str(draw_int(rng, low, high)))
             else:
                 low, high = arg  # type: ignore[misc]
-                cells.append(_cents(_int(rng, low, high)))
+                cells.append(_cents(draw_int(rng, low, high)))
         table.append(cells)
     return table
 
@@ -285,23 +261,23 @@ def _as_cents(cell: str) -> int:
 
 
 def _csv_place(rng: np.random.Generator, stem: str) -> str:
-    return _pick(rng, (f"{stem}.csv", f"data/{stem}.csv", f"exports/{stem}_2024.csv"))
+    return draw_from(rng, (f"{stem}.csv", f"data/{stem}.csv", f"exports/{stem}_2024.csv"))
 
 
 def csv_column(rng: np.random.Generator, level: int) -> Scenario:
-    stem, columns = _pick(rng, CSV_DATASETS)
+    stem, columns = draw_from(rng, CSV_DATASETS)
     path = _csv_place(rng, stem)
     numeric = [i for i, (_, kind, _) in enumerate(columns) if kind in ("int", "dec")]
     if level == 1:
-        return _csv_sum(rng, path, columns, _pick(rng, numeric))
-    return _csv_group(rng, path, columns, _pick(rng, numeric))
+        return _csv_sum(rng, path, columns, draw_from(rng, numeric))
+    return _csv_group(rng, path, columns, draw_from(rng, numeric))
 
 
 def _csv_sum(
     rng: np.random.Generator, path: str, columns: Sequence[Column], col: int
 ) -> Scenario:
     """Level 1: the sum of one numeric column, submitted as the answer."""
-    table = _csv_table(rng, columns, _int(rng, 15, 40))
+    table = _csv_table(rng, columns, draw_int(rng, 15, 40))
     name, kind, _ = columns[col]
     total = sum(_as_cents(row[col]) for row in table)
     if kind == "int":
@@ -331,16 +307,16 @@ def _csv_group(
     groupable = [
         i for i, (_, kind, _) in enumerate(columns) if kind in ("cat", "person")
     ]
-    group = _pick(rng, groupable)
+    group = draw_from(rng, groupable)
     filters = [i for i in groupable if i != group and columns[i][1] == "cat"]
-    use_filter = bool(filters) and _coin(rng)
-    fcol = _pick(rng, filters) if use_filter else -1
+    use_filter = bool(filters) and coin(rng)
+    fcol = draw_from(rng, filters) if use_filter else -1
     while True:  # redraw (same stream) until the filter drops a row and keeps some
-        table = _csv_table(rng, columns, _int(rng, 30, 70))
+        table = _csv_table(rng, columns, draw_int(rng, 30, 70))
         if fcol < 0:
             fval = ""
             break
-        fval = _pick(rng, sorted({row[fcol] for row in table}))
+        fval = draw_from(rng, sorted({row[fcol] for row in table}))
         kept = sum(row[fcol] == fval for row in table)
         if 0 < kept < len(table):
             break
@@ -353,7 +329,7 @@ def _csv_group(
     show = (lambda c: str(c // 100)) if kind == "int" else _cents
     lines = [f"{key},{show(totals[key])}" for key in _byte_sorted(list(totals))]
     header = f"{gname},total_{name}"
-    with_header = _coin(rng)
+    with_header = coin(rng)
     if with_header:
         lines.insert(0, header)
     out = f"{name}_by_{gname}.csv"
@@ -460,20 +436,20 @@ RENAME_KINDS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
 def _rename_content(rng: np.random.Generator, ext: str, base: str) -> str:
     """A file body that names its file, so a swapped content is caught."""
     if ext == ".txt":
-        lines = _sample(rng, PROSE_NOTES, _int(rng, 1, 3))
+        lines = draw_sample(rng, PROSE_NOTES, draw_int(rng, 1, 3))
         return f"{base}\n\n" + "\n".join(f"- {line}" for line in lines) + "\n"
     if ext == ".jpeg":
-        return f"JPEG placeholder for {base}: {_int(rng, 8, 40) * 100}x{_int(rng, 6, 30) * 100}\n"
+        return f"JPEG placeholder for {base}: {draw_int(rng, 8, 40) * 100}x{draw_int(rng, 6, 30) * 100}\n"
     if ext == ".htm":
         title = base.replace("-", " ").title()
         return f"<html><head><title>{title}</title></head><body><h1>{title}</h1></body></html>\n"
-    return f"name: {base}\nreplicas: {_int(rng, 1, 6)}\nport: {_int(rng, 3000, 9000)}\n"
+    return f"name: {base}\nreplicas: {draw_int(rng, 1, 6)}\nport: {draw_int(rng, 3000, 9000)}\n"
 
 
 def rename_files(rng: np.random.Generator, level: int) -> Scenario:
     if level == 1:
         return _rename_extension(rng)
-    return _pick(rng, (_rename_photos, _rename_lower, _rename_dates))(rng)
+    return draw_from(rng, (_rename_photos, _rename_lower, _rename_dates))(rng)
 
 
 def _rename_check(folder: str, final: dict[str, str]) -> tuple[Expectation, ...]:
@@ -488,9 +464,9 @@ def _rename_check(folder: str, final: dict[str, str]) -> tuple[Expectation, ...]
 def _rename_extension(rng: np.random.Generator) -> Scenario:
     """Level 1: every `*.src` in one folder becomes `*.dst`; a `name.src.bak` (the extension
     in the middle) and a README must keep their names."""
-    src, dst, folders, bases = _pick(rng, RENAME_KINDS)
-    folder = _pick(rng, folders)
-    chosen = _sample(rng, bases, _int(rng, 4, 7))
+    src, dst, folders, bases = draw_from(rng, RENAME_KINDS)
+    folder = draw_from(rng, folders)
+    chosen = draw_sample(rng, bases, draw_int(rng, 4, 7))
     renamed, kept = chosen[:-1], chosen[-1]
     files: list[Entry] = []
     final: dict[str, str] = {}
@@ -502,7 +478,7 @@ def _rename_extension(rng: np.random.Generator) -> Scenario:
     text = _rename_content(rng, src, kept)
     files.append(Entry(f"{folder}/{backup}", text))
     final[backup] = text
-    if _coin(rng):
+    if coin(rng):
         readme = f"Files in {folder}/ are synced nightly.\n"
         files.append(Entry(f"{folder}/README", readme))
         final["README"] = readme
@@ -515,7 +491,7 @@ def _rename_extension(rng: np.random.Generator) -> Scenario:
     command = f'for f in {folder}/*{src}; do mv -- "$f" "${{f%{src}}}{dst}"; done'
     return Scenario(
         instruction=instruction,
-        files=tuple(_shuffled(rng, files)),
+        files=tuple(shuffled(rng, files)),
         solution=(f"ls -la {folder}", command),
         expect=_rename_check(folder, final),
     )
@@ -523,20 +499,20 @@ def _rename_extension(rng: np.random.Generator) -> Scenario:
 
 def _rename_photos(rng: np.random.Generator) -> Scenario:
     """`IMG_0012.JPG` -> `2024-05-photo-012.jpg`; a `.MOV` of the same camera stays."""
-    folder = _pick(rng, ("camera", "DCIM", "photos", "phone-backup"))
-    year, month = _int(rng, 2018, 2025), _int(rng, 1, 12)
-    numbers = [int(n) for n in rng.permutation(np.arange(1, 1000))[: _int(rng, 5, 10)]]
+    folder = draw_from(rng, ("camera", "DCIM", "photos", "phone-backup"))
+    year, month = draw_int(rng, 2018, 2025), draw_int(rng, 1, 12)
+    numbers = [int(n) for n in rng.permutation(np.arange(1, 1000))[: draw_int(rng, 5, 10)]]
     photos, video = numbers[:-1], numbers[-1]
     files: list[Entry] = []
     final: dict[str, str] = {}
     for number in photos:
-        text = f"JPEG placeholder IMG_{number:04d}, shot {year}-{month:02d}-{_int(rng, 1, 28):02d}\n"
+        text = f"JPEG placeholder IMG_{number:04d}, shot {year}-{month:02d}-{draw_int(rng, 1, 28):02d}\n"
         files.append(Entry(f"{folder}/IMG_{number:04d}.JPG", text))
         final[f"{year}-{month:02d}-photo-{number:03d}.jpg"] = text
-    text = f"QuickTime placeholder IMG_{video:04d}, {_int(rng, 3, 90)} seconds\n"
+    text = f"QuickTime placeholder IMG_{video:04d}, {draw_int(rng, 3, 90)} seconds\n"
     files.append(Entry(f"{folder}/IMG_{video:04d}.MOV", text))
     final[f"IMG_{video:04d}.MOV"] = text
-    if _coin(rng):
+    if coin(rng):
         text = f"Photos from {year}-{month:02d}; keep the originals.\n"
         files.append(Entry(f"{folder}/notes.txt", text))
         final["notes.txt"] = text
@@ -555,7 +531,7 @@ def _rename_photos(rng: np.random.Generator) -> Scenario:
     )
     return Scenario(
         instruction=instruction,
-        files=tuple(_shuffled(rng, files)),
+        files=tuple(shuffled(rng, files)),
         solution=(f"ls -la {folder}", command),
         expect=_rename_check(folder, final),
     )
@@ -583,13 +559,13 @@ def _tidy(name: str) -> str:
 
 def _rename_lower(rng: np.random.Generator) -> Scenario:
     """Lower-case every name and turn spaces into underscores; tidy names already comply."""
-    folder = _pick(rng, ("inbox", "downloads", "scans", "shared"))
-    messy = _sample(rng, MESSY_NAMES, _int(rng, 4, 7))
-    tidy = _sample(rng, TIDY_NAMES, _int(rng, 1, 2))
+    folder = draw_from(rng, ("inbox", "downloads", "scans", "shared"))
+    messy = draw_sample(rng, MESSY_NAMES, draw_int(rng, 4, 7))
+    tidy = draw_sample(rng, TIDY_NAMES, draw_int(rng, 1, 2))
     files: list[Entry] = []
     final: dict[str, str] = {}
     for name in messy + tidy:
-        text = f"{name}: {_pick(rng, PROSE_NOTES)} (rev {_int(rng, 1, 9)})\n"
+        text = f"{name}: {draw_from(rng, PROSE_NOTES)} (rev {draw_int(rng, 1, 9)})\n"
         files.append(Entry(f"{folder}/{name}", text))
         final[_tidy(name)] = text
     instruction = (
@@ -605,7 +581,7 @@ def _rename_lower(rng: np.random.Generator) -> Scenario:
     )
     return Scenario(
         instruction=instruction,
-        files=tuple(_shuffled(rng, files)),
+        files=tuple(shuffled(rng, files)),
         solution=(f"ls -la {folder}", command),
         expect=_rename_check(folder, final),
     )
@@ -613,24 +589,24 @@ def _rename_lower(rng: np.random.Generator) -> Scenario:
 
 def _rename_dates(rng: np.random.Generator) -> Scenario:
     """`sales_03-15-2024.csv` -> `sales_2024-03-15.csv`: US dates to ISO dates."""
-    folder = _pick(rng, ("reports", "exports", "archive"))
-    prefix = _pick(rng, ("report", "sales", "invoice", "timesheet", "backup"))
-    ext = _pick(rng, (".csv", ".pdf", ".txt"))
+    folder = draw_from(rng, ("reports", "exports", "archive"))
+    prefix = draw_from(rng, ("report", "sales", "invoice", "timesheet", "backup"))
+    ext = draw_from(rng, (".csv", ".pdf", ".txt"))
     dates: list[tuple[int, int, int]] = []
-    wanted = _int(rng, 5, 9)
+    wanted = draw_int(rng, 5, 9)
     while len(dates) < wanted:
-        date = (_int(rng, 2021, 2025), _int(rng, 1, 12), _int(rng, 1, 28))
+        date = (draw_int(rng, 2021, 2025), draw_int(rng, 1, 12), draw_int(rng, 1, 28))
         if date not in dates:
             dates.append(date)
     files: list[Entry] = []
     final: dict[str, str] = {}
     *old, done = dates
     for y, m, d in old:
-        text = f"{prefix} for {y}-{m:02d}-{d:02d}\ntotal,{_int(rng, 100, 9999)}\n"
+        text = f"{prefix} for {y}-{m:02d}-{d:02d}\ntotal,{draw_int(rng, 100, 9999)}\n"
         files.append(Entry(f"{folder}/{prefix}_{m:02d}-{d:02d}-{y}{ext}", text))
         final[f"{prefix}_{y}-{m:02d}-{d:02d}{ext}"] = text
     y, m, d = done
-    text = f"{prefix} for {y}-{m:02d}-{d:02d}\ntotal,{_int(rng, 100, 9999)}\n"
+    text = f"{prefix} for {y}-{m:02d}-{d:02d}\ntotal,{draw_int(rng, 100, 9999)}\n"
     files.append(Entry(f"{folder}/{prefix}_{y}-{m:02d}-{d:02d}{ext}", text))
     final[f"{prefix}_{y}-{m:02d}-{d:02d}{ext}"] = text
     text = f"{prefix} template: fill in the date and the total\n"
@@ -652,7 +628,7 @@ def _rename_dates(rng: np.random.Generator) -> Scenario:
     )
     return Scenario(
         instruction=instruction,
-        files=tuple(_shuffled(rng, files)),
+        files=tuple(shuffled(rng, files)),
         solution=(f"ls -la {folder}", command),
         expect=_rename_check(folder, final),
     )
@@ -711,9 +687,9 @@ CONF_GROUPS: tuple[tuple[str, tuple[tuple[str, ValueSpec], ...]], ...] = (
 
 def _value(rng: np.random.Generator, spec: ValueSpec) -> str:
     if spec[0] == "int":
-        return str(_int(rng, spec[1], spec[2]))
+        return str(draw_int(rng, spec[1], spec[2]))
     if spec[0] == "choice":
-        return _pick(rng, spec[1])
+        return draw_from(rng, spec[1])
     return spec[1]
 
 
@@ -737,8 +713,8 @@ def fix_config(rng: np.random.Generator, level: int) -> Scenario:
 def _fix_flat(rng: np.random.Generator) -> Scenario:
     """Level 1: one key of a flat file. Decoys: a commented-out line for the same key and a
     longer key containing it (`max_connections_per_ip`, `read_timeout`)."""
-    env_style = _coin(rng)
-    path = _pick(
+    env_style = coin(rng)
+    path = draw_from(
         rng,
         (".env", "config/production.env", "deploy/app.env")
         if env_style
@@ -759,7 +735,7 @@ def _fix_flat(rng: np.random.Generator) -> Scenario:
             for other, _ in CONF_GROUPS[g][1]
         )
     ]
-    target_group, target_key = _pick(rng, lookalike if _coin(rng) else targets)
+    target_group, target_key = draw_from(rng, lookalike if coin(rng) else targets)
     key_name, spec = CONF_GROUPS[target_group][1][target_key]
 
     def show(key: str) -> str:
@@ -769,18 +745,18 @@ def _fix_flat(rng: np.random.Generator) -> Scenario:
         return f"{show(key)}={value}" if env_style else f"{key} = {value}"
 
     lines = [
-        f"# {_pick(rng, ('Server', 'Service', 'Gateway', 'Worker pool'))} settings",
+        f"# {draw_from(rng, ('Server', 'Service', 'Gateway', 'Worker pool'))} settings",
         "",
     ]
     old = new = ""
-    for g in _shuffled(rng, range(len(CONF_GROUPS))):
+    for g in shuffled(rng, range(len(CONF_GROUPS))):
         title, keys = CONF_GROUPS[g]
-        if g != target_group and not _int(rng, 0, 3):
+        if g != target_group and not draw_int(rng, 0, 3):
             continue  # leave out some groups, so files differ in shape
         lines.append(f"# {title}")
         for k, (key, kspec) in enumerate(keys):
             related = g == target_group and (key_name in key or key in key_name)
-            if not related and not _int(rng, 0, 2):
+            if not related and not draw_int(rng, 0, 2):
                 continue
             value = _value(rng, kspec)
             if g == target_group and k == target_key:
@@ -872,30 +848,30 @@ INI_THEMES: tuple[
 def _fix_ini(rng: np.random.Generator) -> Scenario:
     """Level 2: a key present in every section changes in one section only: to a given value,
     to another section's value, or by a stated amount."""
-    name, title, section_pool, keys = _pick(rng, INI_THEMES)
-    path = _pick(rng, (name, f"config/{name}", f"deploy/{name}"))
-    sections = _sample(rng, section_pool, _int(rng, 3, len(section_pool)))
-    key_index = _int(rng, 0, len(keys) - 1)
+    name, title, section_pool, keys = draw_from(rng, INI_THEMES)
+    path = draw_from(rng, (name, f"config/{name}", f"deploy/{name}"))
+    sections = draw_sample(rng, section_pool, draw_int(rng, 3, len(section_pool)))
+    key_index = draw_int(rng, 0, len(keys) - 1)
     key, spec = keys[key_index]
     values: dict[str, dict[str, str]] = {}
     for section in sections:
         values[section] = {}
         for k, (other, ospec) in enumerate(keys):
-            if k == key_index or _int(rng, 0, 3):
+            if k == key_index or draw_int(rng, 0, 3):
                 values[section][other] = _value(rng, ospec)
-    target = sections[_int(rng, 0, len(sections) - 1)]
+    target = sections[draw_int(rng, 0, len(sections) - 1)]
     old = values[target][key]
     others = [s for s in sections if s != target and values[s][key] != old]
-    mode = _int(rng, 0, 2)
+    mode = draw_int(rng, 0, 2)
     if mode == 1 and others:
-        source = _pick(rng, others)
+        source = draw_from(rng, others)
         new = values[source][key]
         ask = (
             f"set `{key}` in the `[{target}]` section to the value that `{key}` has in the "
             f"`[{source}]` section"
         )
     elif mode == 2 and spec[0] == "int":
-        step = _int(rng, 1, 5) * (10 if spec[2] - spec[1] >= 100 else 1)
+        step = draw_int(rng, 1, 5) * (10 if spec[2] - spec[1] >= 100 else 1)
         new = str(int(old) + step)
         ask = f"increase `{key}` in the `[{target}]` section by {step}"
         source = ""
@@ -999,9 +975,9 @@ def make_tree(rng: np.random.Generator, level: int) -> Scenario:
 
 def _tree_plain(rng: np.random.Generator) -> Scenario:
     """Level 1: listed folders and empty files; extra things are not checked."""
-    roots, choices = _pick(rng, TREE_THEMES)
-    root = _pick(rng, roots)
-    picked = [choices[0]] + _sample(rng, choices[1:], _int(rng, 2, 4))
+    roots, choices = draw_from(rng, TREE_THEMES)
+    root = draw_from(rng, roots)
+    picked = [choices[0]] + draw_sample(rng, choices[1:], draw_int(rng, 2, 4))
     folders = {root}
     files: set[str] = set()
     for folder, names in picked:
@@ -1009,7 +985,7 @@ def _tree_plain(rng: np.random.Generator) -> Scenario:
         folders.update(_ancestors(where))
         files.update(
             f"{where}/{name}"
-            for name in _sample(rng, names, _int(rng, 0, min(2, len(names))))
+            for name in draw_sample(rng, names, draw_int(rng, 0, min(2, len(names))))
         )
     if not files:
         files.add(f"{root}/README.md")
@@ -1093,18 +1069,18 @@ STRAYS = ("notes.tmp", "old_README.txt", ".DS_Store", "draft.bak")
 def _tree_skeleton(rng: np.random.Generator) -> Scenario:
     """Level 2: an indented tree with one-line file contents; the root must hold exactly it
     (a leftover from an earlier attempt may have to go)."""
-    roots, entries = _pick(rng, SKELETONS)
-    root = _pick(rng, roots)
+    roots, entries = draw_from(rng, SKELETONS)
+    root = draw_from(rng, roots)
     fill = {
         "root": root,
         "pkg": root.replace("-", "_"),
         "title": root.replace("-", " ").title(),
-        "minor": _int(rng, 1, 9),
+        "minor": draw_int(rng, 1, 9),
     }
     files: dict[str, str] = {}
     folders: set[str] = {root}
     for raw, content in entries:
-        if raw.startswith("*") and _coin(rng):
+        if raw.startswith("*") and coin(rng):
             continue
         rel = raw.lstrip("*").format(**fill)
         path = f"{root}/{rel.rstrip('/')}"
@@ -1114,8 +1090,8 @@ def _tree_skeleton(rng: np.random.Generator) -> Scenario:
             files[path] = "" if content is None else content.format(**fill)
     start: list[Entry] = []
     cleanup: list[str] = []
-    if _coin(rng):
-        stray = f"{root}/{_pick(rng, STRAYS)}"
+    if coin(rng):
+        stray = f"{root}/{draw_from(rng, STRAYS)}"
         start.append(Entry(stray, "leftover from an earlier attempt\n"))
         readme = f"{root}/README.md"
         start.append(Entry(readme, "TODO: write this\n"))
@@ -1227,8 +1203,8 @@ def _with_repeats(
     """`values` once each plus `extra` repeats, shuffled until no repeat sits right after
     its twin and the list is not already sorted (so `uniq` alone or no sort both fail)."""
     while True:
-        lines = list(values) + [_pick(rng, values) for _ in range(extra)]
-        lines = _shuffled(rng, lines)
+        lines = list(values) + [draw_from(rng, values) for _ in range(extra)]
+        lines = shuffled(rng, lines)
         adjacent = any(a == b for a, b in itertools.pairwise(lines))
         if not adjacent and lines != _byte_sorted(lines):
             return lines
@@ -1237,19 +1213,19 @@ def _with_repeats(
 def dedupe_sort(rng: np.random.Generator, level: int) -> Scenario:
     if level == 1:
         return _dedupe_plain(rng)
-    return _pick(rng, (_dedupe_numeric, _dedupe_casefold, _dedupe_merge))(rng)
+    return draw_from(rng, (_dedupe_numeric, _dedupe_casefold, _dedupe_merge))(rng)
 
 
 def _dedupe_plain(rng: np.random.Generator) -> Scenario:
     """Level 1: distinct lines in byte order. The lists mix cases, so a locale-aware sort
     (which interleaves `apples` and `Bread`) gives a different order."""
-    name, what, pool = _pick(rng, DEDUPE_LISTS)
+    name, what, pool = draw_from(rng, DEDUPE_LISTS)
     while True:
-        values = _sample(rng, pool, _int(rng, 8, min(16, len(pool))))
+        values = draw_sample(rng, pool, draw_int(rng, 8, min(16, len(pool))))
         if _byte_sorted(values) != sorted(values, key=lambda v: (v.casefold(), v)):
             break
-    lines = _with_repeats(rng, values, _int(rng, 5, 15))
-    source = _pick(rng, (name, f"lists/{name}", f"input/{name}"))
+    lines = _with_repeats(rng, values, draw_int(rng, 5, 15))
+    source = draw_from(rng, (name, f"lists/{name}", f"input/{name}"))
     out = f"unique_{name}"
     instruction = (
         f"`{source}` has {what}, and some lines appear more than once. Write `{out}` in the "
@@ -1301,17 +1277,17 @@ NUMERIC_LISTS: tuple[tuple[str, str, str, tuple[str, ...], tuple[int, int]], ...
 def _dedupe_numeric(rng: np.random.Generator) -> Scenario:
     """Distinct `name number` lines ordered by the number (either direction), ties by name;
     the numbers span several digit counts, so a text sort of them is wrong."""
-    name, label, unit, pool, (low, high) = _pick(rng, NUMERIC_LISTS)
-    descending = _coin(rng)
+    name, label, unit, pool, (low, high) = draw_from(rng, NUMERIC_LISTS)
+    descending = coin(rng)
     while True:
-        names = _sample(rng, pool, _int(rng, 6, len(pool)))
-        pairs = {(n, _int(rng, low, high)) for n in names}
+        names = draw_sample(rng, pool, draw_int(rng, 6, len(pool)))
+        pairs = {(n, draw_int(rng, low, high)) for n in names}
         pairs |= {
-            (_pick(rng, names), _int(rng, low, high)) for _ in range(_int(rng, 1, 4))
+            (draw_from(rng, names), draw_int(rng, low, high)) for _ in range(draw_int(rng, 1, 4))
         }
         # a tie on the number, so the tie-break matters
-        tied = _pick(rng, sorted(pairs))
-        pairs.add((_pick(rng, [n for n in names if n != tied[0]]), tied[1]))
+        tied = draw_from(rng, sorted(pairs))
+        pairs.add((draw_from(rng, [n for n in names if n != tied[0]]), tied[1]))
         ordered = sorted(
             pairs, key=lambda p: ((-p[1] if descending else p[1]), p[0].encode())
         )
@@ -1321,7 +1297,7 @@ def _dedupe_numeric(rng: np.random.Generator) -> Scenario:
         if ordered != as_text:
             break
     want = [f"{n} {v}" for n, v in ordered]
-    lines = _with_repeats(rng, want, _int(rng, 3, 8))
+    lines = _with_repeats(rng, want, draw_int(rng, 3, 8))
     out = f"sorted_{name}"
     direction = "largest first" if descending else "smallest first"
     instruction = (
@@ -1363,21 +1339,21 @@ def _email(first: str, last: str, domain: str, style: int) -> str:
 def _dedupe_casefold(rng: np.random.Generator) -> Scenario:
     """First occurrence wins, compared case-insensitively, original order kept."""
     people: list[tuple[str, str, str]] = []
-    wanted = _int(rng, 7, 12)
+    wanted = draw_int(rng, 7, 12)
     while len(people) < wanted:
         person = (
-            _pick(rng, FIRST_NAMES),
-            _pick(rng, LAST_NAMES),
-            _pick(rng, EMAIL_DOMAINS),
+            draw_from(rng, FIRST_NAMES),
+            draw_from(rng, LAST_NAMES),
+            draw_from(rng, EMAIL_DOMAINS),
         )
         if person not in people:
             people.append(person)
     while True:
-        lines = [_email(*p, _int(rng, 0, 2)) for p in people]
+        lines = [_email(*p, draw_int(rng, 0, 2)) for p in people]
         lines += [
-            _email(*_pick(rng, people), _int(rng, 0, 3)) for _ in range(_int(rng, 4, 9))
+            _email(*draw_from(rng, people), draw_int(rng, 0, 3)) for _ in range(draw_int(rng, 4, 9))
         ]
-        lines = _shuffled(rng, lines)
+        lines = shuffled(rng, lines)
         seen: set[str] = set()
         want = []
         for line in lines:
@@ -1389,7 +1365,7 @@ def _dedupe_casefold(rng: np.random.Generator) -> Scenario:
         unsorted = want not in (_byte_sorted(want), sorted(want, key=str.lower))
         if exact != want and mixed and unsorted and len(lines) > len(exact):
             break
-    source = _pick(
+    source = draw_from(
         rng, ("signups.txt", "newsletter/signups.txt", "export/subscribers.txt")
     )
     out = "signups_unique.txt"
@@ -1414,27 +1390,27 @@ MERGE_SOURCES = ("newsletter", "webinar", "trade-show", "shop", "support", "refe
 def _dedupe_merge(rng: np.random.Generator) -> Scenario:
     """Several contact lists, each with a comment header, merged: distinct, byte order."""
     contacts: list[str] = []
-    wanted = _int(rng, 10, 18)
+    wanted = draw_int(rng, 10, 18)
     while len(contacts) < wanted:
         person = _person(rng)
         if person not in contacts:
             contacts.append(person)
-    sources = _sample(rng, MERGE_SOURCES, _int(rng, 2, 4))
-    folder = _pick(rng, ("lists", "contacts", "crm-export"))
+    sources = draw_sample(rng, MERGE_SOURCES, draw_int(rng, 2, 4))
+    folder = draw_from(rng, ("lists", "contacts", "crm-export"))
     files = []
     used: set[str] = set()
     for i, source in enumerate(sources):
         # the first list shares someone with the second, so duplicates span files
-        chosen = _sample(rng, contacts, _int(rng, 4, min(9, len(contacts))))
+        chosen = draw_sample(rng, contacts, draw_int(rng, 4, min(9, len(contacts))))
         if i == 1:
-            chosen.append(_pick(rng, sorted(used)))
+            chosen.append(draw_from(rng, sorted(used)))
         if i == len(sources) - 1:
             chosen += [c for c in contacts if c not in used and c not in chosen]
         used.update(chosen)
         body = [
-            f"# exported from {source} on 2024-{_int(rng, 1, 12):02d}-{_int(rng, 1, 28):02d}"
+            f"# exported from {source} on 2024-{draw_int(rng, 1, 12):02d}-{draw_int(rng, 1, 28):02d}"
         ]
-        body += chosen + [_pick(rng, chosen)]
+        body += chosen + [draw_from(rng, chosen)]
         files.append(Entry(f"{folder}/{source}.txt", "\n".join(body) + "\n"))
     want = _byte_sorted(contacts)
     out = "all_contacts.txt"
@@ -1549,26 +1525,26 @@ def replace_text(rng: np.random.Generator, level: int) -> Scenario:
 
 
 def _paragraph(rng: np.random.Generator, sentences: Sequence[str]) -> str:
-    return " ".join(_shuffled(rng, sentences))
+    return " ".join(shuffled(rng, sentences))
 
 
 def _replace_names(rng: np.random.Generator) -> Scenario:
     """Level 1: a renamed project or company, replaced in every `.txt` file of a folder.
     The name never appears inside a longer word, so a plain substitution is right."""
-    old, new = _pick(rng, RENAMES)
-    folder = _pick(rng, ("minutes", "notes", "memos", "updates"))
-    count = _int(rng, 3, 6)
-    mentions = [True, True] + [_coin(rng) for _ in range(count - 2)]
+    old, new = draw_from(rng, RENAMES)
+    folder = draw_from(rng, ("minutes", "notes", "memos", "updates"))
+    count = draw_int(rng, 3, 6)
+    mentions = [True, True] + [coin(rng) for _ in range(count - 2)]
     files = []
     expect: list[Expectation] = []
-    for i, stem in enumerate(_sample(rng, MEETINGS, count)):
-        chosen = _sample(rng, FILLER_SENTENCES, _int(rng, 1, 3))
+    for i, stem in enumerate(draw_sample(rng, MEETINGS, count)):
+        chosen = draw_sample(rng, FILLER_SENTENCES, draw_int(rng, 1, 3))
         if mentions[i]:
             # the first file names it twice on one line: a sed without `g` misses one
             least = 2 if i == 0 else 1
             chosen += [
                 s.format(w=old)
-                for s in _sample(rng, NAME_SENTENCES, _int(rng, least, 3))
+                for s in draw_sample(rng, NAME_SENTENCES, draw_int(rng, least, 3))
             ]
         text = f"{stem.title()} notes\n\n{_paragraph(rng, chosen)}\n"
         path = f"{folder}/{stem}.txt"
@@ -1593,27 +1569,27 @@ def _replace_names(rng: np.random.Generator) -> Scenario:
 def _replace_words(rng: np.random.Generator) -> Scenario:
     """Level 2: whole-word replace in one extension across a tree. Longer words containing
     the word (`username`), the word in other extensions and in `x.md.bak` all stay."""
-    word, new, decoys = _pick(rng, WORD_TERMS)
-    ext = _pick(rng, (".md", ".txt"))
+    word, new, decoys = draw_from(rng, WORD_TERMS)
+    ext = draw_from(rng, (".md", ".txt"))
     other_exts = [".txt" if ext == ".md" else ".md", ".html", f"{ext}.bak"]
-    root = _pick(rng, ("handbook", "docs", "wiki", "knowledge-base"))
-    folders = ["", *_sample(rng, DOC_FOLDERS, _int(rng, 2, 3))]
-    count = _int(rng, 5, 8)
-    titles = _sample(rng, DOC_TITLES, count)
+    root = draw_from(rng, ("handbook", "docs", "wiki", "knowledge-base"))
+    folders = ["", *draw_sample(rng, DOC_FOLDERS, draw_int(rng, 2, 3))]
+    count = draw_int(rng, 5, 8)
+    titles = draw_sample(rng, DOC_TITLES, count)
     pattern = re.compile(rf"\b{word}\b")
     files = []
     expect: list[Expectation] = []
     for i, title in enumerate(titles):
         # file 0: target with word and decoy; file 1: another extension with the word
-        target = i == 0 or (i >= 2 and _int(rng, 0, 2) > 0)
-        suffix = ext if target else _pick(rng, other_exts)
-        sentences = _sample(rng, FILLER_SENTENCES, _int(rng, 1, 2))
-        if i <= 1 or _coin(rng):
+        target = i == 0 or (i >= 2 and draw_int(rng, 0, 2) > 0)
+        suffix = ext if target else draw_from(rng, other_exts)
+        sentences = draw_sample(rng, FILLER_SENTENCES, draw_int(rng, 1, 2))
+        if i <= 1 or coin(rng):
             sentences += [
-                s.format(w=word) for s in _sample(rng, WORD_SENTENCES, _int(rng, 1, 3))
+                s.format(w=word) for s in draw_sample(rng, WORD_SENTENCES, draw_int(rng, 1, 3))
             ]
-        if i == 0 or _coin(rng):
-            sentences += _sample(rng, decoys, _int(rng, 1, 2))
+        if i == 0 or coin(rng):
+            sentences += draw_sample(rng, decoys, draw_int(rng, 1, 2))
         stem = title.lower().replace(" ", "-")
         folder = folders[i % len(folders)]
         path = f"{root}/{folder}/{stem}{suffix}" if folder else f"{root}/{stem}{suffix}"

@@ -179,3 +179,10 @@ def test_a_workspace_at_app_for_task_folders():
         with pytest.raises(ValueError, match="workspace"):
             ShellSession(workdir=bad)
 
+
+
+def test_bash_reports_errors_at_the_commands_own_lines_and_no_wrapper_leaks(fresh):
+    result = fresh.run("echo one\nif then fi")
+    assert result.exit_code == 2 and result.stdout.startswith("one\nbash: eval: line 2: syntax error")
+    assert "rlenvs" not in result.stdout and "set --" not in result.stdout
+    assert fresh.run('echo "[$1][$#]"').stdout == "[][0]\n"  # no positional arguments, as in a terminal

@@ -54,7 +54,7 @@ def test_a_runaway_command_is_killed_and_the_shell_is_as_before_it(fresh):
     fresh.run("cd /tmp; MARK=before")
     started = time.monotonic()
     result = fresh.run("cd /; MARK=after; while :; do :; done", timeout_s=1.0)
-    assert result.status == "timeout" and time.monotonic() - started < 4
+    assert result.status == "timeout" and time.monotonic() - started < 10  # killed, not left running
     assert fresh.run("echo $MARK; pwd").stdout == "before\n/tmp\n"
 
 

@@ -35,7 +35,7 @@ import pytest
 
 from rlenvs.sandbox import Limits, Sandbox
 from rlenvs.sandbox import TestProgram as Program  # (not collected as a test class)
-from rlenvs.sandbox.launch import UID_BASE, UID_SPAN, find_bwrap, staged_guest_dir
+from rlenvs.sandbox.launch import UID_BASE, UID_SPAN, alternative_links, find_bwrap, staged_guest_dir
 
 try:
     find_bwrap()
@@ -256,7 +256,7 @@ def test_baseline_is_what_the_sandbox_promises(sandbox: Sandbox, baseline: dict)
     """Control: a fresh worker sees an empty workspace, only itself, and the bare root."""
     state = baseline["state"]
     assert state["answer"] == 42
-    assert "etc" not in state["root"] and "work" not in state["root"] and "home" not in state["root"]
+    assert "work" not in state["root"] and "home" not in state["root"]  # /etc: see test_etc_holds_only_...
     assert set(state["root"]) >= {"usr", "proc", "dev", "tmp", "workspace", "opt"}
 
 
@@ -272,11 +272,29 @@ def test_honest_solution_passes(sandbox: Sandbox) -> None:
 
 def test_cannot_read_host_system_files(sandbox: Sandbox) -> None:
     results = attack(sandbox, """
-        for path in ("/etc/hostname", "/etc/passwd", "/etc/shadow", "/root/.bashrc", "/home", "/etc"):
-            attempt(path, lambda: read(path) if not path in ("/home", "/etc") else os.listdir(path))
+        for path in ("/etc/hostname", "/etc/passwd", "/etc/shadow", "/etc/alternatives/../passwd", "/root/.bashrc",
+                     "/home"):
+            attempt(path, lambda: read(path) if path != "/home" else os.listdir(path))
         report()
     """)
     assert_blocked(results, **{"/etc/passwd": "FileNotFoundError"})
+
+
+def test_etc_holds_only_the_alternatives_as_links_into_usr(sandbox: Sandbox) -> None:
+    """Debian reaches some commands (awk) through /etc/alternatives; the sandbox has those
+    links, each pointing straight at its program in the read-only /usr, and nothing else of
+    the host's /etc (the names add nothing: /usr itself is visible)."""
+    args = alternative_links()
+    expected = {args[i + 2].rsplit("/", 1)[1]: args[i + 1] for i in range(0, len(args), 3)}
+    result = sandbox.run_python(
+        "import os, json\n"
+        "etc = os.listdir('/etc') if os.path.isdir('/etc') else []\n"
+        "links = {n: os.readlink('/etc/alternatives/' + n) for n in os.listdir('/etc/alternatives')} if etc else {}\n"
+        "print(json.dumps([etc, links]))"
+    )
+    etc, links = json.loads(result.stdout)
+    assert etc == (["alternatives"] if expected else []) and links == expected
+    assert all(target.startswith("/usr/") for target in links.values()), links
 
 
 def test_cannot_read_project_files(sandbox: Sandbox) -> None:

@@ -5,7 +5,8 @@ The sandbox (bubblewrap, Debian package `bubblewrap`):
   terminal session; no network at all (only the namespace's own loopback);
 - a read-only root with only /usr (read-only; /bin, /lib, /lib64, /sbin as symlinks into it),
   a fresh read-only /proc and /dev, size-capped tmpfs at /workspace, /tmp and /dev/shm, and
-  the guest code read-only at /opt/rlenvs-guest. No /etc, /home, /root, /work, no other
+  the guest code read-only at /opt/rlenvs-guest. No /etc (but for the links of
+  `alternative_links`), /home, /root, /work, no other
   worker's files;
 - an empty environment; `--die-with-parent`, so a dead host takes its sandboxes with it.
 
@@ -188,7 +189,7 @@ def bwrap_launch(
         "--uid", "1000", "--gid", "1000", "--hostname", "sandbox",
         "--ro-bind", "/usr", "/usr",
         *_usr_links(),
-        *_alternatives(),
+        *alternative_links(),
         *extra_mounts(interpreter),
         "--ro-bind", staged_guest_dir(), GUEST_MOUNT,
         "--proc", "/proc", "--dev", "/dev",
@@ -234,10 +235,11 @@ def _usr_links() -> list[str]:
 
 
 @functools.cache
-def _alternatives() -> tuple[str, ...]:
+def alternative_links() -> tuple[str, ...]:
     """Debian's commands chosen by alternatives (`awk` -> /etc/alternatives/awk -> mawk): the
-    sandbox has no /etc, so each one a command in /usr/bin or /usr/sbin goes through becomes
-    a symlink straight to the program it resolves to on the host. Nothing else of /etc."""
+    sandbox has none of the host's /etc, so each alternative a command in /usr/bin or
+    /usr/sbin goes through becomes a symlink of the sandbox's /etc/alternatives straight to
+    the program it resolves to on the host. Nothing else of /etc (bwrap `--symlink` args)."""
     args: list[str] = []
     seen: set[str] = set()
     for folder in ("/usr/bin", "/usr/sbin"):

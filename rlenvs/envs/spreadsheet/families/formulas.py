@@ -152,6 +152,24 @@ def _block(*lines: str) -> str:
     return "```\n" + "\n".join(lines) + "\n```"
 
 
+def _column_task(
+    instruction: str, sheets: Sheets, truth: Any, *, sheet: str, column: str, header: str, formula: str, last: int,
+    inputs: Sequence[str],
+) -> Scenario:
+    """A task whose answer is one new column of `sheet`: `header` in row 1 and `formula` in
+    row 2, filled down to row `last` (the reference solution); every cell below the header
+    is a formula cell."""
+    return Scenario(
+        instruction=instruction,
+        sheets=sheets,
+        expected=truth(sheets),
+        solution=(_block(f"SET {column}1 {_text(header)}", f"SET {column}2 {formula}", f"FILL {column}2 {column}3:{column}{last}"),),
+        formula_cells=tuple(f"{sheet}!{column}{row}" for row in range(2, last + 1)),
+        inputs=tuple(inputs),
+        truth=truth,
+    )
+
+
 def _text(value: str) -> str:
     """A SET value for a header: JSON-quoted."""
     return json.dumps(value)
@@ -327,14 +345,9 @@ def _row_product(rng: np.random.Generator) -> Scenario:
         f'Write the header "{result}" in {sheet}!E1 and, in {sheet}!E2:E{last}, compute {what}. '
         f"{FORMULAS} {SUBMIT}"
     )
-    return Scenario(
-        instruction=instruction,
-        sheets=sheets,
-        expected=truth(sheets),
-        solution=(_block(f"SET E1 {_text(result)}", "SET E2 =C2*D2", f"FILL E2 E3:E{last}"),),
-        formula_cells=tuple(f"{sheet}!E{row}" for row in range(2, last + 1)),
-        inputs=(f"{sheet}!C2:D{last}",),
-        truth=truth,
+    return _column_task(
+        instruction, sheets, truth, sheet=sheet, column="E", header=result, formula="=C2*D2",
+        last=last, inputs=(f"{sheet}!C2:D{last}",),
     )
 
 
@@ -423,14 +436,9 @@ def _row_net(rng: np.random.Generator, rule: str) -> Scenario:
         f"{sheet}!{letter}2:{letter}{last}, compute {what}, rounded to 2 decimals with ROUND. "
         f"{FORMULAS} {SUBMIT}"
     )
-    return Scenario(
-        instruction=instruction,
-        sheets=sheets,
-        expected=truth(sheets),
-        solution=(_block(f"SET {letter}1 {_text(result)}", f"SET {letter}2 {formula}", f"FILL {letter}2 {letter}3:{letter}{last}"),),
-        formula_cells=tuple(f"{sheet}!{letter}{row}" for row in range(2, last + 1)),
-        inputs=inputs,
-        truth=truth,
+    return _column_task(
+        instruction, sheets, truth, sheet=sheet, column=letter, header=result, formula=formula,
+        last=last, inputs=inputs,
     )
 
 
@@ -500,14 +508,9 @@ def _group_beside(rng: np.random.Generator) -> Scenario:
         f"column F of the same row. {FORMULAS} {SUBMIT}"
     )
     formula = f"=SUMIF(${letter}$2:${letter}${last},F2,$D$2:$D${last})"
-    return Scenario(
-        instruction=instruction,
-        sheets=sheets,
-        expected=truth(sheets),
-        solution=(_block(f"SET G1 {_text(result)}", f"SET G2 {formula}", f"FILL G2 G3:G{k + 1}"),),
-        formula_cells=tuple(f"Sales!G{row}" for row in range(2, k + 2)),
-        inputs=(f"Sales!D2:D{last}",),
-        truth=truth,
+    return _column_task(
+        instruction, sheets, truth, sheet="Sales", column="G", header=result, formula=formula,
+        last=k + 1, inputs=(f"Sales!D2:D{last}",),
     )
 
 
@@ -668,14 +671,9 @@ def _lookup_price(rng: np.random.Generator) -> Scenario:
         f"the Unit Price of each order's product by its code. {FORMULAS} {SUBMIT}"
     )
     formula = f"=VLOOKUP(B2,Prices!$A$2:$C${m + 1},3,FALSE)"
-    return Scenario(
-        instruction=instruction,
-        sheets=sheets,
-        expected=truth(sheets),
-        solution=(_block(f"SET D1 {_text(result)}", f"SET D2 {formula}", f"FILL D2 D3:D{last}"),),
-        formula_cells=tuple(f"Orders!D{row}" for row in range(2, last + 1)),
-        inputs=(f"Prices!C2:C{m + 1}",),
-        truth=truth,
+    return _column_task(
+        instruction, sheets, truth, sheet="Orders", column="D", header=result, formula=formula,
+        last=last, inputs=(f"Prices!C2:C{m + 1}",),
     )
 
 
@@ -708,14 +706,9 @@ def _lookup_left(rng: np.random.Generator) -> Scenario:
         f"{FORMULAS} {SUBMIT}"
     )
     formula = f"=C2*INDEX(Catalog!$C$2:$C${m + 1},MATCH(B2,Catalog!$D$2:$D${m + 1},0))"
-    return Scenario(
-        instruction=instruction,
-        sheets=sheets,
-        expected=truth(sheets),
-        solution=(_block(f"SET D1 {_text(result)}", f"SET D2 {formula}", f"FILL D2 D3:D{last}"),),
-        formula_cells=tuple(f"Orders!D{row}" for row in range(2, last + 1)),
-        inputs=(f"Orders!C2:C{last}", f"Catalog!C2:C{m + 1}"),
-        truth=truth,
+    return _column_task(
+        instruction, sheets, truth, sheet="Orders", column="D", header=result, formula=formula,
+        last=last, inputs=(f"Orders!C2:C{last}", f"Catalog!C2:C{m + 1}"),
     )
 
 
@@ -756,14 +749,9 @@ def _lookup_grid(rng: np.random.Generator) -> Scenario:
         f"=D2*INDEX(Rates!$B$2:${end}${z + 1},MATCH(B2,Rates!$A$2:$A${z + 1},0),"
         f"MATCH(C2,Rates!$B$1:${end}$1,0))"
     )
-    return Scenario(
-        instruction=instruction,
-        sheets=sheets,
-        expected=truth(sheets),
-        solution=(_block(f"SET E1 {_text(result)}", f"SET E2 {formula}", f"FILL E2 E3:E{last}"),),
-        formula_cells=tuple(f"Shipments!E{row}" for row in range(2, last + 1)),
-        inputs=(f"Shipments!D2:D{last}", f"Rates!B2:{end}{z + 1}"),
-        truth=truth,
+    return _column_task(
+        instruction, sheets, truth, sheet="Shipments", column="E", header=result, formula=formula,
+        last=last, inputs=(f"Shipments!D2:D{last}", f"Rates!B2:{end}{z + 1}"),
     )
 
 
@@ -975,14 +963,9 @@ def _running_plain(rng: np.random.Generator) -> Scenario:
         f"running total of {value_name}: on each row, the sum of {value_name} from row 2 down to "
         f"that row. {FORMULAS} {SUBMIT}"
     )
-    return Scenario(
-        instruction=instruction,
-        sheets=sheets,
-        expected=truth(sheets),
-        solution=(_block(f"SET C1 {_text(result)}", "SET C2 =SUM($B$2:B2)", f"FILL C2 C3:C{last}"),),
-        formula_cells=tuple(f"{sheet}!C{row}" for row in range(2, last + 1)),
-        inputs=(f"{sheet}!B2:B{last}",),
-        truth=truth,
+    return _column_task(
+        instruction, sheets, truth, sheet=sheet, column="C", header=result, formula="=SUM($B$2:B2)",
+        last=last, inputs=(f"{sheet}!B2:B{last}",),
     )
 
 
@@ -1147,14 +1130,9 @@ def _label_scenario(sheet: str, header: Sequence[str], rows: list[list[Any]], re
         f'the header "{result}" in {sheet}!{letter}1 and, in {sheet}!{letter}2:{letter}{last}, '
         f"{what} {FORMULAS} {SUBMIT}"
     )
-    return Scenario(
-        instruction=instruction,
-        sheets=sheets,
-        expected=truth(sheets),
-        solution=(_block(f"SET {letter}1 {_text(result)}", f"SET {letter}2 {formula}", f"FILL {letter}2 {letter}3:{letter}{last}"),),
-        formula_cells=tuple(f"{sheet}!{letter}{row}" for row in range(2, last + 1)),
-        inputs=(f"{sheet}!{inputs[0]}2:{inputs[-1]}{last}",),
-        truth=truth,
+    return _column_task(
+        instruction, sheets, truth, sheet=sheet, column=letter, header=result, formula=formula,
+        last=last, inputs=(f"{sheet}!{inputs[0]}2:{inputs[-1]}{last}",),
     )
 
 

@@ -107,6 +107,7 @@ def test_typed_in_values_where_formulas_are_asked_score_zero():
 def test_refers_to_cells():
     assert refers_to_cells("=B2*C2") and refers_to_cells("=SUM(Data!$C$2:C9)")
     assert not refers_to_cells("=42") and not refers_to_cells('="B2"') and not refers_to_cells("B2")
+    assert not refers_to_cells("=LOG10(100)") and not refers_to_cells("=SUM(")  # a name is not a cell
     assert not refers_to_cells(42) and not refers_to_cells(None)
 
 

@@ -21,7 +21,6 @@ Task source → prompt → action → transition → reward:
 from __future__ import annotations
 
 import datetime as dt
-import re
 import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -32,6 +31,7 @@ from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.task import DatasetSource, FamilyMixSource, choose_families
 from rlenvs.envs.spreadsheet.actions import ActionError, parse_actions, parse_area
 from rlenvs.envs.spreadsheet.families import FAMILIES
+from rlenvs.envs.spreadsheet.formulas import FormulaError, parse_formula, references
 from rlenvs.envs.spreadsheet.operations import OperationError, apply, ref
 from rlenvs.envs.spreadsheet.tasks import SpreadsheetTask, family_task
 from rlenvs.envs.spreadsheet.workbook import Workbook
@@ -44,8 +44,6 @@ DEFAULT_SYSTEM_PROMPT = (
     "Cells without a sheet name are on the first sheet; write Data!B2 for another. You see each action's "
     "result. Reply SUBMIT when the task is done."
 )
-_CELL_REFERENCE = re.compile(r"\$?[A-Za-z]{1,3}\$?\d+")
-_STRING_LITERAL = re.compile(r'"(?:[^"]|"")*"')
 
 
 class SpreadsheetEnv(TextEnv[SpreadsheetTask]):
@@ -144,11 +142,13 @@ class SpreadsheetEnv(TextEnv[SpreadsheetTask]):
         rng = np.random.default_rng([zlib.crc32(task.task_id.encode()), round_])
         changed = perturb(task.sheets, task.inputs, rng)
         trial = workbook.copy()
-        for sheet, rows in changed.items():
-            for r, row in enumerate(rows, 1):
-                for c, value in enumerate(row, 1):
-                    if value != _at(task.sheets[sheet], r, c):
-                        trial.set(ref(sheet, r, c), value)
+        for text in task.inputs:  # only these cells changed
+            area = parse_area(text)
+            sheet = area.sheet or next(iter(changed))
+            rows = changed[sheet]
+            for r in range(area.top, min(area.bottom, len(rows)) + 1):
+                for c in range(area.left, min(area.right, len(rows[r - 1])) + 1):
+                    trial.set(ref(sheet, r, c), rows[r - 1][c - 1])
         want = {cell: value for cell, value in task.truth(changed).items() if cell in task.formula_cells}
         got = {cell: trial.value(cell) for cell in want}
         return compare_cells(got, want).all_match
@@ -166,11 +166,14 @@ class SpreadsheetEnv(TextEnv[SpreadsheetTask]):
 
 
 def refers_to_cells(content: object) -> bool:
-    """A formula (text starting with =) that mentions at least one cell outside its string
-    literals: `=42` or `="42"` is a typed-in value dressed as a formula."""
+    """A formula (text starting with =) whose syntax tree holds a cell or range reference:
+    `=42`, `="B2"` or `=LOG10(100)` is a typed-in value dressed as a formula."""
     if not isinstance(content, str) or not content.startswith("="):
         return False
-    return _CELL_REFERENCE.search(_STRING_LITERAL.sub("", content)) is not None
+    try:
+        return bool(references(parse_formula(content[1:])))
+    except FormulaError:
+        return False
 
 
 def perturb(sheets: Mapping[str, Sequence[Sequence[Any]]], inputs: Sequence[str], rng: np.random.Generator
@@ -205,10 +208,6 @@ def _changed_number_or_date(value: Any, rng: np.random.Generator) -> Any:
     if isinstance(value, dt.date):
         return value + dt.timedelta(days=int(rng.integers(-40, 41)))
     return value
-
-
-def _at(rows: Sequence[Sequence[Any]], r: int, c: int) -> Any:
-    return rows[r - 1][c - 1] if r <= len(rows) and c <= len(rows[r - 1]) else None
 
 
 def _task_at(name: str, level: int, index: int) -> SpreadsheetTask:

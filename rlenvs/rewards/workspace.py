@@ -15,6 +15,7 @@ of an episode is 1.0 when every expectation holds; `check_all` says which did no
 
 from __future__ import annotations
 
+import abc
 import errno
 import os
 import re
@@ -170,17 +171,19 @@ class Check:
     """Why it failed, in words an agent (or a person reading a transcript) can act on."""
 
 
-class Expectation:
+class Expectation(abc.ABC):
     """Something that must hold after the episode. Subclasses are frozen dataclasses with a
     `kind` name; `to_dict` and `expectation_from_dict` turn them into JSON and back."""
 
     kind: ClassVar[str]
 
+    @abc.abstractmethod
     def check(self, workspace: Workspace, answer: str | None) -> Check:
-        raise NotImplementedError
+        """Whether it holds, and if not why."""
 
+    @abc.abstractmethod
     def describe(self) -> str:
-        raise NotImplementedError
+        """The expectation in words (the key of `reward_breakdown`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, **asdict(self)}  # type: ignore[call-overload]

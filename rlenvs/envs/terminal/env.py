@@ -117,7 +117,6 @@ class TerminalEnv(TextEnv[TerminalTask]):
         self.max_output_chars = max_output_chars
         self.unsafe_sandbox = unsafe_sandbox
         self.session: ShellSession | None = None
-        self.setup_result: ExecResult | None = None
         self._restore: tuple[list[Entry], str] | None = None
 
     # --- task source -----------------------------------------------------------------------
@@ -131,11 +130,11 @@ class TerminalEnv(TextEnv[TerminalTask]):
         observation, info = super().reset(seed=seed, options=options)
         self._restore = None
         environment = "".join(f"builtin declare -x {name}={shlex.quote(value)}\n" for name, value in self.task.environment)
-        self.setup_result = self._session_for(self.task).reset(self.task.files, self.task.setup_script, environment)
-        if self.setup_result is not None and not self.setup_result.ok:
+        setup = self._session_for(self.task).reset(self.task.files, self.task.setup_script, environment)
+        if setup is not None and not setup.ok:
             raise RuntimeError(
-                f"task {self.task.task_id}: its setup script failed ({self.setup_result.status}, exit code "
-                f"{self.setup_result.exit_code}): {self.setup_result.stdout[-500:]}{self.setup_result.detail}"
+                f"task {self.task.task_id}: its setup script failed ({setup.status}, exit code "
+                f"{setup.exit_code}): {setup.stdout[-500:]}{setup.detail}"
             )
         return observation, info
 
@@ -176,7 +175,7 @@ class TerminalEnv(TextEnv[TerminalTask]):
         if not action.command:
             result, observation = None, "[no command: reply with one shell command in a ```bash block, or `submit`]"
         else:
-            result = self._session_for(task).run(action.command, timeout_s=task.timeout_s or self.limits.timeout_s)
+            result = self._session_for(task).run(action.command, timeout_s=self.command_timeout(task))
             if result.status == "sandbox_error":
                 return Judgement(0.0, resolved=True, correct=False, stop_reason="sandbox_error",
                                  info={"command_status": result.status, "detail": result.detail})  # fmt: skip
@@ -188,12 +187,16 @@ class TerminalEnv(TextEnv[TerminalTask]):
             return Judgement(final.reward, resolved=False, correct=final.correct, info={**final.info, **info})
         return Judgement(0.0, resolved=False, feedback=observation, info=info)
 
+    def command_timeout(self, task: TerminalTask) -> float:
+        """The task's own per-command limit, else the env's."""
+        return self.limits.timeout_s if task.timeout_s is None else task.timeout_s
+
     def command_output(self, result: ExecResult) -> str:
         """What the agent sees of one command: its output, cut in the middle when long, and
         how it ended."""
         text = cut_middle(result.stdout + result.stderr, self.max_output_chars)
         if result.status == "timeout":
-            limit = self.limits.timeout_s if self.task.timeout_s is None else self.task.timeout_s
+            limit = self.command_timeout(self.task)
             ending = f"[the command timed out after {limit:g} s and was killed; the shell is as it was before it]"
         elif result.status == "output_limit":
             ending = f"[the command wrote more than {self.limits.output_bytes} bytes and was stopped]"
@@ -219,10 +222,11 @@ class TerminalEnv(TextEnv[TerminalTask]):
         try:
             session.add_files(task.tests, TESTS_DIR)
         except SessionError as error:  # e.g. the agent filled /tmp: the tests cannot run, so they fail
-            return Verdict((*verdict.checks, Check("the task's tests pass", False, str(error))), verdict.unreadable)
-        run = session.run(task.test_command, timeout_s=task.test_timeout_s or self.limits.timeout_s, fresh=True)
-        passed = run.status == "ok"
-        detail = "" if passed else f"the task's tests failed ({run.status}): {cut_middle(run.stdout, 1000)}"
+            passed, detail = False, str(error)
+        else:
+            run = session.run(task.test_command, timeout_s=task.test_timeout_s or self.limits.timeout_s, fresh=True)
+            passed = run.status == "ok"
+            detail = "" if passed else f"the task's tests failed ({run.status}): {cut_middle(run.stdout, 1000)}"
         return Verdict((*verdict.checks, Check("the task's tests pass", passed, detail)), verdict.unreadable)
 
     def _final(self, task: TerminalTask, answer: str | None, *, stop_reason: str, resolved: bool) -> Judgement:

@@ -439,7 +439,7 @@ def _rename_content(rng: np.random.Generator, ext: str, base: str) -> str:
         lines = draw_sample(rng, PROSE_NOTES, draw_int(rng, 1, 3))
         return f"{base}\n\n" + "\n".join(f"- {line}" for line in lines) + "\n"
     if ext == ".jpeg":
-        return f"JPEG placeholder for {base}: {draw_int(rng, 8, 40) * 100}x{draw_int(rng, 6, 30) * 100}\n"
+        return f"JPEG image {base}: {draw_int(rng, 8, 40) * 100}x{draw_int(rng, 6, 30) * 100}\n"
     if ext == ".htm":
         title = base.replace("-", " ").title()
         return f"<html><head><title>{title}</title></head><body><h1>{title}</h1></body></html>\n"
@@ -506,10 +506,10 @@ def _rename_photos(rng: np.random.Generator) -> Scenario:
     files: list[Entry] = []
     final: dict[str, str] = {}
     for number in photos:
-        text = f"JPEG placeholder IMG_{number:04d}, shot {year}-{month:02d}-{draw_int(rng, 1, 28):02d}\n"
+        text = f"JPEG image IMG_{number:04d}, shot {year}-{month:02d}-{draw_int(rng, 1, 28):02d}\n"
         files.append(Entry(f"{folder}/IMG_{number:04d}.JPG", text))
         final[f"{year}-{month:02d}-photo-{number:03d}.jpg"] = text
-    text = f"QuickTime placeholder IMG_{video:04d}, {draw_int(rng, 3, 90)} seconds\n"
+    text = f"QuickTime movie IMG_{video:04d}, {draw_int(rng, 3, 90)} seconds\n"
     files.append(Entry(f"{folder}/IMG_{video:04d}.MOV", text))
     final[f"IMG_{video:04d}.MOV"] = text
     if coin(rng):
@@ -1094,7 +1094,7 @@ def _tree_skeleton(rng: np.random.Generator) -> Scenario:
         stray = f"{root}/{draw_from(rng, STRAYS)}"
         start.append(Entry(stray, "leftover from an earlier attempt\n"))
         readme = f"{root}/README.md"
-        start.append(Entry(readme, "TODO: write this\n"))
+        start.append(Entry(readme, "Notes for this project go here.\n"))
         cleanup.append(f"rm -f {_q(stray)}")
         preface = (
             f"`{root}/` already exists with leftovers from an earlier attempt; make it match "

@@ -730,6 +730,76 @@ def add(a, b):
         assert report.status in ("crash", "timeout"), (sig, report)
 
 
+PROBE = """
+import json, os
+def add(a, b):
+    return a + b
+def state(pid):
+    with open(f"/proc/{pid}/stat") as stat:
+        run_state = stat.read().rsplit(")", 1)[1].split()[0]
+    with open(f"/proc/{pid}/status") as status:
+        pending = sorted(line.split()[1] for line in status if line.startswith(("SigPnd", "ShdPnd")))
+    return [pid, run_state, os.getpriority(os.PRIO_PROCESS, pid), sorted(os.sched_getaffinity(pid)), pending]
+others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]
+print(json.dumps([state(pid) for pid in sorted(others)]))
+"""
+"""A solution that reports the zygote (pid 1) and the test runner as it finds them: run
+state, nice value, CPUs, pending signals."""
+
+RUNNER_ATTACKS = {
+    "stop": "os.kill(pid, signal.SIGSTOP)",
+    "kill": "os.kill(pid, signal.SIGKILL)",
+    "blocked signal left pending": "os.kill(pid, signal.SIGUSR1)",
+    "real-time signal left pending": "os.kill(pid, signal.SIGRTMIN)",
+    "renice": "os.setpriority(os.PRIO_PROCESS, pid, 19)",
+    "pin to one CPU": "os.sched_setaffinity(pid, {min(os.sched_getaffinity(pid))})",
+}
+
+
+def _probe(box: Sandbox) -> tuple[list, list]:
+    report = box.run_tests(PROBE, ADD)
+    assert report.all_passed, report
+    [zygote, *others] = json.loads(report.stdout)
+    assert zygote[0] == 1 and len(others) == 1, report.stdout  # the zygote and the test runner
+    return zygote, others[0]
+
+
+@pytest.mark.parametrize("name", sorted(RUNNER_ATTACKS))
+def test_what_a_solution_does_to_the_kept_test_runner_and_zygote_ends_with_it(name: str) -> None:
+    """The test runner outlives each run, and the solution shares its uid (and the zygote's).
+    Whatever a solution does to either (stop, kill, leave signals pending, renice, pin to a
+    CPU) must not reach the next run: it meets a zygote and a runner as they were made."""
+    with Sandbox(workers=1, limits=LIMITS) as box:  # one worker: every run meets the same zygote
+        zygote, runner = _probe(box)
+        assert _probe(box)[1][0] == runner[0]  # a clean run keeps its runner
+        attack = RUNNER_ATTACKS[name]
+        solution = f"""
+import os, signal
+def add(a, b):
+    for pid in [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]:
+        try:
+            {attack}
+        except OSError:
+            pass
+    return a + b
+"""
+        attacked = box.run_tests(solution, ADD, limits=QUICK)
+        assert attacked.status != "sandbox_error", attacked
+        zygote_after, runner_after = _probe(box)
+        for before, after in ((zygote, zygote_after), (runner, runner_after)):
+            assert after[1] in ("S", "R") and after[2:] == before[2:], (name, before, after)  # not stopped
+        assert runner[2] == 0 and runner[4] == ["0000000000000000"] * 2
+
+
+def test_test_program_changes_to_builtins_end_with_the_run() -> None:
+    patched = Program(setup="import builtins\nbuiltins.len = lambda value: 42", tests=("assert len([1]) == 42",),
+                      remote={"add": "add"})  # fmt: skip
+    plain = Program(tests=("assert len([1, 2]) == 2", "assert add(1, 1) == 2"), remote={"add": "add"})
+    with Sandbox(workers=1, limits=LIMITS) as box:
+        assert box.run_tests(HONEST, patched).all_passed
+        assert box.run_tests(HONEST, plain).all_passed
+
+
 # --- /proc, environment, keyrings -------------------------------------------------------------------
 
 

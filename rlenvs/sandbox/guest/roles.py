@@ -7,6 +7,12 @@ their results back as plain data (`values`), compares them, and writes one recor
 to a pipe only the zygote reads. That is why `sys.exit(0)` before the tests, redefining
 `assert` helpers, patching the test function or returning an object that equals everything
 cannot pass: none of them reaches the process that decides.
+
+The test runner is forked once and serves run after run (`serve_test_runs`): a fresh
+process per run cost more CPU than the tests themselves (the fork, its exit, and ~500
+copy-on-write page faults of a child of the zygote, ~7 µs each on the reference VMs). What
+the solution could do to a runner that outlives it is bounded by the zygote, which spares
+the runner only after a clean run and only while it is as it was made (see `zygote.py`).
 """
 
 from __future__ import annotations
@@ -17,10 +23,12 @@ import os
 import pickle
 import resource
 import signal
+import socket
 import struct
 import sys
 import traceback
 import types
+from collections.abc import Callable
 
 import values
 
@@ -67,7 +75,8 @@ def _recv_exact(fd: int, size: int) -> bytes | None:
 # --- the process set-up both children share --------------------------------------------------
 
 
-_ALL_SIGNALS = frozenset(signal.valid_signals())
+_BLOCKED_IN_RUNNER = frozenset(signal.valid_signals()) - {signal.SIGCONT}
+"""SIGCONT stays deliverable: the zygote sends it before every run, to undo a stop."""
 _SIGNALS_TO_RESET: tuple[int, ...] = tuple(range(1, signal.NSIG))
 
 
@@ -104,15 +113,18 @@ def enter_child(fds: dict[int, int], limits: dict, *, untrusted: bool) -> None:
         signal.pthread_sigmask(signal.SIG_SETMASK, ())
     else:
         # The solution runs under the same uid and may signal this process; only SIGKILL and
-        # SIGSTOP get through, and both leave the run without a verdict (a failure).
-        signal.pthread_sigmask(signal.SIG_BLOCK, _ALL_SIGNALS)
-    set_limits(limits)
+        # SIGSTOP get through (and SIGCONT, which does nothing else), and both leave the run
+        # without a verdict (a failure).
+        signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED_IN_RUNNER)
+    set_limits(limits, cpu=untrusted)
 
 
-def set_limits(limits: dict) -> None:
+def set_limits(limits: dict, *, cpu: bool = True) -> None:
+    """The execution's rlimits; `cpu=False` leaves CPU time unlimited, for the test runner,
+    whose CPU seconds add up over its many runs (each run has the wall-clock deadline)."""
     caps = {
         resource.RLIMIT_AS: limits["memory_bytes"],
-        resource.RLIMIT_CPU: limits["cpu_s"],
+        **({resource.RLIMIT_CPU: limits["cpu_s"]} if cpu else {}),
         resource.RLIMIT_NPROC: limits["processes"],
         resource.RLIMIT_FSIZE: limits["file_size_bytes"],
         resource.RLIMIT_NOFILE: limits["open_files"],
@@ -140,13 +152,6 @@ def solution_traceback(error: BaseException) -> str:
     text = header + "".join(traceback.format_list(frames))
     text += "".join(traceback.format_exception_only(type(error), error))
     return text[-MAX_ERROR_CHARS:]
-
-
-def _reopen_std_streams() -> None:
-    sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)
-    sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)
-    sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)
-    sys.argv = ["solution.py"]
 
 
 def _exit(code: int) -> None:
@@ -197,9 +202,10 @@ def run_untrusted(kind: str, code: str, serve_fd: int | None) -> None:
         os.execve("/bin/sh", ["sh", "-c", code], dict(SAFE_ENV))
     if kind == "bash":
         os.execve("/bin/bash", ["bash", "--noprofile", "--norc", "-c", SHELL_SESSION, "bash", code], dict(SAFE_ENV))
-    _reopen_std_streams()
-    os.environ.clear()
-    os.environ.update(SAFE_ENV)
+    # sys.stdin/stdout/stderr are the zygote's, which never used them: on fds 0-2, now this
+    # process's pipes, with Python's own settings for pipes (UTF-8; strict, and
+    # backslashreplace on stderr). os.environ is SAFE_ENV, set by the zygote before any fork.
+    sys.argv = ["solution.py"]
     namespace = fresh_main()
     load_error = None
     try:
@@ -331,10 +337,43 @@ def _short(value: object, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def run_tests(program: dict, call_fd: int, verdict_fd: int) -> None:
-    """Run the program's set-up, bind the remote names, run each test and write one JSON
-    line per test to `verdict_fd`; a final `{"done": true}` line marks a complete run."""
+RUN_HEADER = struct.Struct(">Q")
+"""A run's first bytes on the runner's control socket: the program's length in bytes. Two
+fds ride with it (SCM_RIGHTS): the run's socket to the solution and its verdict pipe."""
+
+
+def serve_test_runs(control_fd: int, end_run: Callable[[], None]) -> None:
+    """The test runner's life: take a run from the zygote on `control_fd`, run it, forget it,
+    until the zygote hangs up. Each run gets a fresh `__main__`; what a test program's set-up
+    may change beyond it (builtins, imported modules) is put back after the run. Test
+    programs are the task's code, not the solution's: the solution reaches this process only
+    as plain data decoded by `values`."""
     sys.stdin = sys.stdout = sys.stderr = open(os.devnull, "w")
+    control = socket.socket(fileno=control_fd)
+    builtins_before = dict(builtins.__dict__)
+    modules_before = dict(sys.modules)
+    while True:
+        header, fds, _flags, _address = socket.recv_fds(control, RUN_HEADER.size, 2)
+        if len(header) != RUN_HEADER.size or len(fds) != 2:
+            os._exit(0)  # the zygote hung up (or broke the protocol): nothing to do but go
+        (size,) = RUN_HEADER.unpack(header)
+        program = json.loads(_recv_exact(control_fd, size) or b"null")
+        call_fd, verdict_fd = fds
+        try:
+            run_tests(program, call_fd, verdict_fd, end_run)
+        finally:
+            os.close(call_fd)
+            os.close(verdict_fd)
+            builtins.__dict__.clear()
+            builtins.__dict__.update(builtins_before)
+            sys.modules.clear()
+            sys.modules.update(modules_before)
+
+
+def run_tests(program: dict, call_fd: int, verdict_fd: int, end_run: Callable[[], None]) -> None:
+    """Run the program's set-up, bind the remote names, run each test and write one JSON
+    line per test to `verdict_fd`. Then `end_run()` (which ends the solution's process and
+    everything it started), and a final `{"done": true}` line marks a complete run."""
     namespace = fresh_main()
 
     def write(record: dict) -> None:
@@ -346,19 +385,19 @@ def run_tests(program: dict, call_fd: int, verdict_fd: int) -> None:
         exec(compile(program["setup"], "<test setup>", "exec"), namespace)
     except BaseException as error:  # a broken test set-up is reported, not raised
         write({"setup_error": "".join(traceback.format_exception_only(type(error), error))[-MAX_ERROR_CHARS:]})
-        os._exit(0)
-    for local, remote in program["remote"].items():
-        namespace[local] = Remote(call_fd, remote)
-    for index, test in enumerate(program["tests"]):
-        Remote.last_call = ""
-        try:
-            exec(compile(test, f"<test {index}>", "exec"), namespace)
-        except BaseException as error:  # every failure is a failed test
-            write({"index": index, "ok": False, **_failure(error)})
-        else:
-            write({"index": index, "ok": True})
+    else:
+        for local, remote in program["remote"].items():
+            namespace[local] = Remote(call_fd, remote)
+        for index, test in enumerate(program["tests"]):
+            Remote.last_call = ""
+            try:
+                exec(compile(test, f"<test {index}>", "exec"), namespace)
+            except BaseException as error:  # every failure is a failed test
+                write({"index": index, "ok": False, **_failure(error)})
+            else:
+                write({"index": index, "ok": True})
+    end_run()
     write({"done": True})
-    os._exit(0)
 
 
 def _failure(error: BaseException) -> dict:

@@ -2,12 +2,14 @@
 
 A worker starts it once, so the interpreter's start-up (20-75 ms on the reference machines)
 is paid once per worker, not per execution. It reads one JSON request per line on stdin,
-forks fresh children for it (`roles`), watches them against the wall-clock deadline and the
-output cap, and answers with one JSON line on stdout. After every answer, before it reads
+forks a fresh child for the code (`roles`), watches it against the wall-clock deadline and
+the output cap, and answers with one JSON line on stdout. After every answer, before it reads
 the next request, it kills every other process in the sandbox, reaps them and empties the
 writable folders, so nothing an execution leaves behind (background processes, files,
-IPC objects, keys) reaches the next one; a sandbox it cannot restore makes it exit, and the
-host replaces the worker.
+IPC objects, keys) reaches the next one; a sandbox it cannot restore, or whose zygote the
+code reniced, makes it exit, and the host replaces the worker. The one process it keeps is
+the trusted test runner (`TestRunner`), and only while runs end cleanly and it is as it
+was made.
 
 In session mode (`--session`, a terminal env's persistent shell) the writable folders are
 kept between requests, so each command sees what the last one left; only processes and IPC
@@ -52,9 +54,9 @@ SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219}.get(os.uname().mach
 READ_CHUNK = 1 << 16
 DRAIN_SECONDS = 1.0
 DONE_LINE = b'{"done": true}\n'
+"""The test runner's last record (`roles.run_tests`), on a pipe only the runner can write."""
 STATE_CAP = 1 << 20
 """Bytes of shell state a `bash` request may hand back (variables, functions, aliases)."""
-"""The test runner's last record (`roles.run_tests`), on a pipe only the runner can write."""
 
 
 def main() -> None:
@@ -71,9 +73,12 @@ def main() -> None:
         if _keyctl(libc, KEYCTL_JOIN_SESSION_KEYRING, None) == -1 and ctypes.get_errno() != errno.ENOSYS:
             raise SystemExit("cannot leave the host's session keyring")
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.environ.clear()  # the environment every child gets, set once: not per child, which
+    os.environ.update(roles.SAFE_ENV)  # cost each of them ~1 ms of copy-on-write faults
     for name in PRELOAD:
         __import__(name)
     writable = [workspace, "/tmp", "/dev/shm"] if isolated else [os.getcwd()]
+    scheduling = (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getaffinity(0))
     wake_r, wake_w = os.pipe()
     for fd in (wake_r, wake_w):
         os.set_blocking(fd, False)
@@ -94,7 +99,7 @@ def main() -> None:
             elif kind == "populate":
                 response = _populate(_fresh_folder(request.get("folder"), writable), request["entries"])
             else:
-                response = _execute(request, wake_r, devnull)
+                response = _execute(request, wake_r, devnull, isolated)
         except Exception:  # a zygote bug must answer, not hang the host
             response = {"status": "sandbox_error", "detail": traceback.format_exc()[-2000:]}
         response["duration_s"] = time.monotonic() - started
@@ -103,7 +108,7 @@ def main() -> None:
         # sandbox it cannot restore ends the zygote: the host sees the worker gone and reruns
         # the next request on a fresh one.
         empty = not session or kind == "wipe"  # a session keeps its files until a new episode
-        if not _clean_up(isolated, writable if empty else [], libc):
+        if not _clean_up(isolated, writable if empty else [], libc) or not _scheduling_restored(*scheduling):
             os._exit(3)
 
 
@@ -137,7 +142,7 @@ def _fork(role, fds: dict[int, int]) -> int:
     return pid
 
 
-def _execute(request: dict, wake_r: int, devnull: int) -> dict:
+def _execute(request: dict, wake_r: int, devnull: int, isolated: bool) -> dict:
     kind, limits = request["kind"], request["limits"]
     testing, shell_session = kind == "tests", kind == "bash"
     deadline = time.monotonic() + limits["timeout_s"]
@@ -154,27 +159,28 @@ def _execute(request: dict, wake_r: int, devnull: int) -> dict:
         child_ends.append(state_w)
         caps[state_r] = STATE_CAP
     if testing:
-        runner_end, solution_end = socket.socketpair()
-        verdict_r, verdict_w = os.pipe()
-        solution_fds[3] = solution_end.fileno()
+        # The run goes to the runner before the solution exists: nothing untrusted is alive
+        # while the runner is checked, woken and handed its fds.
+        runner = _runner_for(limits, isolated, devnull)
+        try:
+            verdict_r = runner.start_run(request["program"])
+        except OSError:  # it died since its last run (killed by a memory limit, say)
+            _retire_runner()
+            runner = _runner_for(limits, isolated, devnull)
+            verdict_r = runner.start_run(request["program"])
+        solution_fds[3] = runner.solution_end
         parent_ends.append(verdict_r)
-        child_ends += [verdict_w]
+    else:
+        _retire_runner()  # code that is not a test run never shares the sandbox with it
 
     def untrusted(staged: dict[int, int]) -> None:
         roles.enter_child(staged, limits, untrusted=True)
         roles.run_untrusted(kind, request["code"], 3 if testing else None)
 
     solution_pid = _fork(untrusted, solution_fds)
-    main_pid = solution_pid
+    main_pid = runner.pid if testing else solution_pid
     if testing:
-
-        def trusted(staged: dict[int, int]) -> None:
-            roles.enter_child(staged, limits, untrusted=False)
-            roles.run_tests(request["program"], 3, 4)
-
-        main_pid = _fork(trusted, {0: devnull, 1: devnull, 2: devnull, 3: runner_end.fileno(), 4: verdict_w})
-        runner_end.close()
-        solution_end.close()
+        child_ends.append(runner.solution_end)
     for fd in child_ends:
         os.close(fd)
 
@@ -187,16 +193,19 @@ def _execute(request: dict, wake_r: int, devnull: int) -> dict:
         streams, main_pid, deadline, caps, in_w, request.get("stdin", "").encode(), wake_r,
         verdict_r if testing else None,
     )  # fmt: skip
-    _kill_all(solution_pid, main_pid)
     truncated = status == "output_limit"
-    if testing and status is None:
-        # The runner is done and the solution flushed its output before each answer: read
-        # what is there without waiting for either process to die (the clean-up reaps them).
-        if not verdict.endswith(DONE_LINE):
-            _drain({verdict_r: verdict}, caps)
+    if testing and status is None and verdict.endswith(DONE_LINE) and main_pid not in exits:
+        # A clean run: the runner has ended the solution and everything it started
+        # (`end_run`), and the solution flushed its output before each answer: read what is
+        # there and wait for the solution to be gone; the runner is kept.
+        _kill_all(solution_pid, spare=main_pid)
         _read_available({fd: streams[fd] for fd in (out_r, err_r)})
-        waited = set()
+        waited = {solution_pid}
     else:
+        if testing:
+            _retire_runner(reaped=main_pid in exits)
+            exits.setdefault(main_pid, 0)  # waited for by the retirement
+        _kill_all(solution_pid, main_pid)
         _drain(streams, caps)
         waited = {solution_pid, main_pid}
     for fd in parent_ends:
@@ -220,12 +229,131 @@ def _execute(request: dict, wake_r: int, devnull: int) -> dict:
         response["tests"] = [r for r in records if "index" in r]
         response["setup_error"] = next((r["setup_error"] for r in records if "setup_error" in r), None)
         complete = any(r.get("done") for r in records)
-        status = status or ("ok" if complete else "setup_error" if response["setup_error"] else "crash")
+        status = status or ("setup_error" if response["setup_error"] else "ok" if complete else "crash")
     else:
         status = status or _status_from_exit(solution_exit)
     response["status"] = status
     response.update(_exit_fields(solution_exit))
     return response
+
+
+class TestRunner:
+    """The zygote's handle on its test runner (`roles.serve_test_runs`): one trusted process,
+    forked on the first test run and kept while runs end cleanly.
+
+    The solution runs under the runner's uid, so while it runs it can do to the runner what
+    a process may do to another of its uid that is not dumpable: stop or kill it (the run
+    then ends without a verdict: a failure, and the runner is replaced), send it blocked
+    signals, renice it, or pin it to a CPU. None of that may reach a later run: before each
+    run the runner must be as it was made (`is_fit`: running or asleep, no pending signal,
+    its nice value and CPUs unchanged) and is sent SIGCONT, which undoes a stop that arrived
+    after the check; anything else and it is replaced. Everything the solution started is
+    gone before the runner is reused: a clean run ends with the runner's `kill(-1)`, and the
+    clean-up spares the runner only when nothing else is alive."""
+
+    def __init__(self, limits: dict, isolated: bool, devnull: int) -> None:
+        self.limits_key = _limits_key(limits)
+        self.control, child_end = socket.socketpair()
+        end_run = _kill_everyone_else if isolated else _nothing
+
+        def role(staged: dict[int, int]) -> None:
+            roles.enter_child(staged, limits, untrusted=False)
+            roles.serve_test_runs(3, end_run)
+
+        self.pid = _fork(role, {0: devnull, 1: devnull, 2: devnull, 3: child_end.fileno()})
+        child_end.close()
+        self.nice = os.getpriority(os.PRIO_PROCESS, 0)
+        self.cpus = os.sched_getaffinity(0)
+        self.solution_end = -1
+
+    def is_fit(self, limits: dict) -> bool:
+        if _limits_key(limits) != self.limits_key:
+            return False
+        try:
+            with open(f"/proc/{self.pid}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+            with open(f"/proc/{self.pid}/status", "rb") as status:
+                pending = [line.split()[1] for line in status if line.startswith((b"SigPnd:", b"ShdPnd:"))]
+            cpus = os.sched_getaffinity(self.pid)
+        except OSError:
+            return False
+        return (
+            fields[0] in (b"S", b"R")
+            and int(fields[16]) == self.nice
+            and len(pending) == 2
+            and all(int(mask, 16) == 0 for mask in pending)
+            and cpus == self.cpus
+        )
+
+    def start_run(self, program: dict) -> int:
+        """Hand the runner a run; returns the verdict pipe's read end. The solution's end of
+        the run's socket is left in `solution_end` for the caller to pass to the solution."""
+        payload = json.dumps(program).encode()
+        runner_end, solution_end = socket.socketpair()
+        verdict_r, verdict_w = os.pipe()
+        try:
+            os.kill(self.pid, signal.SIGCONT)
+            socket.send_fds(self.control, [roles.RUN_HEADER.pack(len(payload))], [runner_end.fileno(), verdict_w])
+            self.control.sendall(payload)
+        except OSError:
+            os.close(verdict_r)
+            solution_end.close()
+            raise
+        finally:
+            runner_end.close()
+            os.close(verdict_w)
+        self.solution_end = solution_end.detach()
+        return verdict_r
+
+
+_runner: TestRunner | None = None
+
+
+def _runner_for(limits: dict, isolated: bool, devnull: int) -> TestRunner:
+    """The runner for a test run: the one kept from the last run if it is still fit, else a
+    new one."""
+    global _runner
+    if _runner is not None and not _runner.is_fit(limits):
+        _retire_runner()
+    if _runner is None:
+        _runner = TestRunner(limits, isolated, devnull)
+    return _runner
+
+
+def _retire_runner(reaped: bool = False) -> None:
+    """Kill the runner (if there is one) and forget it; `reaped`: it is already dead and
+    waited for, and its pid may be another process's now."""
+    global _runner
+    if _runner is None:
+        return
+    runner, _runner = _runner, None
+    runner.control.close()
+    if not reaped:
+        try:
+            os.kill(runner.pid, signal.SIGKILL)
+            os.waitpid(runner.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+
+
+def _limits_key(limits: dict) -> tuple:
+    """The rlimits a runner is made with (the deadline and output cap are per run, and the
+    runner has no CPU-seconds limit)."""
+    return tuple(sorted((k, v) for k, v in limits.items() if k not in ("timeout_s", "output_bytes", "cpu_s")))
+
+
+def _kill_everyone_else() -> None:
+    """The runner's end of a run: SIGKILL to every process in the sandbox but pid 1 (the
+    zygote) and the caller, in one call, so that nothing the solution started can fork past it."""
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _nothing() -> None:
+    """Unsafe mode's end of a run: `kill(-1)` would reach the host; the zygote kills the
+    solution's processes one by one instead."""
 
 
 def _fresh_folder(folder: str | None, writable: list[str]) -> str:
@@ -378,8 +506,9 @@ def _read_available(streams: dict[int, bytearray]) -> None:
             buffer += chunk
 
 
-def _kill_all(*pids: int) -> None:
-    """Kill the execution's children, their sessions and every orphan they left."""
+def _kill_all(*pids: int, spare: int | None = None) -> None:
+    """Kill the execution's children, their sessions and every orphan they left (all but
+    `spare`, the test runner kept for the next run)."""
     for pid in pids:
         for kill in (os.killpg, os.kill):
             try:
@@ -387,10 +516,11 @@ def _kill_all(*pids: int) -> None:
             except (ProcessLookupError, PermissionError):
                 pass
     for pid in _descendants():
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        if pid != spare:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 def _descendants() -> list[int]:
@@ -408,31 +538,44 @@ def _descendants() -> list[int]:
     return found
 
 
-def _reap(block: bool = True) -> dict[int, int]:
+def _reap(block: bool = True, spare: int | None = None) -> dict[int, int]:
+    """Wait for dead children; `block`: until none but `spare` is left (a blocking wait on
+    any child would wait for the runner too, which lives on)."""
     exits = {}
     while True:
         try:
-            pid, status = os.waitpid(-1, 0 if block else os.WNOHANG)
+            pid, status = os.waitpid(-1, 0 if block and spare is None else os.WNOHANG)
         except ChildProcessError:
             return exits
         if pid == 0:
-            return exits
+            if not block:
+                return exits
+            if not [p for p in _descendants() if p != spare]:
+                exits.update(_reap(block=False))  # the last ones turned zombie since
+                return exits
+            time.sleep(0.0005)  # SIGKILLed, still on their way out
+            continue
         exits[pid] = status
 
 
 def _clean_up(isolated: bool, writable: list[str], libc) -> bool:
     """Kill and reap whatever is still running, empty the writable folders. False when the
     sandbox could not be restored (the host then replaces the worker)."""
+    spare = _runner.pid if _runner is not None else None
     for _ in range(100):
-        if isolated:
+        if isolated and spare is None:
             try:
                 os.kill(-1, signal.SIGKILL)  # every process in this pid namespace but init and us
             except ProcessLookupError:
                 pass
-        survivors = _descendants()
-        _kill_all(*survivors)
-        _reap()
-        if not survivors and not _descendants():
+        survivors = [pid for pid in _descendants() if pid != spare]
+        if survivors and spare is not None:
+            _retire_runner()  # something outlived the run's end: spare nothing
+            spare = None
+            continue
+        _kill_all(*survivors, spare=spare)
+        _reap(spare=spare)
+        if not survivors and not [pid for pid in _descendants() if pid != spare]:
             break
     else:
         return False
@@ -452,6 +595,18 @@ def _clean_up(isolated: bool, writable: list[str], libc) -> bool:
     if isolated:
         restored = _clear_ipc(libc) and restored
     return restored
+
+
+def _scheduling_restored(nice: int, cpus: set[int]) -> bool:
+    """Code runs under the zygote's uid, so it may renice the zygote or pin it to one CPU, and
+    that would outlast the execution. A pinned zygote pins itself back; a reniced one cannot
+    undo it (raising priority needs a privilege), so the worker is replaced."""
+    if os.sched_getaffinity(0) != cpus:
+        try:
+            os.sched_setaffinity(0, cpus)
+        except OSError:
+            return False
+    return os.getpriority(os.PRIO_PROCESS, 0) == nice
 
 
 def _make_writable_and_retry(function, path, _error) -> None:

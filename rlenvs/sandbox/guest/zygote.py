@@ -196,9 +196,10 @@ def _execute(request: dict, wake_r: int, devnull: int, isolated: bool) -> dict:
     truncated = status == "output_limit"
     if testing and status is None and verdict.endswith(DONE_LINE) and main_pid not in exits:
         # A clean run: the runner has ended the solution and everything it started
-        # (`end_run`), and the solution flushed its output before each answer: read what is
-        # there and wait for the solution to be gone; the runner is kept.
-        _kill_all(solution_pid, spare=main_pid)
+        # (`end_run`; in unsafe mode the clean-up does), and the solution flushed its output
+        # before each answer: read what is there and wait for the solution to be gone; the
+        # runner is kept.
+        _kill(solution_pid)
         _read_available({fd: streams[fd] for fd in (out_r, err_r)})
         waited = {solution_pid}
     else:
@@ -506,21 +507,23 @@ def _read_available(streams: dict[int, bytearray]) -> None:
             buffer += chunk
 
 
-def _kill_all(*pids: int, spare: int | None = None) -> None:
-    """Kill the execution's children, their sessions and every orphan they left (all but
-    `spare`, the test runner kept for the next run)."""
+def _kill(*pids: int) -> None:
+    """SIGKILL the processes and their process groups (each child is a session leader)."""
     for pid in pids:
         for kill in (os.killpg, os.kill):
             try:
                 kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+
+def _kill_all(*pids: int) -> None:
+    """Kill the execution's children, their sessions and every orphan they left (all but a
+    kept test runner)."""
+    _kill(*pids)
     for pid in _descendants():
-        if pid != spare:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        if _runner is None or pid != _runner.pid:
+            _kill(pid)
 
 
 def _descendants() -> list[int]:
@@ -538,46 +541,23 @@ def _descendants() -> list[int]:
     return found
 
 
-def _reap(block: bool = True, spare: int | None = None) -> dict[int, int]:
-    """Wait for dead children; `block`: until none but `spare` is left (a blocking wait on
-    any child would wait for the runner too, which lives on)."""
+def _reap(block: bool = True) -> dict[int, int]:
+    """Wait for dead children; `block`: until there is no child left at all."""
     exits = {}
     while True:
         try:
-            pid, status = os.waitpid(-1, 0 if block and spare is None else os.WNOHANG)
+            pid, status = os.waitpid(-1, 0 if block else os.WNOHANG)
         except ChildProcessError:
             return exits
         if pid == 0:
-            if not block:
-                return exits
-            if not [p for p in _descendants() if p != spare]:
-                exits.update(_reap(block=False))  # the last ones turned zombie since
-                return exits
-            time.sleep(0.0005)  # SIGKILLed, still on their way out
-            continue
+            return exits
         exits[pid] = status
 
 
 def _clean_up(isolated: bool, writable: list[str], libc) -> bool:
     """Kill and reap whatever is still running, empty the writable folders. False when the
     sandbox could not be restored (the host then replaces the worker)."""
-    spare = _runner.pid if _runner is not None else None
-    for _ in range(100):
-        if isolated and spare is None:
-            try:
-                os.kill(-1, signal.SIGKILL)  # every process in this pid namespace but init and us
-            except ProcessLookupError:
-                pass
-        survivors = [pid for pid in _descendants() if pid != spare]
-        if survivors and spare is not None:
-            _retire_runner()  # something outlived the run's end: spare nothing
-            spare = None
-            continue
-        _kill_all(*survivors, spare=spare)
-        _reap(spare=spare)
-        if not survivors and not [pid for pid in _descendants() if pid != spare]:
-            break
-    else:
+    if not _end_other_processes(isolated):
         return False
     restored = True
     for folder in writable:
@@ -595,6 +575,32 @@ def _clean_up(isolated: bool, writable: list[str], libc) -> bool:
     if isolated:
         restored = _clear_ipc(libc) and restored
     return restored
+
+
+def _end_other_processes(isolated: bool) -> bool:
+    """Kill and reap every process in the sandbox but the zygote and a kept test runner.
+    False when some would not go."""
+    if _runner is not None:
+        # After a clean run the runner's kill(-1) has ended everything else and the solution
+        # was waited for: one look confirms it. Anything else alive, and the runner goes too.
+        _reap(block=False)
+        if not [pid for pid in _descendants() if pid != _runner.pid]:
+            return True
+        _retire_runner()
+    if isolated:
+        try:
+            os.kill(-1, signal.SIGKILL)  # every process in this pid namespace but init and us,
+        except ProcessLookupError:  # at once: nothing can fork past it
+            pass
+        _reap()  # until no child is left: orphans come back to pid 1, so then none is alive
+        return True
+    for _ in range(100):  # unsafe mode: one by one, as kill(-1) would reach the host
+        survivors = _descendants()
+        _kill_all(*survivors)
+        _reap()
+        if not survivors and not _descendants():
+            return True
+    return False
 
 
 def _scheduling_restored(nice: int, cpus: set[int]) -> bool:

@@ -425,6 +425,12 @@ class TestRunTests:
         [outcome] = sandbox.run_tests("def add(a, b): return a + b", program).tests
         assert outcome.error == "AssertionError: wanted four\nlast call: add(a=1, b=2) returned 3"
 
+    def test_last_call_shows_what_crossed_even_if_the_test_mutated_it(self, sandbox):
+        program = Program(tests=("items = [3, 1]\nresult = f(items)\nitems.clear()\nresult.sort()\nassert result == [9]",),
+                          remote={"f": "f"})  # fmt: skip
+        [outcome] = sandbox.run_tests("def f(x):\n    return x + [2]", program).tests
+        assert outcome.error == "AssertionError\nlast call: f([3, 1]) returned [3, 1, 2]"
+
     def test_missing_function_and_broken_solution(self, sandbox):
         program = Program(tests=("assert g() == 1",), remote={"g": "g"})
         [missing] = sandbox.run_tests("def f(): return 1", program).tests

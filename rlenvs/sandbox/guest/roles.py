@@ -284,7 +284,10 @@ class SolutionEnded(Exception):
 class Remote:
     """A callable standing for one of the solution's functions."""
 
-    last_call = ""
+    last_call: tuple[bytes, bytes | str | None] | None = None
+    """The current test's last call as it crossed: the request, and the reply frame or the
+    name of the exception raised (None: no answer). Shown only when the test fails, so a
+    passing call never pays for printing its arguments."""
 
     def __init__(self, fd: int, name: str) -> None:
         self._fd, self._name = fd, name
@@ -294,8 +297,7 @@ class Remote:
             request = pickle.dumps((self._name, args, kwargs))
         except Exception as error:  # a test passes something that cannot be sent
             raise TypeError(f"the test's arguments cannot be sent to the solution: {error}") from None
-        shown = ", ".join([_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()])
-        Remote.last_call = f"{self._name}({shown})"
+        Remote.last_call = (request, None)
         try:
             send_frame(self._fd, request)
             frame = recv_frame(self._fd)
@@ -308,12 +310,28 @@ class Remote:
             raise ValueError("malformed reply from the solution's process")
         if reply[0] == "ok" and len(reply) == 2:
             value = values.decode(reply[1])
-            Remote.last_call += f" returned {_short(value)}"
+            Remote.last_call = (request, frame)
             return value
         if reply[0] == "raise" and len(reply) == 4 and all(type(part) is str for part in reply[1:]):
-            Remote.last_call += f" raised {reply[1]}"
+            Remote.last_call = (request, reply[1])
             raise _exception(reply[1], reply[2], reply[3])
         raise ValueError("malformed reply from the solution's process")
+
+
+def _describe_last_call() -> str:
+    """`f(1, 2) returned 3`: the last call as it was sent and answered (decoded again from
+    what crossed, so a test that mutated the arguments or the result since shows the call)."""
+    if Remote.last_call is None:
+        return ""
+    request, outcome = Remote.last_call
+    name, args, kwargs = pickle.loads(request)  # our own pickle of the test's arguments
+    shown = ", ".join([_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()])
+    text = f"{name}({shown})"
+    if isinstance(outcome, bytes):
+        text += f" returned {_short(values.decode(json.loads(outcome)[1]))}"
+    elif isinstance(outcome, str):
+        text += f" raised {outcome}"
+    return text
 
 
 def _exception(name: str, message: str, solution_tb: str) -> Exception:
@@ -389,7 +407,7 @@ def run_tests(program: dict, call_fd: int, verdict_fd: int, end_run: Callable[[]
         for local, remote in program["remote"].items():
             namespace[local] = Remote(call_fd, remote)
         for index, test in enumerate(program["tests"]):
-            Remote.last_call = ""
+            Remote.last_call = None
             try:
                 exec(compile(test, f"<test {index}>", "exec"), namespace)
             except BaseException as error:  # every failure is a failed test
@@ -402,6 +420,6 @@ def run_tests(program: dict, call_fd: int, verdict_fd: int, end_run: Callable[[]
 
 def _failure(error: BaseException) -> dict:
     summary = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-    if Remote.last_call:
-        summary += f"\nlast call: {Remote.last_call}"
+    if Remote.last_call is not None:
+        summary += f"\nlast call: {_describe_last_call()}"
     return {"error": summary[-MAX_ERROR_CHARS:], "traceback": getattr(error, "solution_traceback", "")}

@@ -197,11 +197,12 @@ def _execute(request: dict, wake_r: int, devnull: int, isolated: bool) -> dict:
     if testing and status is None and verdict.endswith(DONE_LINE) and main_pid not in exits:
         # A clean run: the runner has ended the solution and everything it started
         # (`end_run`; in unsafe mode the clean-up does), and the solution flushed its output
-        # before each answer: read what is there and wait for the solution to be gone; the
-        # runner is kept.
+        # before each answer: read what is there and answer; the clean-up waits for the
+        # solution to be gone (its exit status says nothing about the tests). The runner is kept.
         _kill(solution_pid)
         _read_available({fd: streams[fd] for fd in (out_r, err_r)})
-        waited = {solution_pid}
+        _dying.append(solution_pid)
+        waited = set()
     else:
         if testing:
             _retire_runner(reaped=main_pid in exits)
@@ -308,6 +309,8 @@ class TestRunner:
 
 
 _runner: TestRunner | None = None
+_dying: list[int] = []
+"""Solutions of clean test runs, SIGKILLed and answered for, that the clean-up waits for."""
 
 
 def _runner_for(limits: dict, isolated: bool, devnull: int) -> TestRunner:
@@ -580,9 +583,16 @@ def _clean_up(isolated: bool, writable: list[str], libc) -> bool:
 def _end_other_processes(isolated: bool) -> bool:
     """Kill and reap every process in the sandbox but the zygote and a kept test runner.
     False when some would not go."""
+    dying = _dying.copy()
+    _dying.clear()
     if _runner is not None:
-        # After a clean run the runner's kill(-1) has ended everything else and the solution
-        # was waited for: one look confirms it. Anything else alive, and the runner goes too.
+        # After a clean run the runner's kill(-1) has ended everything else: once the
+        # solution is gone, one look confirms it. Anything else alive, and the runner goes too.
+        for pid in dying:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:  # reaped already
+                pass
         _reap(block=False)
         if not [pid for pid in _descendants() if pid != _runner.pid]:
             return True

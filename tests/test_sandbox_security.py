@@ -166,11 +166,15 @@ left running (their shared pools), removed by the `sandbox` fixture before it st
 
 def leftovers(uids: set[int] = MY_UIDS, live_parent: int | None = None) -> list[HostProcess]:
     """Processes of `uids` (zombies aside: they hold nothing) other than a live worker: a bwrap
-    started by `live_parent` and the zygote it runs (its only child)."""
+    started by `live_parent`, the zygote it runs (its only child), and the test runner the
+    zygote may keep between test runs (its child of that name, one at most)."""
     mine = [p for p in host_processes() if p.uid in uids and p.state != "Z"]
     bwraps = {p.pid for p in mine if p.name == "bwrap" and live_parent is not None and p.ppid == live_parent}
     zygotes = {p.pid for p in mine if p.ppid in bwraps and p.name == "python3"}
-    return [p for p in mine if p.pid not in bwraps | zygotes]
+    runners = set()
+    for zygote in zygotes:
+        runners.update([p.pid for p in mine if p.ppid == zygote and p.name == "rlenvs-runner"][:1])
+    return [p for p in mine if p.pid not in bwraps | zygotes | runners]
 
 
 def assert_no_host_leftovers(uids: set[int] = MY_UIDS, live_parent: int | None = None, wait_s: float = 5.0) -> None:

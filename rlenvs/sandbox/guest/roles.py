@@ -18,6 +18,7 @@ the runner only after a clean run and only while it is as it was made (see `zygo
 from __future__ import annotations
 
 import builtins
+import ctypes
 import json
 import os
 import pickle
@@ -355,6 +356,10 @@ def _short(value: object, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+RUNNER_NAME = b"rlenvs-runner"
+"""The test runner's process name (/proc/<pid>/comm): between executions it is the one process
+a worker may have besides its zygote."""
+PR_SET_NAME = 15
 RUN_HEADER = struct.Struct(">Q")
 """A run's first bytes on the runner's control socket: the program's length in bytes. Two
 fds ride with it (SCM_RIGHTS): the run's socket to the solution and its verdict pipe."""
@@ -367,6 +372,7 @@ def serve_test_runs(control_fd: int, end_run: Callable[[], None]) -> None:
     programs are the task's code, not the solution's: the solution reaches this process only
     as plain data decoded by `values`."""
     sys.stdin = sys.stdout = sys.stderr = open(os.devnull, "w")
+    ctypes.CDLL(None).prctl(PR_SET_NAME, RUNNER_NAME, 0, 0, 0)  # /proc is read-only here
     control = socket.socket(fileno=control_fd)
     builtins_before = dict(builtins.__dict__)
     modules_before = dict(sys.modules)

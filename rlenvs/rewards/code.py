@@ -69,6 +69,8 @@ def complete_function(code: str, starter: str, entry_point: str) -> str:
 
 
 def _defines(code: str, name: str) -> bool:
+    if not re.search(rf"\bdef\s+{re.escape(name)}\b", code):
+        return False  # cannot define it: no parse (a body-only reply, as HumanEval's solutions)
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

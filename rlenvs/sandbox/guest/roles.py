@@ -361,8 +361,10 @@ RUNNER_NAME = b"rlenvs-runner"
 a worker may have besides its zygote."""
 PR_SET_NAME = 15
 RUN_HEADER = struct.Struct(">Q")
-"""A run's first bytes on the runner's control socket: the program's length in bytes. Two
-fds ride with it (SCM_RIGHTS): the run's socket to the solution and its verdict pipe."""
+"""A run's first bytes on the runner's control socket: the program's length in bytes. Three
+fds ride with it (SCM_RIGHTS): the run's socket to the solution, its verdict file (a memfd:
+one record per test, which waking the zygote for would cost more than the record) and the
+pipe on which the runner says, once, that the run is over."""
 
 
 def serve_test_runs(control_fd: int, end_run: Callable[[], None]) -> None:
@@ -377,27 +379,27 @@ def serve_test_runs(control_fd: int, end_run: Callable[[], None]) -> None:
     builtins_before = dict(builtins.__dict__)
     modules_before = dict(sys.modules)
     while True:
-        header, fds, _flags, _address = socket.recv_fds(control, RUN_HEADER.size, 2)
-        if len(header) != RUN_HEADER.size or len(fds) != 2:
+        header, fds, _flags, _address = socket.recv_fds(control, RUN_HEADER.size, 3)
+        if len(header) != RUN_HEADER.size or len(fds) != 3:
             os._exit(0)  # the zygote hung up (or broke the protocol): nothing to do but go
         (size,) = RUN_HEADER.unpack(header)
         program = json.loads(_recv_exact(control_fd, size) or b"null")
-        call_fd, verdict_fd = fds
         try:
-            run_tests(program, call_fd, verdict_fd, end_run)
+            run_tests(program, *fds, end_run)
         finally:
-            os.close(call_fd)
-            os.close(verdict_fd)
+            for fd in fds:
+                os.close(fd)
             builtins.__dict__.clear()
             builtins.__dict__.update(builtins_before)
             sys.modules.clear()
             sys.modules.update(modules_before)
 
 
-def run_tests(program: dict, call_fd: int, verdict_fd: int, end_run: Callable[[], None]) -> None:
+def run_tests(program: dict, call_fd: int, verdict_fd: int, done_fd: int, end_run: Callable[[], None]) -> None:
     """Run the program's set-up, bind the remote names, run each test and write one JSON
     line per test to `verdict_fd`. Then `end_run()` (which ends the solution's process and
-    everything it started), and a final `{"done": true}` line marks a complete run."""
+    everything it started), a final `{"done": true}` line that marks a complete run, and a
+    byte on `done_fd` for the zygote."""
     namespace = fresh_main()
 
     def write(record: dict) -> None:
@@ -422,6 +424,7 @@ def run_tests(program: dict, call_fd: int, verdict_fd: int, end_run: Callable[[]
                 write({"index": index, "ok": True})
     end_run()
     write({"done": True})
+    os.write(done_fd, b"\n")
 
 
 def _failure(error: BaseException) -> dict:

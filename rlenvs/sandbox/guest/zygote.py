@@ -54,7 +54,7 @@ SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219}.get(os.uname().mach
 READ_CHUNK = 1 << 16
 DRAIN_SECONDS = 1.0
 DONE_LINE = b'{"done": true}\n'
-"""The test runner's last record (`roles.run_tests`), on a pipe only the runner can write."""
+"""The test runner's last record (`roles.run_tests`), in a verdict file only the runner can write."""
 STATE_CAP = 1 << 20
 """Bytes of shell state a `bash` request may hand back (variables, functions, aliases)."""
 
@@ -163,13 +163,14 @@ def _execute(request: dict, wake_r: int, devnull: int, isolated: bool) -> dict:
         # while the runner is checked, woken and handed its fds.
         runner = _runner_for(limits, isolated, devnull)
         try:
-            verdict_r = runner.start_run(request["program"])
+            verdict_file, done_r = runner.start_run(request["program"])
         except OSError:  # it died since its last run (killed by a memory limit, say)
             _retire_runner()
             runner = _runner_for(limits, isolated, devnull)
-            verdict_r = runner.start_run(request["program"])
+            verdict_file, done_r = runner.start_run(request["program"])
         solution_fds[3] = runner.solution_end
-        parent_ends.append(verdict_r)
+        parent_ends += [verdict_file, done_r]
+        caps[done_r] = 1
     else:
         _retire_runner()  # code that is not a test run never shares the sandbox with it
 
@@ -185,14 +186,13 @@ def _execute(request: dict, wake_r: int, devnull: int, isolated: bool) -> dict:
         os.close(fd)
 
     streams = {fd: bytearray() for fd in caps}
-    verdict = bytearray()
-    if testing:
-        streams[verdict_r] = verdict
-        caps[verdict_r] = limits["output_bytes"]
     status, exits = _watch(
         streams, main_pid, deadline, caps, in_w, request.get("stdin", "").encode(), wake_r,
-        verdict_r if testing else None,
+        done_r if testing else None,
     )  # fmt: skip
+    verdict = os.pread(verdict_file, limits["output_bytes"] + 1, 0) if testing else b""
+    if len(verdict) > limits["output_bytes"]:  # test records past the output cap
+        status = status or "output_limit"
     truncated = status == "output_limit"
     if testing and status is None and verdict.endswith(DONE_LINE) and main_pid not in exits:
         # A clean run: the runner has ended the solution and everything it started
@@ -227,7 +227,7 @@ def _execute(request: dict, wake_r: int, devnull: int, isolated: bool) -> dict:
         response["state"] = bytes(streams[state_r]).decode("utf-8", "replace")
     solution_exit = exits.get(solution_pid)
     if testing:
-        records = _records(bytes(verdict))
+        records = _records(verdict[: limits["output_bytes"]])
         response["tests"] = [r for r in records if "index" in r]
         response["setup_error"] = next((r["setup_error"] for r in records if "setup_error" in r), None)
         complete = any(r.get("done") for r in records)
@@ -287,25 +287,28 @@ class TestRunner:
             and cpus == self.cpus
         )
 
-    def start_run(self, program: dict) -> int:
-        """Hand the runner a run; returns the verdict pipe's read end. The solution's end of
-        the run's socket is left in `solution_end` for the caller to pass to the solution."""
+    def start_run(self, program: dict) -> tuple[int, int]:
+        """Hand the runner a run; returns its verdict file and the read end of its done pipe
+        (`roles.RUN_HEADER`). The solution's end of the run's socket is left in
+        `solution_end` for the caller to pass to the solution."""
         payload = json.dumps(program).encode()
         runner_end, solution_end = socket.socketpair()
-        verdict_r, verdict_w = os.pipe()
+        verdict = os.memfd_create("verdict")
+        done_r, done_w = os.pipe()
         try:
             os.kill(self.pid, signal.SIGCONT)
-            socket.send_fds(self.control, [roles.RUN_HEADER.pack(len(payload))], [runner_end.fileno(), verdict_w])
+            socket.send_fds(self.control, [roles.RUN_HEADER.pack(len(payload))], [runner_end.fileno(), verdict, done_w])
             self.control.sendall(payload)
         except OSError:
-            os.close(verdict_r)
+            for fd in (verdict, done_r):
+                os.close(fd)
             solution_end.close()
             raise
         finally:
             runner_end.close()
-            os.close(verdict_w)
+            os.close(done_w)
         self.solution_end = solution_end.detach()
-        return verdict_r
+        return verdict, done_r
 
 
 _runner: TestRunner | None = None
@@ -436,10 +439,10 @@ def _records(verdict: bytes) -> list[dict]:
     return records
 
 
-def _watch(streams, main_pid, deadline, caps, stdin_fd, stdin_data, wake_r, verdict_fd=None):
+def _watch(streams, main_pid, deadline, caps, stdin_fd, stdin_data, wake_r, done_fd=None):
     """Read the children's output until the main child is done (it exited, or the test runner
-    wrote its last record on `verdict_fd`: its exit would take another 1-2 ms), the deadline
-    passes or the output goes over the cap. Returns (status or None, {pid: wait status}
+    said on `done_fd` that its run is over), the deadline passes or the output goes over the
+    cap. Returns (status or None, {pid: wait status}
     reaped so far)."""
     exits: dict[int, int] = {}
     os.set_blocking(stdin_fd, False)
@@ -475,7 +478,7 @@ def _watch(streams, main_pid, deadline, caps, stdin_fd, stdin_data, wake_r, verd
             streams[fd] += chunk
             if len(streams[fd]) > caps[fd]:
                 return "output_limit", exits
-            if fd == verdict_fd and streams[fd].endswith(DONE_LINE):
+            if fd == done_fd and chunk:
                 return None, exits
 
 

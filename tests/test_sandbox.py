@@ -984,6 +984,40 @@ def test_no_leaks_after_many_executions(launched):
     assert os.path.isdir(staged_guest_dir())
 
 
+def _zygote_and_children(pool: Sandbox) -> tuple[int, list[int]]:
+    """The host pids of the pool's one zygote (bwrap's only child) and of its children."""
+    [bwrap] = worker_pids(pool)
+    [zygote] = [int(pid) for pid in Path(f"/proc/{bwrap}/task/{bwrap}/children").read_text().split()]
+    return zygote, [int(pid) for pid in Path(f"/proc/{zygote}/task/{zygote}/children").read_text().split()]
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="reading a zygote's fds (it is not dumpable) takes root")
+def test_zygote_and_kept_runner_leak_no_fds_over_many_test_runs():
+    """The zygote makes a socket pair, a memfd and pipes per test run and keeps its test
+    runner between runs; neither may keep an fd of a finished run, whether the runner was
+    kept (clean runs), replaced (a timeout) or retired (a python run)."""
+    program = Program(tests=("assert f() == 1", "assert f() == 2"), remote={"f": "f"})
+    with Sandbox(workers=1, max_uses=10_000, limits=Limits(timeout_s=1)) as pool:
+
+        def fds() -> dict[str, int]:
+            # the zygote cleans up after it answers: wait until only the runner is left
+            assert wait_until(lambda: len(_zygote_and_children(pool)[1]) == 1)
+            zygote, [runner] = _zygote_and_children(pool)
+            return {"zygote": len(os.listdir(f"/proc/{zygote}/fd")), "runner": len(os.listdir(f"/proc/{runner}/fd"))}
+
+        for _ in range(20):
+            pool.run_tests("def f(): return 1", program)
+        warm = fds()
+        for i in range(300):
+            code = "def f():\n    while True: pass" if i % 100 == 50 else f"def f(): return {i % 3}"
+            pool.run_tests(code, program)
+            if i % 100 == 75:
+                pool.run_python("print(1)")
+        pool.run_tests("def f(): return 1", program)
+        assert fds() == warm
+
+
 # --- bad input -----------------------------------------------------------------------------
 
 

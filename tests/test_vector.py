@@ -21,7 +21,7 @@ from gymnasium.error import ResetNeeded
 import rlenvs  # noqa: F401 - registers the ids
 from rlenvs.envs.math.arithmetic import ArithmeticEnv
 from rlenvs.vector import ENV_ERROR, ENV_LOST, ENV_TIMEOUT, EnvPool
-from rlenvs.vector.threads import THREAD_NAME_PREFIX
+from rlenvs.vector.threads import IDLE_THREAD_NAME, THREAD_NAME_PREFIX
 
 RELEASE = threading.Event()
 """Set to let a thread-mode "#hang" step return (in a worker process it is never set)."""
@@ -255,7 +255,8 @@ def test_thread_hanging_step_times_out_and_the_pool_goes_on():
         assert (hung.index, hung.reward, hung.terminated, hung.truncated) == (2, 0.0, False, True)
         assert hung.stop_reason == ENV_TIMEOUT and "step_timeout_s=0.5" in hung.error
         assert [(r.index, r.reward) for r in results[1:]] == [(0, 1.0), (1, 1.0), (3, 1.0)]
-        assert [t.name for t in pool_threads()] == [f"{THREAD_NAME_PREFIX}-step-2"]  # abandoned, still waiting
+        busy = [t.name for t in pool_threads() if t.name != IDLE_THREAD_NAME]
+        assert busy == [f"{THREAD_NAME_PREFIX}-step-2"]  # abandoned, still waiting; a new worker took its place
 
         # Next batch: env 2 is a fresh env after its reset; every env works.
         pool.reset(seeds=[5, 6, 7, 8])
@@ -274,6 +275,36 @@ def test_thread_pool_leaves_no_threads():
     with pytest.raises(RuntimeError, match="closed"):
         pool.reset()
     pool.close()  # idempotent
+
+
+def test_thread_workers_are_kept_between_batches():
+    """Calls run on kept worker threads (a thread per call cost more than a math env's step):
+    many batches leave at most `max_workers` of them."""
+    with EnvPool("rlenvs/Arithmetic-v0", 5, max_workers=3) as pool:
+        for seed in range(20):
+            pool.reset(seeds=[seed * 5 + i for i in range(5)])
+            assert [r.reward for r in pool.step(dict(enumerate(pool.oracle_actions())))] == [1.0] * 5
+        assert 1 <= len(pool_threads()) <= 3 and {t.name for t in pool_threads()} == {IDLE_THREAD_NAME}
+
+
+def _step_in_forked_child(pool: EnvPool, results: multiprocessing.Queue) -> None:
+    pool.reset(seeds=[7, 8])
+    results.put([r.reward for r in pool.step(dict(enumerate(pool.oracle_actions())))])
+
+
+def test_thread_pool_works_in_a_forked_child():
+    """A forked child has none of its parent's worker threads: its copy of the pool starts
+    its own instead of queueing calls no thread would take."""
+    with EnvPool("rlenvs/Arithmetic-v0", 2, max_workers=2) as pool:
+        pool.reset(seeds=[1, 2])
+        pool.step(dict(enumerate(pool.oracle_actions())))  # the parent's workers exist now
+        context = multiprocessing.get_context("fork")
+        results = context.Queue()
+        child = context.Process(target=_step_in_forked_child, args=(pool, results))
+        child.start()
+        assert results.get(timeout=30) == [1.0, 1.0]
+        child.join(30)
+        assert child.exitcode == 0
 
 
 # --- process mode ---------------------------------------------------------------------------

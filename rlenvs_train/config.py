@@ -40,6 +40,7 @@ from typing import Any
 import yaml
 
 from rlenvs.files import atomic_path
+from rlenvs_train.model_path import model_path_problem
 
 __all__ = [
     "AlgorithmConfig",
@@ -504,18 +505,13 @@ def _env_id_problem(env_id: str) -> str | None:
 
 
 def _model_path_problem(path: str) -> str | None:
-    """None for "tiny", an existing folder or a hub-shaped id "org/name"; else the problem.
-    A path that is plainly local (starts with /, ./, ../ or ~) must exist: sending it to the
-    hub would only fail later with a confusing download error."""
-    key = "trainer.policy.model.path"
-    if path == "tiny" or os.path.isdir(os.path.expanduser(path)):
+    """None for "tiny" (the built-in random model) or a path `model_path_problem` accepts."""
+    if path == "tiny":
         return None
-    if path.startswith(("/", "./", "../", "~")) or path in (".", ".."):
-        return f"{key}: model path {path!r} does not exist (a local folder with config.json and weights, a hub id org/name, or tiny)"
-    parts = path.split("/")
-    if len(parts) == 2 and all(parts) and not any(c.isspace() for c in path):
+    problem = model_path_problem(path)
+    if problem is None:
         return None
-    return f"{key}: {path!r} is neither an existing local folder nor a hub id of the form org/name (or tiny for the built-in random model)"
+    return f"trainer.policy.model.path: {problem} (a local folder with config.json and weights, a hub id, or tiny)"
 
 
 def validate(config: TrainConfig) -> TrainConfig:

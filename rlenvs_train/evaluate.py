@@ -38,7 +38,6 @@ import importlib.util
 import json
 import math
 import os
-import re
 import time
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
@@ -54,6 +53,7 @@ from rlenvs.files import atomic_path
 from rlenvs.vector import EnvPool
 from rlenvs_train.backends.base import Backend
 from rlenvs_train.grpo import TASK_INDEX, _task_indices
+from rlenvs_train.model_path import model_path_problem
 from rlenvs_train.rollout import Episode, RolloutEngine
 
 __all__ = ["BACKENDS", "RECORD_FIELDS", "EvalResult", "evaluate", "pass_at_k"]
@@ -71,10 +71,6 @@ RECORD_FIELDS = (
     "transcript",
 )
 """The keys of each line of the `output` file, in order."""
-
-_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
-"""What a Hugging Face hub id looks like: `name` or `org/name`."""
-
 
 @dataclass(frozen=True)
 class EvalResult:
@@ -358,21 +354,12 @@ def _check_env_id(env_id: Any) -> None:
 
 
 def _check_model_path(text: str, what: str = "model") -> str:
-    """`text` as a local path if it exists, else as a hub id if it reads as one; a path that
-    does not exist is an error here, before transformers or vLLM take minutes to say so."""
+    """`text`, checked before transformers or vLLM take minutes to say it is wrong."""
+    problem = model_path_problem(text)
+    if problem is not None:
+        raise FileNotFoundError(f"{what}: {problem}")
     path = Path(text).expanduser()
-    if path.exists():
-        return str(path)
-    local = (
-        os.path.isabs(text)
-        or text.startswith((".", "~"))
-        or "\\" in text
-        or not _HUB_ID.fullmatch(text)
-        or ("/" in text and path.parent.is_dir())  # "models/x" beside a models/ folder
-    )
-    if local:
-        raise FileNotFoundError(f"{what} path {text} does not exist")
-    return text  # a hub id: the loader fetches it (or finds it in its cache)
+    return str(path) if path.exists() else text  # else a hub id: the loader fetches it
 
 
 def _is_backend(model: Any) -> bool:

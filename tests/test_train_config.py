@@ -349,11 +349,11 @@ def test_unregistered_env_id_suggests_close_ones():
     assert problem.startswith("data.env: 'no_such_module:Foo-v0' names the module 'no_such_module', which cannot be imported")
 
 
-def test_model_path_checks(tmp_path):
+def test_model_path_checks(tmp_path, monkeypatch):
     model = tmp_path / "model"
     model.mkdir()
     base = load_config(None, ["inference.backend=hf"])
-    for ok in ("tiny", str(model), "Qwen/Qwen2.5-0.5B-Instruct"):
+    for ok in ("tiny", str(model), "Qwen/Qwen2.5-0.5B-Instruct", "gpt2"):
         assert check_environment(load_config(None, ["inference.backend=hf", f"trainer.policy.model.path={ok}"])) == []
     missing = str(tmp_path / "no-model")
     (problem,) = check_environment(load_config(None, ["inference.backend=hf", f"trainer.policy.model.path={missing}"]))
@@ -362,8 +362,12 @@ def test_model_path_checks(tmp_path):
         base, trainer=dataclasses.replace(base.trainer, policy=dataclasses.replace(base.trainer.policy, model=dataclasses.replace(base.trainer.policy.model, path="./not-here")))
     )
     assert check_environment(config)[0].startswith("trainer.policy.model.path: model path './not-here' does not exist")
-    config = load_config(None, ["inference.backend=hf", "trainer.policy.model.path=just-a-name"])
-    assert check_environment(config)[0].startswith("trainer.policy.model.path: 'just-a-name' is neither an existing local folder nor a hub id")
+    config = load_config(None, ["inference.backend=hf", "trainer.policy.model.path=not a model"])
+    assert check_environment(config)[0].startswith("trainer.policy.model.path: 'not a model' is neither an existing local folder nor a hub id")
+    (tmp_path / "models").mkdir()
+    monkeypatch.chdir(tmp_path)  # "models/x" beside a models/ folder is a missing local folder, not a hub id
+    config = load_config(None, ["inference.backend=hf", "trainer.policy.model.path=models/x"])
+    assert check_environment(config)[0].startswith("trainer.policy.model.path: model path 'models/x' does not exist")
 
 
 def test_missing_data_files(tmp_path):

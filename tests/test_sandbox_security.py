@@ -804,6 +804,15 @@ def test_test_program_changes_to_builtins_end_with_the_run() -> None:
         assert box.run_tests(HONEST, plain).all_passed
 
 
+def test_unseeded_random_test_inputs_are_the_same_every_run() -> None:
+    """The kept runner's `random` state is put back after each run, as a fresh fork of the
+    zygote had it: a test that draws inputs without a seed checks the same ones each run."""
+    drawn = Program(setup="import random", tests=("assert add(random.random(), 0) == -1",), remote={"add": "add"})
+    with Sandbox(workers=1, limits=LIMITS) as box:
+        errors = {box.run_tests(HONEST, drawn).tests[0].error for _ in range(3)}
+    assert len(errors) == 1 and "last call: add(0." in errors.pop()
+
+
 # --- /proc, environment, keyrings -------------------------------------------------------------------
 
 

@@ -22,6 +22,7 @@ import ctypes
 import json
 import os
 import pickle
+import random
 import resource
 import signal
 import socket
@@ -370,7 +371,8 @@ pipe on which the runner says, once, that the run is over."""
 def serve_test_runs(control_fd: int, end_run: Callable[[], None]) -> None:
     """The test runner's life: take a run from the zygote on `control_fd`, run it, forget it,
     until the zygote hangs up. Each run gets a fresh `__main__`; what a test program's set-up
-    may change beyond it (builtins, imported modules) is put back after the run. Test
+    may change beyond it (builtins, imported modules, the `random` module's state) is put
+    back after the run; attributes it sets on modules are not. Test
     programs are the task's code, not the solution's: the solution reaches this process only
     as plain data decoded by `values`."""
     sys.stdin = sys.stdout = sys.stderr = open(os.devnull, "w")
@@ -378,6 +380,7 @@ def serve_test_runs(control_fd: int, end_run: Callable[[], None]) -> None:
     control = socket.socket(fileno=control_fd)
     builtins_before = dict(builtins.__dict__)
     modules_before = dict(sys.modules)
+    random_before = random.getstate()  # tests that draw unseeded inputs draw the same ones every run
     while True:
         header, fds, _flags, _address = socket.recv_fds(control, RUN_HEADER.size, 3)
         if len(header) != RUN_HEADER.size or len(fds) != 3:
@@ -393,6 +396,7 @@ def serve_test_runs(control_fd: int, end_run: Callable[[], None]) -> None:
             builtins.__dict__.update(builtins_before)
             sys.modules.clear()
             sys.modules.update(modules_before)
+            random.setstate(random_before)
 
 
 def run_tests(program: dict, call_fd: int, verdict_fd: int, done_fd: int, end_run: Callable[[], None]) -> None:

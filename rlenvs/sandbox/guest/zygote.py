@@ -205,11 +205,10 @@ def _execute(request: dict, wake_r: int, devnull: int, isolated: bool) -> dict:
         waited = set()
     else:
         if testing:
-            _retire_runner(reaped=main_pid in exits)
-            exits.setdefault(main_pid, 0)  # waited for by the retirement
-        _kill_all(solution_pid, main_pid)
+            _retire_runner(reaped=main_pid in exits)  # killed and waited for, if still alive
+        _kill_all(solution_pid)
         _drain(streams, caps)
-        waited = {solution_pid, main_pid}
+        waited = {solution_pid}
     for fd in parent_ends:
         try:
             os.close(fd)
@@ -442,8 +441,7 @@ def _records(verdict: bytes) -> list[dict]:
 def _watch(streams, main_pid, deadline, caps, stdin_fd, stdin_data, wake_r, done_fd=None):
     """Read the children's output until the main child is done (it exited, or the test runner
     said on `done_fd` that its run is over), the deadline passes or the output goes over the
-    cap. Returns (status or None, {pid: wait status}
-    reaped so far)."""
+    cap. Returns (status or None, {pid: wait status} reaped so far)."""
     exits: dict[int, int] = {}
     os.set_blocking(stdin_fd, False)
     if not stdin_data:

@@ -9,8 +9,8 @@ to a pipe only the zygote reads. That is why `sys.exit(0)` before the tests, red
 cannot pass: none of them reaches the process that decides.
 
 The test runner is forked once and serves run after run (`serve_test_runs`): a fresh
-process per run cost more CPU than the tests themselves (the fork, its exit, and ~500
-copy-on-write page faults of a child of the zygote, ~7 µs each on the reference VMs). What
+process per run cost more CPU than the tests themselves (the fork, its exit, and ~400
+copy-on-write page faults of a child of the zygote, ~6 µs each on the reference VMs). What
 the solution could do to a runner that outlives it is bounded by the zygote, which spares
 the runner only after a clean run and only while it is as it was made (see `zygote.py`).
 """
@@ -372,9 +372,9 @@ def serve_test_runs(control_fd: int, end_run: Callable[[], None]) -> None:
     """The test runner's life: take a run from the zygote on `control_fd`, run it, forget it,
     until the zygote hangs up. Each run gets a fresh `__main__`; what a test program's set-up
     may change beyond it (builtins, imported modules, the `random` module's state) is put
-    back after the run; attributes it sets on modules are not. Test
-    programs are the task's code, not the solution's: the solution reaches this process only
-    as plain data decoded by `values`."""
+    back after the run; attributes it sets on modules are not. Test programs are the task's
+    code, not the solution's: the solution reaches this process only as plain data decoded
+    by `values`."""
     sys.stdin = sys.stdout = sys.stderr = open(os.devnull, "w")
     ctypes.CDLL(None).prctl(PR_SET_NAME, RUNNER_NAME, 0, 0, 0)  # /proc is read-only here
     control = socket.socket(fileno=control_fd)

@@ -795,13 +795,27 @@ def add(a, b):
         assert runner[2] == 0 and runner[4] == ["0000000000000000"] * 2
 
 
-def test_test_program_changes_to_builtins_end_with_the_run() -> None:
-    patched = Program(setup="import builtins\nbuiltins.len = lambda value: 42", tests=("assert len([1]) == 42",),
-                      remote={"add": "add"})  # fmt: skip
-    plain = Program(tests=("assert len([1, 2]) == 2", "assert add(1, 1) == 2"), remote={"add": "add"})
+def test_test_program_changes_to_the_runner_end_with_the_run() -> None:
+    """The runner is kept between runs of different tasks: what one task's test set-up changes
+    in it (builtins, sys.path, the environment, the working folder, the recursion limit) is
+    put back before the next run."""
+    patched = Program(
+        setup="import builtins, os, sys\nbuiltins.len = lambda value: 42\nsys.path.append('/nowhere')\n"
+        "os.environ['TASK_VAR'] = '1'\nos.chdir('/')\nsys.setrecursionlimit(50)",
+        tests=("assert len([1]) == 42",),
+        remote={"add": "add"},
+    )
+    plain = Program(
+        setup="import os, sys",
+        tests=("assert len([1, 2]) == 2", "assert add(1, 1) == 2", "assert '/nowhere' not in sys.path",
+               "assert 'TASK_VAR' not in os.environ", "assert os.getcwd() == '/workspace'",
+               "assert sys.getrecursionlimit() > 50"),
+        remote={"add": "add"},
+    )  # fmt: skip
     with Sandbox(workers=1, limits=LIMITS) as box:
         assert box.run_tests(HONEST, patched).all_passed
-        assert box.run_tests(HONEST, plain).all_passed
+        report = box.run_tests(HONEST, plain)
+        assert report.all_passed, report
 
 
 def test_unseeded_random_test_inputs_are_the_same_every_run() -> None:

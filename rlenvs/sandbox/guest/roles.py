@@ -371,8 +371,9 @@ pipe on which the runner says, once, that the run is over."""
 def serve_test_runs(control_fd: int, end_run: Callable[[], None]) -> None:
     """The test runner's life: take a run from the zygote on `control_fd`, run it, forget it,
     until the zygote hangs up. Each run gets a fresh `__main__`; what a test program's set-up
-    may change beyond it (builtins, imported modules, the `random` module's state) is put
-    back after the run; attributes it sets on modules are not. Test programs are the task's
+    may change beyond it (builtins, imported modules, `sys.path`, the environment, the working
+    folder, the recursion limit, the `random` module's state) is put back after the run;
+    attributes it sets on modules are not. Test programs are the task's
     code, not the solution's: the solution reaches this process only as plain data decoded
     by `values`."""
     sys.stdin = sys.stdout = sys.stderr = open(os.devnull, "w")
@@ -381,6 +382,8 @@ def serve_test_runs(control_fd: int, end_run: Callable[[], None]) -> None:
     builtins_before = dict(builtins.__dict__)
     modules_before = dict(sys.modules)
     random_before = random.getstate()  # tests that draw unseeded inputs draw the same ones every run
+    path_before, environ_before, cwd_before = list(sys.path), dict(os.environ), os.getcwd()
+    recursion_before = sys.getrecursionlimit()
     while True:
         header, fds, _flags, _address = socket.recv_fds(control, RUN_HEADER.size, 3)
         if len(header) != RUN_HEADER.size or len(fds) != 3:
@@ -397,6 +400,12 @@ def serve_test_runs(control_fd: int, end_run: Callable[[], None]) -> None:
             sys.modules.clear()
             sys.modules.update(modules_before)
             random.setstate(random_before)
+            sys.path[:] = path_before
+            if os.environ != environ_before:
+                os.environ.clear()
+                os.environ.update(environ_before)
+            os.chdir(cwd_before)
+            sys.setrecursionlimit(recursion_before)
 
 
 def run_tests(program: dict, call_fd: int, verdict_fd: int, done_fd: int, end_run: Callable[[], None]) -> None:

@@ -8,7 +8,7 @@ releases: pin numpy to pin the tasks exactly.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -44,3 +44,13 @@ def draw_chance(rng: np.random.Generator, percent: int) -> bool:
 def coin(rng: np.random.Generator) -> bool:
     """True or False, evenly."""
     return bool(rng.integers(2))
+
+
+def draw_distinct(draw: Callable[[], T], count: int) -> list[T]:
+    """`count` different values of `draw()`, in the order drawn (redrawing repeats)."""
+    values: list[T] = []
+    while len(values) < count:
+        value = draw()
+        if value not in values:
+            values.append(value)
+    return values

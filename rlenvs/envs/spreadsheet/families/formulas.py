@@ -54,6 +54,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from rlenvs.core.draw import draw_chance, draw_from, draw_int, draw_sample
+from rlenvs.core.names import people
 from rlenvs.envs.spreadsheet.cells import column_letters
 from rlenvs.envs.spreadsheet.tasks import Family, Scenario
 
@@ -74,16 +75,6 @@ def _money(rng: np.random.Generator, low: float, high: float) -> float:
 def _price(rng: np.random.Generator, low: float, high: float) -> float:
     """A shelf price: whole units with a usual ending (.99, .49, .00, ...)."""
     return draw_int(rng, int(low), int(high)) + draw_from(rng, (0.99, 0.49, 0.5, 0.0, 0.95, 0.25))
-
-
-def _people(rng: np.random.Generator, count: int) -> list[str]:
-    """`count` distinct full names."""
-    names: list[str] = []
-    while len(names) < count:
-        name = f"{draw_from(rng, FIRST_NAMES)} {draw_from(rng, LAST_NAMES)}"
-        if name not in names:
-            names.append(name)
-    return names
 
 
 def _cover(rng: np.random.Generator, groups: Sequence[T], n: int, least: int = 1) -> list[T]:
@@ -203,16 +194,6 @@ def _built(build: Callable[[], Scenario | None], tries: int = 200) -> Scenario:
 
 # --- shared word pools ---------------------------------------------------------------------
 
-FIRST_NAMES = (
-    "Anna", "Ben", "Carlos", "Dana", "Elif", "Farid", "Grace", "Hiro", "Ines", "Jonas",
-    "Kemi", "Lars", "Maya", "Nikhil", "Olga", "Pedro", "Quinn", "Rosa", "Sami", "Tara",
-    "Umar", "Vera", "Wei", "Yusuf", "Zoe",
-)  # fmt: skip
-LAST_NAMES = (
-    "Kowalski", "Okafor", "Lindqvist", "Moreau", "Tanaka", "Haddad", "Novak", "Silva",
-    "Brennan", "Fischer", "Ivanova", "Mensah", "Rossi", "Chen", "Patel", "Duarte",
-    "Nakamura", "Osei", "Berg", "Keller",
-)  # fmt: skip
 PRODUCTS = (
     ("Desk Lamp", 18, 60), ("Office Chair", 89, 349), ("Standing Desk", 249, 799),
     ("Monitor 27in", 159, 449), ("Wireless Mouse", 12, 49), ("Mechanical Keyboard", 59, 189),
@@ -327,7 +308,7 @@ def _row_product(rng: np.random.Generator) -> Scenario:
         header = ["Employee", "Department", "Hours", "Hourly Rate"]
         rows = [
             [name, draw_from(rng, DEPARTMENTS), draw_int(rng, 32, 180) / 4, _money(rng, 16.5, 72)]
-            for name in _people(rng, n)
+            for name in people(rng, n)
         ]
     else:
         sheet, result, what = "Inventory", "Stock Value", "the value of each item's stock, Units in Stock × Unit Cost"
@@ -364,7 +345,7 @@ def _row_net(rng: np.random.Generator, rule: str) -> Scenario:
         regular, factor = draw_from(rng, ((40, 1.5), (38, 1.5), (40, 2)))
         params = (regular, factor)
         rows = []
-        for i, name in enumerate(_people(rng, n)):
+        for i, name in enumerate(people(rng, n)):
             while True:  # a row whose pay is not a rounding tie
                 over = i % 3 == 0 or draw_chance(rng, 30)
                 hours = (regular * 4 + draw_int(rng, 1, 40)) / 4 if over else draw_int(rng, 80, regular * 4) / 4
@@ -478,7 +459,7 @@ def _group_beside(rng: np.random.Generator) -> Scenario:
     sales reps); the agent writes the total per group with SUMIF."""
     n = draw_int(rng, 8, 40)
     regions = draw_sample(rng, draw_from(rng, REGIONS), draw_int(rng, 3, 5))
-    reps = _people(rng, draw_int(rng, 3, 6))
+    reps = people(rng, draw_int(rng, 3, 6))
     by_region = draw_chance(rng, 60)
     first = draw_int(rng, 1000, 8000)
     if by_region:
@@ -536,7 +517,7 @@ def _group_summary(rng: np.random.Generator) -> Scenario:
     ccol, cvalues = draw_from(rng, conditions)
     cvalues = draw_sample(rng, cvalues, min(len(cvalues), draw_int(rng, 3, 4)))
     wanted = cvalues[0]
-    names = _people(rng, draw_int(rng, 4, 8))
+    names = people(rng, draw_int(rng, 4, 8))
     first = draw_int(rng, 1000, 8000)
     # each group gets a counted row first (the wanted condition value), then random rows
     keys = _cover(rng, groups, n, 1)
@@ -804,7 +785,7 @@ def _share(rng: np.random.Generator, level: int) -> Scenario | None:
     agent first writes in a Total column."""
     label, (value_name,), pool, (low, high) = draw_from(rng, SHARE_THEMES)
     n = draw_int(rng, 8, 40) if pool is None else draw_int(rng, 8, len(pool))
-    labels = _people(rng, n) if pool is None else draw_sample(rng, pool, n)
+    labels = people(rng, n) if pool is None else draw_sample(rng, pool, n)
     two = level == 2 and draw_chance(rng, 50)
     sheet = "Sales" if value_name != "Budget" else "Budgets"
     last, below = n + 1, n + 2
@@ -1088,7 +1069,7 @@ LABEL_THEMES = (
 
 def _names(rng: np.random.Generator, kind: str, n: int) -> list[str]:
     if kind == "people":
-        return _people(rng, n)
+        return people(rng, n)
     pool = COMPANIES if kind == "companies" else tuple(name for name, _, _ in PRODUCTS)
     return draw_sample(rng, pool, n)
 
@@ -1199,7 +1180,7 @@ def _label_and(rng: np.random.Generator) -> Scenario:
     minimum = draw_from(rng, (4, 4.5, 3.5))
     while True:
         rows = []
-        for name in _people(rng, n):
+        for name in people(rng, n):
             quota = draw_int(rng, 8, 40) * 1000
             sales = round(_near(rng, quota, 0, 80) if draw_chance(rng, 60) else quota * draw_int(rng, 50, 160) / 100, 2)
             rating = round(_near(rng, minimum, 10, 60), 1) if draw_chance(rng, 50) else draw_int(rng, 20, 50) / 10
@@ -1222,7 +1203,7 @@ def _label_or(rng: np.random.Generator) -> Scenario:
     exam_pass, coursework_pass = draw_from(rng, ((50, 40), (40, 40), (50, 50), (45, 35)))
     while True:
         rows = []
-        for name in _people(rng, n):
+        for name in people(rng, n):
             exam = round(_near(rng, exam_pass, 10, 80)) if draw_chance(rng, 40) else draw_int(rng, 15, 98)
             coursework = round(_near(rng, coursework_pass, 10, 80)) if draw_chance(rng, 40) else draw_int(rng, 20, 100)
             rows.append([name, int(exam), int(coursework)])

@@ -57,7 +57,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from rlenvs.core.draw import coin, draw_from, draw_int, draw_sample
+from rlenvs.core import names
+from rlenvs.core.draw import coin, draw_distinct, draw_from, draw_int, draw_sample
 from rlenvs.envs.spreadsheet.cells import column_letters
 from rlenvs.envs.spreadsheet.tasks import Family, Scenario
 
@@ -82,16 +83,6 @@ DATEDIF is an error, not a number)."""
 def _date(rng: np.random.Generator, first_year: int, last_year: int) -> dt.date:
     """A date on day 1-28 of a month, so that month arithmetic has no month-end cases."""
     return dt.date(draw_int(rng, first_year, last_year), draw_int(rng, 1, 12), draw_int(rng, 1, 28))
-
-
-def _distinct(rng: np.random.Generator, draw: Callable[[], T], count: int) -> list[T]:
-    """`count` different values of `draw()`, in the order drawn."""
-    values: list[T] = []
-    while len(values) < count:
-        value = draw()
-        if value not in values:
-            values.append(value)
-    return values
 
 
 # --- cells and replies ---------------------------------------------------------------------
@@ -206,10 +197,7 @@ FIRST_NAMES = (
     "Quinn", "Rosa", "Sami", "Tara", "Umar", "Vera", "Wei", "Yusuf", "Zoe", "Mateo",
 )  # fmt: skip
 LAST_NAMES = (
-    "Kowalski", "Okafor", "Lindqvist", "Moreau", "Tanaka", "Haddad", "Novak", "Silva",
-    "Brennan", "Fischer", "Ivanova", "Mensah", "Rossi", "Chen", "Patel", "Duarte",
-    "Nakamura", "Osei", "Berg", "Keller", "Alvarez", "Nguyen", "Schmidt", "Jensen",
-    "Hughes", "Romano", "Dubois", "Costa", "Sato", "Ward",
+    *names.LAST_NAMES, "Alvarez", "Nguyen", "Schmidt", "Jensen", "Hughes", "Romano", "Dubois", "Costa", "Sato", "Ward",
 )  # fmt: skip
 MESSY_LAST_NAMES = (*LAST_NAMES, "O'Neill", "Smith-Jones", "D'Souza", "Lloyd-Evans")
 """Clean-text adds names where PROPER capitalises after the apostrophe or hyphen too."""
@@ -245,7 +233,7 @@ and without case (checked in the tests)."""
 
 
 def _person(rng: np.random.Generator) -> str:
-    return f"{draw_from(rng, FIRST_NAMES)} {draw_from(rng, LAST_NAMES)}"
+    return names.person(rng, FIRST_NAMES, LAST_NAMES)
 
 
 # --- generic tables ------------------------------------------------------------------------
@@ -269,9 +257,9 @@ def _table(rng: np.random.Generator, columns: Sequence[Column], rows: int, *, di
         if kind == "id":
             values.append([f"{arg}{first_id + row}" for row in range(rows)])
         elif kind == "person":
-            values.append(_distinct(rng, lambda: _person(rng), rows))
+            values.append(draw_distinct(lambda: _person(rng), rows))
         elif kind == "people":
-            pool = _distinct(rng, lambda: _person(rng), draw_int(rng, 3, 6))
+            pool = draw_distinct(lambda: _person(rng), draw_int(rng, 3, 6))
             values.append([draw_from(rng, pool) for _ in range(rows)])
         elif kind == "pick":
             pool = draw_sample(rng, arg, min(len(arg), draw_int(rng, 3, 6)))
@@ -280,7 +268,7 @@ def _table(rng: np.random.Generator, columns: Sequence[Column], rows: int, *, di
             values.append([_date(rng, *arg) for _ in range(rows)])
         else:
             draw = _number_draw(rng, kind, arg)
-            values.append(_distinct(rng, draw, rows) if distinct else [draw() for _ in range(rows)])
+            values.append(draw_distinct(draw, rows) if distinct else [draw() for _ in range(rows)])
     return [list(row) for row in zip(*values, strict=True)]
 
 
@@ -547,7 +535,7 @@ def _dedupe_key(rng: np.random.Generator) -> Scenario:
         headers = ["Name", "Email", "City", "Plan", "Joined"]
         key = 1
         cities = draw_sample(rng, CITIES, 5)
-        people = _distinct(rng, lambda: (draw_from(rng, FIRST_NAMES), draw_from(rng, LAST_NAMES)), unique)
+        people = draw_distinct(lambda: (draw_from(rng, FIRST_NAMES), draw_from(rng, LAST_NAMES)), unique)
         domains = [draw_from(rng, DOMAINS) for _ in people]
         people[again] = people[before]
         domains[again] = draw_from(rng, [domain for domain in DOMAINS if domain != domains[before]])
@@ -568,7 +556,7 @@ def _dedupe_key(rng: np.random.Generator) -> Scenario:
         names = draw_sample(rng, COMPANIES, min(unique, len(COMPANIES)))
         names += [f"{draw_from(rng, LAST_NAMES)} Supplies" for _ in range(unique - len(names))]
         names[again] = names[before]
-        codes = _distinct(rng, lambda: f"{draw_from(rng, ('ac', 'bx', 'hq', 'mt', 'nw', 'pr', 'sv', 'tk'))}-{draw_int(rng, 100, 999)}", unique)
+        codes = draw_distinct(lambda: f"{draw_from(rng, ('ac', 'bx', 'hq', 'mt', 'nw', 'pr', 'sv', 'tk'))}-{draw_int(rng, 100, 999)}", unique)
         table = [[code, name, draw_from(rng, CITIES), draw_from(rng, (14, 30, 45, 60)), draw_int(rng, 1, 5)] for code, name in zip(codes, names, strict=True)]
 
         def later(row: list[Any]) -> list[Any]:
@@ -983,7 +971,7 @@ def _tenure_years(rng: np.random.Generator) -> Scenario:
         apart = all((report - d).days > 2 * SHIFT_DAYS for d in hired)
         if apart and any((d.month, d.day) > (report.month, report.day) for d in hired):
             break
-    names = _distinct(rng, lambda: _person(rng), n)
+    names = draw_distinct(lambda: _person(rng), n)
     departments = draw_sample(rng, DEPARTMENTS, 5)
     table: list[list[Any]] = [[name, draw_from(rng, departments), day] for name, day in zip(names, hired, strict=True)]
     table[0] += [None, None, report]
@@ -1218,7 +1206,7 @@ def _text_scenario(
 
 
 def _full_names(rng: np.random.Generator, n: int) -> list[tuple[str, str]]:
-    return _distinct(rng, lambda: (draw_from(rng, FIRST_NAMES), draw_from(rng, MESSY_LAST_NAMES)), n)
+    return draw_distinct(lambda: (draw_from(rng, FIRST_NAMES), draw_from(rng, MESSY_LAST_NAMES)), n)
 
 
 def _clean_names(rng: np.random.Generator) -> Scenario:
@@ -1237,7 +1225,7 @@ def _clean_names(rng: np.random.Generator) -> Scenario:
 def _clean_codes(rng: np.random.Generator) -> Scenario:
     """Level 1: product codes typed in any case with stray spaces -> TRIM, UPPER."""
     n = draw_int(rng, 8, 40)
-    codes = _distinct(rng, lambda: f"{draw_from(rng, ('ab', 'kx', 'lm', 'qt', 'rv', 'zp'))}-{draw_int(rng, 100, 9999)} {draw_from(rng, ('blk', 'wht', 'red', 'gry', 'xl', 'sm'))}", n)
+    codes = draw_distinct(lambda: f"{draw_from(rng, ('ab', 'kx', 'lm', 'qt', 'rv', 'zp'))}-{draw_int(rng, 100, 9999)} {draw_from(rng, ('blk', 'wht', 'red', 'gry', 'xl', 'sm'))}", n)
     messy = _messy(rng, codes, lambda m: _trim(m).upper())
     table = [[product, code, draw_int(rng, 0, 400)] for product, code in zip((draw_from(rng, PRODUCTS) for _ in range(n)), messy, strict=True)]
     what = "each Code (column B) cleaned: no spaces at either end or doubled inside, and all letters upper case"
@@ -1276,7 +1264,7 @@ def _name_keys(rng: np.random.Generator) -> Scenario:
 def _work_emails(rng: np.random.Generator) -> Scenario:
     """Level 2: first.last@company in lower case from trimmed name columns."""
     n = draw_int(rng, 8, 40)
-    people = _distinct(rng, lambda: (draw_from(rng, FIRST_NAMES), draw_from(rng, LAST_NAMES)), n)
+    people = draw_distinct(lambda: (draw_from(rng, FIRST_NAMES), draw_from(rng, LAST_NAMES)), n)
     firsts = _messy(rng, [first for first, _ in people], lambda m: _trim(m).lower())
     lasts = _messy(rng, [last for _, last in people], lambda m: _trim(m).lower())
     domain = f"{draw_from(rng, ('northwind', 'bluebird', 'granite', 'pinecrest', 'summit'))}.{draw_from(rng, ('com', 'co.uk', 'io'))}"
@@ -1304,7 +1292,7 @@ def _phone_digits(rng: np.random.Generator) -> Scenario:
             area, mid, end = draw_int(rng, 201, 989), draw_int(rng, 200, 999), draw_int(rng, 0, 9999)
             shapes = (f"({area}) {mid}-{end:04d}", f"{area}-{mid}-{end:04d}", f"{area} {mid} {end:04d}")
         phones.append(draw_from(rng, shapes))
-    people = _distinct(rng, lambda: _person(rng), n)
+    people = draw_distinct(lambda: _person(rng), n)
     table = [[name, phone] for name, phone in zip(people, phones, strict=True)]
     what = (
         'each Phone (column B) with every "(", ")", space and "-" removed, as text with its digits '

@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from rlenvs.core.draw import coin, draw_from, draw_int, draw_sample, shuffled
+from rlenvs.core.names import FIRST_NAMES, LAST_NAMES, people
 from rlenvs.envs.terminal.tasks import Entry, Family, Scenario
 from rlenvs.rewards.workspace import (
     AnswerIs,
@@ -73,16 +74,6 @@ def _cents(cents: int) -> str:
 
 # --- shared word pools ---------------------------------------------------------------------
 
-FIRST_NAMES = (
-    "Anna", "Ben", "Carlos", "Dana", "Elif", "Farid", "Grace", "Hiro", "Ines", "Jonas",
-    "Kemi", "Lars", "Maya", "Nikhil", "Olga", "Pedro", "Quinn", "Rosa", "Sami", "Tara",
-    "Umar", "Vera", "Wei", "Yusuf", "Zoe",
-)  # fmt: skip
-LAST_NAMES = (
-    "Kowalski", "Okafor", "Lindqvist", "Moreau", "Tanaka", "Haddad", "Novak", "Silva",
-    "Brennan", "Fischer", "Ivanova", "Mensah", "Rossi", "Chen", "Patel", "Duarte",
-    "Nakamura", "Osei", "Berg", "Keller",
-)  # fmt: skip
 CITIES = (
     "Amsterdam", "Austin", "Berlin", "Boston", "Chicago", "Cork", "Denver", "Dublin",
     "Leeds", "Lisbon", "Lyon", "Madrid", "New York", "Newark", "Oslo", "Porto",
@@ -126,20 +117,6 @@ FILLER_SENTENCES = (
     "The fire drill is planned for early autumn.",
     "Slides from the all-hands meeting are in the shared drive.",
 )
-
-
-def _person(rng: np.random.Generator) -> str:
-    return f"{draw_from(rng, FIRST_NAMES)} {draw_from(rng, LAST_NAMES)}"
-
-
-def _people(rng: np.random.Generator, count: int) -> list[str]:
-    """`count` distinct full names."""
-    names: list[str] = []
-    while len(names) < count:
-        name = _person(rng)
-        if name not in names:
-            names.append(name)
-    return names
 
 
 # === csv-column ============================================================================
@@ -221,11 +198,11 @@ def _csv_table(
             pool = arg  # type: ignore[assignment]
             pools.append(draw_sample(rng, pool, min(len(pool), draw_int(rng, 3, 6))))
         elif kind == "person":
-            pools.append(_people(rng, draw_int(rng, 4, 7)))
+            pools.append(people(rng, draw_int(rng, 4, 7)))
         else:
             pools.append(())
     first_id = draw_int(rng, 1000, 8000)
-    names = _people(rng, rows) if any(kind == "name" for _, kind, _ in columns) else []
+    names = people(rng, rows) if any(kind == "name" for _, kind, _ in columns) else []
     table = []
     for row in range(rows):
         cells = []
@@ -1389,12 +1366,7 @@ MERGE_SOURCES = ("newsletter", "webinar", "trade-show", "shop", "support", "refe
 
 def _dedupe_merge(rng: np.random.Generator) -> Scenario:
     """Several contact lists, each with a comment header, merged: distinct, byte order."""
-    contacts: list[str] = []
-    wanted = draw_int(rng, 10, 18)
-    while len(contacts) < wanted:
-        person = _person(rng)
-        if person not in contacts:
-            contacts.append(person)
+    contacts = people(rng, draw_int(rng, 10, 18))
     sources = draw_sample(rng, MERGE_SOURCES, draw_int(rng, 2, 4))
     folder = draw_from(rng, ("lists", "contacts", "crm-export"))
     files = []

@@ -124,10 +124,7 @@ def averageif(ctx: Any, rng: Value, criterion: Scalar, average_range: Value = No
     criterion; #DIV/0! when none."""
     mask, h, w = _mask([(rng, criterion)])
     values = as_grid(rng) if average_range is None else _resize(ctx, as_grid(average_range), h, w)
-    xs = _selected(values, mask)
-    if not xs:
-        raise EvalError(DIV0)
-    return finite(math.fsum(xs) / len(xs))
+    return _mean(_selected(values, mask))
 
 
 @function("AVERAGEIFS", min_args=3, scalar=_EVEN_FROM_2)
@@ -136,7 +133,11 @@ def averageifs(average_range: Value, *args: Value) -> float:
     pairs = _pairs(args)
     _same_shape(average_range, pairs)
     mask, _, _ = _mask(pairs)
-    xs = _selected(as_grid(average_range), mask)
+    return _mean(_selected(as_grid(average_range), mask))
+
+
+def _mean(xs: list[float]) -> float:
+    """AVERAGEIF(S)'s mean of the selected numbers; #DIV/0! when none was selected."""
     if not xs:
         raise EvalError(DIV0)
     return finite(math.fsum(xs) / len(xs))

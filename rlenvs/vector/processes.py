@@ -54,6 +54,8 @@ START_TIMEOUT_S = 120.0
 """How long a worker may take to start and make its envs (an import plus loading data)."""
 CLOSE_TIMEOUT_S = 5.0
 """How long `close` waits for a worker to close its envs and exit before killing it."""
+EXIT_CODE_WAIT_S = 1.0
+"""How long a crash report waits for the dead worker to be reaped, so that it can name the exit code."""
 
 
 # --- inside a worker -----------------------------------------------------------------------
@@ -281,7 +283,11 @@ class ProcessRunner:
             worker.start(self.context, self.make_env, self.make_kwargs)
 
         def crashed(worker: _Worker) -> None:
-            code = worker.process.exitcode if worker.process is not None else None
+            code = None
+            if worker.process is not None:
+                # Its end of the pipe closes a moment before the process is reaped: wait for the exit code.
+                worker.process.join(timeout=EXIT_CODE_WAIT_S)
+                code = worker.process.exitcode
             if worker.slot in busy:
                 position, _ = busy.pop(worker.slot)
                 call = calls[position]

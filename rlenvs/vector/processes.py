@@ -169,7 +169,7 @@ class _Worker:
 
 
 def _start_death(worker: _Worker) -> RuntimeError:
-    worker.process.join(1.0)
+    worker.process.join(EXIT_CODE_WAIT_S)
     return RuntimeError(
         f"EnvPool worker {worker.slot} died while starting (exit code {worker.process.exitcode}) before making "
         f"envs {worker.indices}; its stderr says why. Workers are spawned: the main script must be a file "

@@ -52,6 +52,7 @@ QUICK = replace(LIMITS, timeout_s=1.0)
 """For attacks that are meant to run into the time limit."""
 SECRET = f"rlenvs-secret-{uuid.uuid4().hex}"
 SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(platform.machine())
+SYS_IOPRIO_SET = {"x86_64": 251, "aarch64": 30}.get(platform.machine())
 
 ADD = Program(tests=("assert add(2, 3) == 5", "assert add(10, -4) == 6"), remote={"add": "add"})
 """Wrong answers (0, True, "5", ...) fail both tests."""
@@ -735,7 +736,7 @@ def add(a, b):
 
 
 PROBE = """
-import json, os
+import ctypes, json, os, resource
 def add(a, b):
     return a + b
 def state(pid):
@@ -743,12 +744,17 @@ def state(pid):
         run_state = stat.read().rsplit(")", 1)[1].split()[0]
     with open(f"/proc/{pid}/status") as status:
         pending = sorted(line.split()[1] for line in status if line.startswith(("SigPnd", "ShdPnd")))
-    return [pid, run_state, os.getpriority(os.PRIO_PROCESS, pid), sorted(os.sched_getaffinity(pid)), pending]
+    with open(f"/proc/{pid}/limits") as limits:
+        rlimits = limits.read()
+    policy = os.sched_getscheduler(pid)
+    ioprio = ctypes.CDLL(None).syscall(IOPRIO_GET, 1, pid) if IOPRIO_GET else None
+    return [pid, run_state, os.getpriority(os.PRIO_PROCESS, pid), sorted(os.sched_getaffinity(pid)), pending, policy,
+            ioprio, rlimits]
 others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]
 print(json.dumps([state(pid) for pid in sorted(others)]))
-"""
+""".replace("IOPRIO_GET", str(SYS_IOPRIO_SET and SYS_IOPRIO_SET + 1))
 """A solution that reports the zygote (pid 1) and the test runner as it finds them: run
-state, nice value, CPUs, pending signals."""
+state, nice value, CPUs, pending signals, scheduling policy, I/O priority, rlimits."""
 
 RUNNER_ATTACKS = {
     "stop": "os.kill(pid, signal.SIGSTOP)",
@@ -757,6 +763,10 @@ RUNNER_ATTACKS = {
     "real-time signal left pending": "os.kill(pid, signal.SIGRTMIN)",
     "renice": "os.setpriority(os.PRIO_PROCESS, pid, 19)",
     "pin to one CPU": "os.sched_setaffinity(pid, {min(os.sched_getaffinity(pid))})",
+    "lower an rlimit": "resource.prlimit(pid, resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))",
+    "idle scheduling": "os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))",
+    # ioprio_set(IOPRIO_WHO_PROCESS, pid, IOPRIO_CLASS_IDLE << 13); read back with ioprio_get
+    "idle I/O priority": f"ctypes.CDLL(None).syscall({SYS_IOPRIO_SET}, 1, pid, 3 << 13)",
 }
 
 
@@ -768,19 +778,28 @@ def _probe(box: Sandbox) -> tuple[list, list]:
     return zygote, others[0]
 
 
+@pytest.mark.parametrize("targets", ["zygote and runner", "runner"])
 @pytest.mark.parametrize("name", sorted(RUNNER_ATTACKS))
-def test_what_a_solution_does_to_the_kept_test_runner_and_zygote_ends_with_it(name: str) -> None:
+def test_what_a_solution_does_to_the_kept_test_runner_and_zygote_ends_with_it(name: str, targets: str) -> None:
     """The test runner outlives each run, and the solution shares its uid (and the zygote's).
     Whatever a solution does to either (stop, kill, leave signals pending, renice, pin to a
-    CPU) must not reach the next run: it meets a zygote and a runner as they were made."""
+    CPU, change its scheduling or I/O priority, lower its rlimits: all inherited by the
+    processes it forks) must not reach the next run: it meets a zygote and a runner as they
+    were made. The runner alone: its own check (`TestRunner.is_fit`), not the zygote's."""
+    if name == "idle I/O priority" and SYS_IOPRIO_SET is None:
+        pytest.skip("ioprio_set syscall number unknown for this machine")
     with Sandbox(workers=1, limits=LIMITS) as box:  # one worker: every run meets the same zygote
+        # The first test run forks the runner, which sets its rlimits while the probe runs;
+        # the second meets it settled. So below: a replaced runner is probed a second time.
+        first_runner = _probe(box)[1][0]
         zygote, runner = _probe(box)
-        assert _probe(box)[1][0] == runner[0]  # a clean run keeps its runner
+        assert runner[0] == first_runner  # a clean run keeps its runner
         attack = RUNNER_ATTACKS[name]
+        spared = "os.getpid()" if targets == "zygote and runner" else "os.getpid(), 1"
         solution = f"""
-import os, signal
+import ctypes, os, resource, signal
 def add(a, b):
-    for pid in [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]:
+    for pid in [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in ({spared},)]:
         try:
             {attack}
         except OSError:
@@ -789,6 +808,7 @@ def add(a, b):
 """
         attacked = box.run_tests(solution, ADD, limits=QUICK)
         assert attacked.status != "sandbox_error", attacked
+        _probe(box)
         zygote_after, runner_after = _probe(box)
         for before, after in ((zygote, zygote_after), (runner, runner_after)):
             assert after[1] in ("S", "R") and after[2:] == before[2:], (name, before, after)  # not stopped

@@ -124,6 +124,13 @@ def enter_child(fds: dict[int, int], limits: dict, *, untrusted: bool) -> None:
 def set_limits(limits: dict, *, cpu: bool = True) -> None:
     """The execution's rlimits; `cpu=False` leaves CPU time unlimited, for the test runner,
     whose CPU seconds add up over its many runs (each run has the wall-clock deadline)."""
+    for which, soft_and_hard in rlimits_for(limits, cpu=cpu).items():
+        resource.setrlimit(which, soft_and_hard)
+
+
+def rlimits_for(limits: dict, *, cpu: bool = True) -> dict[int, tuple[int, int]]:
+    """The (soft, hard) rlimits `set_limits` gives a child; the zygote also checks its kept
+    test runner against them."""
     caps = {
         resource.RLIMIT_AS: limits["memory_bytes"],
         **({resource.RLIMIT_CPU: limits["cpu_s"]} if cpu else {}),
@@ -133,9 +140,8 @@ def set_limits(limits: dict, *, cpu: bool = True) -> None:
         resource.RLIMIT_CORE: 0,
         resource.RLIMIT_MSGQUEUE: 0,  # POSIX message queues would outlive the execution
     }
-    for which, value in caps.items():
-        hard = value + 1 if which == resource.RLIMIT_CPU else value  # SIGXCPU first, then SIGKILL
-        resource.setrlimit(which, (value, hard))
+    # CPU time: SIGXCPU at the soft limit first, then SIGKILL a second later.
+    return {which: (value, value + 1 if which == resource.RLIMIT_CPU else value) for which, value in caps.items()}
 
 
 def fresh_main() -> dict:

@@ -6,10 +6,10 @@ forks a fresh child for the code (`roles`), watches it against the wall-clock de
 the output cap, and answers with one JSON line on stdout. After every answer, before it reads
 the next request, it kills every other process in the sandbox, reaps them and empties the
 writable folders, so nothing an execution leaves behind (background processes, files,
-IPC objects, keys) reaches the next one; a sandbox it cannot restore, or whose zygote the
-code reniced, makes it exit, and the host replaces the worker. The one process it keeps is
-the trusted test runner (`TestRunner`), and only while runs end cleanly and it is as it
-was made.
+IPC objects, keys) reaches the next one; a sandbox it cannot restore, or a zygote the code
+reniced, rescheduled or gave lower rlimits (which its next children would inherit), makes
+it exit, and the host replaces the worker. The one process it keeps is the trusted test
+runner (`TestRunner`), and only while runs end cleanly and it is as it was made.
 
 In session mode (`--session`, a terminal env's persistent shell) the writable folders are
 kept between requests, so each command sees what the last one left; only processes and IPC
@@ -28,6 +28,7 @@ import errno
 import fcntl
 import json
 import os
+import resource
 import select
 import shutil
 import signal
@@ -51,6 +52,10 @@ IPC_RMID = 0
 KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT = 1, 7, 22
 KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -3, -4, -5
 SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219}.get(os.uname().machine)
+SYS_IOPRIO_GET = {"x86_64": 252, "aarch64": 31, "riscv64": 31}.get(os.uname().machine)
+IOPRIO_WHO_PROCESS = 1
+RLIMITS = tuple(sorted({getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_")}))
+LIBC = ctypes.CDLL(None, use_errno=True)
 READ_CHUNK = 1 << 16
 DRAIN_SECONDS = 1.0
 DONE_LINE = b'{"done": true}\n'
@@ -63,7 +68,7 @@ def main() -> None:
     isolated = "--unsafe" not in sys.argv
     session = "--session" in sys.argv
     workspace = sys.argv[sys.argv.index("--workspace") + 1] if "--workspace" in sys.argv else "/workspace"
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = LIBC
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of an execution come back to us
     if isolated:
@@ -78,7 +83,7 @@ def main() -> None:
     for name in PRELOAD:
         __import__(name)
     writable = [workspace, "/tmp", "/dev/shm"] if isolated else [os.getcwd()]
-    scheduling = (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getaffinity(0))
+    own_state, own_cpus = _process_state(0), os.sched_getaffinity(0)
     wake_r, wake_w = os.pipe()
     for fd in (wake_r, wake_w):
         os.set_blocking(fd, False)
@@ -108,7 +113,7 @@ def main() -> None:
         # sandbox it cannot restore ends the zygote: the host sees the worker gone and reruns
         # the next request on a fresh one.
         empty = not session or kind == "wipe"  # a session keeps its files until a new episode
-        if not _clean_up(isolated, writable if empty else [], libc) or not _scheduling_restored(*scheduling):
+        if not _clean_up(isolated, writable if empty else [], libc) or not _restored(own_state, own_cpus):
             os._exit(3)
 
 
@@ -245,9 +250,10 @@ class TestRunner:
     The solution runs under the runner's uid, so while it runs it can do to the runner what
     a process may do to another of its uid that is not dumpable: stop or kill it (the run
     then ends without a verdict: a failure, and the runner is replaced), send it blocked
-    signals, renice it, or pin it to a CPU. None of that may reach a later run: before each
-    run the runner must be as it was made (`is_fit`: running or asleep, no pending signal,
-    its nice value and CPUs unchanged) and is sent SIGCONT, which undoes a stop that arrived
+    signals, renice it, change its scheduling policy or I/O priority, lower its rlimits, or
+    pin it to a CPU. None of that may reach a later run: before each run the runner must be
+    as it was made (`is_fit`: running or asleep, no pending signal, its CPUs and
+    `_process_state` unchanged) and is sent SIGCONT, which undoes a stop that arrived
     after the check; anything else and it is replaced. Everything the solution started is
     gone before the runner is reused: a clean run ends with the runner's `kill(-1)`, and the
     clean-up spares the runner only when nothing else is alive."""
@@ -263,7 +269,9 @@ class TestRunner:
 
         self.pid = _fork(role, {0: devnull, 1: devnull, 2: devnull, 3: child_end.fileno()})
         child_end.close()
-        self.nice = os.getpriority(os.PRIO_PROCESS, 0)
+        zygote = _process_state(0)
+        self.made_as = {**zygote, "rlimits": {**zygote["rlimits"], **roles.rlimits_for(limits, cpu=False)}}
+        """Its `_process_state` as made: the zygote's, with the rlimits `roles.enter_child` set."""
         self.cpus = os.sched_getaffinity(0)
         self.solution_end = -1
 
@@ -276,14 +284,15 @@ class TestRunner:
             with open(f"/proc/{self.pid}/status", "rb") as status:
                 pending = [line.split()[1] for line in status if line.startswith((b"SigPnd:", b"ShdPnd:"))]
             cpus = os.sched_getaffinity(self.pid)
+            state = _process_state(self.pid)
         except OSError:
             return False
         return (
             fields[0] in (b"S", b"R")
-            and int(fields[16]) == self.nice
             and len(pending) == 2
             and all(int(mask, 16) == 0 for mask in pending)
             and cpus == self.cpus
+            and state == self.made_as
         )
 
     def start_run(self, program: dict) -> tuple[int, int]:
@@ -614,16 +623,39 @@ def _end_other_processes(isolated: bool) -> bool:
     return False
 
 
-def _scheduling_restored(nice: int, cpus: set[int]) -> bool:
-    """Code runs under the zygote's uid, so it may renice the zygote or pin it to one CPU, and
-    that would outlast the execution. A pinned zygote pins itself back; a reniced one cannot
-    undo it (raising priority needs a privilege), so the worker is replaced."""
+def _restored(state: dict, cpus: set[int]) -> bool:
+    """Code runs under the zygote's uid, so it may pin the zygote to one CPU or change what
+    `_process_state` reads, and the zygote's later children would inherit it. A pinned
+    zygote pins itself back; the rest it cannot undo (raising a priority or a hard rlimit
+    needs a privilege), so the worker is replaced."""
     if os.sched_getaffinity(0) != cpus:
         try:
             os.sched_setaffinity(0, cpus)
         except OSError:
             return False
-    return os.getpriority(os.PRIO_PROCESS, 0) == nice
+    return _process_state(0) == state
+
+
+def _process_state(pid: int) -> dict:
+    """What a process of the sandbox's uid may change in another one of that uid (`pid`, or
+    0 for this one), and what that one's children then inherit: nice value, scheduling
+    policy, I/O priority and rlimits (prlimit(2) lowers another process's hard limits).
+    Raises OSError when `pid` is gone."""
+    return {
+        "nice": os.getpriority(os.PRIO_PROCESS, pid),
+        "policy": (os.sched_getscheduler(pid), os.sched_getparam(pid).sched_priority),
+        "ioprio": _ioprio(pid),
+        "rlimits": {which: resource.prlimit(pid, which) for which in RLIMITS},
+    }
+
+
+def _ioprio(pid: int) -> int | None:
+    if SYS_IOPRIO_GET is None:
+        return None
+    value = LIBC.syscall(ctypes.c_long(SYS_IOPRIO_GET), ctypes.c_long(IOPRIO_WHO_PROCESS), ctypes.c_long(pid))
+    if value == -1:
+        raise OSError(ctypes.get_errno(), f"ioprio_get({pid}) failed")
+    return value
 
 
 def _make_writable_and_retry(function, path, _error) -> None:

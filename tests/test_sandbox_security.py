@@ -53,6 +53,7 @@ QUICK = replace(LIMITS, timeout_s=1.0)
 SECRET = f"rlenvs-secret-{uuid.uuid4().hex}"
 SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(platform.machine())
 SYS_IOPRIO_SET = {"x86_64": 251, "aarch64": 30}.get(platform.machine())
+SYS_SCHED_SETATTR = {"x86_64": 314, "aarch64": 274}.get(platform.machine())
 
 ADD = Program(tests=("assert add(2, 3) == 5", "assert add(10, -4) == 6"), remote={"add": "add"})
 """Wrong answers (0, True, "5", ...) fail both tests."""
@@ -748,13 +749,19 @@ def state(pid):
         rlimits = limits.read()
     policy = os.sched_getscheduler(pid)
     ioprio = ctypes.CDLL(None).syscall(IOPRIO_GET, 1, pid) if IOPRIO_GET else None
+    attr = ctypes.create_string_buffer(56)
+    if SCHED_GETATTR:
+        ctypes.CDLL(None).syscall(SCHED_GETATTR, pid, attr, 56, 0)
     return [pid, run_state, os.getpriority(os.PRIO_PROCESS, pid), sorted(os.sched_getaffinity(pid)), pending, policy,
-            ioprio, rlimits]
+            ioprio, attr.raw.hex(), rlimits]
 others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]
 print(json.dumps([state(pid) for pid in sorted(others)]))
-""".replace("IOPRIO_GET", str(SYS_IOPRIO_SET and SYS_IOPRIO_SET + 1))
+""".replace("IOPRIO_GET", str(SYS_IOPRIO_SET and SYS_IOPRIO_SET + 1)).replace(
+    "SCHED_GETATTR", str(SYS_SCHED_SETATTR and SYS_SCHED_SETATTR + 1)
+)
 """A solution that reports the zygote (pid 1) and the test runner as it finds them: run
-state, nice value, CPUs, pending signals, scheduling policy, I/O priority, rlimits."""
+state, nice value, CPUs, pending signals, scheduling policy, I/O priority, the rest of
+sched_getattr(2), rlimits."""
 
 RUNNER_ATTACKS = {
     "stop": "os.kill(pid, signal.SIGSTOP)",
@@ -767,6 +774,9 @@ RUNNER_ATTACKS = {
     "idle scheduling": "os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))",
     # ioprio_set(IOPRIO_WHO_PROCESS, pid, IOPRIO_CLASS_IDLE << 13); read back with ioprio_get
     "idle I/O priority": f"ctypes.CDLL(None).syscall({SYS_IOPRIO_SET}, 1, pid, 3 << 13)",
+    # sched_setattr: SCHED_OTHER with its own 3 ms time slice (sched_runtime; Linux >= 6.12)
+    "own time slice": f"ctypes.CDLL(None).syscall({SYS_SCHED_SETATTR}, pid, "
+    "struct.pack('IIQiIQQQII', 56, 0, 0, 0, 0, 3_000_000, 0, 0, 0, 0), 0)",
 }
 
 
@@ -786,8 +796,8 @@ def test_what_a_solution_does_to_the_kept_test_runner_and_zygote_ends_with_it(na
     CPU, change its scheduling or I/O priority, lower its rlimits: all inherited by the
     processes it forks) must not reach the next run: it meets a zygote and a runner as they
     were made. The runner alone: its own check (`TestRunner.is_fit`), not the zygote's."""
-    if name == "idle I/O priority" and SYS_IOPRIO_SET is None:
-        pytest.skip("ioprio_set syscall number unknown for this machine")
+    if (name, None) in (("idle I/O priority", SYS_IOPRIO_SET), ("own time slice", SYS_SCHED_SETATTR)):
+        pytest.skip("the attack's syscall number is unknown for this machine")
     with Sandbox(workers=1, limits=LIMITS) as box:  # one worker: every run meets the same zygote
         # The first test run forks the runner, which sets its rlimits while the probe runs;
         # the second meets it settled. So below: a replaced runner is probed a second time.
@@ -797,7 +807,7 @@ def test_what_a_solution_does_to_the_kept_test_runner_and_zygote_ends_with_it(na
         attack = RUNNER_ATTACKS[name]
         spared = "os.getpid()" if targets == "zygote and runner" else "os.getpid(), 1"
         solution = f"""
-import ctypes, os, resource, signal
+import ctypes, os, resource, signal, struct
 def add(a, b):
     for pid in [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in ({spared},)]:
         try:

@@ -53,7 +53,9 @@ KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT = 1, 7, 22
 KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -3, -4, -5
 SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219}.get(os.uname().machine)
 SYS_IOPRIO_GET = {"x86_64": 252, "aarch64": 31, "riscv64": 31}.get(os.uname().machine)
+SYS_SCHED_GETATTR = {"x86_64": 315, "aarch64": 275, "riscv64": 275}.get(os.uname().machine)
 IOPRIO_WHO_PROCESS = 1
+SCHED_ATTR_SIZE = 56
 RLIMITS = tuple(sorted({getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_")}))
 LIBC = ctypes.CDLL(None, use_errno=True)
 READ_CHUNK = 1 << 16
@@ -68,14 +70,13 @@ def main() -> None:
     isolated = "--unsafe" not in sys.argv
     session = "--session" in sys.argv
     workspace = sys.argv[sys.argv.index("--workspace") + 1] if "--workspace" in sys.argv else "/workspace"
-    libc = LIBC
-    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of an execution come back to us
+    LIBC.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of an execution come back to us
     if isolated:
         # A session keyring of our own: the one inherited from the host would give the code the
         # host's keys. And, as pid 1, ignore SIGINT (the only signal with a handler) so that the
         # code cannot kill the zygote and pass its own failure off as a sandbox error.
-        if _keyctl(libc, KEYCTL_JOIN_SESSION_KEYRING, None) == -1 and ctypes.get_errno() != errno.ENOSYS:
+        if _keyctl(KEYCTL_JOIN_SESSION_KEYRING, None) == -1 and ctypes.get_errno() != errno.ENOSYS:
             raise SystemExit("cannot leave the host's session keyring")
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.clear()  # the environment every child gets, set once: not per child, which
@@ -113,7 +114,7 @@ def main() -> None:
         # sandbox it cannot restore ends the zygote: the host sees the worker gone and reruns
         # the next request on a fresh one.
         empty = not session or kind == "wipe"  # a session keeps its files until a new episode
-        if not _clean_up(isolated, writable if empty else [], libc) or not _restored(own_state, own_cpus):
+        if not _clean_up(isolated, writable if empty else []) or not _restored(own_state, own_cpus):
             os._exit(3)
 
 
@@ -567,7 +568,7 @@ def _reap(block: bool = True) -> dict[int, int]:
         exits[pid] = status
 
 
-def _clean_up(isolated: bool, writable: list[str], libc) -> bool:
+def _clean_up(isolated: bool, writable: list[str]) -> bool:
     """Kill and reap whatever is still running, empty the writable folders. False when the
     sandbox could not be restored (the host then replaces the worker)."""
     if not _end_other_processes(isolated):
@@ -586,7 +587,7 @@ def _clean_up(isolated: bool, writable: list[str], libc) -> bool:
         except Exception:  # OSError, or RecursionError for a very deep tree: replace the worker
             restored = False
     if isolated:
-        restored = _clear_ipc(libc) and restored
+        restored = _clear_ipc() and restored
     return restored
 
 
@@ -639,23 +640,37 @@ def _restored(state: dict, cpus: set[int]) -> bool:
 def _process_state(pid: int) -> dict:
     """What a process of the sandbox's uid may change in another one of that uid (`pid`, or
     0 for this one), and what that one's children then inherit: nice value, scheduling
-    policy, I/O priority and rlimits (prlimit(2) lowers another process's hard limits).
+    policy and the rest of sched_getattr(2) (a fair task's own time slice, utilisation
+    clamps), I/O priority and rlimits (prlimit(2) lowers another process's hard limits).
     Raises OSError when `pid` is gone."""
     return {
         "nice": os.getpriority(os.PRIO_PROCESS, pid),
         "policy": (os.sched_getscheduler(pid), os.sched_getparam(pid).sched_priority),
-        "ioprio": _ioprio(pid),
+        "sched_attr": _sched_attr(pid),
+        "ioprio": _syscall(SYS_IOPRIO_GET, IOPRIO_WHO_PROCESS, pid) if SYS_IOPRIO_GET else None,
         "rlimits": {which: resource.prlimit(pid, which) for which in RLIMITS},
     }
 
 
-def _ioprio(pid: int) -> int | None:
-    if SYS_IOPRIO_GET is None:
+def _sched_attr(pid: int) -> bytes | None:
+    if SYS_SCHED_GETATTR is None:
         return None
-    value = LIBC.syscall(ctypes.c_long(SYS_IOPRIO_GET), ctypes.c_long(IOPRIO_WHO_PROCESS), ctypes.c_long(pid))
-    if value == -1:
-        raise OSError(ctypes.get_errno(), f"ioprio_get({pid}) failed")
-    return value
+    attr = ctypes.create_string_buffer(SCHED_ATTR_SIZE)
+    _syscall(SYS_SCHED_GETATTR, pid, attr, SCHED_ATTR_SIZE, 0)
+    return attr.raw
+
+
+def _syscall(number: int, *args) -> int:
+    """`_raw_syscall`, raising OSError on failure."""
+    result = _raw_syscall(number, *args)
+    if result == -1:
+        raise OSError(ctypes.get_errno(), f"system call {number} failed")
+    return result
+
+
+def _raw_syscall(number: int, *args) -> int:
+    """A system call the os module lacks: -1 on failure (the reason in ctypes.get_errno())."""
+    return LIBC.syscall(ctypes.c_long(number), *(ctypes.c_long(a) if isinstance(a, int) else a for a in args))
 
 
 def _make_writable_and_retry(function, path, _error) -> None:
@@ -668,7 +683,7 @@ def _make_writable_and_retry(function, path, _error) -> None:
     function(path)
 
 
-def _clear_ipc(libc) -> bool:
+def _clear_ipc() -> bool:
     """Remove what outlives processes in this sandbox's IPC namespace and user: System V shared
     memory, semaphores and message queues, and the keys (POSIX message queues cannot be made at
     all: RLIMIT_MSGQUEUE is 0). False when a key may be left (the host then replaces the worker)."""
@@ -680,15 +695,15 @@ def _clear_ipc(libc) -> bool:
             continue
         for ident in ids:
             if kind == "sem":
-                libc.semctl(ident, 0, IPC_RMID)
+                LIBC.semctl(ident, 0, IPC_RMID)
             else:
-                getattr(libc, f"{kind}ctl")(ident, IPC_RMID, None)
+                getattr(LIBC, f"{kind}ctl")(ident, IPC_RMID, None)
     if SYS_KEYCTL is None:
         return True
-    persistent = _keyctl(libc, KEYCTL_GET_PERSISTENT, -1, KEY_SPEC_SESSION_KEYRING)
+    persistent = _keyctl(KEYCTL_GET_PERSISTENT, -1, KEY_SPEC_SESSION_KEYRING)
     # the persistent keyring first: it is ours to clear only while linked from our session keyring
     for keyring in (persistent, KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
-        if keyring != -1 and _keyctl(libc, KEYCTL_CLEAR, keyring) == -1:
+        if keyring != -1 and _keyctl(KEYCTL_CLEAR, keyring) == -1:
             return ctypes.get_errno() == errno.ENOSYS  # a kernel without keys, or a keyring the code locked
     uid = os.getuid()
     standard = {f"{name}:" for name in ("_ses", f"_uid.{uid}", f"_uid_ses.{uid}", ".user_reg", f"_persistent.{uid}")}
@@ -704,10 +719,10 @@ def _clear_ipc(libc) -> bool:
     return False
 
 
-def _keyctl(libc, *args) -> int:
+def _keyctl(*args) -> int:
     if SYS_KEYCTL is None:
         return -1
-    return libc.syscall(ctypes.c_long(SYS_KEYCTL), *(ctypes.c_long(a) if isinstance(a, int) else a for a in args))
+    return _raw_syscall(SYS_KEYCTL, *args)
 
 
 def _status_from_exit(wait_status: int | None) -> str:

@@ -379,9 +379,8 @@ def serve_test_runs(control_fd: int, end_run: Callable[[], None]) -> None:
     until the zygote hangs up. Each run gets a fresh `__main__`; what a test program's set-up
     may change beyond it (builtins, imported modules, `sys.path`, the environment, the working
     folder, the recursion limit, the `random` module's state) is put back after the run;
-    attributes it sets on modules are not. Test programs are the task's
-    code, not the solution's: the solution reaches this process only as plain data decoded
-    by `values`."""
+    attributes it sets on modules are not. Test programs are the task's code, not the
+    solution's: the solution reaches this process only as plain data decoded by `values`."""
     sys.stdin = sys.stdout = sys.stderr = open(os.devnull, "w")
     ctypes.CDLL(None).prctl(PR_SET_NAME, RUNNER_NAME, 0, 0, 0)  # /proc is read-only here
     control = socket.socket(fileno=control_fd)

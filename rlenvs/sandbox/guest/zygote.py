@@ -56,6 +56,8 @@ SYS_IOPRIO_GET = {"x86_64": 252, "aarch64": 31, "riscv64": 31}.get(os.uname().ma
 SYS_SCHED_GETATTR = {"x86_64": 315, "aarch64": 275, "riscv64": 275}.get(os.uname().machine)
 IOPRIO_WHO_PROCESS = 1
 SCHED_ATTR_SIZE = 56
+STATUS_FIELDS = (b"State:", b"SigPnd:", b"ShdPnd:")
+"""What `TestRunner.is_fit` reads of /proc/<pid>/status: run state and pending signals."""
 RLIMITS = tuple(sorted({getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_")}))
 LIBC = ctypes.CDLL(None, use_errno=True)
 READ_CHUNK = 1 << 16
@@ -280,18 +282,15 @@ class TestRunner:
         if _limits_key(limits) != self.limits_key:
             return False
         try:
-            with open(f"/proc/{self.pid}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
             with open(f"/proc/{self.pid}/status", "rb") as status:
-                pending = [line.split()[1] for line in status if line.startswith((b"SigPnd:", b"ShdPnd:"))]
+                fields = {line.split(b":")[0]: line.split()[1] for line in status if line.startswith(STATUS_FIELDS)}
             cpus = os.sched_getaffinity(self.pid)
             state = _process_state(self.pid)
         except OSError:
             return False
         return (
-            fields[0] in (b"S", b"R")
-            and len(pending) == 2
-            and all(int(mask, 16) == 0 for mask in pending)
+            fields.get(b"State") in (b"S", b"R")
+            and all(fields.get(name) is not None and int(fields[name], 16) == 0 for name in (b"SigPnd", b"ShdPnd"))
             and cpus == self.cpus
             and state == self.made_as
         )
@@ -639,22 +638,21 @@ def _restored(state: dict, cpus: set[int]) -> bool:
 
 def _process_state(pid: int) -> dict:
     """What a process of the sandbox's uid may change in another one of that uid (`pid`, or
-    0 for this one), and what that one's children then inherit: nice value, scheduling
-    policy and the rest of sched_getattr(2) (a fair task's own time slice, utilisation
-    clamps), I/O priority and rlimits (prlimit(2) lowers another process's hard limits).
-    Raises OSError when `pid` is gone."""
+    0 for this one), and what that one's children then inherit: its scheduling (`_scheduling`),
+    I/O priority and rlimits (prlimit(2) lowers another process's hard limits). Raises
+    OSError when `pid` is gone."""
     return {
-        "nice": os.getpriority(os.PRIO_PROCESS, pid),
-        "policy": (os.sched_getscheduler(pid), os.sched_getparam(pid).sched_priority),
-        "sched_attr": _sched_attr(pid),
+        "scheduling": _scheduling(pid),
         "ioprio": _syscall(SYS_IOPRIO_GET, IOPRIO_WHO_PROCESS, pid) if SYS_IOPRIO_GET else None,
         "rlimits": {which: resource.prlimit(pid, which) for which in RLIMITS},
     }
 
 
-def _sched_attr(pid: int) -> bytes | None:
+def _scheduling(pid: int) -> bytes | tuple[int, int, int]:
+    """sched_getattr(2)'s record: policy, nice value, priority, a fair task's own time slice,
+    utilisation clamps. Where its system call number is unknown, the first three."""
     if SYS_SCHED_GETATTR is None:
-        return None
+        return os.sched_getscheduler(pid), os.getpriority(os.PRIO_PROCESS, pid), os.sched_getparam(pid).sched_priority
     attr = ctypes.create_string_buffer(SCHED_ATTR_SIZE)
     _syscall(SYS_SCHED_GETATTR, pid, attr, SCHED_ATTR_SIZE, 0)
     return attr.raw

@@ -441,6 +441,20 @@ class TestRunTests:
         assert "the solution failed before any test ran: at import" in broken.tests[0].error
         assert "<solution>" in broken.tests[0].traceback
 
+    def test_the_solution_is_imported_not_run_as_a_script(self, sandbox):
+        # A demo under the main guard that reads stdin would fail every test (EOFError) if the
+        # solution ran as __main__; the reference harnesses import it. Its classes resolve by
+        # their module (a dataclass with string annotations looks it up in sys.modules).
+        program = Program(tests=("assert f() == ('solution', 'solution', 2)",), remote={"f": "f"})
+        code = (
+            "from __future__ import annotations\nimport dataclasses, sys\n"
+            "@dataclasses.dataclass\nclass Pair:\n    a: int\n    b: int\n"
+            "def f():\n    return __name__, Pair.__module__, len(dataclasses.fields(Pair))\n"
+            "if __name__ == '__main__':\n    print(f(input()))\n"
+        )
+        assert sandbox.run_tests(code, program).all_passed
+        assert sandbox.run_python("print(__name__)").stdout == "__main__\n"  # a script stays a script
+
     def test_solution_output_is_reported(self, sandbox):
         program = Program(tests=("assert f() == 1",), remote={"f": "f"})
         code = (

@@ -40,6 +40,10 @@ Code could exit with it on purpose; that only mislabels its own failure."""
 MAX_FRAME = 64 << 20
 MAX_ERROR_CHARS = 2000
 SOLUTION_FILE = "<solution>"
+SOLUTION_MODULE = "solution"
+"""The solution's `__name__` in a test run: the tests import it, as HumanEval's and MBPP's own
+harnesses do, so a demo under `if __name__ == "__main__":` (one that reads stdin, say) stays
+the demo it was written as and never runs."""
 SAFE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp"}
 
 
@@ -144,12 +148,14 @@ def rlimits_for(limits: dict, *, cpu: bool = True) -> dict[int, tuple[int, int]]
     return {which: (value, value + 1 if which == resource.RLIMIT_CPU else value) for which, value in caps.items()}
 
 
-def fresh_main() -> dict:
+def fresh_main(name: str = "__main__") -> dict:
     """A new `__main__` module: code sees the globals a script would, and pickled classes
-    defined by the tests' set-up resolve to the solution's classes of the same name."""
-    module = types.ModuleType("__main__")
+    defined by the tests' set-up resolve to the solution's classes of the same name. Under
+    another `name` (an imported solution) it is registered under both, so that its classes'
+    `__module__` resolves too (dataclasses and pickle look classes up by it)."""
+    module = types.ModuleType(name)
     module.__dict__["__builtins__"] = builtins
-    sys.modules["__main__"] = module
+    sys.modules["__main__"] = sys.modules[name] = module
     return module.__dict__
 
 
@@ -214,7 +220,7 @@ def run_untrusted(kind: str, code: str, serve_fd: int | None) -> None:
     # process's pipes, with Python's own settings for pipes (UTF-8; strict, and
     # backslashreplace on stderr). os.environ is SAFE_ENV, set by the zygote before any fork.
     sys.argv = ["solution.py"]
-    namespace = fresh_main()
+    namespace = fresh_main("__main__" if serve_fd is None else SOLUTION_MODULE)
     load_error = None
     try:
         exec(compile(code, SOLUTION_FILE, "exec"), namespace)

@@ -313,3 +313,25 @@ def test_concurrent_symbolic_checks_from_threads() -> None:
     assert results == expected
     alive = [w for w in symbolic._POOL.workers if w.alive]
     assert len(alive) <= symbolic.MAX_WORKERS
+
+
+def test_a_verdict_does_not_depend_on_what_else_is_being_checked() -> None:
+    """The budget counts the worker's CPU time, not the wait for a worker: the same checks
+    get the same verdicts alone and queued behind 64 concurrent slow checks (each of which
+    runs out of its own budget) on this machine's cores."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    slow = ("\\boxed{\\sum_{k=1}^{999} \\sin(k x)}", "\\sum_{k=1}^{999} \\cos(k x)")
+    checks = [
+        ("\\boxed{3\\sqrt{2}}", "\\sqrt{18}", 1.0),
+        ("\\boxed{\\frac{\\sqrt{6}-\\sqrt{2}}{4}}", "\\sin\\frac{\\pi}{12}", 1.0),
+        ("\\boxed{(x+1)^2}", "x^2+2x+1", 1.0),
+        ("\\boxed{2^{64}+1}", "2^{64}", 0.0),
+    ]
+    alone = [math_answer_score(completion, gold) for completion, gold, _ in checks]
+    assert alone == [expected for _, _, expected in checks]
+    with ThreadPoolExecutor(max_workers=64 + len(checks)) as pool:
+        busy = [pool.submit(math_answer_score, *slow, budget=0.2) for _ in range(64)]
+        queued = [pool.submit(math_answer_score, completion, gold) for completion, gold, _ in checks]
+        assert [future.result() for future in queued] == alone
+        assert [future.result() for future in busy] == [0.0] * 64

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -84,7 +83,7 @@ def answers_equivalent(
     fast = _numbers_equal(predicted, gold, rounding)
     if fast is not None:
         return fast
-    comparison = _Comparison(time.monotonic() + budget, rounding)
+    comparison = _Comparison(budget, rounding)
     return comparison.forms_equal(read_form(normalize_answer(predicted)), read_form(normalize_answer(gold)))
 
 
@@ -145,8 +144,9 @@ def read_form(text: str, depth: int = 0) -> Form:
 class _Comparison:
     """Compares a predicted form (always the first argument) with a gold form."""
 
-    def __init__(self, deadline: float, rounding: bool) -> None:
-        self.deadline = deadline
+    def __init__(self, budget: float, rounding: bool) -> None:
+        self.remaining = budget
+        """CPU seconds of symbolic work left to this comparison (waiting for a worker is free)."""
         self.rounding = rounding
 
     def forms_equal(self, a: Form, b: Form) -> bool:
@@ -239,10 +239,11 @@ class _Comparison:
         return self.symbolic("equal", a, b)
 
     def symbolic(self, mode: str, a: str, b: str) -> bool:
-        remaining = self.deadline - time.monotonic()
-        if remaining <= 0:
+        if self.remaining <= 0:
             return False
-        return symbolic.compare([(mode, a, b)], budget=remaining)[0] is True
+        answers = symbolic.compare([(mode, a, b)], budget=self.remaining)
+        self.remaining -= answers.cpu
+        return answers.results[0] is True
 
 
 def _numbers_equal(a: str, b: str, rounding: bool) -> bool | None:

@@ -1,10 +1,16 @@
-"""Symbolic comparisons under a hard time budget, in worker processes.
+"""Symbolic comparisons under a CPU-time budget, in worker processes.
 
 The caller's side of `worker`: a small pool of long-lived worker processes (sympy is
 imported once per worker, not per check). Each check sends its expressions to an idle
-worker and waits at most `budget` seconds; a worker that overruns is killed and replaced
-on the next use, and the check counts as "not equal". Threads may call `compare` at the
-same time: each takes its own worker.
+worker with a budget in CPU seconds, which the worker enforces on itself; a job the budget
+runs out on counts as "not equal". Threads may call `compare` at the same time: each takes
+its own worker, waiting for one to be free.
+
+Why CPU time and not the caller's clock: a verdict must not depend on what else is being
+checked. Waiting for a worker, or sharing two cores with 64 other checks, takes wall time
+but no work; a budget that counted it would turn a correct answer into 0 under load. The
+wall clock only bounds a worker that stops answering at all (`SAFETY_WALL_S`), which is
+then killed and replaced.
 
 The first check starts a worker (about a second to import sympy); `warm_up()` lets an env
 pay that before its first episode instead of inside it.
@@ -22,15 +28,29 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 DEFAULT_BUDGET = 1.0
-"""Seconds a check may take once a worker is running."""
+"""CPU seconds a comparison may spend in the worker."""
 STARTUP_TIMEOUT = 60.0
 """Seconds to wait for a new worker to import sympy (once per worker)."""
+SAFETY_WALL_S = 60.0
+"""Wall-clock seconds past its budget after which a worker that has not answered is
+killed (a hang, not a slow check: the worker stops itself when its CPU budget runs out)."""
+QUEUE_TIMEOUT = 600.0
+"""Seconds a check waits for a free worker before raising: every request ends within its
+budget plus `SAFETY_WALL_S`, so only a broken pool waits this long."""
 MAX_WORKERS = max(1, min(4, os.cpu_count() or 1))
 
 Job = tuple[str, str, str]
 """(mode, left, right): see `worker` for the modes."""
+
+
+class Answers(NamedTuple):
+    results: list[bool | None]
+    """Each job's verdict: True/False, or None if it could not be parsed."""
+    cpu: float
+    """CPU seconds the worker spent on them (what the budget counts)."""
 
 
 class _Worker:
@@ -50,24 +70,30 @@ class _Worker:
         self.ready = False
         self.requests = 0
 
-    def ask(self, jobs: list[Job], budget: float) -> list[bool | None] | None:
-        """The worker's answers, or None if it is not ready or does not answer in time."""
+    def start(self) -> bool:
+        """Wait until the worker has imported sympy; False if it never does."""
         if not self.ready:
-            if self._read_line(STARTUP_TIMEOUT) is None:
-                return None
-            self.ready = True
+            self.ready = self._read_line(STARTUP_TIMEOUT) is not None
+        return self.ready
+
+    def ask(self, jobs: list[Job], budget: float) -> Answers | None:
+        """The worker's answers, or None if it does not start or stops answering."""
+        if not self.start():
+            return None
         self.requests += 1
         request_id = self.requests
         try:
-            self.process.stdin.write(json.dumps({"id": request_id, "jobs": jobs}) + "\n")
+            self.process.stdin.write(json.dumps({"id": request_id, "budget": budget, "jobs": jobs}) + "\n")
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
             return None
-        line = self._read_line(budget)
+        line = self._read_line(budget + SAFETY_WALL_S)
         if line is None:
             return None
         response = json.loads(line)
-        return response["results"] if response.get("id") == request_id else None
+        if response.get("id") != request_id:
+            return None
+        return Answers(response["results"], float(response["cpu"]))
 
     def _read_line(self, timeout: float) -> str | None:
         deadline = time.monotonic() + timeout
@@ -104,7 +130,7 @@ class _Pool:
         self.lock = threading.Lock()
         self.workers: list[_Worker] = []
 
-    def acquire(self, timeout: float) -> _Worker | None:
+    def acquire(self) -> _Worker:
         try:
             return self.idle.get_nowait()
         except queue.Empty:
@@ -116,9 +142,12 @@ class _Pool:
                 self.workers.append(worker)
                 return worker
         try:
-            return self.idle.get(timeout=timeout)
+            return self.idle.get(timeout=QUEUE_TIMEOUT)
         except queue.Empty:
-            return None
+            raise RuntimeError(
+                f"no symbolic worker became free in {QUEUE_TIMEOUT:g} s: the worker pool is stuck "
+                f"({self.started} of {self.size} started)"
+            ) from None
 
     def release(self, worker: _Worker, healthy: bool) -> None:
         if healthy and worker.alive:
@@ -143,25 +172,18 @@ _POOL = _Pool(MAX_WORKERS)
 atexit.register(_POOL.close)
 
 
-def compare(jobs: list[Job], budget: float = DEFAULT_BUDGET) -> list[bool | None]:
-    """Each job's verdict: True/False, or None if it could not be parsed. A job list that
-    does not finish within `budget` seconds gets False for every job."""
+def compare(jobs: list[Job], budget: float = DEFAULT_BUDGET) -> Answers:
+    """Each job's verdict within `budget` CPU seconds of worker time (see `Answers`); jobs
+    the budget runs out on are False, and so is every job if the worker fails."""
     if not jobs:
-        return []
-    started = time.monotonic()
-    worker = _POOL.acquire(timeout=budget)
-    if worker is None:
-        return [False] * len(jobs)
-    results = worker.ask(jobs, max(0.0, budget - (time.monotonic() - started)) if worker.ready else budget)
-    _POOL.release(worker, healthy=results is not None)
-    return results if results is not None else [False] * len(jobs)
+        return Answers([], 0.0)
+    worker = _POOL.acquire()
+    answers = worker.ask(jobs, budget)
+    _POOL.release(worker, healthy=answers is not None)
+    return answers if answers is not None else Answers([False] * len(jobs), budget)
 
 
 def warm_up() -> None:
     """Start one worker now and wait until it has imported sympy."""
-    worker = _POOL.acquire(timeout=STARTUP_TIMEOUT)
-    if worker is None:
-        return
-    ok = worker.ready or worker._read_line(STARTUP_TIMEOUT) is not None
-    worker.ready = worker.ready or ok
-    _POOL.release(worker, healthy=ok)
+    worker = _POOL.acquire()
+    _POOL.release(worker, healthy=worker.start())

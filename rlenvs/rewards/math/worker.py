@@ -2,31 +2,63 @@
 
 Symbolic algebra can take unbounded time on adversarial input, and a Python thread cannot
 be interrupted (`signal.alarm` only works in the main thread). So sympy runs here, in a
-separate process that the caller kills when its time budget runs out.
+separate, single-threaded process whose main thread *can* be interrupted: each request
+carries a budget in CPU seconds, enforced with a CPU-time timer (`ITIMER_PROF`). CPU time
+is the work a check does, whatever else the machine is doing, so a verdict is the same
+alone and inside a batch of 64 slow checks on two cores. (The caller kills a worker only
+as a last resort, when it overruns its wall-clock safety limit.)
 
 Protocol (one JSON object per line): the worker prints `{"ready": true}` once sympy is
-imported, then answers each request `{"id": n, "jobs": [[mode, a, b], ...]}` with
-`{"id": n, "results": [true | false | null, ...]}`; null means "could not parse".
-Modes: "equal" (a == b), "proportional" (a = c*b for a constant c != 0: equations),
-"positive" (the same with c > 0: inequalities written the same way round), "rounded"
-(a is a decimal that b, a constant, correctly rounds to: `0.33` and `\\frac13`), "set"
-(a and b, JSON, are the same set of reals: see `_real_set`).
+imported, then answers each request `{"id": n, "budget": seconds, "jobs": [[mode, a, b],
+...]}` with `{"id": n, "results": [true | false | null, ...], "cpu": seconds}`; null means
+"could not parse"; a job the budget ran out on is false. Modes: "equal" (a == b),
+"proportional" (a = c*b for a constant c != 0: equations), "positive" (the same with
+c > 0: inequalities written the same way round), "rounded" (a is a decimal that b, a
+constant, correctly rounds to: `0.33` and `\\frac13`), "set" (a and b, JSON, are the same
+set of reals: see `_real_set`).
+
+Equality is exact where both sides are exact. Constants are equal only when sympy proves
+their difference is zero (`2^{64}` is not `2^{64}+1`, `\\pi` is not a close fraction, `\\sqrt2`
+is not `1.41421356237`: a decimal is the exact rational it writes); numeric evaluation only
+*refutes* equality of constants, never decides it. Rational functions are compared exactly
+(`cancel`). Other expressions with variables are compared at sample points, at 60 digits
+with a 1e-40 tolerance; the points include negatives, values near zero and large values, so
+that `\\sqrt{x^2}` and `x`, or `|x|` and `x`, differ.
 """
 
 from __future__ import annotations
 
 import json
-import random
 import re
+import signal
 import sys
+import time
+from fractions import Fraction
 
+import mpmath
 import sympy
 
 from rlenvs.rewards.math.latex import LatexError, TooLarge, parse_latex
 
-TOLERANCE = 1e-9
-POINTS = 6
-"""Random points at which two expressions with free symbols are evaluated."""
+DIGITS = 60
+"""Significant digits of numeric evaluation."""
+mpmath.mp.dps = DIGITS
+TOLERANCE = mpmath.mpf("1e-40")
+"""Relative difference under which two sampled values agree (far below any decimal a
+reply can state, far above the error of a 60-digit evaluation)."""
+SAMPLE_POINTS = tuple(
+    sympy.Rational(p)
+    for p in ("-37/3", "-27/10", "-13/16", "-1/97", "3/1000", "7/19", "21/17", "23/10", "53/7", "1009/3")
+)
+"""Where expressions with variables are evaluated: negatives, values near zero, large
+values (so `|x|` and `x`, `\\sqrt{x^2}` and `x` differ), never a small integer."""
+MIN_AGREEING_POINTS = 5
+"""Sample points (of those where both sides have a finite value) that must agree."""
+
+
+class OutOfBudget(BaseException):
+    """The request's CPU budget ran out (a BaseException, so sympy's `except Exception`
+    clauses do not swallow it)."""
 
 
 _PARSE_ERRORS = (
@@ -96,80 +128,140 @@ def _equal(a: sympy.Expr, b: sympy.Expr) -> bool:
         return True
     symbols = sorted(a.free_symbols | b.free_symbols, key=str)
     if not symbols:
-        return _close(a, b)
+        return constants_equal(a, b)
+    if a.has(sympy.Sum, sympy.Indexed) or b.has(sympy.Sum, sympy.Indexed):
+        return False  # sums left symbolic are compared by form (see latex `sum`): simplify only stalls
+    if _rational_functions(a, b):
+        return sympy.cancel(a - b) == 0
     agreed = 0
     for point in _points(symbols):
         va, vb = _value(a, point), _value(b, point)
         if va is None or vb is None:
             continue
-        if not _numbers_close(va, vb):
+        if not _agree(va, vb):
             return False
         agreed += 1
-    if agreed >= POINTS // 2:
+    if agreed >= MIN_AGREEING_POINTS:
         return True
-    if a.has(sympy.Sum, sympy.Indexed) or b.has(sympy.Sum, sympy.Indexed):
-        return False  # sums left symbolic are compared by form (see latex `sum`): simplify only stalls
     return sympy.simplify(a - b) == 0
+
+
+def constants_equal(a: sympy.Expr, b: sympy.Expr) -> bool:
+    """Exact equality of two constants: rationals compare as rationals; anything else must
+    agree numerically (which can only refute) and then have a difference sympy proves zero."""
+    if a.is_Rational and b.is_Rational:
+        return a == b
+    if a.has(sympy.oo, -sympy.oo, sympy.zoo) or b.has(sympy.oo, -sympy.oo, sympy.zoo):
+        return a == b if (a.is_infinite and b.is_infinite) else sympy.simplify(a - b) == 0
+    va, vb = _number(a), _number(b)
+    if va is None or vb is None or not _agree(va, vb):
+        return False
+    difference = a - b
+    if difference == 0 or sympy.simplify(difference) == 0:
+        return True
+    if difference.is_algebraic:
+        return sympy.minimal_polynomial(difference, sympy.Dummy("t")).is_Symbol
+    return difference.equals(0) is True
+
+
+def _rational_functions(a: sympy.Expr, b: sympy.Expr) -> bool:
+    """Both are ratios of polynomials with rational coefficients, so `cancel` decides exactly."""
+    return all(e.is_rational_function() and all(c.is_Rational for c in e.atoms(sympy.Number)) for e in (a, b))
 
 
 def _rounds_to(decimal: str, value: sympy.Expr) -> bool:
     if value.free_symbols:
         return False
     digits = len(decimal.partition(".")[2])
-    stated = sympy.Rational(decimal)
-    return abs(complex(value.evalf(30)) - complex(stated)) <= 0.5 * 10.0**-digits * (1 + 1e-9)
+    stated = Fraction(decimal.strip())
+    actual = _number(value)
+    if actual is None or actual.imag != 0:
+        return False
+    # |value - stated| <= half a unit of the last stated digit, decided on 60 digits.
+    error = abs(actual.real - mpmath.mpf(stated.numerator) / stated.denominator)
+    return error * 10**digits <= mpmath.mpf(1) / 2
 
 
 def _proportional(a: sympy.Expr, b: sympy.Expr, positive: bool) -> bool:
-    """a == c*b for one constant c (nonzero; positive if asked), checked at random points."""
+    """a == c*b for one constant c (nonzero; positive if asked): exactly for rational
+    functions, else at the sample points."""
     symbols = sorted(a.free_symbols | b.free_symbols, key=str)
+    if _rational_functions(a, b):
+        if b == 0:
+            return False
+        ratio = sympy.cancel(a / b)
+        if ratio.free_symbols or ratio == 0:
+            return False
+        return not positive or bool(ratio > 0)
     ratios = []
     for point in _points(symbols or [sympy.Symbol("_")]):
         va, vb = _value(a, point), _value(b, point)
-        if va is None or vb is None or abs(vb) < 1e-12:
+        if va is None or vb is None or vb == 0:
             continue
         ratios.append(va / vb)
-    if len(ratios) < 2:
+    if len(ratios) < MIN_AGREEING_POINTS:
         return False
     first = ratios[0]
-    if abs(first) < 1e-12 or (positive and (abs(first.imag) > 1e-12 or first.real <= 0)):
+    if first == 0 or (positive and (first.imag != 0 or first.real <= 0)):
         return False
-    return all(_numbers_close(r, first) for r in ratios[1:])
+    return all(_agree(r, first) for r in ratios[1:])
 
 
 def _points(symbols: list[sympy.Symbol]) -> list[dict]:
-    rng = random.Random(20261129)  # fixed: the same comparison gives the same verdict
-    return [{s: sympy.Float(rng.uniform(0.3, 2.7), 30) for s in symbols} for _ in range(POINTS)]
+    """One point per sample value; with several variables each gets a different value."""
+    count = len(SAMPLE_POINTS)
+    return [{s: SAMPLE_POINTS[(i + 3 * k) % count] for k, s in enumerate(symbols)} for i in range(count)]
 
 
-def _value(expression: sympy.Expr, point: dict) -> complex | None:
-    value = expression.evalf(30, subs=point)
-    if not value.is_number or value.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+def _value(expression: sympy.Expr, point: dict) -> mpmath.mpc | None:
+    return _number(expression.subs(point))
+
+
+def _number(value: sympy.Expr) -> mpmath.mpc | None:
+    """The value at 60 digits, or None where it is not a finite number."""
+    evaluated = value.evalf(DIGITS)
+    if not evaluated.is_number or evaluated.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
         return None
     try:
-        return complex(value)
-    except (TypeError, ValueError):
+        number = mpmath.mpc(evaluated._to_mpmath(mpmath.mp.prec))
+    except (TypeError, ValueError, AttributeError):
         return None
+    return number if mpmath.isfinite(number) else None
 
 
-def _close(a: sympy.Expr, b: sympy.Expr) -> bool:
-    if a.has(sympy.oo, -sympy.oo, sympy.zoo) or b.has(sympy.oo, -sympy.oo, sympy.zoo):
-        return sympy.simplify(a - b) == 0 if not (a.is_infinite and b.is_infinite) else a == b
-    va, vb = complex(a.evalf(30)), complex(b.evalf(30))
-    return _numbers_close(va, vb)
+def _agree(x: mpmath.mpc, y: mpmath.mpc) -> bool:
+    return abs(x - y) <= TOLERANCE * max(1, abs(x), abs(y))
 
 
-def _numbers_close(x: complex, y: complex) -> bool:
-    return abs(x - y) <= TOLERANCE * max(1.0, abs(x), abs(y))
+def _out_of_budget(_signum: int, _frame: object) -> None:
+    # Re-armed in case a bare `except:` inside sympy swallows the first one.
+    signal.setitimer(signal.ITIMER_PROF, 0.01)
+    raise OutOfBudget
+
+
+def answer(request: dict) -> dict:
+    """Run a request's jobs within its CPU budget; jobs after the budget ran out are False."""
+    started = time.process_time()
+    results: list[bool | None] = []
+    jobs = request["jobs"]
+    try:
+        signal.setitimer(signal.ITIMER_PROF, max(float(request["budget"]), 1e-6))
+        for job in jobs:
+            results.append(compare(*job))
+    except OutOfBudget:
+        pass
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+    results += [False] * (len(jobs) - len(results))
+    return {"id": request["id"], "results": results, "cpu": time.process_time() - started}
 
 
 def main() -> None:
     sys.setrecursionlimit(5000)
+    signal.signal(signal.SIGPROF, _out_of_budget)
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
-        request = json.loads(line)
-        results = [compare(*job) for job in request["jobs"]]
-        print(json.dumps({"id": request["id"], "results": results}), flush=True)
+        print(json.dumps(answer(json.loads(line))), flush=True)
 
 
 if __name__ == "__main__":

@@ -16,16 +16,24 @@ first indices of level 1 and of level 2, all families interleaved), reset to sub
 on 4 threads, each thread with its own env (so its own sandbox), after one untimed warm-up
 episode per env. Every episode must score 1.0.
 
+Task-folder verdicts (p50, p99 over `VERDICT_CALLS` solved episodes of each layout, after one
+untimed episode): the `submit` step of a Terminal-Bench 1 and of a Harbor task folder (written
+here: the instruction, a Dockerfile with WORKDIR and COPY, tests of plain asserts run by
+`run-tests.sh` or `tests/test.sh`), which reads the workspace and runs the task's tests in the
+sandbox. Set beside a trivial command's p50 of the same run, as a ratio.
+
 The project's target: p50 under 20 ms per trivial command in a warm session.
 """
 
 from __future__ import annotations
 
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from benchmarks import version
@@ -35,6 +43,7 @@ ROUNDS = 3
 EPISODE_TASKS = 48
 THREAD_COUNTS = (1, 4)
 TARGET_P50_MS = 20.0
+VERDICT_CALLS = 40
 
 
 def _percentile(values: list[float], percent: float) -> float:
@@ -149,8 +158,73 @@ def episode_rows() -> list[dict[str, Any]]:
     return rows
 
 
+_FOLDER_TEST = """\
+from pathlib import Path
+hello = Path("/app/hello.txt")
+assert hello.is_file(), "/app/hello.txt does not exist"
+assert hello.read_text() == Path("/tests/expected.txt").read_text(), "wrong greeting"
+"""
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _task_folders(root: Path) -> dict[str, Path]:
+    """One small task folder of each layout, solved by writing /app/hello.txt."""
+    tb, harbor = root / "terminal-bench", root / "harbor"
+    instruction = 'Create /app/hello.txt holding the line "Hello, world!".'
+    _write(tb / "task.yaml", f"instruction: {instruction}\nmax_test_timeout_sec: 30\n")
+    _write(tb / "Dockerfile", "FROM ubuntu:24.04\nWORKDIR /app\nCOPY greeting.txt /app/\n")
+    _write(tb / "greeting.txt", "Hello, world!\n")
+    _write(tb / "run-tests.sh", "#!/bin/bash\npython3 $TEST_DIR/test_outputs.py\n")
+    _write(tb / "tests" / "test_outputs.py", _FOLDER_TEST)
+    _write(tb / "tests" / "expected.txt", "Hello, world!\n")
+    _write(harbor / "instruction.md", instruction + "\n")
+    _write(harbor / "task.toml", 'version = "1.0"\n[verifier]\ntimeout_sec = 30.0\n')
+    _write(harbor / "environment" / "Dockerfile", "FROM ubuntu:24.04\nWORKDIR /app\n")
+    _write(
+        harbor / "tests" / "test.sh",
+        "#!/bin/bash\nif python3 /tests/test_outputs.py; then echo 1 > /logs/verifier/reward.txt\n"
+        "else echo 0 > /logs/verifier/reward.txt; fi\n",
+    )
+    _write(harbor / "tests" / "test_outputs.py", _FOLDER_TEST)
+    _write(harbor / "tests" / "expected.txt", "Hello, world!\n")
+    return {"Terminal-Bench 1 folder": tb, "Harbor folder": harbor}
+
+
+def verdict_rows(trivial_p50_ms: float) -> list[dict[str, Any]]:
+    """The submit step of solved task-folder episodes, one layout after the other."""
+    from rlenvs.envs.terminal.env import TerminalEnv
+
+    rows = []
+    with tempfile.TemporaryDirectory() as root:
+        for layout, folder in _task_folders(Path(root)).items():
+            env = TerminalEnv(task_dir=str(folder), max_turns=5)
+            times = []
+            try:
+                for call in range(VERDICT_CALLS + 1):
+                    env.reset(seed=0)
+                    env.step("echo 'Hello, world!' > /app/hello.txt")
+                    start = time.perf_counter()
+                    _, reward, *_, info = env.step("submit")
+                    if call:  # the first one is a warm-up
+                        times.append(time.perf_counter() - start)
+                    if reward != 1.0:
+                        raise AssertionError(f"a solved {layout} episode scored {reward}: {info['failed_checks']}")
+            finally:
+                env.close()
+            p50 = _percentile(times, 50) * 1e3
+            rows.append({"measure": "task-folder verdict (submit, solved)", "harness": f"rlenvs Terminal-v0, {layout}",
+                         "p50 ms": p50, "p99 ms": _percentile(times, 99) * 1e3, "passed": f"{len(times)}/{len(times)}",
+                         "p50 vs rlenvs": p50 / trivial_p50_ms})  # fmt: skip
+    return rows
+
+
 def run() -> dict:
     latency, episodes = latency_rows(), episode_rows()
+    verdicts = verdict_rows(latency[0]["p50 ms"])
     ours = latency[0]
     notes = [
         (
@@ -168,5 +242,15 @@ def run() -> dict:
             "Each episode: reset (empty the sandbox, write the files, run the task's setup), each reference "
             "command, then submit (the host reads the workspace and checks the expectations)."
         ),
+        (
+            "Task-folder verdicts (the submit step of a solved episode: read the workspace, run the task's tests "
+            f"in the sandbox): p50 {verdicts[0]['p50 ms']:.1f} ms for a Terminal-Bench 1 folder "
+            f"({verdicts[0]['p50 vs rlenvs']:.1f}x a trivial command), {verdicts[1]['p50 ms']:.1f} ms for a Harbor "
+            f"folder ({verdicts[1]['p50 vs rlenvs']:.1f}x; its reward file is read by a second python3)."
+        ),
     ]
-    return {"title": "Terminal env: command latency and reference episodes", "rows": latency + episodes, "notes": notes}
+    return {
+        "title": "Terminal env: command latency, reference episodes and task-folder verdicts",
+        "rows": latency + episodes + verdicts,
+        "notes": notes,
+    }

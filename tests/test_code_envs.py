@@ -170,6 +170,13 @@ HUMANEVAL_0_GOOD = {
     "last block wins over an earlier draft": f"```python\ndef has_close_elements(n, t):\n    return None\n```\nBetter:\n```python\n{HUMANEVAL_0_FUNCTION}```",
     "prints while working": f"```python\n{HUMANEVAL_0_FUNCTION}print('debug')\n```",
     "unclosed final fence": f"```python\n{HUMANEVAL_0_FUNCTION}",
+    "example usage block after": (
+        f"```python\n{HUMANEVAL_0_FUNCTION}```\nExample usage:\n```python\nprint(has_close_elements([1.0], 0.5))\n```"
+    ),
+    "own wrong asserts after": f"```python\n{HUMANEVAL_0_FUNCTION}```\n```python\nassert has_close_elements([], 1)\n```",
+    "body indented with tabs": "```python\n" + HUMANEVAL_0_BODY.replace("    ", "\t") + "```",
+    "fence opened after text": f"Here is my solution: ```python\n{HUMANEVAL_0_FUNCTION}```",
+    "control bytes before the block": f"\x00\x1b[32m```python\n{HUMANEVAL_0_FUNCTION}```\x1b[0m",
 }
 
 
@@ -186,6 +193,65 @@ def test_extract_code_ignores_other_languages_and_prefers_python_blocks() -> Non
     assert extract_code("```\nuntagged\n```\n```bash\nls\n```") == "untagged"
     with pytest.raises(TypeError, match="reply must be a str"):
         extract_code(None)  # type: ignore[arg-type]
+
+
+def test_the_program_is_the_last_block_that_defines_a_called_function() -> None:
+    solution = "def f(x):\n    return x + 1"
+    usage = "print(f(2))"
+    asserts = "assert f(1) == 3  # the model's own, wrong, assert"
+    reply = f"```python\n{solution}\n```\nExample usage:\n```python\n{usage}\n```\n```python\n{asserts}\n```"
+    assert extract_code(reply, calls=("f",)) == solution
+    assert extract_code(reply) == asserts  # without names to look for, the last block
+    drafts = "```python\ndef f(x):\n    return 0\n```\nBetter:\n```python\ndef f(x):\n    return x\n```"
+    assert extract_code(drafts, calls=("f",)) == "def f(x):\n    return x"
+    # no block defines it (a body-only completion): the last block
+    assert extract_code("```python\nimport math\n```\n```python\n    return x\n```", calls=("f",)) == "    return x"
+
+
+def test_the_program_keeps_the_definitions_it_needs_from_earlier_blocks() -> None:
+    reply = (
+        "```python\nimport math\nimport os\nLIMIT = 10\nprint('demo')\n```\n"
+        "```python\n@functools.cache\ndef helper(x):\n    return math.sqrt(x) + LIMIT\nimport functools\n"
+        "def unused():\n    pass\n```\n"
+        "```python\ndef f(x):\n    return helper(x)\n\ndef helper(x):\n    return math.floor(x)\n```\n"
+        "```python\ndef g(x):\n    y = x\n    return f(y)\n```\n```python\nprint(g(4))\n```"
+    )
+    # g calls f, defined two blocks up with its own helper (the earlier helper is a draft
+    # it replaced); math comes from the first block; os, LIMIT, print('demo') and unused do not.
+    assert extract_code(reply, calls=("g",)) == (
+        "import math\n\ndef f(x):\n    return helper(x)\n\ndef helper(x):\n    return math.floor(x)\n\n"
+        "def g(x):\n    y = x\n    return f(y)"
+    )
+    # MBPP tests may call two functions: the one the last block lacks comes from an earlier block.
+    two = "```python\ndef f():\n    return 1\ndef g():\n    return 2\n```\n```python\ndef g():\n    return 3\n```"
+    assert extract_code(two, calls=("f", "g")) == "def f():\n    return 1\n\ndef g():\n    return 3"
+    decorated = (
+        "```python\nimport functools\n@functools.cache\ndef h(x):\n    return x\n```\n"
+        "```python\ndef f(x):\n    return h(x)\n```"
+    )
+    assert extract_code(decorated, calls=("f",)) == (
+        "import functools\n\n@functools.cache\ndef h(x):\n    return x\n\ndef f(x):\n    return h(x)"
+    )
+
+
+def test_a_fence_opened_after_text_and_stray_control_bytes() -> None:
+    assert extract_code("Here is my solution: ```python\nx = 1\n```\nDone.") == "x = 1"
+    assert extract_code("Here is my solution: ```Python3  \nx = 1\n```") == "x = 1"
+    # mid-line, only a fence that names its language opens a block (``` after code may close one)
+    assert extract_code("Use ``` fences:\nx = 1") == "Use ``` fences:\nx = 1"
+    assert extract_code("\x00\x1b[1;32m\x07```python\nx = 1\x1b[0m\n```") == "x = 1"
+    assert extract_code("\x1b[0m\x0bdef f():\n\treturn 1\x7f\n") == "def f():\n\treturn 1"
+    assert extract_code("```python\nx = '\t'\r\ny = 2\x0c\n```") == "x = '\t'\r\ny = 2\x0c"
+
+
+def test_a_body_indented_with_tabs_joins_a_starter_indented_with_spaces() -> None:
+    starter = 'def f(xs):\n    """doc"""\n'
+    body = "\tfor x in xs:\n\t\tif x:\n\t    \treturn x\n\treturn None"
+    program = complete_function(body, starter, "f")
+    assert program == starter + "    for x in xs:\n        if x:\n            return x\n    return None\n"
+    compile(program, "<program>", "exec")
+    tab_starter = 'def f(xs):\n\t"""doc"""\n'
+    assert complete_function(body, tab_starter, "f") == tab_starter + body + "\n"  # tabs under tabs stay
 
 
 def test_complete_function_appends_a_body_and_keeps_the_starter_code_before_a_full_definition() -> None:

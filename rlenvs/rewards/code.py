@@ -1,11 +1,23 @@
 """Reading a program out of a model's reply, and scoring test reports.
 
 Extraction rule (one program per reply):
-1. the last fenced block tagged python (```python, ```py, ```python3, any case);
-2. else the last untagged fenced block (```);
-3. else the whole reply.
-A fence left open at the end of the reply (the model ran out of tokens) runs to the end.
-Other languages' blocks (```bash, ```text) are never taken for the program.
+1. The blocks: fenced blocks tagged python (```python, ```py, ```python3, any case); if
+   there are none, untagged fenced blocks (```); if there are none, the whole reply. Other
+   languages' blocks (```bash, ```text) are never taken for the program. A fence opens at
+   the start of a line, or after text on the same line when it names its language ("Here
+   is my solution: ```python"); it closes on a line of its own. A fence left open at the end
+   of the reply (the model ran out of tokens) runs to the end.
+2. The program is the last block that defines (at its top level: `def`, `class`, an
+   assignment or an import) a function the tests call, preceded by the definitions it
+   needs that only earlier blocks have (a helper, an import, a constant): the top-level
+   statements of earlier blocks that define a name the program uses but does not define,
+   taken from the latest block that defines it. Nothing else of the other blocks runs: an
+   "Example usage" block or the model's own asserts after the solution are not the
+   solution, and a later definition replaces an earlier draft. Where no block defines a
+   function the tests call (HumanEval's body-only completions), the last block is the program.
+3. Terminal escape sequences and control characters other than tab, newline, carriage
+   return and form feed are removed from the reply first: Python accepts them nowhere
+   outside a string literal, and a model emits them only as stray bytes.
 
 Scoring needs the tests to run somewhere safe, so it lives with the sandbox's `TestReport`:
 `tests_reward(report, partial)` is 1.0 only when every test ran and passed (or the passed
@@ -15,24 +27,39 @@ fraction with `partial=True`).
 from __future__ import annotations
 
 import ast
+import functools
 import re
+from collections.abc import Iterable
 
 from rlenvs.sandbox.results import TestReport
 
-_FENCE = re.compile(r"^[ \t]*```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
+_FENCE = re.compile(
+    r"(?:^[ \t]*```[ \t]*(?P<tag>[A-Za-z0-9_+.-]*)[^\n]*|(?<=[^\n])```(?P<inline>[A-Za-z][A-Za-z0-9_+.-]*)[ \t]*)\n"
+    r"(?P<body>.*?)(?:^[ \t]*```[ \t]*$|\Z)",
+    re.MULTILINE | re.DOTALL,
+)
+_STRAY = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b\x0e-\x1f\x7f]")
+"""ANSI escape sequences (colours, cursor moves), then any other control character but tab,
+newline, carriage return and form feed."""
 PYTHON_TAGS = frozenset({"python", "py", "python3", "py3"})
 
 
-def extract_code(reply: str) -> str:
-    """The program in a reply, by the rule in the module docstring."""
-    tagged, untagged = python_blocks(reply), fenced_blocks(reply, tag="")
-    code = tagged[-1] if tagged else untagged[-1] if untagged else _runnable(reply)
-    return code.strip("\n")
+def extract_code(reply: str, calls: Iterable[str] = ()) -> str:
+    """The program in a reply, by the rule in the module docstring; `calls` names the
+    functions the tests call (none: the last block is the program)."""
+    blocks = python_blocks(reply) or fenced_blocks(reply, tag="") or [_runnable(_STRAY.sub("", reply))]
+    program = _program(blocks, tuple(calls)) if calls else None
+    return (program if program is not None else blocks[-1]).strip("\n")
 
 
 def python_blocks(reply: str) -> list[str]:
     """Every fenced block tagged python (```python, ```py, ...), in order."""
     return [_runnable(body) for tag, body in _fences(reply) if tag in PYTHON_TAGS]
+
+
+def fenced_blocks(reply: str, *, tag: str) -> list[str]:
+    """Every fenced block with exactly this tag ("" for untagged), in order."""
+    return [_runnable(body) for found, body in _fences(reply) if found == tag]
 
 
 def _runnable(code: str) -> str:
@@ -41,15 +68,95 @@ def _runnable(code: str) -> str:
     return code.encode("utf-8", "replace").decode("utf-8")
 
 
-def fenced_blocks(reply: str, *, tag: str) -> list[str]:
-    """Every fenced block with exactly this tag ("" for untagged), in order."""
-    return [_runnable(body) for found, body in _fences(reply) if found == tag]
-
-
 def _fences(reply: str) -> list[tuple[str, str]]:
     if not isinstance(reply, str):
         raise TypeError(f"reply must be a str, got {type(reply).__name__}")
-    return [(match.group(1).lower(), match.group(2)) for match in _FENCE.finditer(reply)]
+    return [
+        ((match.group("tag") or match.group("inline") or "").lower(), match.group("body"))
+        for match in _FENCE.finditer(_STRAY.sub("", reply))
+    ]
+
+
+# --- which block is the program ---------------------------------------------------------------
+
+
+def _program(blocks: list[str], calls: tuple[str, ...]) -> str | None:
+    """The last block defining one of `calls`, after the definitions it needs from earlier
+    blocks; None when no block defines one."""
+    mentions = re.compile(r"\b(?:" + "|".join(re.escape(name) for name in calls) + r")\b")
+    answer, tree = None, None
+    for index in reversed(range(len(blocks))):
+        tree = _parse(blocks[index]) if mentions.search(blocks[index]) else None
+        if tree is not None and _bound(tree.body) & set(calls):
+            answer = index
+            break
+    if answer is None:
+        return None
+    latest: dict[str, tuple[int, ast.stmt]] = {}  # name -> the last earlier definition of it
+    for block in range(answer):
+        for statement in _definitions(_parse(blocks[block])):
+            latest.update(dict.fromkeys(_bound([statement]), (block, statement)))
+    have = _bound(tree.body)
+    wanted = (_free_names(tree) | set(calls)) - have
+    kept: dict[tuple[int, int], str] = {}
+    lines = functools.cache(lambda block: blocks[block].splitlines())
+    while wanted:
+        found = latest.get(wanted.pop())
+        if found is not None and (found[0], found[1].lineno) not in kept:
+            block, statement = found
+            kept[block, statement.lineno] = _source(lines(block), statement)
+            have |= _bound([statement])
+            wanted |= _free_names(statement) - have
+    return "\n\n".join([*(kept[key] for key in sorted(kept)), blocks[answer].strip("\n")])
+
+
+def _definitions(tree: ast.Module | None) -> list[ast.stmt]:
+    """A block's top-level statements that bind names (none, if it did not parse)."""
+    return [statement for statement in tree.body if _bound([statement])] if tree is not None else []
+
+
+def _parse(code: str) -> ast.Module | None:
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _bound(statements: list[ast.stmt]) -> set[str]:
+    """The names top-level statements bind by definition: def, class, assignment, import."""
+    names: set[str] = set()
+    for statement in statements:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(statement.name)
+        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in statement.names if alias.name != "*"}
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return names
+
+
+def _free_names(tree: ast.AST | None) -> set[str]:
+    """The names the code reads and never binds (no assignment, parameter, def, class or
+    import of that name anywhere in it): what it needs from elsewhere."""
+    read, bound = set(), set()
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
+            bound |= _bound([node])
+    return read - bound
+
+
+def _source(lines: list[str], statement: ast.stmt) -> str:
+    """A statement's text as written (decorators included)."""
+    first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", []))])
+    return "\n".join(lines[first - 1 : statement.end_lineno])
+
+
+# --- joining a completion to the task's starter code ----------------------------------------
 
 
 def complete_function(code: str, starter: str, entry_point: str) -> str:
@@ -58,24 +165,34 @@ def complete_function(code: str, starter: str, entry_point: str) -> str:
 
     A reply that defines `entry_point` itself runs after the starter code (so its imports
     and helper functions exist and the reply's definition wins); a reply that is only the
-    body (indented lines, as HumanEval's canonical solutions are) is appended to it.
+    body (indented lines, as HumanEval's canonical solutions are) is appended to it, its
+    leading tabs turned into the starter's indentation (a body indented with tabs under a
+    docstring indented with spaces is a TabError, not a different program).
     """
     if _defines(code, entry_point):
         return f"{starter.rstrip()}\n\n\n{code}\n"
     starter = starter.rstrip(" ")
     if not starter.endswith("\n"):
         starter += "\n"
-    return starter + code + "\n"
+    return starter + _indented_like(code, starter) + "\n"
+
+
+def _indented_like(body: str, starter: str) -> str:
+    """`body` with each leading tab replaced by the starter's indentation unit, where the
+    starter indents with spaces."""
+    unit = next((m.group(1) for m in re.finditer(r"^( +)\S", starter, re.MULTILINE)), "")
+    if not unit or "\t" not in body:
+        return body
+    return re.sub(r"^[ \t]+", lambda m: m.group(0).replace("\t", unit), body, flags=re.MULTILINE)
 
 
 def _defines(code: str, name: str) -> bool:
     if not re.search(rf"\bdef\s+{re.escape(name)}\b", code):
         return False  # cannot define it: no parse (a body-only reply, as HumanEval's solutions)
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name for node in tree.body)
+    tree = _parse(code)
+    return tree is not None and any(
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name for node in tree.body
+    )
 
 
 def tests_reward(report: TestReport, *, partial: bool = False) -> float:

@@ -1,8 +1,9 @@
 """`CodeEnv`: write a function, get it tested in the sandbox. The base of HumanEval and MBPP.
 
 Turn structure: each reply is one attempt. The program is read out of it by
-`rlenvs.rewards.code.extract_code` (the last ```python block, else the whole reply) and,
-where the task gives starter code (a signature and docstring), joined with it. The tests run in the sandbox
+`rlenvs.rewards.code.extract_code` (the last block that defines a function the tests call,
+with the definitions it needs from earlier blocks; else the last block, else the whole
+reply) and, where the task gives starter code (a signature and docstring), joined with it. The tests run in the sandbox
 (`rlenvs.sandbox`): the solution in one process, the tests in another that calls it and
 gets plain values back, so exiting early, patching the tests or returning an object that
 equals everything cannot pass.
@@ -75,7 +76,7 @@ class CodeEnv(TextEnv[CodeTask]):
 
     def program_for(self, task: CodeTask, reply: str) -> str:
         """The program the tests run against: the reply's code, completed against the starter code."""
-        code = extract_code(reply)
+        code = extract_code(reply, calls=(task.entry_point, *task.program.remote.values()))
         return complete_function(code, task.starter, task.entry_point) if task.starter else code
 
     def judge(self, task: CodeTask, reply: str) -> Judgement:

@@ -3,14 +3,16 @@
 Removes what does not change the value: math delimiters, spacing commands, `\\left`/`\\right`,
 `\\displaystyle`, `\\text{}` wrappers, degree signs, `\\dfrac`/`\\tfrac`/`\\cfrac` spellings,
 percent signs and words (28% and 28 compare equal: the math envs state percentages as
-plain numbers), unicode operators. Relations become ASCII (`<=`, `>=`, `!=`).
+plain numbers), unicode operators and invisible format characters. Relations become ASCII
+(`<=`, `>=`, `!=`). Mixed numbers become one fraction (`3\\frac{1}{2}` is `\\frac{7}{2}`;
+see `numbers`).
 """
 
 from __future__ import annotations
 
 import re
 
-from rlenvs.rewards.math.numbers import THOUSANDS_BRACES, unicode_to_ascii
+from rlenvs.rewards.math.numbers import THOUSANDS_BRACES, mixed_numbers, unicode_to_ascii
 
 _UNICODE = {
     "−": "-", "–": "-", "≤": "<=", "≥": ">=", "≠": "!=", "∞": "\\infty", "π": "\\pi", "√": "\\sqrt",
@@ -60,7 +62,7 @@ def normalize_answer(text: str) -> str:
         text = unwrapped
     text = _DEGREES.sub("", text)
     text = _PERCENT.sub("", text)
-    text = _FRACTIONS.sub(r"\\frac", text)
+    text = mixed_numbers(_FRACTIONS.sub(r"\\frac", text))
     for pattern, replacement in _RELATIONS:
         text = pattern.sub(replacement, text)
     text = _SPACES.sub(" ", text).strip()

@@ -1,11 +1,19 @@
 """Reading one number from an answer as people and models write it.
 
 `1,234`, `$1,234.50`, `1{,}234`, `1\\,234`, trailing `.0`, fractions `3/4` and
-`\\frac{3}{4}`, unicode minus and fullwidth digits, `%` and `\\%` dropped, currency signs
-(`1,000.99€`, `£5`) and trailing units ("72 clips", "18 dollars", "5 cm", "3 m²", "4 m/s").
-Anything else around the number ("5 or 6", "x + 1", "about 5") makes it not a number, and
-so does a letter that reads as a factor rather than a unit: `5x`, `5e`, `5i`, `5 \\pi` are
-not 5. Values are exact: ints, or Fractions where not integral.
+`\\frac{3}{4}`, mixed numbers `3\\frac{1}{2}` and `3 1/2` (7/2), scientific notation `1e1`
+and `1.0\\times10^{1}`, unicode minus and fullwidth digits, invisible format characters
+(zero-width spaces, bidirectional marks) dropped, `%` and `\\%` dropped, currency signs
+(`1,000.99€`, `£5`), scale and power words (`18 million`, `5 dozen`, `18 squared`) and a
+trailing unit from the fixed list in `units` ("72 clips", "18 dollars", "5 cm", "3 m²",
+"4 m/s"). Anything else around the number ("5 or 6", "x + 1", "about 5", "3 halves") makes
+it not a number, and so does a letter that reads as a factor rather than a unit: `5x`, `5e`,
+`5i`, `5 \\pi` are not 5. Values are exact: ints, or Fractions where not integral.
+
+Mixed numbers: an integer written directly before a proper fraction of two integers is
+their sum (`2\\frac{3}{4}` and `2 3/4` are 11/4); with an explicit operator it is a product
+(`2 \\cdot \\frac34` is 3/2). An integer before an improper fraction (`2\\frac{5}{4}`) is
+ambiguous and not a number.
 """
 
 from __future__ import annotations
@@ -15,31 +23,32 @@ import unicodedata
 from fractions import Fraction
 from typing import Union
 
+from rlenvs.rewards.math.units import POWERS, SCALES, UNIT_JOINERS, UNIT_PREFIXES, is_unit_word
+
 NUMBER_MAX_CHARS = 200
 """A text longer than this is not a number; skip normalising it."""
+MAX_EXPONENT = 400
+"""Largest power of ten scientific notation may write (`1e400`); beyond it, not a number."""
 
 _TEXT_COMMANDS = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
 _FRAC = re.compile(r"\\[dtc]?frac\s*(?:\{([^{}]*)\}|(\d))\s*(?:\{([^{}]*)\}|(\d))")
 """`\\frac{3}{4}`, and the brace-less `\\frac34`, `\\frac3{4}`."""
+_MIXED_LATEX = re.compile(
+    r"(?<![\w.^_}\\)\]|!])(\d+)\s*\\[dtc]?frac\s*(?:\{\s*(\d+)\s*\}|(\d))\s*(?:\{\s*(\d+)\s*\}|(\d))"
+)
+"""An integer directly before `\\frac` of two integers: `3\\frac{1}{2}`, `3\\tfrac12`."""
+_MIXED_PLAIN = re.compile(r"(?<![\w.^_}\\)\]|!/])(\d+)[ \t]+(\d+)[ \t]*/[ \t]*(\d+)(?![\d.])")
+"""An integer, a space, then a fraction of two integers: `3 1/2`."""
+_AMBIGUOUS = "\\ambiguousmixednumber"
+"""What an integer before an improper fraction becomes: a command no reader knows."""
 _UNIT_WORD = r"[^\W\d_]+(?:\^-?\d)?"
 """A unit word, with a power after its letters (`m^2`, `s^-1`)."""
 _NUMBER = re.compile(
     r"(?P<sign>[-+]?)\s*"
     r"(?P<int>[1-9]\d{0,2}(?:,\d{3})+|\d+)?(?:\.(?P<frac>\d*))?"
-    r"(?:\s*/\s*(?P<den>\d+))?"
+    r"(?:\s*/\s*(?P<den>\d+)|[eE](?P<exp>[-+]?\d+)|\s*(?:\\times|\\cdot|\*|x)\s*10\s*\^\s*(?P<power>[-+]?\d+))?"
     rf"\s*(?P<unit>{_UNIT_WORD}(?:(?:[\s'’-]|\s*/\s*){_UNIT_WORD})*)?\s*"
 )
-_SHORT_UNITS = frozenset({
-    "m", "g", "s", "h", "l", "L", "K", "N", "V", "W", "J", "A", "Hz", "Pa", "cm", "mm", "km", "nm", "um", "kg",
-    "mg", "ml", "mL", "cl", "dl", "ft", "yd", "mi", "lb", "oz", "hr", "ms", "kW", "kJ", "mV", "mA", "ha", "in",
-    "C", "F", "yr", "am", "pm", "st", "nd", "rd", "th",
-})
-"""Units of one or two letters. Any other word that short after a number is a factor or a
-variable (`5x`, `5 e`, `5i`, `5k`, `2ab`), or a word such as "or", not a unit."""
-_NOT_UNITS = frozenset({
-    "pi", "sqrt", "sin", "cos", "tan", "sec", "csc", "cot", "log", "exp", "and", "or", "not", "plus", "minus",
-})
-"""Longer words that are constants or functions (`5 pi` is 5π) or join a list (`5 and x`)."""
 _CURRENCY = re.compile("^[€£¥₹₩₽¢₺₪₫₴₦]|[€£¥₹₩₽¢₺₪₫₴₦]$")
 THOUSANDS_BRACES = re.compile(r"\s*\{\s*,\s*\}\s*")
 """`14{,}916` and `14 {, }916`: a comma in braces is a thousands separator (LaTeX ignores
@@ -53,11 +62,30 @@ _SCRIPT_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻₀₁₂₃₄
 
 def unicode_to_ascii(text: str) -> str:
     """Fullwidth and other compatibility characters as ASCII (NFKC), unicode minus as `-`,
-    but superscript and subscript digits as `^{..}` and `_{..}`: NFKC alone would read the
-    power `2⁵` as the number 25."""
+    invisible format characters (zero-width spaces and joiners, bidirectional marks, the
+    BOM) removed, but superscript and subscript digits as `^{..}` and `_{..}`: NFKC alone
+    would read the power `2⁵` as the number 25."""
+    text = "".join(char for char in text if unicodedata.category(char) != "Cf")
     text = _SUPERSCRIPT_RUN.sub(lambda m: "^{" + m.group().translate(_SCRIPT_DIGITS) + "}", text)
     text = _SUBSCRIPT_RUN.sub(lambda m: "_{" + m.group().translate(_SCRIPT_DIGITS) + "}", text)
     return unicodedata.normalize("NFKC", text).replace("−", "-")
+
+
+def mixed_numbers(text: str) -> str:
+    """Mixed numbers written as one fraction (`3\\frac{1}{2}` and `3 1/2` as `\\frac{7}{2}`);
+    an integer before an improper fraction as an unreadable command (see module docstring)."""
+    if "frac" in text:
+        text = _MIXED_LATEX.sub(lambda m: _mixed(m[1], m[2] or m[3], m[4] or m[5]), text)
+    if "/" in text:
+        text = _MIXED_PLAIN.sub(lambda m: _mixed(m[1], m[2], m[3]), text)
+    return text
+
+
+def _mixed(whole: str, numerator: str, denominator: str) -> str:
+    whole_value, numerator_value, denominator_value = int(whole), int(numerator), int(denominator)
+    if not 0 < numerator_value < denominator_value:
+        return f"{whole}{_AMBIGUOUS}{{{numerator}}}{{{denominator}}}"
+    return f"\\frac{{{whole_value * denominator_value + numerator_value}}}{{{denominator_value}}}"
 
 
 Number = Union[int, Fraction]
@@ -72,6 +100,9 @@ def parse_number(text: str) -> Number | None:
         return int(text)
     if not text.isascii():
         text = unicode_to_ascii(text)
+    text = mixed_numbers(text)
+    if _AMBIGUOUS in text:
+        return None
     if "\\" in text or "{" in text or "$" in text:
         text = strip_latex(text)
     text = text.strip().rstrip(".,;:!").replace("%", "").replace("*", "")
@@ -80,8 +111,6 @@ def parse_number(text: str) -> Number | None:
     match = _NUMBER.fullmatch(text)
     if match is None or (match.group("int") is None and not match.group("frac")):
         return None
-    if match.group("unit") and not _is_unit(match.group("unit")):
-        return None
     integer = (match.group("int") or "0").replace(",", "")
     fraction_digits = match.group("frac") or ""
     value = Fraction(int(integer + fraction_digits), 10 ** len(fraction_digits))
@@ -89,17 +118,46 @@ def parse_number(text: str) -> Number | None:
         if fraction_digits or int(match.group("den")) == 0:
             return None
         value /= int(match.group("den"))
+    exponent = match.group("exp") or match.group("power")
+    if exponent is not None:
+        if abs(int(exponent)) > MAX_EXPONENT:
+            return None
+        value *= Fraction(10) ** int(exponent)
+    if match.group("unit"):
+        value = _with_unit(value, match.group("unit"))
+        if value is None:
+            return None
     if match.group("sign") == "-":
         value = -value
     return value.numerator if value.denominator == 1 else value
 
 
-def _is_unit(unit: str) -> bool:
-    """Whether the words after a number are a unit (`cm`, `clips`, `m/s`), not a factor."""
-    words = re.findall(r"[^\W\d_]+", unit)
-    if any(word.lower() in _NOT_UNITS for word in words):
-        return False
-    return len(words[0]) > 2 or words[0] in _SHORT_UNITS
+def _with_unit(value: Fraction, unit: str) -> Fraction | None:
+    """The value the words after a number give it: scaled (`million`), raised (`squared`),
+    or kept, if the rest is a unit from the fixed list; None if any word is neither."""
+    words = re.findall(r"[^\W\d_]+(?:\^-?\d)?", unit)
+    first = words[0].lower()
+    if first in SCALES:
+        value, words = value * SCALES[first], words[1:]
+    elif first in POWERS:
+        value, words = value ** POWERS[first], words[1:]
+    return value if _is_unit(words) else None
+
+
+def _is_unit(words: list[str]) -> bool:
+    """A unit phrase: units, each maybe after a prefix (`square feet`) and joined by `per`,
+    `a` or `/` (`miles per hour`, `m/s`, `dollars an hour`). No words at all is fine too."""
+    expect_unit = False
+    for word in words:
+        bare = word.split("^")[0]
+        lowered = bare.lower()
+        if is_unit_word(bare):
+            expect_unit = False
+        elif lowered in UNIT_PREFIXES or lowered in UNIT_JOINERS:
+            expect_unit = True
+        else:
+            return False
+    return not expect_unit
 
 
 def strip_latex(text: str) -> str:
@@ -107,6 +165,8 @@ def strip_latex(text: str) -> str:
     for spacing in ("\\,", "\\!", "\\;", "\\ ", "\\left", "\\right"):
         text = text.replace(spacing, "" if spacing in ("\\,", "\\!") else " ")
     text = _TEXT_COMMANDS.sub(r" \1", text)
-    text = _FRAC.sub(lambda m: f"{m[1] or m[2]}/{m[3] or m[4]}", text)
+    # A digit glued to a fraction is no mixed number here (those were read before): keep
+    # them apart, so `2\frac{5}{4}` does not become 25/4.
+    text = _FRAC.sub(lambda m: f" {m[1] or m[2]}/{m[3] or m[4]}", text)
+    text = re.sub(r"10\s*\^\s*\{\s*([-+]?\d+)\s*\}", r"10^\1", text)
     return text.replace("{", "").replace("}", "")
-

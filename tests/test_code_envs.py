@@ -5,6 +5,7 @@ The data sets are read from ../shared/data (HumanEval: MIT; MBPP: CC BY 4.0).
 
 from __future__ import annotations
 
+import ast
 import json
 from concurrent.futures import ThreadPoolExecutor
 
@@ -92,6 +93,77 @@ def test_mbpp_prompt_shows_one_test_and_checks_all() -> None:
     env.reset(options={"task_index": 0})
     shown = [t for t in env.task.program.tests if t in env.task.prompt]
     assert len(shown) == 1 and len(env.task.program.tests) == 3
+
+
+def test_shown_tests_are_those_the_prompt_shows_and_they_come_first() -> None:
+    mbpp = MBPPEnv(split="all")
+    for task in mbpp.tasks.tasks:  # the prompt's test, and any copy of it (5 tasks repeat it)
+        shown = task.program.tests[: task.shown]
+        assert shown and shown[0] in task.prompt and set(shown) == {shown[0]}
+        assert shown[0] not in task.program.tests[task.shown :]
+    assert sum(task.shown > 1 for task in mbpp.tasks.tasks) == 5
+    humaneval = HumanEvalEnv()
+    shown = {task.task_id: task.program.tests[: task.shown] for task in humaneval.tasks.tasks}
+    assert sum(map(len, shown.values())) == 264 and sum(map(bool, shown.values())) == 100
+    assert shown["HumanEval/23"] == ("assert candidate('') == 0",)
+    assert shown["HumanEval/0"] == ()  # its docstring's examples are not among its tests
+    assert shown["HumanEval/141"] == ("assert candidate('example.txt') == 'Yes'", "assert candidate('1example.dll') == 'No'")
+    assert len(shown["HumanEval/87"]) == 3  # a call written over several lines
+
+
+DOCSTRING = '''def f(xs, k=0):
+    """Examples:
+    >>> f([1, 2], 3)
+    [1, 2, 3]
+    >>> f(
+    ... [])
+    []
+    f("a b") == "b a"
+    f('x') ➞ 'y'.
+    f([5, 8]) ==> 12   # the sum
+    f(7) returns 1.0
+    f(1, k=2) = 4
+    f([1, 2,
+       3]) should return True
+    g(9) == 9, f(f(2)) == 2
+    """
+'''
+
+
+def test_docstring_examples_in_each_style_and_only_exact_matches_are_shown() -> None:
+    from rlenvs.envs.code.examples import shown_examples, shown_test
+
+    examples = shown_examples(DOCSTRING, "f")
+    assert examples == {
+        ("([1, 2], 3)", "[1, 2, 3]"), ("('a b',)", "'b a'"), ("('x',)", "'y'"), ("([5, 8],)", "12"),
+        ("(7,)", "1.0"), ("([1, 2, 3],)", "True"),
+    }  # fmt: skip
+    names = {"candidate", "f"}
+    assert shown_test("assert candidate([1, 2], 3) == [1, 2, 3]", names, examples)
+    assert shown_test("assert True\nassert 'b a' == f('a b'), 'message'", names, examples)
+    not_shown = [
+        "assert candidate(7) == 1",  # 1 is not the 1.0 the prompt shows
+        "assert candidate([1, 2, 3]) == 1",  # True is not 1
+        "assert candidate([5, 8]) == 13",  # the same call, another result
+        "assert candidate([1, 2], 4) == [1, 2, 3]",  # the same result, another call
+        "x = [5, 8]\nassert candidate(x) == 12",  # set-up lines
+        "assert abs(candidate(7) - 1.0) < 1e-6",  # a tolerance
+        "assert candidate([5, 8]) == 12\nassert candidate([1, 2], 4) == [1, 2, 4]",  # two checks
+        "for x in [[5, 8]]:\n    assert candidate(x) == 12",
+        "assert candidate(*[[5, 8]]) == 12",
+        "assert other([5, 8]) == 12",
+    ]
+    assert [test for test in not_shown if shown_test(test, names, examples)] == []
+
+
+def test_code_task_shown_must_count_tests_of_its_program() -> None:
+    from rlenvs.envs.code.env import CodeTask
+    from rlenvs.sandbox import TestProgram
+
+    program = TestProgram(tests=("assert f() == 1",), remote={"f": "f"})
+    for bad in (-1, 2, True, 0.5):
+        with pytest.raises(ValueError, match="CodeTask.shown must count tests"):
+            CodeTask(task_id="t", prompt="p", program=program, solution="", entry_point="f", shown=bad)
 
 
 # --- reward hacking: every one of these must score 0 --------------------------------------------
@@ -264,25 +336,110 @@ def test_complete_function_appends_a_body_and_keeps_the_starter_code_before_a_fu
 # --- multi-turn feedback, partial credit ---------------------------------------------------------
 
 
-def test_a_failing_attempt_gets_the_failing_test_and_the_next_attempt_can_solve() -> None:
+def test_a_failing_shown_test_is_quoted_in_full_and_the_next_attempt_can_solve() -> None:
     env = gym.make("rlenvs/HumanEval-v0", max_turns=3).unwrapped
-    env.reset(options={"task_id": "HumanEval/0"})
+    env.reset(options={"task_id": "HumanEval/23"})  # strlen: the docstring shows strlen('') == 0
     observation, reward, terminated, truncated, info = env.step(
-        "```python\ndef has_close_elements(numbers, threshold):\n    return numbers[10]\n```"
+        "```python\ndef strlen(string):\n    return string[10]\n```"
     )
     assert (reward, terminated, truncated) == (0.0, False, False)
-    assert "0 of 7 tests passed" in observation and "IndexError" in observation
-    assert "assert candidate(" in observation and "in has_close_elements" in observation
+    assert "0 of 3 tests passed" in observation and "IndexError" in observation
+    assert "assert candidate('') == 0" in observation and "in strlen" in observation
+    assert "2 of 2 hidden tests failed (IndexError: 2)" in observation
     assert info["messages"] == [{"role": "user", "content": observation}]
-    _, reward, terminated, truncated, info = env.step(HUMANEVAL_0_GOOD["function in a python block"])
+    _, reward, terminated, truncated, info = env.step("```python\ndef strlen(string):\n    return len(string)\n```")
     assert (reward, terminated, truncated, info["stop_reason"]) == (1.0, True, False, "solved")
 
 
-def test_wrong_answers_are_shown_with_the_call_that_produced_them() -> None:
+def test_wrong_answers_to_shown_tests_are_quoted_with_the_call_that_produced_them() -> None:
+    env = gym.make("rlenvs/MBPP-v0", split="test", max_turns=2).unwrapped
+    env.reset(options={"task_id": "mbpp/11"})
+    observation, *_ = env.step("```python\ndef remove_Occ(s, ch):\n    return s\n```")
+    assert 'assert remove_Occ("hello","l") == "heo"' in observation
+    assert "AssertionError" in observation and "returned 'hello'" in observation
+    assert "2 of 2 hidden tests failed (wrong value: 2)" in observation
+
+
+EXFILTRATING = """
+import sys
+seen = []
+def {name}(*args):
+    seen.append(args)
+    print("args", seen, flush=True)
+    print("args", seen, file=sys.stderr, flush=True)
+    if len(seen) % 3 == 0:
+        raise type("Leak" + "".join(c for c in repr(seen) if c.isalnum()), (Exception,), {{}})(repr(seen))
+    if len(seen) % 3 == 1:
+        raise ValueError(repr(seen))
+    return repr(seen)
+"""
+
+
+@pytest.mark.parametrize("task_id", ["HumanEval/53", "HumanEval/23", "mbpp/11", "mbpp/20"])
+def test_feedback_never_reveals_a_hidden_tests_inputs_or_expected_value(task_id: str) -> None:
+    # A solution that records every call and says so every way it can (stdout, stderr,
+    # exception messages, an exception class named after them, return values) must not get
+    # one hidden test's arguments or expected value into the feedback.
+    env_id = "rlenvs/HumanEval-v0" if task_id.startswith("HumanEval") else "rlenvs/MBPP-v0"
+    env = gym.make(env_id, max_turns=2, **({} if env_id.endswith("HumanEval-v0") else {"split": "test"})).unwrapped
+    env.reset(options={"task_id": task_id})
+    task = env.task
+    observation, *_ = env.step(f"```python\n{EXFILTRATING.format(name=task.entry_point)}\n```")
+    assert 0 < task.shown < len(task.program.tests)
+    hidden = {
+        repr(ast.literal_eval(node))
+        for test in task.program.tests[task.shown :]
+        for node in ast.walk(ast.parse(test))
+        if isinstance(node, ast.Constant) and node.value not in (0, 1, True, False, "")
+    }
+    shown_text = "\n".join(task.program.tests[: task.shown])
+    for value in hidden - {repr(v) for v in (2, 3, 5, 7, 12)}:  # small numbers are everywhere
+        if value not in shown_text and value not in task.prompt:
+            bare = value.strip("'\"")
+            assert value not in observation and (len(bare) < 3 or bare not in observation), (value, observation)
+    assert "hidden tests failed" in observation
+
+
+def test_shown_tests_run_before_hidden_ones_so_their_feedback_cannot_carry_hidden_inputs() -> None:
     env = gym.make("rlenvs/HumanEval-v0", max_turns=2).unwrapped
-    env.reset(options={"task_id": "HumanEval/0"})
-    observation, *_ = env.step("```python\ndef has_close_elements(numbers, threshold):\n    return False\n```")
-    assert "AssertionError" in observation and "returned False" in observation
+    env.reset(options={"task_id": "HumanEval/53"})  # the data checks add(0, 1) and add(1, 0) before add(2, 3)
+    assert env.task.program.tests[:2] == ("assert candidate(2, 3) == 5", "assert candidate(5, 7) == 12")
+    observation, *_ = env.step(f"```python\n{EXFILTRATING.format(name='add')}\n```")
+    assert "ValueError: [(2, 3)]" in observation and "(0, 1)" not in observation and "(1, 0)" not in observation
+
+
+def test_hidden_failures_are_counted_by_kind() -> None:
+    env = gym.make("rlenvs/MBPP-v0", split="test", max_turns=4).unwrapped
+    env.reset(options={"task_id": "mbpp/11"})
+    kinds = {
+        "raise IndexError(s)": "2 of 2 hidden tests failed (IndexError: 2)",
+        "raise type(s, (Exception,), {})()": "(an exception of the solution's own class: 2)",
+        "import os; os._exit(0)": "(the solution's process ended: 2)",
+    }
+    for body, summary in kinds.items():
+        code = f"def remove_Occ(s, ch):\n    if s == 'hello':\n        return 'heo'\n    {body}"
+        observation, *_ = env.step(f"```python\n{code}\n```")
+        assert summary in observation and "abcda" not in observation and "PHP" not in observation
+
+
+def test_a_syntax_error_is_shown_whatever_the_tests() -> None:
+    env = gym.make("rlenvs/HumanEval-v0", max_turns=2).unwrapped
+    env.reset(options={"task_id": "HumanEval/0"})  # no test of HumanEval/0 repeats its docstring
+    assert env.task.shown == 0
+    observation, *_ = env.step("```python\ndef has_close_elements(numbers, threshold)\n    return True\n```")
+    assert "Your code does not compile: SyntaxError: expected ':'" in observation
+    assert "def has_close_elements(numbers, threshold)" in observation
+    assert "7 of 7 hidden tests failed (SyntaxError: 7)" in observation
+
+
+def test_output_is_shown_only_when_no_test_is_hidden(tmp_path) -> None:
+    row = {"task_id": 1, "text": "Double a number.", "code": "def double(x):\n    return 2 * x",
+           "test_list": ["assert double(2) == 4"], "test_setup_code": "", "challenge_test_list": []}  # fmt: skip
+    env = gym.make("rlenvs/MBPP-v0", max_turns=2).unwrapped
+    env.reset(options={"task": row})
+    assert env.task.shown == 1
+    observation, *_ = env.step("```python\nimport sys\ndef double(x):\n    print('debug', x, file=sys.stderr)\n```")
+    assert "Your program wrote to stderr:\ndebug 2" in observation
 
 
 def test_partial_credit_only_on_the_attempt_that_ends_the_episode() -> None:
@@ -301,6 +458,7 @@ def test_a_timeout_is_reported_as_such(humaneval: HumanEvalEnv) -> None:
     env.reset(options={"task_id": "HumanEval/0"})
     observation, reward, *_ , info = env.step("```python\ndef has_close_elements(n, t):\n    while True: pass\n```")
     assert reward == 0.0 and info["run_status"] == "timeout" and "time limit (1 s)" in observation
+    assert "7 of 7 hidden tests failed (did not finish: 1, not run: 6)" in observation
 
 
 # --- tasks posed by the user, bad input ---------------------------------------------------------

@@ -29,9 +29,14 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Iterable
+import threading
+import warnings
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from rlenvs.sandbox.results import TestReport
+
+T = TypeVar("T")
 
 _FENCE = re.compile(
     r"(?:^[ \t]*```[ \t]*(?P<tag>[A-Za-z0-9_+.-]*)[^\n]*|(?<=[^\n])```(?P<inline>[A-Za-z][A-Za-z0-9_+.-]*)[ \t]*)\n"
@@ -117,9 +122,22 @@ def _definitions(tree: ast.Module | None) -> list[ast.stmt]:
 
 def _parse(code: str) -> ast.Module | None:
     try:
-        return ast.parse(code)
+        return quietly(ast.parse, code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+_WARNINGS_LOCK = threading.Lock()
+
+
+def quietly(function: Callable[..., T], *args: Any) -> T:
+    """`function(*args)` with warnings silenced: the code parsed or compiled is the model's,
+    and its warnings (an invalid escape in a regex, `is` with a literal) are not the host's
+    to print. Under one lock, since `warnings.catch_warnings` swaps process-wide state and
+    two overlapping ones in different threads could leave the filters changed."""
+    with _WARNINGS_LOCK, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return function(*args)
 
 
 def _bound(statements: list[ast.stmt]) -> set[str]:

@@ -3,17 +3,19 @@
 Turn structure: each reply is one attempt. The program is read out of it by
 `rlenvs.rewards.code.extract_code` (the last block that defines a function the tests call,
 with the definitions it needs from earlier blocks; else the last block, else the whole
-reply) and, where the task gives starter code (a signature and docstring), joined with it. The tests run in the sandbox
-(`rlenvs.sandbox`): the solution in one process, the tests in another that calls it and
-gets plain values back, so exiting early, patching the tests or returning an object that
-equals everything cannot pass.
+reply) and, where the task gives starter code (a signature and docstring), joined with it.
+The tests run in the sandbox (`rlenvs.sandbox`): the solution in one process, the tests in
+another that calls it and gets plain values back, so exiting early, patching the tests or
+returning an object that equals everything cannot pass.
 
 - All tests pass: reward 1.0, the episode terminates ("solved").
 - Otherwise, on the last turn: reward 0.0 (or the passed fraction with `partial=True`);
-  on an earlier turn (`max_turns > 1`): reward 0.0 and the next observation names the
-  first failing test, its error and the solution's traceback (truncated), so the model can
-  fix its code. Only the attempt that ends the episode is scored, so repeated partial
-  attempts cannot add up.
+  on an earlier turn (`max_turns > 1`): reward 0.0 and the next observation says what
+  failed (`feedback`): a failing test the prompt shows in full, the hidden tests only as
+  counts of failures by kind, never their inputs or expected values. Only the attempt that
+  ends the episode is scored, so repeated partial attempts cannot add up.
+- The solution is imported, not run as a script (`__name__` is not "__main__", as in
+  HumanEval's and MBPP's own harnesses): a demo under `if __name__ == "__main__":` never runs.
 """
 
 from __future__ import annotations
@@ -22,15 +24,13 @@ from dataclasses import dataclass, field
 
 from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.task import Task, TaskSource
+from rlenvs.envs.code.feedback import failure_feedback
 from rlenvs.rewards.code import complete_function, extract_code, tests_reward
-from rlenvs.sandbox import Limits, Sandbox, TestProgram, TestReport
+from rlenvs.sandbox import Limits, Sandbox, TestProgram
 from rlenvs.sandbox.shared import shared_sandbox
 
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_MEMORY_MB = 1024
-FEEDBACK_TRACEBACK_CHARS = 1500
-FEEDBACK_OUTPUT_CHARS = 500
-RETRY_REQUEST = "Fix the code and reply with the complete corrected solution in one ```python block."
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,14 @@ class CodeTask(Task):
     """The function the tests call."""
     starter: str = field(default="")
     """Code the reply is completed against (HumanEval's signature and docstring); empty if none."""
+    shown: int = 0
+    """The first `shown` tests of `program` are the ones the prompt shows (`examples`): the
+    feedback may quote them, and they run first, before any hidden test."""
+
+    def __post_init__(self) -> None:
+        count = len(self.program.tests)
+        if isinstance(self.shown, bool) or not isinstance(self.shown, int) or not 0 <= self.shown <= count:
+            raise ValueError(f"CodeTask.shown must count tests of the program (0-{count}), got {self.shown!r}")
 
 
 class CodeEnv(TextEnv[CodeTask]):
@@ -80,7 +88,8 @@ class CodeEnv(TextEnv[CodeTask]):
         return complete_function(code, task.starter, task.entry_point) if task.starter else code
 
     def judge(self, task: CodeTask, reply: str) -> Judgement:
-        report = self.sandbox.run_tests(self.program_for(task, reply), task.program, limits=self.limits)
+        program = self.program_for(task, reply)
+        report = self.sandbox.run_tests(program, task.program, limits=self.limits)
         solved = report.all_passed
         last_turn = self.turn >= self.max_turns
         info = {
@@ -92,7 +101,8 @@ class CodeEnv(TextEnv[CodeTask]):
         if solved:
             return Judgement(1.0, resolved=True, correct=True, stop_reason="solved", info=info)
         reward = tests_reward(report, partial=self.partial) if last_turn else 0.0
-        return Judgement(reward, resolved=False, correct=False, feedback=failure_feedback(report, self.limits), info=info)
+        feedback = "" if last_turn else failure_feedback(report, self.limits, shown=task.shown, program=program)
+        return Judgement(reward, resolved=False, correct=False, feedback=feedback, info=info)
 
     def oracle_action(self) -> str:
         if self.task is None:
@@ -100,24 +110,3 @@ class CodeEnv(TextEnv[CodeTask]):
         if not self.task.solution:
             raise RuntimeError(f"{type(self).__name__}.oracle_action: task {self.task.task_id} has no reference solution")
         return self.task.solution
-
-
-def failure_feedback(report: TestReport, limits: Limits) -> str:
-    """What a failed attempt tells the model: the first failing test and why it failed."""
-    total = len(report.tests)
-    lines = [f"{report.passed} of {total} tests passed."]
-    if report.status == "timeout":
-        lines.append(f"The run was stopped at its time limit ({limits.timeout_s:g} s): look for an endless loop.")
-    elif report.status == "output_limit":
-        lines.append(f"The run was stopped for printing more than {limits.output_bytes} bytes.")
-    elif report.status == "sandbox_error":
-        lines.append("The sandbox failed while running your code; try again.")
-    failure = report.first_failure()
-    if failure is not None:
-        lines += ["The first failing test:", f"```python\n{failure.name}\n```", f"Error: {failure.error}"]
-        if failure.traceback:
-            lines.append(f"Traceback (from your code):\n{failure.traceback[-FEEDBACK_TRACEBACK_CHARS:]}")
-    if report.stderr.strip():
-        lines.append(f"Your program wrote to stderr:\n{report.stderr[-FEEDBACK_OUTPUT_CHARS:]}")
-    lines.append(RETRY_REQUEST)
-    return "\n".join(lines)

@@ -20,6 +20,7 @@ from typing import Any
 from rlenvs.core.task import DatasetSource, content_task_id
 from rlenvs.data import DataFiles, HubDataset, load_tasks
 from rlenvs.envs.code.env import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, CodeEnv, CodeTask
+from rlenvs.envs.code.examples import shown_examples, shown_first, shown_test
 from rlenvs.sandbox import TestProgram
 
 DATASET = "humaneval"
@@ -48,13 +49,17 @@ def humaneval_task(row: Mapping[str, Any], task_id: str) -> CodeTask:
         raise ValueError(f"HumanEval row's 'canonical_solution' must be a string, got {type(solution).__name__}")
     prompt, entry_point = fields["prompt"], fields["entry_point"].strip()
     row_id = row.get("task_id")
+    program = check_program(prompt, fields["test"], entry_point)
+    examples = shown_examples(prompt, entry_point)
+    program, shown = shown_first(program, [shown_test(t, program.remote, examples) for t in program.tests])
     return CodeTask(
         task_id=row_id if isinstance(row_id, str) and row_id else task_id,
         prompt=f"```python\n{prompt.rstrip()}\n```",
-        program=check_program(prompt, fields["test"], entry_point),
+        program=program,
         solution=f"```python\n{prompt}{solution.rstrip()}\n```" if solution.strip() else "",
         entry_point=entry_point,
         starter=prompt,
+        shown=shown,
     )
 
 

@@ -8,7 +8,8 @@ prompt 1-10, test 11-510, validation 511-600, train 601-974; `split="all"` takes
 (use it for a file of your own tasks).
 
 The prompt shows the description and the first test (it fixes the function's name and
-signature); every test is checked, so hard-coding the shown case does not pass. With
+signature); every test is checked, so hard-coding the shown case does not pass. Retry
+feedback quotes only that shown test; the others stay hidden (`feedback`). With
 `challenge_tests=True` the release's harder tests, where a row has them, are checked too.
 The reference code's classes (MBPP's tree tasks build `Node` objects in `test_setup_code`)
 are defined in the test runner as well, and the solution must define its own.
@@ -24,6 +25,7 @@ from typing import Any
 from rlenvs.core.task import DatasetSource, content_task_id
 from rlenvs.data import DataFiles, HubDataset, load_tasks
 from rlenvs.envs.code.env import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, CodeEnv, CodeTask
+from rlenvs.envs.code.examples import shown_first
 from rlenvs.sandbox import TestProgram
 
 DATASET = "mbpp"
@@ -62,12 +64,17 @@ def mbpp_task(row: Mapping[str, Any], task_id: str, challenge_tests: bool = Fals
     classes = "\n\n".join(ast.unparse(node) for node in reference.body if isinstance(node, ast.ClassDef))
     row_id = row.get("task_id")
     shown = tests[0]
+    program, count = shown_first(
+        TestProgram(tests=tuple(tests), remote=remote, setup=f"{classes}\n\n{setup}".strip()),
+        [test == shown for test in tests],
+    )
     return CodeTask(
         task_id=f"mbpp/{row_id}" if isinstance(row_id, int) else task_id,
         prompt=f"{text.strip()}\nYour code should pass this test:\n```python\n{shown}\n```",
-        program=TestProgram(tests=tuple(tests), remote=remote, setup=f"{classes}\n\n{setup}".strip()),
+        program=program,
         solution=f"```python\n{code.strip()}\n```",
         entry_point=next(iter(remote)),
+        shown=count,
     )
 
 

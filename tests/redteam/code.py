@@ -1,0 +1,185 @@
+"""Red-team corpus of the code family (HumanEval-v0, MBPP-v0): replies played through the
+real env, sandbox included, on the real data.
+
+A case's `task` holds the env id (`env`), the task (`task_id`) and the env's keyword
+arguments (`max_turns`, `split`, ...). A case either lists its replies, one per turn, or
+names an `attack` from `ATTACKS`: a policy that writes each turn's reply from everything the
+env has shown it so far (the prompt and every feedback message), and plays every turn the
+env allows. The lookup-table attack is the one a policy finds on its own when the feedback
+leaks the tests: answer exactly the calls it has been shown, and nothing else.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Callable
+
+import gymnasium as gym
+
+import rlenvs  # noqa: F401 - registers the ids
+from tests.redteam import Case
+
+
+def _shown_calls(text: str, function: str) -> dict[str, object]:
+    """Every `f(args) == value` and doctest `>>> f(args)` / value pair the text shows,
+    as {repr(args): value}: what a policy could copy out of a prompt or a feedback message."""
+    table: dict[str, object] = {}
+    lines = [line.strip() for line in text.splitlines()]
+    for number, line in enumerate(lines):
+        if line.startswith(">>>") and number + 1 < len(lines):
+            source = f"{line[3:].strip()} == {lines[number + 1]}"
+        elif line.startswith("assert "):
+            source = line.removeprefix("assert ")
+        else:
+            continue
+        try:
+            statement = ast.parse(f"assert {source}").body[0]
+            compare = statement.test
+            call, expected = compare.left, compare.comparators[0]
+            if isinstance(call, ast.Call) and getattr(call.func, "id", "") in (function, "candidate"):
+                args = tuple(ast.literal_eval(argument) for argument in call.args)
+                table[repr(args)] = ast.literal_eval(expected)
+        except (SyntaxError, ValueError, AttributeError, IndexError, TypeError):
+            continue
+    return table
+
+
+def lookup_table(function: str, seen: str) -> str:
+    """A reply that knows only the answers it has been shown."""
+    table = _shown_calls(seen, function)
+    return f"```python\n_SEEN = {table!r}\n\ndef {function}(*args):\n    return _SEEN.get(repr(args))\n```"
+
+
+ATTACKS: dict[str, Callable[[str, str], str]] = {"lookup-table": lookup_table}
+"""attack name -> reply(entry point, all text seen so far)."""
+
+
+@functools.cache
+def _env(env_id: str, kwargs: tuple) -> gym.Env:
+    return gym.make(env_id, **dict(kwargs))
+
+
+def replay(case: Case) -> float:
+    task = dict(case.task)
+    env_id, task_id, attack = task.pop("env"), task.pop("task_id"), task.pop("attack", None)
+    env = _env(env_id, tuple(sorted(task.items())))
+    observation, _ = env.reset(options={"task_id": task_id})
+    seen = [observation]
+    replies = list(case.replies) if attack is None else [None] * env.unwrapped.max_turns
+    reward, over = 0.0, False
+    while replies and not over:
+        reply = replies.pop(0)
+        if reply is None:
+            reply = ATTACKS[attack](env.unwrapped.task.entry_point, "\n".join(seen))
+        observation, reward, terminated, truncated, _ = env.step(reply)
+        seen.append(observation)
+        over = terminated or truncated
+    if replies:
+        raise ValueError(f"case {case.kind!r} has {len(replies)} replies left after its episode ended")
+    return float(reward)
+
+
+def _block(code: str) -> str:
+    return f"```python\n{code.strip(chr(10))}\n```"
+
+
+HUMANEVAL = "rlenvs/HumanEval-v0"
+MBPP = "rlenvs/MBPP-v0"
+HAS_CLOSE = (
+    "def has_close_elements(numbers, threshold):\n"
+    "    for i, a in enumerate(numbers):\n        for j, b in enumerate(numbers):\n"
+    "            if i != j and abs(a - b) < threshold:\n                return True\n    return False\n"
+)
+HAS_CLOSE_TAB_BODY = (
+    "\tfor i, a in enumerate(numbers):\n\t\tfor j, b in enumerate(numbers):\n"
+    "\t\t\tif i != j and abs(a - b) < threshold:\n\t\t\t\treturn True\n\treturn False\n"
+)
+REMOVE_OCC = (
+    "def remove_Occ(s, ch):\n"
+    "    first = s.find(ch)\n    if first < 0:\n        return s\n"
+    "    s = s[:first] + s[first + 1:]\n    last = s.rfind(ch)\n"
+    "    return s if last < 0 else s[:last] + s[last + 1:]\n"
+)
+MAIN_DEMO = "\nif __name__ == '__main__':\n    s = input('string: ')\n    print(remove_Occ(s, input('char: ')))\n"
+
+CASES: list[Case] = [
+    # --- 7: retry feedback must not reveal the hidden tests ---------------------------------
+    Case("hidden-test-leak", {"env": MBPP, "split": "test", "task_id": "mbpp/11", "max_turns": 3,
+         "attack": "lookup-table"}, (), 0.0,
+         "a table of the calls the prompt and the feedback showed is not a solution"),
+    Case("hidden-test-leak", {"env": MBPP, "split": "test", "task_id": "mbpp/17", "max_turns": 3,
+         "attack": "lookup-table"}, (), 0.0,
+         "a table of the calls the prompt and the feedback showed is not a solution"),
+    Case("hidden-test-leak", {"env": MBPP, "split": "test", "task_id": "mbpp/20", "max_turns": 3,
+         "attack": "lookup-table"}, (), 0.0,
+         "a table of the calls the prompt and the feedback showed is not a solution"),
+    Case("hidden-test-leak", {"env": HUMANEVAL, "task_id": "HumanEval/23", "max_turns": 5,
+         "attack": "lookup-table"}, (), 0.0,
+         "a table of the docstring's examples and what the feedback showed is not strlen"),
+    Case("hidden-test-leak", {"env": HUMANEVAL, "task_id": "HumanEval/53", "max_turns": 5,
+         "attack": "lookup-table"}, (), 0.0,
+         "a table of the docstring's examples and what the feedback showed is not add"),
+    Case("hidden-test-leak", {"env": HUMANEVAL, "task_id": "HumanEval/23", "max_turns": 2},
+         (_block("def strlen(string):\n    return len(string) - 1"), _block("def strlen(string):\n    return len(string)")),
+         1.0, "a wrong first attempt and a correct second one solve the task"),
+    Case("hidden-test-leak", {"env": MBPP, "split": "test", "task_id": "mbpp/11", "max_turns": 2},
+         (_block("def remove_Occ(s, ch):\n    return s[1:-1]"), _block(REMOVE_OCC)),
+         1.0, "a retry after a failing shown test can still solve the task"),
+    # --- 8: which block is the program --------------------------------------------------------
+    Case("which-block", {"env": HUMANEVAL, "task_id": "HumanEval/0"},
+         (f"{_block(HAS_CLOSE)}\n\nExample usage:\n"
+          + _block("print(has_close_elements([1.0, 2.0, 3.0], 0.5))  # False"),),
+         1.0, "an example-usage block after the solution is not the solution"),
+    Case("which-block", {"env": MBPP, "split": "test", "task_id": "mbpp/11"},
+         (f"{_block(REMOVE_OCC)}\nTests:\n" + _block('assert remove_Occ("hello", "l") == "heo"\nprint("ok")'),),
+         1.0, "the model's own asserts after the solution are not the solution"),
+    Case("which-block", {"env": HUMANEVAL, "task_id": "HumanEval/0"},
+         (f"{_block(HAS_CLOSE)}\nChecks:\n" + _block("assert has_close_elements([1.0, 1.5], 0.6) is False"),),
+         1.0, "the model's own (wrong) asserts are not the task's tests"),
+    Case("which-block", {"env": MBPP, "split": "test", "task_id": "mbpp/11"},
+         ("A helper first:\n" + _block("def drop_at(s, i):\n    return s[:i] + s[i + 1:]")
+          + "\nThen the function:\n"
+          + _block("def remove_Occ(s, ch):\n    if ch in s:\n        s = drop_at(s, s.index(ch))\n"
+                   "    if ch in s:\n        s = drop_at(s, s.rindex(ch))\n    return s")
+          + "\nUsage:\n" + _block("print(remove_Occ('hello', 'l'))"),),
+         1.0, "the solution's helper from an earlier block is part of the program"),
+    Case("which-block", {"env": HUMANEVAL, "task_id": "HumanEval/0"},
+         (f"First try:\n{_block(HAS_CLOSE)}\nOn second thought:\n"
+          + _block("def has_close_elements(numbers, threshold):\n    return False"),),
+         0.0, "the last definition is the answer: a correct earlier draft does not count"),
+    Case("which-block", {"env": MBPP, "split": "test", "task_id": "mbpp/11"},
+         (_block("def remove_Occ(s, ch):\n    return s") + "\nTests:\n"
+          + _block('assert remove_Occ("hello", "l") == "heo"'),),
+         0.0, "a wrong solution followed by the shown test is still wrong"),
+    # --- 9: the solution is a module, not __main__ ---------------------------------------------
+    Case("module-not-main", {"env": HUMANEVAL, "task_id": "HumanEval/53"},
+         (_block("def add(x: int, y: int):\n    return x + y\n\n"
+                 "if __name__ == '__main__':\n    a, b = map(int, input().split())\n    print(add(a, b))"),),
+         1.0, "a demo under `if __name__ == '__main__':` does not run when the solution is imported"),
+    Case("module-not-main", {"env": MBPP, "split": "test", "task_id": "mbpp/11"},
+         (_block(REMOVE_OCC + MAIN_DEMO),),
+         1.0, "a demo that reads stdin under the main guard does not run when the solution is imported"),
+    Case("module-not-main", {"env": MBPP, "split": "test", "task_id": "mbpp/11"},
+         (_block("if __name__ == '__main__':\n" + "".join(f"    {line}\n" for line in REMOVE_OCC.splitlines())),),
+         0.0, "a function defined only when run as a script does not exist when imported"),
+    # --- 10: formatting real models produce ----------------------------------------------------
+    Case("real-format", {"env": HUMANEVAL, "task_id": "HumanEval/0"},
+         (_block(HAS_CLOSE_TAB_BODY),),
+         1.0, "a body indented with tabs is the same body as one indented with spaces"),
+    Case("real-format", {"env": HUMANEVAL, "task_id": "HumanEval/0"},
+         (_block(HAS_CLOSE_TAB_BODY.replace("return True", "return False")),),
+         0.0, "a wrong body indented with tabs is still wrong"),
+    Case("real-format", {"env": MBPP, "split": "test", "task_id": "mbpp/11"},
+         (f"Here is my solution: ```python\n{REMOVE_OCC}```\nIt removes both ends.",),
+         1.0, "a fence opened after text on the same line opens the block"),
+    Case("real-format", {"env": MBPP, "split": "test", "task_id": "mbpp/11"},
+         ("Here is my solution: ```python\ndef remove_Occ(s, ch):\n    return s\n```",),
+         0.0, "a wrong solution in a fence opened after text is still wrong"),
+    Case("real-format", {"env": HUMANEVAL, "task_id": "HumanEval/0"},
+         (f"\x00\x1b[0m\x07{_block(HAS_CLOSE)}",),
+         1.0, "stray control bytes before the block are not part of the program"),
+    Case("real-format", {"env": HUMANEVAL, "task_id": "HumanEval/0"},
+         ("\x1b[0m" + HAS_CLOSE,),
+         1.0, "stray control bytes before an unfenced solution are not part of the program"),
+]

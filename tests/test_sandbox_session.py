@@ -118,6 +118,19 @@ def test_added_files_replace_whatever_the_agent_put_at_that_path(fresh):
         fresh.add_files([Entry("x", "")], "/usr/lib/checks")
 
 
+def test_wipe_empties_the_scratch_folders_and_keeps_the_workspace_and_the_shell(fresh):
+    fresh.run(
+        "echo kept > kept.txt; mkdir -p /tmp/locked/deep && touch /tmp/locked/deep/f /tmp/.hidden /dev/shm/x "
+        "&& chmod 000 /tmp/locked/deep /tmp/locked; cd /tmp; X=1"
+    )
+    fresh.wipe(["/tmp", "/dev/shm"])
+    assert fresh.run('pwd; echo "[$X]"; ls -A /tmp /dev/shm; cat /workspace/kept.txt').stdout == (
+        "/tmp\n[1]\n/dev/shm:\n\n/tmp:\nkept\n"
+    )
+    with pytest.raises(ValueError, match="not the workspace /workspace: use reset"):
+        fresh.wipe(["/workspace"])
+
+
 def test_an_overlong_command_is_refused_with_the_reason(fresh):
     result = fresh.run("echo " + "x" * MAX_COMMAND_BYTES)
     assert result.status == "error" and "over 100000 bytes" in result.detail

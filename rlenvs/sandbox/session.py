@@ -135,6 +135,20 @@ class ShellSession:
             if answer["status"] != "ok":
                 raise SessionError(f"files could not be added under {folder}: {answer.get('detail', answer['status'])}")
 
+    def wipe(self, folders: Iterable[str]) -> None:
+        """Empty `folders` (of the sandbox's own writable ones, /tmp and /dev/shm; not the
+        workspace) as a new episode empties them all: a verdict's tests then start with
+        nothing the agent left there. Every process the agent started is gone already."""
+        if self.unsafe:
+            raise SessionError("wipe needs the bubblewrap sandbox: in unsafe mode /tmp is the host's own")
+        folders = list(folders)
+        if self.workdir in folders:
+            raise ValueError(f"wipe empties scratch folders such as /tmp, not the workspace {self.workdir}: use reset()")
+        with self._lock:
+            answer = self._request(self._episode_worker(), {"kind": "wipe", "folders": folders}, self.limits.timeout_s)
+            if answer["status"] != "ok":
+                raise SessionError(f"{', '.join(folders)} could not be emptied: {answer.get('detail', answer['status'])}")
+
     def run(self, command: str, *, timeout_s: float | None = None, fresh: bool = False) -> ExecResult:
         """Run one command in the session's shell and return its output (stdout and stderr
         together, in `stdout`). `fresh=True`: in a new shell in the workspace, neither

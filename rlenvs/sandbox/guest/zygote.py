@@ -13,8 +13,9 @@ runner (`TestRunner`), and only while runs end cleanly and it is as it was made.
 
 In session mode (`--session`, a terminal env's persistent shell) the writable folders are
 kept between requests, so each command sees what the last one left; only processes and IPC
-objects are cleared after each. A `wipe` request empties the folders (a new episode) and a
-`populate` request writes an episode's starting files.
+objects are cleared after each. A `wipe` request empties the folders (a new episode; with
+`folders`, only those: a verdict's fresh /tmp) and a `populate` request writes an episode's
+starting files.
 
 The zygote is not dumpable: the code it runs, under the same uid, can neither ptrace it nor
 open its memory or file descriptors through /proc, so it cannot forge a verdict.
@@ -98,12 +99,13 @@ def main() -> None:
     os.dup2(devnull, 2)  # nothing the zygote might print may interleave with the protocol
     for line in _lines(0):
         started = time.monotonic()
-        kind = None
+        kind, emptied = None, writable
         try:
             request = json.loads(line)
             kind = request["kind"]
-            if kind == "wipe":
-                response = {"status": "ok"}  # the clean-up below empties the folders
+            if kind == "wipe":  # the clean-up below empties the folders: all, or those named
+                emptied = [folder for folder in writable if folder in request.get("folders", writable)]
+                response = {"status": "ok"}
             elif kind == "populate":
                 response = _populate(_fresh_folder(request.get("folder"), writable), request["entries"])
             else:
@@ -116,7 +118,7 @@ def main() -> None:
         # sandbox it cannot restore ends the zygote: the host sees the worker gone and reruns
         # the next request on a fresh one.
         empty = not session or kind == "wipe"  # a session keeps its files until a new episode
-        if not _clean_up(isolated, writable if empty else []) or not _restored(own_state, own_cpus):
+        if not _clean_up(isolated, emptied if empty else []) or not _restored(own_state, own_cpus):
             os._exit(3)
 
 

@@ -226,6 +226,11 @@ def test_parse_action():
     assert parse_action("  submit  ").submitted and parse_action("submit").answer is None
     assert parse_action("submit  'B2' ").answer == "'B2'"
     assert not parse_action("submitted it").submitted
+    for spelling in ("SUBMIT", "Submit", "submit:", "`submit`", "```bash\nSUBMIT\n```"):
+        assert parse_action(spelling).submitted and parse_action(spelling).answer is None, spelling
+    for spelling in ("SUBMIT 42", "submit: 42", "Submit:42", "submit :42", "`submit 42`"):
+        assert parse_action(spelling).answer == "42", spelling
+    assert not parse_action("./submit.sh").submitted and not parse_action("`date`").submitted
     assert parse_action("grep submit notes.txt").command == "grep submit notes.txt"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from decimal import Decimal
 
 import pytest
 from hypothesis import given
@@ -24,6 +25,8 @@ from rlenvs.rewards.workspace import (
     check_all,
     expectation_from_dict,
     judge_workspace,
+    numbers_match,
+    parse_number,
     read_workspace,
 )
 
@@ -119,6 +122,69 @@ def test_answers_compare_as_text_or_as_numbers():
     assert not answer.check(None, None).passed and not answer.check(None, "  ").passed
     assert AnswerIs("1200", numeric=True).check(None, "1,200.0").passed
     assert not AnswerIs("12", numeric=True).check(None, "twelve").passed
+
+
+@pytest.mark.parametrize(
+    "given,want,same",
+    [
+        ("12347.790000000003", "12347.79", True),  # Python's float sum of the column
+        ("30808.059999999994", "30808.06", True),
+        ("$12,347.79", "12347.79", True),
+        ("12,347.79", "12347.79", True),
+        ("$ 12347.79", "12347.79", True),
+        ("33469.1", "33469.10", True),
+        ("-$5", "-5.00", True),
+        ("1.234779e4", "12347.79", True),
+        ("11.0", "11", True),
+        ("5.551115123125783e-17", "0", True),  # 0.1 + 0.2 - 0.3
+        ("1,2347.79", "12347.79", False),  # a comma that groups no thousands
+        ("1,1", "11", False),
+        ("12347,79", "12347.79", False),
+        ("12_347.79", "12347.79", False),  # Python's float() reads it; nobody writes a total so
+        ("12347.8", "12347.79", False),  # less precise than the total
+        ("12347.794", "12347.79", False),  # rounds to it, but is off by more than float rounding
+        ("11.4", "11", False),  # a count is a whole number
+        ("-$-5", "5", False),
+        ("inf", "1", False),
+        ("nan", "1", False),
+        ("1e400", "1", False),
+        ("12 apples", "12", False),
+    ],
+)
+def test_numbers_compare_at_the_precision_the_answer_is_stated_to(given, want, same):
+    assert numbers_match(given, want) is same
+    assert AnswerIs(want, numeric=True).check(None, given).passed is same
+
+
+@given(st.lists(st.integers(-10**9, 10**9), min_size=1, max_size=60))
+def test_a_float_sum_is_the_exact_total_and_one_cent_off_is_not(cents):
+    """What a program summing the column with floats prints (Python, awk's %.17g) is the
+    exact total; a cent off is not, nor is the total with its commas misplaced."""
+    exact = sum(Decimal(c).scaleb(-2) for c in cents)
+    floats = sum(float(Decimal(c).scaleb(-2)) for c in cents)
+    want = f"{exact:.2f}"
+    assert numbers_match(repr(floats), want) and numbers_match(f"{floats:.17g}", want)
+    assert numbers_match(f"${exact:,.2f}".replace("$-", "-$"), want)
+    assert not numbers_match(f"{exact + Decimal('0.01'):.2f}", want)
+    if abs(exact) >= 10000:
+        digits = f"{abs(exact):.2f}"
+        assert not numbers_match(f"{digits[:1]},{digits[1:]}", f"{abs(exact):.2f}")
+
+
+def test_a_number_is_read_exactly_or_not_at_all():
+    assert parse_number("1,234,567.125") == Decimal("1234567.125")
+    assert parse_number("\u22123") == Decimal(-3) and parse_number("+.5") == Decimal("0.5")
+    assert [parse_number(text) for text in ("", ".", "$", "1,23", "1.2.3", "0x10", "1" * 101)] == [None] * 7
+
+
+def test_a_byte_order_mark_at_the_start_of_a_file_is_not_content(tmp_path):
+    (tmp_path / "answer.txt").write_bytes(b"\xef\xbb\xbf42\n")
+    (tmp_path / "lines.txt").write_bytes(b"\xef\xbb\xbfa\nb\n")
+    (tmp_path / "inside.txt").write_bytes(b"a\n\xef\xbb\xbfb\n")
+    expectations = [FileText("answer.txt", "42"), FileLines("lines.txt", ("a", "b")), FileLines("inside.txt", ("a", "b"))]
+    verdict = check_all(expectations, read_workspace(tmp_path), None)
+    assert [check.passed for check in verdict.checks] == [True, True, False]
+    assert AnswerIs("42", numeric=True).check(None, "\ufeff42").passed
 
 
 def test_a_verdict_with_no_expectations_never_passes(tmp_path):

@@ -22,6 +22,7 @@ import re
 import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import PurePosixPath
 from typing import Any, ClassVar
 
@@ -51,8 +52,10 @@ class Node:
     """A symlink's target text."""
 
     def text(self) -> str | None:
-        """The content as UTF-8 text (undecodable bytes replaced), or None when there is none."""
-        return None if self.data is None else self.data.decode("utf-8", "replace")
+        """The content as UTF-8 text (undecodable bytes replaced), or None when there is none.
+        A byte-order mark at the start is dropped: editors and Windows tools write one, and
+        it marks the encoding, it is not content."""
+        return None if self.data is None else self.data.decode("utf-8", "replace").removeprefix("\ufeff")
 
 
 @dataclass(frozen=True)
@@ -340,7 +343,7 @@ _SPACES = re.compile(r"\s+")
 @dataclass(frozen=True)
 class AnswerIs(Expectation):
     """The submitted answer (`submit <answer>`) equals `answer` once surrounding quotes and
-    runs of whitespace are normalised; `numeric` compares numbers (12 == 12.0)."""
+    runs of whitespace are normalised; `numeric` compares numbers (`numbers_match`)."""
 
     kind: ClassVar[str] = "answer"
     answer: str
@@ -354,24 +357,61 @@ class AnswerIs(Expectation):
             return Check(self.describe(), False, "no answer was submitted (use: submit <answer>)")
         given, want = normalise_answer(answer), normalise_answer(self.answer)
         if self.numeric:
-            ok = _as_number(given) is not None and _as_number(given) == _as_number(want)
+            ok = numbers_match(given, want)
         else:
             ok = given == want
         return Check(self.describe(), ok, "" if ok else "the submitted answer is wrong")
 
 
 def normalise_answer(text: str) -> str:
-    text = _SPACES.sub(" ", text.strip())
+    text = _SPACES.sub(" ", text.removeprefix("\ufeff").strip())
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"`":
         text = text[1:-1].strip()
     return text
 
 
-def _as_number(text: str) -> float | None:
-    try:
-        return float(text.replace(",", ""))
-    except ValueError:
+_NUMBER = re.compile(r"([-+\u2212]?)(?:[$\u20ac\u00a3] ?)?([-+\u2212]?)(\d{1,3}(?:,\d{3})+|\d*)(\.\d*)?([eE][-+]?\d+)?")
+"""A number as people and programs write one: a sign, a currency sign ($, EUR, GBP), digits
+with commas only between groups of three (12,347.79; not 1,2347.79), a fraction, an exponent."""
+FLOAT_NOISE = Decimal("1e-12")
+"""How far, relative to the stated answer, a reply more precise than it may be: the rounding
+of binary floats (12347.790000000003 for 12347.79), not a different value."""
+MAX_NUMBER_CHARS = 100
+
+
+def parse_number(text: str) -> Decimal | None:
+    """The exact value of a number written as `_NUMBER` reads it, or None when the text is
+    anything else (words, units, misplaced commas, underscores, inf or nan)."""
+    text = text.strip()
+    match = _NUMBER.fullmatch(text) if len(text) <= MAX_NUMBER_CHARS else None
+    if match is None or (match.group(1) and match.group(2)):
         return None
+    sign, digits, fraction, exponent = match.group(1) or match.group(2), match.group(3), match.group(4) or "", match.group(5) or ""
+    if not any(char.isdigit() for char in digits + fraction):
+        return None
+    value = Decimal(digits.replace(",", "") + fraction + exponent)
+    return -value if sign in ("-", "\u2212") else value
+
+
+def numbers_match(given: str, want: str) -> bool:
+    """Whether the reply `given` states the number `want` states, at the precision `want`
+    is stated to: equal in value (12 and 12.0; 12,347.79 and $12,347.79), or more precise
+    than `want` and rounding to it with a difference no larger than float rounding
+    (`FLOAT_NOISE`): 12347.790000000003 is the total 12347.79, and 12347.794 is not, nor
+    11.4 the count 11."""
+    got, wanted = parse_number(given), parse_number(want)
+    if got is None or wanted is None:
+        return False
+    if got == wanted:
+        return True
+    places = max(0, -int(wanted.as_tuple().exponent))
+    if max(0, -int(got.as_tuple().exponent)) <= places:
+        return False  # as precise as the answer, and another value
+    try:
+        rounded = got.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_EVEN)
+    except InvalidOperation:  # too many digits to round: no float prints that
+        return False
+    return rounded == wanted and abs(got - wanted) <= FLOAT_NOISE * max(abs(wanted), Decimal(1))
 
 
 EXPECTATIONS: dict[str, type[Expectation]] = {

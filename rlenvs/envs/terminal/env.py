@@ -9,7 +9,8 @@ Task source → prompt → action → transition → reward:
   then its setup script), in a sandbox of its own (`rlenvs.sandbox.ShellSession`) that the
   env keeps across episodes and empties on every reset.
 - Action: one shell command per turn, the content of the last fenced ```bash (sh, shell,
-  console) block or else the bare reply; or `submit` / `submit <answer>` to finish.
+  console) block or else the bare reply; or `submit` / `submit <answer>` to finish (also
+  `SUBMIT`, `submit: <answer>`).
 - Transition: the command runs in the episode's persistent shell (cwd, variables,
   functions carry over) under a per-command time limit; the observation is its output
   (stdout and stderr together, long output cut in the middle with a marker) and exit code.
@@ -50,7 +51,9 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 DEFAULT_MAX_OUTPUT_CHARS = 4000
 _FENCE = re.compile(r"```[ \t]*(bash|sh|shell|console|zsh)?[ \t]*\n(.*?)```", re.DOTALL)
-_SUBMIT = re.compile(r"submit(?:\s+(?P<answer>.+))?", re.DOTALL)
+_SUBMIT = re.compile(r"submit(?:\s*:|(?=\s)|$)\s*(?P<answer>.*)", re.DOTALL | re.IGNORECASE)
+"""`submit`, `SUBMIT`, `submit: 42`, `Submit:42`: the word in any case, then the answer after
+a space or a colon. `submitted` or `./submit.sh` is a command."""
 _PROMPT_PREFIX = re.compile(r"^\$ ", re.MULTILINE)
 
 
@@ -64,14 +67,16 @@ class Action:
 
 def parse_action(reply: str) -> Action:
     """The reply's command: the last fenced shell block (or untagged block), else the whole
-    reply; `submit [answer]` as the whole command finishes the episode."""
+    reply; `submit [answer]` as the whole command (any case, `submit:` too, or in one pair
+    of backticks as the prompt writes it) finishes the episode."""
     blocks = _FENCE.findall(reply)
     command = blocks[-1][1] if blocks else reply
     command = _PROMPT_PREFIX.sub("", command.strip()) if command.lstrip().startswith("$ ") else command.strip()
-    finish = _SUBMIT.fullmatch(command)
+    quoted = len(command) > 2 and command[0] == command[-1] == "`" and "`" not in command[1:-1]
+    finish = _SUBMIT.fullmatch(command[1:-1].strip() if quoted else command)
     if finish is not None:
-        answer = finish.group("answer")
-        return Action(command, submitted=True, answer=answer.strip() if answer else None)
+        answer = finish.group("answer").strip()
+        return Action(command, submitted=True, answer=answer or None)
     return Action(command)
 
 

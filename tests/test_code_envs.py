@@ -306,6 +306,20 @@ def test_the_program_keeps_the_definitions_it_needs_from_earlier_blocks() -> Non
     )
 
 
+def test_a_helper_written_after_the_solution_joins_it_and_an_import_does_not_make_the_answer() -> None:
+    reply = (
+        "```python\ndef f(x):\n    return helper(x)\n```\nThe helper:\n```python\nimport math\n"
+        "def helper(x):\n    return math.floor(x)\nprint(helper(2.5))\n```\nMy tests:\n"
+        "```python\nfrom solution import f\nassert f(2.5) == 2\n```"
+    )
+    assert extract_code(reply, calls=("f",)) == (
+        "import math\n\ndef helper(x):\n    return math.floor(x)\n\ndef f(x):\n    return helper(x)"
+    )
+    # an earlier definition of a helper wins over a later one (the later is usage or a draft)
+    both = "```python\ndef h():\n    return 1\n```\n```python\ndef f():\n    return h()\n```\n```python\ndef h():\n    return 2\n```"
+    assert extract_code(both, calls=("f",)).startswith("def h():\n    return 1")
+
+
 def test_a_fence_opened_after_text_and_stray_control_bytes() -> None:
     assert extract_code("Here is my solution: ```python\nx = 1\n```\nDone.") == "x = 1"
     assert extract_code("Here is my solution: ```Python3  \nx = 1\n```") == "x = 1"

@@ -7,14 +7,16 @@ Extraction rule (one program per reply):
    the start of a line, or after text on the same line when it names its language ("Here
    is my solution: ```python"); it closes on a line of its own. A fence left open at the end
    of the reply (the model ran out of tokens) runs to the end.
-2. The program is the last block that defines (at its top level: `def`, `class`, an
-   assignment or an import) a function the tests call, preceded by the definitions it
-   needs that only earlier blocks have (a helper, an import, a constant): the top-level
-   statements of earlier blocks that define a name the program uses but does not define,
-   taken from the latest block that defines it. Nothing else of the other blocks runs: an
-   "Example usage" block or the model's own asserts after the solution are not the
-   solution, and a later definition replaces an earlier draft. Where no block defines a
-   function the tests call (HumanEval's body-only completions), the last block is the program.
+2. The program is the last block that defines (at its top level: `def`, `class` or an
+   assignment) a function the tests call, preceded by the definitions it needs that other
+   blocks have: the top-level definitions (`def`, `class`, assignment, import) of a name
+   the program uses but does not define, from the latest earlier block that defines it,
+   else from the first later one (a helper written after the main function). Nothing else
+   of the other blocks runs: an "Example usage" block or the model's own asserts after the
+   solution are not the solution, and a later definition replaces an earlier draft. An
+   import does not make a block the answer (`from solution import f` heads a block of the
+   model's own tests). Where no block defines a function the tests call (HumanEval's
+   body-only completions), the last block is the program.
 3. Terminal escape sequences and control characters other than tab, newline, carriage
    return and form feed are removed from the reply first: Python accepts them nowhere
    outside a string literal, and a model emits them only as stray bytes.
@@ -86,27 +88,28 @@ def _fences(reply: str) -> list[tuple[str, str]]:
 
 
 def _program(blocks: list[str], calls: tuple[str, ...]) -> str | None:
-    """The last block defining one of `calls`, after the definitions it needs from earlier
-    blocks; None when no block defines one."""
+    """The last block defining one of `calls`, after the definitions it needs from the
+    other blocks; None when no block defines one."""
     mentions = re.compile(r"\b(?:" + "|".join(re.escape(name) for name in calls) + r")\b")
     answer, tree = None, None
     for index in reversed(range(len(blocks))):
         tree = _parse(blocks[index]) if mentions.search(blocks[index]) else None
-        if tree is not None and _bound(tree.body) & set(calls):
+        if tree is not None and _bound(tree.body, imports=False) & set(calls):
             answer = index
             break
     if answer is None:
         return None
-    latest: dict[str, tuple[int, ast.stmt]] = {}  # name -> the last earlier definition of it
-    for block in range(answer):
+    # name -> where it is defined: the latest earlier block, else the first later one
+    providers: dict[str, tuple[int, ast.stmt]] = {}
+    for block in [*reversed(range(answer + 1, len(blocks))), *range(answer)]:
         for statement in _definitions(_parse(blocks[block])):
-            latest.update(dict.fromkeys(_bound([statement]), (block, statement)))
+            providers.update(dict.fromkeys(_bound([statement]), (block, statement)))
     have = _bound(tree.body)
     wanted = (_free_names(tree) | set(calls)) - have
     kept: dict[tuple[int, int], str] = {}
     lines = functools.cache(lambda block: blocks[block].splitlines())
     while wanted:
-        found = latest.get(wanted.pop())
+        found = providers.get(wanted.pop())
         if found is not None and (found[0], found[1].lineno) not in kept:
             block, statement = found
             kept[block, statement.lineno] = _source(lines(block), statement)
@@ -140,13 +143,13 @@ def quietly(function: Callable[..., T], *args: Any) -> T:
         return function(*args)
 
 
-def _bound(statements: list[ast.stmt]) -> set[str]:
+def _bound(statements: list[ast.stmt], *, imports: bool = True) -> set[str]:
     """The names top-level statements bind by definition: def, class, assignment, import."""
     names: set[str] = set()
     for statement in statements:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(statement.name)
-        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+        elif imports and isinstance(statement, (ast.Import, ast.ImportFrom)):
             names |= {(alias.asname or alias.name).split(".")[0] for alias in statement.names if alias.name != "*"}
         elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]

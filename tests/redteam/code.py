@@ -144,6 +144,13 @@ CASES: list[Case] = [
                    "    if ch in s:\n        s = drop_at(s, s.rindex(ch))\n    return s")
           + "\nUsage:\n" + _block("print(remove_Occ('hello', 'l'))"),),
          1.0, "the solution's helper from an earlier block is part of the program"),
+    Case("which-block", {"env": MBPP, "split": "test", "task_id": "mbpp/11"},
+         (_block("def remove_Occ(s, ch):\n    return drop_last(drop_first(s, ch), ch)")
+          + "\nwith these helpers:\n"
+          + _block("def drop_first(s, ch):\n    return s.replace(ch, '', 1)\n\n"
+                   "def drop_last(s, ch):\n    i = s.rfind(ch)\n    return s if i < 0 else s[:i] + s[i + 1:]")
+          + "\nand my tests:\n" + _block("from solution import remove_Occ\nassert remove_Occ('PHP', 'P') == 'H'"),),
+         1.0, "helpers written after the solution are part of it; a test block importing it is not the answer"),
     Case("which-block", {"env": HUMANEVAL, "task_id": "HumanEval/0"},
          (f"First try:\n{_block(HAS_CLOSE)}\nOn second thought:\n"
           + _block("def has_close_elements(numbers, threshold):\n    return False"),),

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rlenvs  # noqa: F401 - registers the ids
-from rlenvs.envs.spreadsheet.env import SpreadsheetEnv, perturb, refers_to_cells
+from rlenvs.envs.spreadsheet.env import SpreadsheetEnv, refers_to_cells
+from rlenvs.envs.spreadsheet.perturb import perturb
 from rlenvs.envs.spreadsheet.families import FAMILIES
 from rlenvs.envs.spreadsheet.workbook import Workbook
 

@@ -102,11 +102,11 @@ def test_changed_inputs_change_the_answers(name, level):
     two changed copies of the data, and some label flips."""
     import numpy as np
 
-    from rlenvs.envs.spreadsheet.env import perturb
+    from rlenvs.envs.spreadsheet.perturb import perturb
 
     for index in SEEDS:
         t = task(name, level, index)
-        changed = [t.truth(perturb(t.sheets, t.inputs, np.random.default_rng([index, r]))) for r in range(2)]
+        changed = [t.truth(perturb(t.sheets, t.inputs, np.random.default_rng([index, r]), t.changes)) for r in range(2)]
         for cell in t.formula_cells:
             assert all(isinstance(c[cell], (int, float, str)) for c in changed), (t.task_id, cell)
         moved = [cell for cell in t.formula_cells if any(not cells_match(c[cell], t.expected[cell]) for c in changed)]

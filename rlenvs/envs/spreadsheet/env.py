@@ -14,13 +14,14 @@ Task source → prompt → action → transition → reward:
 - Reward, at SUBMIT or the last turn: 1.0 when every target cell's value matches the
   expected one (SpreadsheetBench's comparison, `rlenvs.rewards.spreadsheet`), and, where
   the task asks for formulas, each of those cells holds a formula that refers to cells and
-  still gives the right value after the env changes the input data (numbers scaled, dates
-  shifted, text shuffled within its column) and recalculates: typed-in values score 0.
+  still gives the right value after the env changes the input data and recalculates
+  (numbers scaled, dates shifted, text shuffled within its column, and what a hard-coded
+  formula would rely on: rows moved, keys and groups reassigned, values put on the task's
+  thresholds; see `perturb`): typed-in values and hand-done lookups score 0.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -29,10 +30,11 @@ import numpy as np
 
 from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.task import DatasetSource, FamilyMixSource, choose_families
-from rlenvs.envs.spreadsheet.actions import ActionError, parse_actions, parse_area
+from rlenvs.envs.spreadsheet.actions import ActionError, parse_actions
 from rlenvs.envs.spreadsheet.families import FAMILIES
 from rlenvs.envs.spreadsheet.formulas import FormulaError, parse_formula, references
 from rlenvs.envs.spreadsheet.operations import OperationError, apply, ref
+from rlenvs.envs.spreadsheet.perturb import perturb, written_areas
 from rlenvs.envs.spreadsheet.tasks import SpreadsheetTask, family_task
 from rlenvs.envs.spreadsheet.workbook import Workbook
 from rlenvs.rewards.spreadsheet import compare_cells
@@ -140,10 +142,9 @@ class SpreadsheetEnv(TextEnv[SpreadsheetTask]):
 
     def _follows_changed_data(self, task: SpreadsheetTask, workbook: Workbook, round_: int) -> bool:
         rng = np.random.default_rng([zlib.crc32(task.task_id.encode()), round_])
-        changed = perturb(task.sheets, task.inputs, rng)
+        changed = perturb(task.sheets, task.inputs, rng, task.changes)
         trial = workbook.copy()
-        for text in task.inputs:  # only these cells changed
-            area = parse_area(text)
+        for area in written_areas(task.inputs, task.changes):  # only these cells changed
             sheet = area.sheet or next(iter(changed))
             rows = changed[sheet]
             for r in range(area.top, min(area.bottom, len(rows)) + 1):
@@ -174,40 +175,6 @@ def refers_to_cells(content: object) -> bool:
         return bool(references(parse_formula(content[1:])))
     except FormulaError:
         return False
-
-
-def perturb(sheets: Mapping[str, Sequence[Sequence[Any]]], inputs: Sequence[str], rng: np.random.Generator
-            ) -> dict[str, list[list[Any]]]:  # fmt: skip
-    """A copy of the sheets' data with the input ranges changed, column by column: numbers
-    scaled by 0.5-1.5 (whole numbers stay whole, signs stay), dates moved by up to 40 days,
-    text shuffled among the column's text cells. Formulas and other cells stay as they are."""
-    changed = {name: [list(row) for row in rows] for name, rows in sheets.items()}
-    for text in inputs:
-        area = parse_area(text)
-        rows = changed[area.sheet or next(iter(changed))]
-        for col in range(area.left - 1, area.right):
-            cells = [(r, rows[r][col]) for r in range(area.top - 1, min(area.bottom, len(rows))) if col < len(rows[r])]
-            texts = [r for r, value in cells if isinstance(value, str)]
-            shuffled = [rows[r][col] for r in texts if not rows[r][col].startswith("=")]
-            rng.shuffle(shuffled)
-            for r, value in zip([r for r in texts if not rows[r][col].startswith("=")], shuffled, strict=True):
-                rows[r][col] = value
-            for r, value in cells:
-                if not isinstance(value, str):
-                    rows[r][col] = _changed_number_or_date(value, rng)
-    return changed
-
-
-def _changed_number_or_date(value: Any, rng: np.random.Generator) -> Any:
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, int):
-        return round(value * rng.uniform(0.5, 1.5)) or value
-    if isinstance(value, float):
-        return round(value * rng.uniform(0.5, 1.5), 2)
-    if isinstance(value, dt.date):
-        return value + dt.timedelta(days=int(rng.integers(-40, 41)))
-    return value
 
 
 def _task_at(name: str, level: int, index: int) -> SpreadsheetTask:

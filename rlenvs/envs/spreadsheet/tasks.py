@@ -4,9 +4,10 @@ their expected values, and how to recompute those values when the inputs change.
 The expected values come from plain Python over the task's data (`truth`), never from the
 formula engine, so an engine bug cannot make a wrong answer look right. Where the task asks
 for formulas (`formula_cells`), the env changes the data of the `inputs` (numbers scaled,
-dates moved, text shuffled within its column; see `env.perturb`), recalculates the agent's
-workbook and asks `truth` again: a cell that holds the right value typed in, not a formula
-that follows the data, fails.
+dates moved, text shuffled within its column) and runs the task's `changes` (rows moved,
+values put on thresholds, ...; see `perturb`), recalculates the agent's workbook and asks
+`truth` again: a cell that holds the right value typed in, or a formula that hard-codes
+what it should look up, fails.
 
 The prompt is the instruction followed by the starting sheets as grids (`render`). Task `i`
 of a family at a level is a pure function of (family, level, i) (`task_rng`).
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from rlenvs.core.task import Task
+from rlenvs.envs.spreadsheet.perturb import Change
 from rlenvs.envs.spreadsheet.render import render_workbook
 from rlenvs.envs.spreadsheet.workbook import Workbook
 
@@ -45,7 +47,10 @@ class SpreadsheetTask(Task):
     formula_cells: tuple[str, ...] = ()
     """Targets that must hold formulas that follow the data (checked by perturbing `inputs`)."""
     inputs: tuple[str, ...] = ()
-    """Ranges ("Data!C2:C40") whose data the perturbation check changes."""
+    """Ranges ("Data!C2:C40") whose data the perturbation check scales, moves and shuffles."""
+    changes: tuple[Change, ...] = ()
+    """The check's further steps (`perturb`): what scaling cannot move (keys, rows, values on
+    thresholds)."""
     truth: Truth | None = field(default=None, compare=False)
     """Recomputes `expected` from input data: needed when `formula_cells` is not empty."""
 
@@ -61,6 +66,7 @@ class Scenario:
     formula_cells: tuple[str, ...] = ()
     inputs: tuple[str, ...] = ()
     truth: Truth | None = None
+    changes: tuple[Change, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,5 +96,6 @@ def family_task(family: Family, level: int, index: int) -> SpreadsheetTask:
         solution=tuple(scenario.solution),
         formula_cells=tuple(scenario.formula_cells),
         inputs=tuple(scenario.inputs),
+        changes=tuple(scenario.changes),
         truth=scenario.truth,
     )

@@ -4,11 +4,22 @@ lookups, shares of a total, running totals and IF labels.
 Each family builds a small workbook of realistic data (orders, payroll, expenses, price
 lists, bank statements, grades; 8-40 rows) and names exactly which cells to fill and which
 header to write. Every computed target is a formula cell: the env scales each number of
-the task's `inputs` by 0.5-1.5 (kept to two decimals, whole numbers kept whole),
-recalculates the agent's workbook and compares it with `truth` of the changed data, so
-values typed in from a calculator score 0 and only formulas that follow the data score 1.
-The inputs are always numbers the targets are computed from, never a column no target
-reads. Header cells are judged too, as text, but are not formula cells.
+the task's `inputs` by 0.5-1.5 (kept to two decimals, whole numbers kept whole), runs the
+task's `changes` (`perturb`), recalculates the agent's workbook and compares it with `truth`
+of the changed data, so values typed in from a calculator score 0 and only formulas that
+follow the data score 1. The inputs are always numbers the targets are computed from, never
+a column no target reads. Header cells are judged too, as text, but are not formula cells.
+
+The changes move what a formula that did the task's work by hand would rely on: the rows of
+data tables and lookup tables and the order of a summary's listing (`CycleRows`), the
+categories of the rows (cycled among rows with the same condition value, so every category
+keeps its counted rows), a rate grid's columns, where each store's run of months starts
+(`Runs`), which side of a statement a transaction is on (`SwapColumns`), and values exactly
+on and just across every threshold a rule states (`OnThreshold`). So `=D4+D6+D9` for one
+region, `=Prices!C5` for one order, a criterion typed in instead of read from the listing,
+an IF branch chosen per row, or `>` where "at least" is asked all score 0. None of them can
+make an honest answer ambiguous: keys stay unique, every group keeps a row, labels keep
+their meaning.
 
 | family | level | asks | example (task id) |
 |---|---|---|---|
@@ -56,6 +67,7 @@ import numpy as np
 from rlenvs.core.draw import draw_chance, draw_from, draw_int, draw_sample
 from rlenvs.core.names import people
 from rlenvs.envs.spreadsheet.cells import column_letters
+from rlenvs.envs.spreadsheet.perturb import Change, CycleColumns, CycleRows, OnThreshold, Runs, SwapColumns, Test
 from rlenvs.envs.spreadsheet.tasks import Family, Scenario
 
 T = TypeVar("T")
@@ -145,11 +157,11 @@ def _block(*lines: str) -> str:
 
 def _column_task(
     instruction: str, sheets: Sheets, truth: Any, *, sheet: str, column: str, header: str, formula: str, last: int,
-    inputs: Sequence[str],
+    inputs: Sequence[str], changes: Sequence[Change] = (),
 ) -> Scenario:
     """A task whose answer is one new column of `sheet`: `header` in row 1 and `formula` in
     row 2, filled down to row `last` (the reference solution); every cell below the header
-    is a formula cell."""
+    is a formula cell. `inputs` and `changes`: what the check changes (see `perturb`)."""
     return Scenario(
         instruction=instruction,
         sheets=sheets,
@@ -157,6 +169,7 @@ def _column_task(
         solution=(_block(f"SET {column}1 {_text(header)}", f"SET {column}2 {formula}", f"FILL {column}2 {column}3:{column}{last}"),),
         formula_cells=tuple(f"{sheet}!{column}{row}" for row in range(2, last + 1)),
         inputs=tuple(inputs),
+        changes=tuple(changes),
         truth=truth,
     )
 
@@ -359,6 +372,7 @@ def _row_net(rng: np.random.Generator, rule: str) -> Scenario:
             f"Hourly Rate, hours above {regular} at {factor:g} times the Hourly Rate"
         )
         inputs: tuple[str, ...] = (f"{sheet}!C2:D{n + 1}",)
+        changes: tuple[Change, ...] = (OnThreshold(f"{sheet}!C2:C{n + 1}", tests=(("C", ">", regular),)),)
     else:
         sheet, out = "Orders", (6 if rule == "tax" else 5)
         result = "Total" if rule == "tax" else "Net Amount"
@@ -391,6 +405,7 @@ def _row_net(rng: np.random.Generator, rule: str) -> Scenario:
                 "10% off), plus the tax at the rate in Orders!H2"
             )
             inputs = (f"{sheet}!C2:E{n + 1}", f"{sheet}!H2")
+            changes = (CycleRows(f"{sheet}!E2:E{n + 1}"),)  # the zero discounts move
         else:
             minimum, multiplier = params
             formula = f"=ROUND(C2*D2*IF(D2>={minimum:g},{multiplier:g},1),2)"
@@ -399,6 +414,7 @@ def _row_net(rng: np.random.Generator, rule: str) -> Scenario:
                 f"at least {minimum:g} units"
             )
             inputs = (f"{sheet}!C2:D{n + 1}",)
+            changes = (OnThreshold(f"{sheet}!D2:D{n + 1}", tests=(("D", ">=", minimum),)),)
     last = n + 1
     header_rows = [list(row) for row in rows]
     if extra:
@@ -419,20 +435,24 @@ def _row_net(rng: np.random.Generator, rule: str) -> Scenario:
     )
     return _column_task(
         instruction, sheets, truth, sheet=sheet, column=letter, header=result, formula=formula,
-        last=last, inputs=inputs,
+        last=last, inputs=inputs, changes=changes,
     )
 
 
 # === group-totals ==========================================================================
 
 
-def truth_group(sheets: Sheets, *, sheet: str, rows: int, key: int, value: int, groups: tuple[str, ...],
+def truth_group(sheets: Sheets, *, sheet: str, rows: int, key: int, value: int, listing: tuple[int, int],
                 out_sheet: str, total_col: int, average_col: int = 0, condition: tuple[int, str] | None = None,
                 fixed: tuple[tuple[str, Any], ...] = ()) -> dict[str, Any]:  # fmt: skip
-    """Per group (in the order listed from row 2 of `out_sheet`): the total of column
-    `value` over the rows whose column `key` is the group (and whose `condition` column
-    holds its text), and where `average_col` is set the average of those rows."""
+    """Per group listed in `out_sheet` (`listing`: its column and how many, from row 2): the
+    total of column `value` over the rows whose column `key` is the group (and whose
+    `condition` column holds its text), and where `average_col` is set the average of those
+    rows. The groups are read from the sheet, not fixed, because the check reorders the
+    listing (a criterion typed into the formula instead of read from the listing fails)."""
     result: dict[str, Any] = dict(fixed)
+    list_col, count = listing
+    groups = [_get(sheets, out_sheet, row, list_col) for row in range(2, count + 2)]
     selected: dict[Any, list[float]] = {group: [] for group in groups}
     for row in range(2, rows + 2):
         group = _get(sheets, sheet, row, key)
@@ -478,7 +498,7 @@ def _group_beside(rng: np.random.Generator) -> Scenario:
     last, k = n + 1, len(groups)
     result = "Total Amount"
     fixed = (("Sales!G1", result),)
-    truth = partial(truth_group, sheet="Sales", rows=n, key=key, value=4, groups=tuple(groups),
+    truth = partial(truth_group, sheet="Sales", rows=n, key=key, value=4, listing=(6, len(groups)),
                     out_sheet="Sales", total_col=7, fixed=fixed)  # fmt: skip
     sheets = {"Sales": _sheet_rows(None, table)}
     letter = column_letters(key)
@@ -492,6 +512,7 @@ def _group_beside(rng: np.random.Generator) -> Scenario:
     return _column_task(
         instruction, sheets, truth, sheet="Sales", column="G", header=result, formula=formula,
         last=k + 1, inputs=(f"Sales!D2:D{last}",),
+        changes=(CycleRows(f"Sales!A2:D{last}"), CycleRows(f"Sales!{letter}2:{letter}{last}"), CycleRows(f"Sales!F2:F{k + 1}")),
     )
 
 
@@ -542,7 +563,7 @@ def _group_summary(rng: np.random.Generator) -> Scenario:
     value = column_letters(5)
     fixed = (("Summary!B1", "Total"), ("Summary!C1", "Average"))
     condition = (ccol, wanted) if filtered else None
-    truth = partial(truth_group, sheet=sheet, rows=n, key=key, value=5, groups=tuple(groups), out_sheet="Summary",
+    truth = partial(truth_group, sheet=sheet, rows=n, key=key, value=5, listing=(1, k), out_sheet="Summary",
                     total_col=2, average_col=3, condition=condition, fixed=fixed)  # fmt: skip
     sheets = {
         sheet: _sheet_rows(header, rows),
@@ -583,6 +604,12 @@ def _group_summary(rng: np.random.Generator) -> Scenario:
         ),
         formula_cells=tuple(f"Summary!{col}{row}" for row in range(2, k + 2) for col in "BC"),
         inputs=(f"{sheet}!E2:E{last}",),
+        changes=(
+            CycleRows(f"{sheet}!A2:E{last}"),  # rows move: a hand-picked set of cells reads other rows
+            # categories reassigned (among rows of one condition value, so each keeps its counted rows)
+            CycleRows(f"{sheet}!{column_letters(key)}2:{column_letters(key)}{last}", within=column_letters(ccol)),
+            CycleRows(f"Summary!A2:A{k + 1}"),  # the listing reordered: a typed criterion is another row's
+        ),
         truth=truth,
     )
 
@@ -655,6 +682,7 @@ def _lookup_price(rng: np.random.Generator) -> Scenario:
     return _column_task(
         instruction, sheets, truth, sheet="Orders", column="D", header=result, formula=formula,
         last=last, inputs=(f"Prices!C2:C{m + 1}",),
+        changes=(CycleRows(f"Prices!A2:C{m + 1}"), CycleRows(f"Orders!A2:C{last}"), CycleRows(f"Orders!B2:B{last}")),
     )
 
 
@@ -690,6 +718,7 @@ def _lookup_left(rng: np.random.Generator) -> Scenario:
     return _column_task(
         instruction, sheets, truth, sheet="Orders", column="D", header=result, formula=formula,
         last=last, inputs=(f"Orders!C2:C{last}", f"Catalog!C2:C{m + 1}"),
+        changes=(CycleRows(f"Catalog!A2:D{m + 1}"), CycleRows(f"Orders!A2:C{last}"), CycleRows(f"Orders!B2:B{last}")),
     )
 
 
@@ -733,6 +762,8 @@ def _lookup_grid(rng: np.random.Generator) -> Scenario:
     return _column_task(
         instruction, sheets, truth, sheet="Shipments", column="E", header=result, formula=formula,
         last=last, inputs=(f"Shipments!D2:D{last}", f"Rates!B2:{end}{z + 1}"),
+        changes=(CycleRows(f"Rates!A2:{end}{z + 1}"), CycleColumns(f"Rates!B1:{end}{z + 1}"),
+                 CycleRows(f"Shipments!A2:D{last}")),  # fmt: skip
     )
 
 
@@ -982,6 +1013,7 @@ def _running_balance(rng: np.random.Generator) -> Scenario:
         solution=(_block("SET E3 =E2+D3-C3", f"FILL E3 E4:E{last}"),),
         formula_cells=tuple(f"{sheet}!E{row}" for row in range(3, last + 1)),
         inputs=(f"{sheet}!C3:D{last}", f"{sheet}!E2"),
+        changes=(SwapColumns(f"{sheet}!C3:D{last}"),),
         truth=truth,
     )
 
@@ -990,7 +1022,7 @@ def _running_groups(rng: np.random.Generator) -> Scenario:
     """Level 2: year-to-date sales per store: the data is sorted by store, then month, and
     the running total starts again at each store's first row."""
     stores = draw_sample(rng, CITIES, draw_int(rng, 2, 5))
-    months = draw_int(rng, max(3, -(-8 // len(stores))), min(12, 40 // len(stores)))
+    months = draw_int(rng, max(3, -(-8 // len(stores))), min(11, 40 // len(stores)))  # 11: a run can grow
     rows = [[store, MONTHS[m], _money(rng, 9000, 85000)] for store in stores for m in range(months)]
     n, sheet, result = len(rows), "Stores", "Year to Date"
     last = n + 1
@@ -1011,6 +1043,7 @@ def _running_groups(rng: np.random.Generator) -> Scenario:
         solution=(_block(f"SET D1 {_text(result)}", "SET D2 =C2", "SET D3 =IF(A3=A2,D2+C3,C3)", f"FILL D3 D4:D{last}"),),
         formula_cells=tuple(f"{sheet}!D{row}" for row in range(2, last + 1)),
         inputs=(f"{sheet}!C2:C{last}",),
+        changes=(Runs(f"{sheet}!A2:B{last}", labels=MONTHS),),
         truth=truth,
     )
 
@@ -1097,9 +1130,12 @@ def conditional_label(rng: np.random.Generator, level: int) -> Scenario:
 
 
 def _label_scenario(sheet: str, header: Sequence[str], rows: list[list[Any]], result: str, rule: str,
-                    params: tuple[Any, ...], formula: str, what: str, inputs: str) -> Scenario:  # fmt: skip
+                    params: tuple[Any, ...], formula: str, what: str, inputs: str,
+                    tests: tuple[Test, ...], combine: str = "and") -> Scenario:  # fmt: skip
     """The shared frame of the label tasks: the label column right of the data, its header,
-    FILL down; `inputs` the letters of the numeric columns ("B:D")."""
+    FILL down; `inputs` the letters of the numeric columns ("B:D"); `tests` the conditions
+    the rule states, where the check puts values on and across each threshold
+    (`perturb.OnThreshold`)."""
     n = len(rows)
     out = len(header) + 1
     letter, last = column_letters(out), n + 1
@@ -1114,6 +1150,7 @@ def _label_scenario(sheet: str, header: Sequence[str], rows: list[list[Any]], re
     return _column_task(
         instruction, sheets, truth, sheet=sheet, column=letter, header=result, formula=formula,
         last=last, inputs=(f"{sheet}!{inputs[0]}2:{inputs[-1]}{last}",),
+        changes=(OnThreshold(f"{sheet}!{inputs[0]}2:{inputs[-1]}{last}", tests=tests, combine=combine),),
     )
 
 
@@ -1138,7 +1175,7 @@ def _label_two(rng: np.random.Generator) -> Scenario:
     formula = f'=IF(B2{sign}{threshold},"{high}","{low}")'
     what = f'"{high}" if the {value_name} is {words} {threshold}, else "{low}".'
     return _label_scenario(sheet, (label, value_name), rows, result, "two", (2, threshold, strict, high, low),
-                           formula, what, "B:B")  # fmt: skip
+                           formula, what, "B:B", (("B", ">" if strict else ">=", threshold),))  # fmt: skip
 
 
 TIER_THEMES = (
@@ -1170,7 +1207,7 @@ def _label_tiers(rng: np.random.Generator) -> Scenario:
         f'(and below {upper}), else "{bottom}".'
     )
     return _label_scenario(sheet, (label, value_name), rows, result, "tiers", (2, lower, upper, (top, middle, bottom)),
-                           formula, what, "B:B")  # fmt: skip
+                           formula, what, "B:B", (("B", ">=", upper), ("B", ">=", lower)))  # fmt: skip
 
 
 def _label_and(rng: np.random.Generator) -> Scenario:
@@ -1193,7 +1230,7 @@ def _label_and(rng: np.random.Generator) -> Scenario:
     formula = f'=IF(AND(B2>=C2,D2>={minimum:g}),"Yes","No")'
     what = f'"Yes" if the rep\'s Sales are at least their Quota and their Rating is at least {minimum:g}, else "No".'
     return _label_scenario("Bonus", ("Sales Rep", "Sales", "Quota", "Rating"), rows, "Bonus", "and",
-                           (2, 3, 4, minimum), formula, what, "B:D")  # fmt: skip
+                           (2, 3, 4, minimum), formula, what, "B:D", (("B", ">=", "C"), ("D", ">=", minimum)))  # fmt: skip
 
 
 def _label_or(rng: np.random.Generator) -> Scenario:
@@ -1217,7 +1254,8 @@ def _label_or(rng: np.random.Generator) -> Scenario:
         f'{coursework_pass}, else "OK".'
     )
     return _label_scenario("Grades", ("Student", "Exam", "Coursework"), rows, "Status", "or",
-                           (2, exam_pass, 3, coursework_pass), formula, what, "B:C")  # fmt: skip
+                           (2, exam_pass, 3, coursework_pass), formula, what, "B:C",
+                           (("B", "<", exam_pass), ("C", "<", coursework_pass)), "or")  # fmt: skip
 
 
 # === the families ==========================================================================

@@ -28,9 +28,16 @@ header and emptied rows included, so moving the header, leaving rows below the t
 damaging a neighbouring cell fails. Formula tasks judge a new column whose header is already
 there; `truth` recomputes it from the sheets row by row, so it holds for whatever the env's
 check puts in `inputs` (numbers scaled, dates moved by up to 40 days, texts shuffled within
-their column). Their `inputs` therefore name the date and text columns a formula reads, not
-only the numbers: a rank, a day count or a cleaned name typed in (or a constant dressed as a
-formula) changes with none of them and fails.
+their column) and its `changes` (`perturb`). Their `inputs` therefore name the date and text
+columns a formula reads, not only the numbers: a rank, a day count or a cleaned name typed
+in (or a constant dressed as a formula) changes with none of them and fails. The changes
+move what a formula that did part of the work by hand relies on: the rows (so the blanks
+and the groups) of a table to fill, more blanks where the group changed, the groups of a
+rank within groups, ties in a rank about ties and none where a rank promises none, hire
+dates on and beside the report date's anniversary, end dates on and beside the start's day
+of the month, order dates on month ends and a year away (a total by MONTH alone fails), the
+order of a summary's periods, and texts messed again in every way the cleaning undoes (a
+TRIM or SUBSTITUTE left out on rows that did not need it fails).
 
 Choices that keep the judged values unambiguous:
 
@@ -60,6 +67,7 @@ import numpy as np
 from rlenvs.core import names
 from rlenvs.core.draw import coin, draw_distinct, draw_from, draw_int, draw_sample
 from rlenvs.envs.spreadsheet.cells import column_letters
+from rlenvs.envs.spreadsheet.perturb import Blanks, Change, CycleRows, DateEdges, Distinct, Remap, SameDay, Ties
 from rlenvs.envs.spreadsheet.tasks import Family, Scenario
 
 T = TypeVar("T")
@@ -725,6 +733,8 @@ def _fill_average(rng: np.random.Generator) -> Scenario:
         solution=(_reply(f"SET {t}2 {formula}", f"FILL {t}2 {t}3:{t}{last}"),),
         formula_cells=tuple(cells),
         inputs=(_span(sheet, col, 2, col, last),),
+        # the blanks and the groups move, and more rows are blank
+        changes=(CycleRows(_span(sheet, 0, 2, col, last)), Blanks(_span(sheet, col, 2, col, last), _letter(group) if by_group else "")),
         truth=truth,
     )
 
@@ -806,7 +816,13 @@ def rank(rng: np.random.Generator, level: int) -> Scenario:
         f"D2:D{last}, {rule}. {FORMULAS} {SUBMIT}"
     )
     sheets = {sheet: _rows(headers, table)}
-    inputs = (f"{sheet}!C2:C{last}", f"{sheet}!B2:B{last}") if within else (f"{sheet}!C2:C{last}",)
+    inputs = (f"{sheet}!C2:C{last}",)
+    scores = f"{sheet}!C2:C{last}"
+    changes: tuple[Change, ...]
+    if within:  # rows move, so a group typed into the formula is some other row's
+        changes = (CycleRows(f"{sheet}!A2:C{last}"), CycleRows(f"{sheet}!B2:B{last}"), Distinct(scores))
+    else:  # ties where the task is about ties, none where it promises none
+        changes = (Ties(scores),) if level >= 2 else (Distinct(scores),)
     return Scenario(
         instruction=instruction,
         sheets=sheets,
@@ -814,6 +830,7 @@ def rank(rng: np.random.Generator, level: int) -> Scenario:
         solution=(_reply(f"SET D2 {formula}", f"FILL D2 D3:D{last}"),),
         formula_cells=tuple(f"{sheet}!D{row}" for row in range(2, last + 1)),
         inputs=inputs,
+        changes=changes,
         truth=truth,
     )
 
@@ -852,9 +869,11 @@ def _dates_scenario(
     formulas: Sequence[tuple[int, str]],
     inputs: Sequence[int],
     extra_inputs: Sequence[str] = (),
+    changes: Sequence[Change] = (),
 ) -> Scenario:
     """A table with new formula columns: `formulas` are (column, formula of row 2), filled
-    down; `inputs` the columns (numbers and dates) the formulas read."""
+    down; `inputs` the columns (numbers and dates) the formulas read; `changes` what else the
+    check changes (see `perturb`)."""
     n = len(table)
     last = n + 1
     lines, cells = [], []
@@ -870,6 +889,7 @@ def _dates_scenario(
         solution=(_reply(*lines),),
         formula_cells=tuple(cells),
         inputs=(*(_span(sheet, col, 2, col, last) for col in inputs), *extra_inputs),
+        changes=tuple(changes),
         truth=truth,
     )
 
@@ -984,7 +1004,9 @@ def _tenure_years(rng: np.random.Generator) -> Scenario:
         f"years completed, not counting a year whose anniversary falls after the report date (as "
         f'DATEDIF(...,"Y") counts). {FORMULAS} {SUBMIT}'
     )
-    return _dates_scenario(instruction, "Staff", headers, table, truth, [(3, '=DATEDIF(C2,$F$2,"Y")')], [2], ("Staff!F2",))
+    anniversaries = (SameDay(f"Staff!C2:C{n + 1}", unit="Y", cell="Staff!F2"),)
+    return _dates_scenario(instruction, "Staff", headers, table, truth, [(3, '=DATEDIF(C2,$F$2,"Y")')], [2], ("Staff!F2",),
+                           anniversaries)  # fmt: skip
 
 
 def _subscription_months(rng: np.random.Generator) -> Scenario:
@@ -1013,7 +1035,8 @@ def _subscription_months(rng: np.random.Generator) -> Scenario:
         f"the amount billed, months times the monthly fee. {FORMULAS} {SUBMIT}"
     )
     formulas = [(5, '=DATEDIF(C2,D2,"M")'), (6, "=F2*E2")]
-    return _dates_scenario(instruction, "Subscriptions", headers, table, truth, formulas, [4, 2, 3])
+    monthiversaries = (SameDay(f"Subscriptions!D2:D{n + 1}", unit="M", against="C"),)
+    return _dates_scenario(instruction, "Subscriptions", headers, table, truth, formulas, [4, 2, 3], (), monthiversaries)
 
 
 def _datedif_truth(
@@ -1081,6 +1104,7 @@ def _monthly_totals(rng: np.random.Generator) -> Scenario:
         solution=(_reply(f"SET Summary!C2 {formula}", f"FILL Summary!C2 Summary!C3:C{out}"),),
         formula_cells=tuple(f"Summary!C{row}" for row in range(2, out + 1)),
         inputs=(f"Sales!D2:D{last}", f"Sales!B2:B{last}"),
+        changes=(DateEdges(f"Sales!B2:B{last}"), CycleRows(f"Summary!A2:B{out}")),
         truth=truth,
     )
 
@@ -1168,6 +1192,23 @@ def _clean(rule: str, texts: Sequence[str], extra: str) -> str:
     raise ValueError(rule)
 
 
+def remessed(rng: np.random.Generator, value: Any, case: str) -> Any:
+    """A text messed again so that every cleaning step is needed on every row (what the
+    check's `Remap` does to clean-text inputs): a space at each end, spaces doubled between
+    words, and letters in a `case` the cleaning must undo: "lower", "upper" or "swap" (the
+    PROPER form with every letter's case swapped); "phone" writes the digits with every
+    character that is to be removed: (0123) 456-7890. A formula that skips TRIM, or a SUBSTITUTE,
+    on rows that happened not to need it, is then wrong."""
+    if not isinstance(value, str):
+        return value
+    if case == "phone":
+        digits = "".join(ch for ch in value if ch.isdigit())
+        return f"({digits[:-7]}) {digits[-7:-4]}-{digits[-4:]}"
+    text = "  ".join(_trim(value).split(" "))
+    text = text.lower() if case == "lower" else text.upper() if case == "upper" else _proper(text).swapcase()
+    return " " + text + " " * draw_int(rng, 1, 2)
+
+
 def clean_text(rng: np.random.Generator, level: int) -> Scenario:
     if level == 1:
         return draw_from(rng, (_clean_names, _clean_codes, _clean_emails))(rng)
@@ -1183,7 +1224,10 @@ def _text_scenario(
     formula: str,
     what: str,
     extra: str = "",
+    cases: Sequence[str] = ("swap",),
 ) -> Scenario:
+    """A clean-text task: `columns` are cleaned by `rule` into the last column; `cases`, one
+    per column, how the check messes each column again (`remessed`)."""
     n = len(table)
     target = len(headers) - 1
     t, last = _letter(target), n + 1
@@ -1201,6 +1245,8 @@ def _text_scenario(
         solution=(_reply(f"SET {t}2 {formula}", f"FILL {t}2 {t}3:{t}{last}"),),
         formula_cells=tuple(_ref(sheet, target, row) for row in range(2, last + 1)),
         inputs=tuple(_span(sheet, col, 2, col, last) for col in columns),
+        changes=tuple(Remap(_span(sheet, col, 2, col, last), remessed, (("case", case),))
+                      for col, case in zip(columns, cases, strict=True)),  # fmt: skip
         truth=truth,
     )
 
@@ -1229,7 +1275,7 @@ def _clean_codes(rng: np.random.Generator) -> Scenario:
     messy = _messy(rng, codes, lambda m: _trim(m).upper())
     table = [[product, code, draw_int(rng, 0, 400)] for product, code in zip((draw_from(rng, PRODUCTS) for _ in range(n)), messy, strict=True)]
     what = "each Code (column B) cleaned: no spaces at either end or doubled inside, and all letters upper case"
-    return _text_scenario("Catalog", ["Product", "Code", "Stock", "Clean Code"], table, "upper", (1,), "=UPPER(TRIM(B2))", what)
+    return _text_scenario("Catalog", ["Product", "Code", "Stock", "Clean Code"], table, "upper", (1,), "=UPPER(TRIM(B2))", what, cases=("lower",))
 
 
 def _clean_emails(rng: np.random.Generator) -> Scenario:
@@ -1240,7 +1286,7 @@ def _clean_emails(rng: np.random.Generator) -> Scenario:
     messy = _messy(rng, emails, lambda m: _trim(m).lower())
     table = [[f"{first} {last}", email] for (first, last), email in zip(people, messy, strict=True)]
     what = "each Email (column B) cleaned: no spaces at either end and all letters lower case"
-    return _text_scenario("Subscribers", ["Name", "Email", "Clean Email"], table, "lower", (1,), "=LOWER(TRIM(B2))", what)
+    return _text_scenario("Subscribers", ["Name", "Email", "Clean Email"], table, "lower", (1,), "=LOWER(TRIM(B2))", what, cases=("upper",))
 
 
 def _name_keys(rng: np.random.Generator) -> Scenario:
@@ -1258,7 +1304,7 @@ def _name_keys(rng: np.random.Generator) -> Scenario:
         "(as PROPER writes it): for example A.Berg, Z.O'Neill or L.Smith-Jones"
     )
     formula = '=UPPER(LEFT(TRIM(B2),1))&"."&PROPER(TRIM(C2))'
-    return _text_scenario("Staff", ["Employee", "First Name", "Last Name", "Department", "Badge Key"], table, "key", (1, 2), formula, what)
+    return _text_scenario("Staff", ["Employee", "First Name", "Last Name", "Department", "Badge Key"], table, "key", (1, 2), formula, what, cases=("lower", "swap"))
 
 
 def _work_emails(rng: np.random.Generator) -> Scenario:
@@ -1275,7 +1321,7 @@ def _work_emails(rng: np.random.Generator) -> Scenario:
         f"lower case: for example anna.berg@{domain}"
     )
     formula = f'=LOWER(TRIM(A2)&"."&TRIM(B2)&"@{domain}")'
-    return _text_scenario("NewStarters", ["First Name", "Last Name", "Department", "Email"], table, "email", (0, 1), formula, what, domain)
+    return _text_scenario("NewStarters", ["First Name", "Last Name", "Department", "Email"], table, "email", (0, 1), formula, what, domain, cases=("upper", "upper"))
 
 
 def _phone_digits(rng: np.random.Generator) -> Scenario:
@@ -1299,7 +1345,7 @@ def _phone_digits(rng: np.random.Generator) -> Scenario:
         "in order (a leading 0 stays): for example (555) 123-4567 gives 5551234567"
     )
     formula = '=SUBSTITUTE(SUBSTITUTE(SUBSTITUTE(SUBSTITUTE(B2,"(",""),")","")," ",""),"-","")'
-    return _text_scenario("Customers", ["Customer", "Phone", "Digits"], table, "digits", (1,), formula, what)
+    return _text_scenario("Customers", ["Customer", "Phone", "Digits"], table, "digits", (1,), formula, what, cases=("phone",))
 
 
 # --- the families --------------------------------------------------------------------------

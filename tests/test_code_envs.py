@@ -154,6 +154,10 @@ def test_docstring_examples_in_each_style_and_only_exact_matches_are_shown() -> 
         "assert other([5, 8]) == 12",
     ]
     assert [test for test in not_shown if shown_test(test, names, examples)] == []
+    # reading a prompt is bounded work: a result past 500 characters is not read (the test stays hidden)
+    long_value = list(range(200))
+    assert shown_examples(f"f(1) == {long_value}\n>>> f(2)\n{long_value}\n", "f") == set()
+    assert shown_examples("f(1) == [1, 2]\n>>> f(2)\n[3]\n", "f") == {("(1,)", "[1, 2]"), ("(2,)", "[3]")}
 
 
 def test_code_task_shown_must_count_tests_of_its_program() -> None:

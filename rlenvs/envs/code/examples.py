@@ -31,7 +31,9 @@ Example = tuple[str, str]
 
 _SEPARATOR = re.compile(r"[ \t]*(?:#[ \t]*)?(?:==>|==|=>|->|➞|→|=|returns|should return)[ \t]*")
 _MAX_CALL_CHARS = 2000
-"""Longest call read out of a prompt: examples are short; a prompt is bounded work."""
+_MAX_RESULT_CHARS = 500
+"""Longest call and result read out of a prompt: examples are short, and any prompt (a
+user's own task) is bounded work."""
 
 
 def shown_examples(prompt: str, function: str) -> set[Example]:
@@ -141,7 +143,7 @@ def _inline_result(rest: str) -> tuple[object] | None:
     separator = _SEPARATOR.match(rest)
     if separator is None:
         return None
-    text = rest[separator.end() :]
+    text = rest[separator.end() : separator.end() + _MAX_RESULT_CHARS]
     # the longest prefix that is a literal: the line may go on ("# the odd numbers are ...")
     cuts = [match.start() for match in re.finditer(r"[ \t#]", text)] + [len(text)]
     for cut in reversed(cuts):
@@ -155,7 +157,7 @@ def _next_line_result(following: str) -> tuple[object] | None:
     """A doctest's expected output: the lines after the `>>>` line, up to a blank line or
     the next prompt."""
     lines = []
-    for line in following.splitlines():
+    for line in following[:_MAX_RESULT_CHARS].splitlines():
         if not line.strip() or line.strip().startswith((">>>", '"""', "'''")):
             break
         lines.append(line.strip())

@@ -5,6 +5,7 @@ without Docker or network refused at load time with its folder named."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -14,7 +15,9 @@ import pytest
 import rlenvs  # noqa: F401 - registers the ids
 from rlenvs.envs.terminal import folders
 from rlenvs.envs.terminal.folders import TaskFolderError, load_task_folders
-from rlenvs.envs.terminal.tasks import TESTS_DIR
+from rlenvs.envs.terminal.tasks import TESTS_DIR, Entry
+from rlenvs.sandbox.verdict import VerdictRun
+from tests.redteam.terminal import write_task_folder
 
 TEST_OUTPUTS = """\
 from pathlib import Path
@@ -416,6 +419,72 @@ def test_a_reward_the_agent_planted_does_not_count(tmp_path):
         )
     finally:
         env.close()
+
+
+def test_the_tests_start_from_nothing_the_agent_wrote(tmp_path):
+    """A fresh folder to start in, a fresh HOME and /tmp, exactly the verdict's variables, a
+    shell with no function or alias of the agent's (the attacks each vector allows are in
+    tests/redteam/terminal.py)."""
+    folder = terminal_bench_task(tmp_path)
+    write(
+        folder / "run-tests.sh",
+        '#!/bin/bash\necho "cwd=$PWD"; ls -A; echo "home=$HOME"; ls -A "$HOME" /dev/shm; ls -A /tmp; ls $TEST_DIR\n'
+        "env | sort; alias; declare -F; exit 1\n",
+    )
+    env = gym.make("rlenvs/Terminal-v0", task_dir=str(folder)).unwrapped
+    try:
+        env.reset(seed=0)
+        env.step("touch /tmp/junk /dev/shm/junk ~/.bashrc; export FOO=1; f() { :; }; alias ll=ls; cd /tmp")
+        _, reward, *_, info = env.step("submit")
+    finally:
+        env.close()
+    report = info["failed_checks"][0].removeprefix("the task's tests failed (error): ")
+    (tests,) = set(re.findall(r"/tmp/rlenvs-verdict/tests-[0-9a-f]{16}", report))
+    assert reward == 0.0 and report.replace(tests, "TESTS") == (
+        "cwd=/tmp/rlenvs-verdict/run\nhome=/tmp/rlenvs-verdict/home\n/dev/shm:\n\n/tmp/rlenvs-verdict/home:\n"
+        "rlenvs-verdict\nexpected.txt\nrun-tests.sh\ntest_outputs.py\n"
+        "HOME=/tmp/rlenvs-verdict/home\nLANG=C.UTF-8\nPATH=/usr/local/bin:/usr/bin:/bin\nPWD=/tmp/rlenvs-verdict/run\n"
+        "PYTEST_ADDOPTS=-p no:cacheprovider --rootdir=TESTS -c /tmp/rlenvs-verdict/pytest.ini\n"
+        "PYTHONDONTWRITEBYTECODE=1\nPYTHONNOUSERSITE=1\nSHLVL=1\nTEST_DIR=TESTS\nTMPDIR=/tmp\n_=/usr/bin/env\n"
+    )
+
+
+def test_pytest_runs_with_the_tests_own_config(tmp_path):
+    """The task's pytest.ini is the config (`-c`): it names the test functions, so without it
+    pytest would collect nothing and fail."""
+    folder = write_task_folder(tmp_path, "terminal-bench", "pytest")
+    write(folder / "tests" / "pytest.ini", "[pytest]\npython_functions = check_*\n")
+    write(
+        folder / "tests" / "test_outputs.py",
+        'from pathlib import Path\n\n\ndef check_hello():\n    assert Path("/app/hello.txt").read_text() == '
+        'Path("/tests/expected.txt").read_text()\n',
+    )
+    env = gym.make("rlenvs/Terminal-v0", task_dir=str(folder)).unwrapped
+    try:
+        env.reset(seed=0)
+        assert env.step("submit")[1] == 0.0
+        env.reset(seed=0)
+        env.step("echo 'Hello, world!' > /app/hello.txt")
+        _, reward, *_, info = env.step("submit")
+        assert reward == 1.0, info["failed_checks"]
+    finally:
+        env.close()
+
+
+def test_the_pytest_config_is_the_first_of_pytests_own_order_that_configures_pytest():
+    run = VerdictRun("0")
+
+    def config(files: dict[str, str]) -> str:
+        return run.pytest_config(run.files(Entry(path, text) for path, text in files.items()))
+
+    assert config({"test_a.py": ""}) == "/tmp/rlenvs-verdict/pytest.ini"
+    assert config({"pyproject.toml": "[project]\n", "tox.ini": "[pytest]\n"}) == "/tmp/rlenvs-verdict/tests-0/tox.ini"
+    assert config({"setup.cfg": "[tool:pytest]\n", "pyproject.toml": "[tool.pytest.ini_options]\n"}) == (
+        "/tmp/rlenvs-verdict/tests-0/pyproject.toml"
+    )
+    assert config({"pytest.ini": "", "tox.ini": "[pytest]\n", "sub/pytest.ini": ""}) == (
+        "/tmp/rlenvs-verdict/tests-0/pytest.ini"
+    )
 
 
 def test_a_harbor_test_script_that_writes_no_reward_fails(tmp_path):

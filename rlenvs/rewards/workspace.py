@@ -163,6 +163,53 @@ def _read_file(name: str, dir_fd: int, info: os.stat_result, max_bytes: int) -> 
 # --- expectations --------------------------------------------------------------------------
 
 
+_PROCESS_FILES = re.compile(
+    r"/proc/[^/]+/(?:task/[^/]+/)?(?:cwd(?:/.*)?|fd/?|fd/(?:[3-9]|[1-9]\d+)(?:/.*)?|map_files(?:/.*)?)"
+)
+"""What a link read by a process gives from that process itself: its working folder, the
+files it has open (past stdin, stdout and stderr) and its mapped files."""
+_SANDBOX_LINKS = {"/dev/fd": "/proc/self/fd", "/dev/stdin": "/proc/self/fd/0", "/dev/stdout": "/proc/self/fd/1",
+                  "/dev/stderr": "/proc/self/fd/2"}  # fmt: skip
+"""The links of the sandbox's /dev that lead into /proc."""
+MAX_LINK_HOPS = 40
+
+
+def process_links(workspace: Workspace, workdir: str) -> list[tuple[str, str]]:
+    """The workspace's symlinks (path, target) that lead, through any other links of the
+    workspace (at `workdir` in the sandbox), into the files of whichever process reads them
+    (/proc/self/cwd/..., /proc/self/fd/3, /dev/fd/3): read by a test, such a link gives the
+    test's own files, say the expected output it just opened, and no answer is ever one."""
+    links = {f"{workdir.rstrip('/')}/{path}": node.target for path, node in workspace.nodes.items() if node.kind == "symlink"}
+    found = []
+    for path, node in sorted(workspace.nodes.items()):
+        if node.kind == "symlink" and _PROCESS_FILES.fullmatch(_resolve(f"{workdir.rstrip('/')}/{path}", links)):
+            found.append((path, node.target or ""))
+    return found
+
+
+def _resolve(path: str, links: Mapping[str, str]) -> str:
+    """`path` with every link of `links` (and of the sandbox's /dev) on the way replaced by its
+    target, "." and ".." applied as the kernel does (after the link before them): where the
+    path leads, as far as anything the agent made can decide it."""
+    parts, done, hops = path.split("/"), [], 0
+    while parts:
+        part = parts.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            done = done[:-1]
+            continue
+        done.append(part)
+        target = links.get("/" + "/".join(done)) or _SANDBOX_LINKS.get("/" + "/".join(done))
+        if target is not None:
+            hops += 1
+            if hops > MAX_LINK_HOPS:  # a loop: the kernel gives up too (ELOOP)
+                return "/" + "/".join(done)
+            done = [] if target.startswith("/") else done[:-1]
+            parts = target.split("/") + parts
+    return "/" + "/".join(done)
+
+
 @dataclass(frozen=True)
 class Check:
     """The outcome of one expectation."""

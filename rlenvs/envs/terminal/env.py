@@ -17,7 +17,9 @@ Task source → prompt → action → transition → reward:
 - Reward, once the episode ends (submit, or the last turn): 1.0 when every expectation of
   the task holds for the workspace (and the submitted answer), read from the host with
   `rlenvs.rewards.workspace` (no symlink followed, no tool of the agent's used); task
-  folders add their own tests, run in a fresh shell after the agent's processes are gone.
+  folders add their own tests, run after the agent's processes are gone, from nothing the
+  agent wrote but the workspace (fresh /tmp and HOME, clean environment, a folder of their
+  own: `rlenvs.sandbox.verdict`).
 """
 
 from __future__ import annotations
@@ -31,17 +33,19 @@ from typing import Any
 from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.task import DatasetSource, FamilyMixSource, choose_families, content_task_id
 from rlenvs.envs.terminal.families import FAMILIES
-from rlenvs.envs.terminal.tasks import (
-    TESTS_DIR,
-    Entry,
-    TerminalTask,
-    family_task,
-    task_from_row,
+from rlenvs.envs.terminal.tasks import Entry, TerminalTask, family_task, task_from_row
+from rlenvs.rewards.workspace import (
+    Check,
+    Verdict,
+    WorkspaceUnreadable,
+    check_all,
+    process_links,
+    read_workspace,
 )
-from rlenvs.rewards.workspace import Check, Verdict, judge_workspace, read_workspace
 from rlenvs.sandbox import ExecResult, Limits
 from rlenvs.sandbox.launch import find_bwrap
 from rlenvs.sandbox.session import SessionError, ShellSession
+from rlenvs.sandbox.verdict import run_tests
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are working in a Linux shell (bash) inside a sandbox with no network. Each reply runs one "
@@ -216,20 +220,29 @@ class TerminalEnv(TextEnv[TerminalTask]):
     # --- reward --------------------------------------------------------------------------------
 
     def verify(self, task: TerminalTask, answer: str | None) -> Verdict:
-        """Judge the workspace as it is now (and the answer), from the host."""
+        """Judge the workspace as it is now (and the answer), from the host; then a task
+        folder's tests, unless a workspace link would hand them their own files."""
         session = self._session_for(task)
         try:
-            verdict = judge_workspace(session.workspace_path, task.expect, answer)
-        except SessionError as error:
+            workspace = read_workspace(session.workspace_path)
+        except (SessionError, WorkspaceUnreadable) as error:
             return Verdict(unreadable=str(error))
+        verdict = check_all(task.expect, workspace, answer)
         if not task.test_command:
             return verdict
-        try:
-            session.add_files(task.tests, TESTS_DIR)
-        except SessionError as error:  # e.g. the agent filled /tmp: the tests cannot run, so they fail
+        links = process_links(workspace, task.workdir)
+        if links:
+            shown = ", ".join(f"{path} -> {target}" for path, target in links[:3])
+            detail = (
+                f"a workspace link leads into the files of the process that reads it ({shown}): the tests would "
+                "read their own files through it, so they are not run; write the answer as a file"
+            )
+            return Verdict((*verdict.checks, Check("the task's tests pass", False, detail)), verdict.unreadable)
+        try:  # out of the agent's reach: see rlenvs.sandbox.verdict
+            run = run_tests(session, task.tests, task.test_command, timeout_s=task.test_timeout_s or self.limits.timeout_s)
+        except SessionError as error:  # the sandbox could not be set up for them: the tests cannot pass
             passed, detail = False, str(error)
         else:
-            run = session.run(task.test_command, timeout_s=task.test_timeout_s or self.limits.timeout_s, fresh=True)
             passed = run.status == "ok"
             detail = "" if passed else f"the task's tests failed ({run.status}): {cut_middle(run.stdout, 1000)}"
         return Verdict((*verdict.checks, Check("the task's tests pass", passed, detail)), verdict.unreadable)

@@ -43,6 +43,13 @@ How a folder maps onto a `TerminalTask`:
   nor /logs, so in the test files' text (UTF-8 ones) `/tests` is rewritten to TESTS_DIR
   and `/logs` to a folder inside it. Harbor's `[verifier].env` is exported for the tests
   and `[solution].env` for the solution (literal values only).
+- where the tests run: out of the agent's reach (`rlenvs.sandbox.verdict`): after its
+  processes are gone, with /tmp emptied, in a tests folder of a random name (the path
+  TESTS_DIR in their text is rewritten to it), starting in an empty folder of their own with
+  a fresh HOME, a clean environment (the task's variables, the system PATH, no user site for
+  python3) and pytest's rootdir and config fixed to the tests' own. Terminal-Bench and Harbor
+  start them in the WORKDIR; here tests name the workspace's files by absolute path
+  (/app/...), as theirs do.
 - timeouts: `max_test_timeout_sec` / `[verifier].timeout_sec` is the tests' time limit
   (`test_timeout_s`). Each command's limit (`timeout_s`) is left None, so the env's own
   `timeout_s` applies: `max_agent_timeout_sec` / `[agent].timeout_sec` bound a whole
@@ -88,8 +95,8 @@ DEFAULT_WORKDIR = "/app"
 SOLUTION_DIR = "/tmp/rlenvs-solution"
 """Where a Harbor solution of several files is written before its solve.sh runs."""
 LOGS_DIR = f"{TESTS_DIR}/.rlenvs-logs"
-"""Harbor's /logs: inside the tests folder, which is replaced as a whole before the tests run,
-so nothing the agent left there can pose as the tests' reward."""
+"""Harbor's /logs: inside the tests folder, which each verdict makes anew under a name of its
+own, so nothing the agent left anywhere can pose as the tests' reward."""
 SETUP_SCRIPT = "setup.sh"
 
 _TB_FILES = ("task.yaml", "run-tests.sh", "solution.sh", "solution.yaml", "Dockerfile")
@@ -330,7 +337,8 @@ def _task(
     test_command: str, test_timeout_s: float | None,
 ) -> TerminalTask:  # fmt: skip
     """What both layouts share: the solution's size, setup.sh, and the image's variables, which
-    the set-up and the tests (fresh shells, unlike the agent's) get as `export` lines."""
+    the set-up and the tests (fresh shells with nothing of the agent's, unlike its own) get as
+    `export` lines."""
     for command in solution:
         if len(command.encode()) > MAX_COMMAND_BYTES:
             raise TaskFolderError(

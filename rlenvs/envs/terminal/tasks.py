@@ -19,9 +19,8 @@ import numpy as np
 
 from rlenvs.core.task import Task
 from rlenvs.rewards.workspace import Expectation, expectation_from_dict, normalise_path
+from rlenvs.sandbox.verdict import TESTS_DIR as TESTS_DIR  # the name task folders' tests use for their folder
 
-TESTS_DIR = "/tmp/rlenvs-tests"
-"""Where a task's `tests` are put for its `test_command`."""
 MAX_SETUP_BYTES = 16 << 20
 """The initial workspace's total size: it is sent to the sandbox once per episode."""
 
@@ -104,8 +103,9 @@ class TerminalTask(Task):
     tests: tuple[Entry, ...] = ()
     """Test files copied in after the agent finished (task folders), out of the agent's sight."""
     test_command: str = ""
-    """Run after the agent finished, in a fresh shell, with `tests` under TESTS_DIR; exit
-    status 0 is one more expectation met. Empty: the expectations alone decide."""
+    """Run after the agent finished as a `rlenvs.sandbox.verdict` test run (fresh /tmp and
+    HOME, clean environment, its own start folder), with `tests` in the folder TESTS_DIR
+    names; exit status 0 is one more expectation met. Empty: the expectations alone decide."""
     test_timeout_s: float | None = None
     """Time limit of `test_command` (None: the env's per-command limit)."""
     workdir: str = "/workspace"

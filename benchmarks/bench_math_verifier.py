@@ -48,6 +48,13 @@ TRIAGE_NAME = "DISAGREEMENTS"
 UNMARKED_KEY = "UNMARKED"
 """The name the triage file gives to its one recurring reason (a reply with no answer marker)."""
 
+CHAIN_RULE = (
+    "chains whose constant members differ (`x = 5+5+1 = 7 = 11`): they state nothing true (issue 16's rule), "
+    "math-verify takes the last member"
+)
+CHAIN_CASES = {98, 100, 101, 109, 114, 115}
+"""Labels written for math-verify's take-the-last-member reading of a chain, which rlenvs
+refuses on purpose: the 95% target is also reported without them."""
 OTHER_CATEGORIES = {
     "different semantics on purpose (a false equation, tuple vs set, several boxes read as a "
     "hedge or as a list, variable names matter)": {35, 162, 172, 252, 254},
@@ -57,6 +64,7 @@ OTHER_CATEGORIES = {
     "decimal, a sum of matrices)": {30, 188, 123, 124},
     "decimal approximations of exact values (accepted with rounding=True, math-verify's precision "
     "option)": {126, 133, 139},
+    CHAIN_RULE: CHAIN_CASES,
 }
 """How the non-UNMARKED entries of the triage dict group, as triaged when this was written."""
 
@@ -291,7 +299,7 @@ def notes(
     lines.append(
         triage_note(disagreements[ours], disagreements[ours_last], by[("math-verify cases", ours_last)], preds)
     )
-    lines += targets(by, ours, ours_last, peer)
+    lines += targets(by, ours, ours_last, peer, disagreements.get(ours_last, []))
     return lines
 
 
@@ -374,7 +382,7 @@ def triage_note(disagreements: list[int], last_disagreements: list[int], last_ro
     return text
 
 
-def targets(by: dict, ours: str, ours_last: str, peer: str | None) -> list[str]:
+def targets(by: dict, ours: str, ours_last: str, peer: str | None, last_disagreements: list[int]) -> list[str]:
     if peer is None:
         return [f"Targets not checked: {PEER} is not installed."]
     gsm = []
@@ -391,6 +399,8 @@ def targets(by: dict, ours: str, ours_last: str, peer: str | None) -> list[str]:
     )
     r, p = by[("math-verify cases", ours)], by[("math-verify cases", peer)]
     rl = by.get(("math-verify cases", ours_last), {})
+    if isinstance(rl.get("checks"), int):
+        without_chains = 100 * (1 - len(set(last_disagreements) - CHAIN_CASES) / (rl["checks"] - len(CHAIN_CASES)))
     fast, accurate = r[RATIO] >= CASES_TARGET, r["accuracy %"] >= p["accuracy %"]
     cases_line = (
         f"Target LaTeX cases (>= {CASES_TARGET:g}x faster at equal or better agreement with math-verify's "
@@ -399,7 +409,9 @@ def targets(by: dict, ours: str, ours_last: str, peer: str | None) -> list[str]:
         f"vs {PEER}'s {p['accuracy %']:.1f}% on its own labels"
         + (
             f'; with math-verify\'s settings (`unmarked="last", rounding=True`): {rl["accuracy %"]:.1f}% at '
-            f'{rl[RATIO]:.0f}x (target >= 95%: {"met" if rl["accuracy %"] >= 95 else "NOT met"})'
+            f'{rl[RATIO]:.0f}x (target >= 95%: {"met" if rl["accuracy %"] >= 95 else "NOT met"}; on the '
+            f"{rl['checks'] - len(CHAIN_CASES)} labels that do not pin the chain reading issue 16 rules out: "
+            f"{without_chains:.1f}%)"
             if isinstance(rl.get(RATIO), float)
             else ""
         )

@@ -59,7 +59,9 @@ def test_parse_number_rejects_non_numbers(text: str) -> None:
         ("The answer is not obvious. We get \\boxed{72}", 1.0),
         ("#### 72\nThe answer is 72.", 1.0),
         ("\\boxed{71} then \\boxed{72}", 0.0),  # hedge
-        ("The answer is 71. \\boxed{72}", 0.0),  # hedge across kinds
+        ("\\boxed{72}. The answer is 71.", 0.0),  # hedge across kinds: a phrase after the last box
+        ("The answer is 71. \\boxed{72}", 1.0),  # a phrase before the last box is working
+        ("\\boxed{72}\n#### 71", 0.0),
         ("\\boxed{x} \\boxed{72}", 0.0),  # an unparseable boxed answer still counts
         ("#### 71\n\\boxed{72}", 0.0),
         ("\\boxed{71 or 72}", 0.0),
@@ -121,12 +123,18 @@ def test_correct_renderings_score_one_and_near_misses_zero(n: int, render, reaso
         assert numeric_answer_score(reply, str(wrong)) == 0.0
 
 
+PHRASES = [render for render in RENDERINGS if "answer" in render(1).lower()]
+BOXES = [render for render in RENDERINGS if "boxed" in render(1)]
+
+
 @given(n=st.integers(0, 10**6), other=st.integers(0, 10**6), first=st.sampled_from(RENDERINGS), second=st.sampled_from(RENDERINGS))
 def test_two_different_final_answers_always_score_zero(n: int, other: int, first, second) -> None:
+    """...except an "answer is" phrase before the last box: that is working, the box decides."""
     if other == n:
         other += 1
+    working = first in PHRASES and second in BOXES
     assert numeric_answer_score(first(n) + "\n" + second(other), str(n)) == 0.0
-    assert numeric_answer_score(first(other) + "\n" + second(n), str(n)) == 0.0
+    assert numeric_answer_score(first(other) + "\n" + second(n), str(n)) == (1.0 if working else 0.0)
 
 
 @settings(max_examples=300)

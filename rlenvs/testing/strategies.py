@@ -450,7 +450,7 @@ _HEDGES: dict[str, Callable[[_Number, _Number], str]] = {
     "hash_and_box": lambda t, w: f"#### {w.plain}\n\\boxed{{{t.latex}}}",
     "box_and_hash": lambda t, w: f"\\boxed{{{t.latex}}}\n#### {w.plain}",
     "two_hashes": lambda t, w: f"#### {t.plain}\n#### {w.plain}",
-    "phrase_and_box": lambda t, w: f"The answer is {w.plain}. So \\boxed{{{t.latex}}}",
+    "box_and_phrase": lambda t, w: f"So \\boxed{{{t.latex}}}. The answer is {w.plain}.",
     "list_in_box": lambda t, w: f"\\boxed{{{t.latex}, {w.latex}}}",
     "or_in_box": lambda t, w: f"\\boxed{{{w.latex} \\text{{ or }} {t.latex}}}",
     "spray": lambda t, w: " ".join(f"\\boxed{{{_Number(t.value + k).latex}}}" for k in (-2, -1, 0, 1, 2)),

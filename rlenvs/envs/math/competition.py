@@ -11,6 +11,7 @@ test split the hub's MATH-500 (`HuggingFaceH4/MATH-500`) through `datasets`.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +21,9 @@ from rlenvs.core.task import DatasetSource, content_task_id
 from rlenvs.data import DataFiles, HubDataset, load_tasks
 from rlenvs.envs.math.tasks import MathTask
 from rlenvs.rewards.math import check_answer, gold_answer, math_answer_score, warm_up
-from rlenvs.rewards.math.normalize import normalize_answer
+from rlenvs.rewards.math.extraction import boxed_contents, unclosed_box
+from rlenvs.rewards.math.restating import restates_question
+from rlenvs.rewards.math.scoring import quoted_boxes
 from rlenvs.rewards.math.symbolic import DEFAULT_BUDGET
 
 DATASET = "math"
@@ -56,7 +59,10 @@ def competition_task(row: Mapping[str, Any], task_id: str) -> CompetitionTask:
     if answer is None or (isinstance(answer, str) and not answer.strip()):
         if "\\boxed" not in solution and "\\fbox" not in solution:
             raise ValueError("MATH row has no 'answer' and its 'solution' has no \\boxed{} answer: add an 'answer' field")
-        answer = gold_answer(solution)
+        # Two rows of MATH's train split box nothing (`\\boxed{}`): no answer to score
+        # against. They get an empty answer, which the env leaves out, saying so.
+        answerable = boxed_contents(solution) or unclosed_box(solution) is not None
+        answer = gold_answer(solution, quoted_boxes(problem)) if answerable else ""
     if not isinstance(answer, str):
         answer = str(answer)
     unique_id = row.get("unique_id")
@@ -97,7 +103,17 @@ class CompetitionMathEnv(TextEnv[CompetitionTask]):
         subjects = _chosen(subjects, SUBJECTS, "subject")
         levels = _chosen(levels, LEVELS, "level")
         tasks = load_tasks(DATASET, split, data_files=data_files, hub=HUB.get(split), task_from_row=competition_task)
-        chosen = [t for t in tasks if (subjects is None or t.subject in subjects) and (levels is None or t.level in levels)]
+        unanswerable = [t.task_id for t in tasks if not t.answer]
+        if unanswerable:
+            warnings.warn(
+                f"MATH {split}: left out {len(unanswerable)} row(s) whose solution boxes no answer (an empty "
+                f"\\boxed{{}}) and that have no 'answer' field: {', '.join(unanswerable[:10])}",
+                stacklevel=2,
+            )
+        chosen = [
+            t for t in tasks
+            if t.answer and (subjects is None or t.subject in subjects) and (levels is None or t.level in levels)
+        ]
         if not chosen:
             raise ValueError(
                 f"no MATH {split} task has subject in {subjects} and level in {levels}: "
@@ -111,11 +127,16 @@ class CompetitionMathEnv(TextEnv[CompetitionTask]):
         warm_up()  # start the symbolic worker now, not inside the first episode
 
     def task_from_row(self, row: Mapping[str, Any]) -> CompetitionTask:
-        return competition_task(row, content_task_id(DATASET, row))
+        task = competition_task(row, content_task_id(DATASET, row))
+        if not task.answer:
+            raise ValueError("MATH row's solution boxes no answer (an empty \\boxed{}): add an 'answer' field")
+        return task
 
     def judge(self, task: CompetitionTask, reply: str) -> Judgement:
-        check = check_answer(reply, task.answer, budget=self.check_budget)
-        restated = check.answer is not None and restates_problem(check.answer, task)
+        check = check_answer(reply, task.answer, budget=self.check_budget, problem=task.prompt)
+        restated = check.answer is not None and restates_question(
+            check.answer, task.answer, task.prompt, self.check_budget
+        )
         correct = check.correct and not restated
         info = {"parsed_answer": check.answer, "hedged": check.hedged, "restated_problem": restated}
         if check.answer is None and not check.hedged:
@@ -129,16 +150,6 @@ class CompetitionMathEnv(TextEnv[CompetitionTask]):
         if math_answer_score(self.task.solution, self.task.answer, budget=self.check_budget) == 1.0:
             return self.task.solution
         return f"The answer is $\\boxed{{{self.task.answer}}}$."
-
-
-def restates_problem(answer: str, task: CompetitionTask) -> bool:
-    """The answer is an expression copied from the problem rather than the gold answer's
-    form ("Simplify $\\sqrt{50} + \\sqrt{18}$" answered `\\boxed{\\sqrt{50} + \\sqrt{18}}`): equivalent,
-    so the verifier alone would reward it, but nothing was solved."""
-    stated = normalize_answer(answer).replace(" ", "")
-    if len(stated) < 3 or stated == normalize_answer(task.answer).replace(" ", ""):
-        return False
-    return stated in normalize_answer(task.prompt).replace(" ", "")
 
 
 def _chosen(value: Any, valid: tuple, what: str) -> frozenset | None:

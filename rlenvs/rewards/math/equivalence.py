@@ -10,8 +10,8 @@ Both are normalised (`normalize`), then read as a structure and compared part by
 - intervals `[a, b)` and unions `A \\cup B`: the same brackets and endpoints;
 - matrices (`pmatrix`, `bmatrix`, `array`, ...): the same shape and entries;
 - `x = 3` against `3`: the value (a name on the left is a label); in a chain
-  `x = 5 + 6 = 11` the last value; `7 + 9 = 16` (a constant left side) states 16 only if
-  its sides agree; two equations `2x + 4y = 3` and `y = ...`: the same equation up to a
+  `x = 5 + 6 = 11` the last value, if its constant members agree (`20 = 19 = 18` states
+  nothing true); `7 + 9 = 16` (a constant left side) states 16 only if its sides agree; two equations `2x + 4y = 3` and `y = ...`: the same equation up to a
   constant factor;
 - inequalities: the same relation, either way round (`x > 5` is `5 < x`), and a double
   inequality `a <= x <= b` is the interval `[a, b]`; an inequality of one variable that is
@@ -99,7 +99,7 @@ def read_form(text: str, depth: int = 0) -> Form:
     text = _MEMBERSHIP.sub("", text).strip()
     if parse_number(text) is not None:  # 11,111,111,100 is one number, not a list
         return Form("leaf", (text,))
-    items = [word_item for item in _split_top(text, ",;") for word_item in _split_list_words(item)]
+    items = [word_item for item in split_top_level(text, ",;") for word_item in _split_list_words(item)]
     if len(items) > 1:
         forms = []
         for item in items:
@@ -117,7 +117,11 @@ def read_form(text: str, depth: int = 0) -> Form:
     if len(equals) > 2 or (len(equals) == 2 and _LABEL.fullmatch(equals[0].strip())):
         # `x = 3` names the value 3; kept as an assignment so it can still be compared
         # with an equation (`y = 2x` against `2x - y = 0`).
-        return Form("assignment", (equals[0].strip(), equals[-1].strip(), read(equals[-1])))
+        # In a chain `x = 5 + 6 = 11` the constant members must agree (`20 = 19 = 18` states
+        # nothing true); they are kept to be checked.
+        members = [part.strip() for part in (equals if not _LABEL.fullmatch(equals[0].strip()) else equals[1:])]
+        constants = tuple(part for part in members if not _LETTER.search(_COMMAND.sub("", part)))
+        return Form("assignment", (equals[0].strip(), equals[-1].strip(), read(equals[-1]), constants))
     if len(equals) == 2:
         return Form("equation", (equals[0].strip(), equals[1].strip()))
     matrix = _MATRIX.fullmatch(text)
@@ -129,7 +133,7 @@ def read_form(text: str, depth: int = 0) -> Form:
         if text.startswith("\\{") or text[0] == "{":
             inner = text[2:-2] if text.startswith("\\{") else inner
             return read(inner) if not _has_top(inner, ",;") else Form("list", read(inner).parts)
-        parts = _split_top(inner, ",;")
+        parts = split_top_level(inner, ",;")
         if len(parts) == 2 and (text[0] == "[" or text[-1] == "]" or "\\infty" in inner):
             return Form("interval", tuple(read(p) for p in parts), text[0] + text[-1])
         if len(parts) >= 2:
@@ -137,7 +141,7 @@ def read_form(text: str, depth: int = 0) -> Form:
         if text[0] == "(" or _MATRIX.fullmatch(inner.strip()):  # `\left[\begin{array}..\right]`
             return read(inner)
     if text.startswith("\\{") and text.endswith("\\}"):
-        return Form("list", tuple(read(p) for p in _split_top(text[2:-2], ",;")))
+        return Form("list", tuple(read(p) for p in split_top_level(text[2:-2], ",;")))
     return Form("leaf", (text,))
 
 
@@ -188,7 +192,9 @@ class _Comparison:
         return False
 
     def assignment_equal(self, assignment: Form, other: Form) -> bool:
-        label, value_text, value = assignment.parts
+        label, value_text, value, constants = assignment.parts
+        if not self.all_equal(constants):
+            return False
         if other.kind == "assignment":
             return self.forms_equal(value, other.parts[2])
         if other.kind == "equation":
@@ -209,6 +215,14 @@ class _Comparison:
             return False
         numbers = _numbers_equal(left, right, rounding=False)
         return numbers if numbers is not None else self.symbolic("equal", left, right)
+
+    def all_equal(self, members: tuple[str, ...]) -> bool:
+        """The constant members of a chain have one value."""
+        for first, second in zip(members, members[1:]):
+            numbers = _numbers_equal(first, second, rounding=False)
+            if not (numbers if numbers is not None else self.symbolic("equal", first, second)):
+                return False
+        return True
 
     def sequence_equal(self, a: tuple, b: tuple) -> bool:
         return len(a) == len(b) and all(self.forms_equal(x, y) for x, y in zip(a, b))
@@ -328,7 +342,7 @@ def _split_equals(text: str) -> list[str]:
     if "\\approx" in text:
         before, _, after = text.partition("\\approx")
         text = before if "=" in before else after
-    return [part for part in _split_top(text, "=")]
+    return [part for part in split_top_level(text, "=")]
 
 
 MAX_PLUS_MINUS = 3
@@ -409,10 +423,10 @@ def _set_spec(form: Form) -> str | None:
 
 
 def _has_top(text: str, separators: str) -> bool:
-    return len(_split_top(text, separators)) > 1
+    return len(split_top_level(text, separators)) > 1
 
 
-def _split_top(text: str, separators: str) -> list[str]:
+def split_top_level(text: str, separators: str) -> list[str]:
     """Split at separators that are not inside brackets or braces."""
     parts, depth, start = [], 0, 0
     index = 0

@@ -6,17 +6,28 @@ on the way to a wrong final answer is rewarded. Here a completion has exactly on
 answer, found by a fixed precedence, and a completion that commits to several different
 final answers (a hedge) scores 0.
 
-Precedence, highest first; within a kind the *last* occurrence is the final answer:
+Markers, highest precedence first; within a kind the *last* occurrence is the final answer:
 
-1. `\\boxed{...}` / `\\fbox{...}` (balanced braces);
-2. `#### ...` (GSM8K's own format), to the end of the line;
+1. `\\boxed{...}` / `\\fbox{...}` (balanced braces; escaped `\\{ \\}` and `\\left\\{` are not
+   braces; spaces or a newline may come before `{`; `\\boxed 2`, TeX's one-token argument,
+   is 2). A box inside another box is part of it, not a second answer, and formatting
+   around the content is not part of the answer (`\\boxed{\\boxed{18}}`, `\\boxed{\\fbox{18}}`,
+   `\\textbf`, `\\mathbf`, `{\\bf ..}`, `\\color{red}{..}`, `\\textcolor{red}{..}` are 18).
+   A placeholder (`\\boxed{}`, `\\boxed{\\ }`, `\\boxed{\\phantom{2}}`, `\\boxed{?}`) or a box
+   quoted from the problem (`quoted`) is no answer.
+2. `#### N` (GSM8K's own format), where N, the rest of the line, is a number: exactly four
+   `#`, so markdown headings (`#### Step 1: Find x`, `##### Final`) are text.
 3. "The answer is ...", "Final answer: ...", "Answer: ..." (spelt answer, Answer or ANSWER),
-   to the end of the sentence.
+   to the end of the sentence, when what follows is a number, a math span, or math written
+   without `$` ("The answer is: [-2,2]", MetaMath's style); prose such as "the answer is not
+   obvious" is no answer.
 
-Hedging: every boxed and `####` answer counts as a final answer; an "answer is" phrase
-counts only when it holds a number (prose such as "the answer is not obvious" is not an
-answer). If the counted answers do not all agree, the completion hedges: numbers must have
-the same value, anything else the same text.
+Which answers must agree (a disagreement is a hedge): every box and every `#### N`; and the
+"answer is" phrases, all of them if the reply has no box, else only those after its last
+box (one before it is intermediate work: "our answer is 1/115, so m + n = \\boxed{116}"). A
+phrase after the last box that only leads with a number ("Answer: 20 or so") still counts
+as stating that number. Answers agree when their values are equal: numbers exactly, other
+answers when they read the same once normalised; `scoring` compares the rest symbolically.
 
 Every step is linear in the completion's length, whatever it holds.
 """
@@ -39,20 +50,45 @@ and a cut bounds the work on adversarial replies."""
 
 # Markers are located with str.find first and matched with these anchored patterns only
 # there: a regex alternation scanning every position is ten times slower on real replies.
-BOX_OPEN = re.compile(r"\\(?:boxed|fbox)[ \t]*\{")
+BOX_OPEN = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])\s*")
 _ANSWER_TAIL = re.compile(r"\**[ \t]*(?:(?:is\b|IS\b|:|=)[ \t*:]*(?:\n[ \t]*)?|[ \t]+(?=\$|\\\(|\\\[))")
 """After "answer": "is", ":" or "=", or just a space before a math span ("Answer $9$")."""
 _MATH_SPAN = re.compile(r"\$\$.+\$\$|\$(?:[^$\\]|\\.)+\$|\\\(.+\\\)|\\\[.+\\\]", re.DOTALL)
 """A text that is wholly one `$...$`, `$$...$$`, `\\(...\\)` or `\\[...\\]` span (`\\$`, an
 escaped dollar sign, does not end a `$` span)."""
-_BRACE = re.compile(r"[{}]")
+_BRACE = re.compile(r"\\*[{}]")
+"""A brace with the backslashes before it: an odd number of them escapes it (`\\{`)."""
+_HASH_MARK = re.compile(r"(?<!#)####(?!#)")
 # "The answer is 18. Then ..." -> "18": a period ends the sentence unless a digit follows.
 _SENTENCE_END = re.compile(r"\.(?!\d)|[;!?]")
+_LEADING_NUMBER = re.compile(r"[-+]?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?")
+_PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
+MATH_WORDS = frozenset({
+    "sqrt", "pi", "sin", "cos", "tan", "sec", "csc", "cot", "ln", "log", "exp", "inf", "infty", "infinity",
+})
+"""Words that are math, not prose, when they stand without a backslash (`sqrt(2)`, `pi/2`)."""
+_LIST_WORDS = frozenset({"and", "or"})
+_CHECKING = frozenset({"check", "checking", "verify", "verifying", "confirm", "confirming", "test", "testing"})
+"""Words that, just before "answer", make it the object of a check, not a statement of one."""
+
+# Formatting a box's content may carry: unwrapped until none is left.
+_WRAPPERS = re.compile(
+    r"\\(?:boxed|fbox|textbf|mathbf|bm|boldsymbol|mathbb|underline|emph|textit|mathit)\s*\{(?P<body>.*)\}"
+    r"|\\(?:textcolor|colorbox)\s*\{[^{}]*\}\s*\{(?P<colored>.*)\}"
+    r"|\\color\s*\{[^{}]*\}\s*(?:\{(?P<color_group>.*)\}|(?P<color_rest>.*))"
+    r"|\{\s*\\(?:bf|it|rm|bfseries)\b\s*(?P<declared>.*)\}"
+    r"|\{(?P<group>.*)\}",
+    re.DOTALL,
+)
+_PLACEHOLDER_PARTS = re.compile(
+    r"\\(?:[hv]?phantom|hspace\*?|vspace\*?)\s*\{[^{}]*\}|\\text\s*\{\s*\}|\\(?:quad|qquad|square|Box|"
+    r"blacksquare|underline\{\s*\}|dots|ldots|cdots)(?![A-Za-z])|\\[ ,;:!]|[\s~?_]|\\_|\.\.\."
+)
 
 
 class FinalAnswer(NamedTuple):
     text: str
-    """The answer as written, e.g. the inside of `\\boxed{}`."""
+    """The answer as written, formatting removed, e.g. the inside of `\\boxed{}`."""
     kind: str
     """Which marker it came from: "boxed", "hash" or "answer_is"."""
     value: Number | None
@@ -63,50 +99,107 @@ class Extraction(NamedTuple):
     answer: FinalAnswer | None
     """The final answer by precedence; None if the completion has no final-answer marker."""
     hedged: bool
-    """The completion gives several final answers that disagree."""
+    """The completion states final answers that visibly disagree (different numbers, or
+    texts that differ once normalised); `scoring` clears a hedge whose answers it proves
+    equal (`\\boxed{\\frac{\\sqrt3}{2}}` and `\\boxed{\\dfrac{\\sqrt{3}}{2}}`)."""
+    stated: tuple[FinalAnswer, ...] = ()
+    """Every answer that must agree with the final one (see the module docstring)."""
 
 
 NO_ANSWER = Extraction(None, False)
 
 
-def extract_final_answer(completion: str) -> Extraction:
-    """The completion's one final answer by the module's precedence, and whether it hedges."""
-    boxed = [_final(text, BOXED) for text in boxed_contents(completion)] if "\\" in completion else []
+def extract_final_answer(completion: str, quoted: frozenset[str] = frozenset()) -> Extraction:
+    """The completion's one final answer by the module's precedence, and whether it hedges.
+
+    `quoted` holds the normalised contents of the boxes the problem itself shows (a blank
+    to fill in, an operator written as a box): such a box in the reply is quoted, not an
+    answer, unless the reply has no other box."""
+    boxes = _boxes(completion) if "\\" in completion else []
+    if quoted and any(normalize_answer(text) not in quoted for _, text in boxes):
+        boxes = [(start, text) for start, text in boxes if normalize_answer(text) not in quoted]
+    boxed = [_final(text, BOXED) for _, text in boxes]
     hashed = [_final(text, HASH) for text in hash_answers(completion)]
-    phrased = []
-    for phrase in _answer_phrases(completion):
+    after = boxes[-1][0] if boxes else -1
+    phrased, hedge_only = [], []
+    for start, phrase in _answer_phrases(completion):
+        if start < after:
+            continue  # an "answer is" before the last box is working, not a final answer
         candidate = _final(phrase, ANSWER_IS)
-        # "the answer is not obvious" is not an answer; a number or a math span is.
-        if candidate.value is not None or is_math_span(candidate.text):
+        if candidate.value is not None or is_math_span(candidate.text) or reads_as_math(candidate.text):
             phrased.append(candidate)
+        elif boxes and (lead := _LEADING_NUMBER.match(candidate.text)):
+            hedge_only.append(_final(lead.group(), ANSWER_IS))  # "\boxed{18} Answer: 20 or so"
     answers = boxed or hashed or phrased
     if not answers:
         return NO_ANSWER
     answer = answers[-1]
-    everything = boxed + hashed + phrased
-    if len(everything) == 1:
-        return Extraction(answer, False)
-    if answer.value is None:
-        key = _hedge_key(answer.text)
-        hedged = any(c.text != answer.text and _hedge_key(c.text) != key for c in everything)
-    else:
-        hedged = any(c.value != answer.value for c in everything)
-    return Extraction(answer, hedged)
+    stated = tuple(boxed + hashed + phrased + hedge_only)
+    hedged = any(not agree(candidate, answer) for candidate in stated)
+    return Extraction(answer, hedged, stated)
+
+
+def agree(a: FinalAnswer, b: FinalAnswer) -> bool:
+    """The same value: equal numbers, or the same text once normalised (`$x=1$`, `x = 1`)."""
+    if a.value is not None and b.value is not None:
+        return a.value == b.value
+    return a.text == b.text or _hedge_key(a.text) == _hedge_key(b.text)
 
 
 def _hedge_key(text: str) -> str:
-    """Non-numeric answers agree when they read the same once normalised (`$x=1$`, `x = 1`)."""
     return normalize_answer(text).replace(" ", "")
-
 
 
 def is_math_span(text: str) -> bool:
     return _MATH_SPAN.fullmatch(text.strip()) is not None
 
 
-def _final(text: str, kind: str) -> FinalAnswer:
+def reads_as_math(text: str) -> bool:
+    """Math written without `$`: no prose words (`x^2+33x-33`, `[-2,2]`, `\\sqrt{2}`, `C`),
+    words only from `MATH_WORDS` or joining a list (`2 or 3`)."""
     text = text.strip()
+    if not text or len(text) > MAX_ANSWER_CHARS:
+        return False
+    words = _PROSE_WORD.findall(text)
+    return all(word.lower() in MATH_WORDS or word in _LIST_WORDS for word in words)
+
+
+def _final(text: str, kind: str) -> FinalAnswer:
+    text = unwrap_formatting(text)
     return FinalAnswer(text, kind, parse_number(text))
+
+
+def unwrap_formatting(text: str) -> str:
+    """The content without formatting around it: `\\boxed{\\textbf{18}}`, `{\\bf 18}`,
+    `\\color{red}{18}` and `\\textcolor{red}{18}` are `18`."""
+    text = text.strip()
+    for _ in range(MAX_ANSWER_CHARS):
+        match = _WRAPPERS.fullmatch(text)
+        if match is None:
+            return text
+        inner = next(group for group in match.groups() if group is not None)
+        if match.group("body") is not None or match.group("colored") is not None or match.group("group") is not None:
+            if not _balanced(inner):
+                return text  # `{a} + {b}`: the braces are not one group around everything
+        text = inner.strip()
+    return text
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for brace in _BRACE.finditer(text):
+        token = brace.group()
+        if (len(token) - 1) % 2:
+            continue  # escaped
+        depth += 1 if token[-1] == "{" else -1
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def is_placeholder(text: str) -> bool:
+    """A blank, not an answer: empty, spacing, `\\phantom{..}`, `?`, `\\square`, underscores."""
+    return not _PLACEHOLDER_PARTS.sub("", text).strip()
 
 
 def _rest_of_line(text: str, start: int) -> str:
@@ -116,19 +209,21 @@ def _rest_of_line(text: str, start: int) -> str:
 
 
 def hash_answers(text: str) -> list[str]:
-    """What follows each `####`, to the end of its line."""
+    """The number after each `####` (exactly four), to the end of its line; a `####` not
+    followed by a number is a markdown heading, not an answer."""
+    if "####" not in text:
+        return []
     answers = []
-    start = text.find("####")
-    while start != -1:
-        answers.append(_rest_of_line(text, start + 4))
-        start = text.find("####", start + 4)
+    for mark in _HASH_MARK.finditer(text):
+        rest = _rest_of_line(text, mark.end()).strip()
+        if parse_number(rest) is not None:
+            answers.append(rest)
     return answers
 
 
-def _answer_phrases(text: str) -> list[str]:
-    """The sentence after each "answer is" / "answer:" (answer, Answer or ANSWER), in order.
-
-    """
+def _answer_phrases(text: str) -> list[tuple[int, str]]:
+    """(position, the sentence after it) for each "answer is" / "answer:" (answer, Answer or
+    ANSWER), in order."""
     if "nswer" not in text and "NSWER" not in text:
         return []
     phrases = []
@@ -138,7 +233,7 @@ def _answer_phrases(text: str) -> list[str]:
             head = start - 1
             if head >= 0 and text[head] in "aA" and (head == 0 or not text[head - 1].isalnum()):
                 match = _ANSWER_TAIL.match(text, start + len(spelling))
-                if match:
+                if match and _states_an_answer(text, head, spaced=not match.group().strip()):
                     after = match.end()
                     # A math span may run over lines ("Answer \\[\n 9 \n\\]"); prose ends with its line.
                     if text.startswith(("$", "\\(", "\\["), after):
@@ -147,10 +242,25 @@ def _answer_phrases(text: str) -> list[str]:
                         phrase = _first_sentence(_rest_of_line(text, after))
                     # "The answer is \\boxed{18}" or "$x \\in \\boxed{...}$": the box counts itself.
                     if "\\boxed" not in phrase and "\\fbox" not in phrase:
-                        phrases.append((start, phrase))
+                        phrases.append((head, phrase))
             start = text.find(spelling, start + 1)
     phrases.sort()
-    return [phrase for _, phrase in phrases]
+    return phrases
+
+
+def _states_an_answer(text: str, head: int, spaced: bool) -> bool:
+    """Whether the "answer" at `head` introduces the reply's answer: not when checking one
+    ("We can check our answer: ..."), and, in the form without "is" or ":" ("Answer $9$"),
+    only at the start of a line or after "final" ("a calculator gives the answer $33.98$"
+    is prose)."""
+    line_start = text.rfind("\n", 0, head) + 1
+    before = text[max(line_start, head - 60) : head].lower()
+    words = re.findall(r"[a-z]+", before)
+    if any(word in _CHECKING for word in words[-3:]):
+        return False
+    if not spaced:
+        return True
+    return not before.strip(" *#_") or bool(words) and words[-1] == "final"
 
 
 def _first_sentence(text: str) -> str:
@@ -168,31 +278,58 @@ def _first_sentence(text: str) -> str:
 
 
 def boxed_contents(text: str) -> list[str]:
-    """The contents of every `\\boxed{...}` and `\\fbox{...}` with balanced braces, in order."""
-    contents = []
-    braces: dict[int, int] | None = None  # all matching braces, computed only if a box nests
+    """The content of every outermost box that is an answer (placeholders left out), in order."""
+    return [content for _, content in _boxes(text)]
+
+
+def _boxes(text: str) -> list[tuple[int, str]]:
+    """(start, content) of every outermost `\\boxed{...}` / `\\fbox{...}` / `\\boxed X`, in order."""
+    found: list[tuple[int, str]] = []
+    braces: dict[int, int] | None = None  # all matching braces, computed once, from the first box on
+    covered = -1  # the end of the last box taken: boxes before it are nested inside it
     for opening in BOX_OPEN.finditer(text):
-        end = opening.end()
-        close = text.find("}", end)
-        if close != -1 and text.find("{", end, close) != -1:
+        if opening.start() < covered:
+            continue
+        begin = opening.end()
+        if text.startswith("{", begin):
             braces = braces if braces is not None else _matching_braces(text, opening.start())
-            close = braces.get(end - 1, -1)
-        if close != -1:
-            # Cut past the length any number has, so that thousands of nested boxes do not
+            close = braces.get(begin)
+            if close is None:
+                continue  # never closed: a cut-off reply states no answer
+            # Cut past the length any answer has, so that thousands of nested boxes do not
             # copy the reply thousands of times; a cut content never parses.
-            contents.append(text[end : min(close, end + MAX_ANSWER_CHARS + 1)])
-    return contents
+            content, covered = text[begin + 1 : min(close, begin + 1 + MAX_ANSWER_CHARS + 1)], close
+        elif begin < len(text) and text[begin].isalnum():
+            content, covered = text[begin], begin + 1  # TeX's one-token argument: `\boxed 2`
+        else:
+            continue
+        if not is_placeholder(content):
+            found.append((opening.start(), content))
+    return found
+
+
+def unclosed_box(text: str) -> str | None:
+    """What follows the last box opening if its brace is never closed (a cut-off reply, or a
+    typo in a data set's solution), else None."""
+    openings = list(BOX_OPEN.finditer(text)) if "\\" in text else []
+    if not openings or not text.startswith("{", openings[-1].end()):
+        return None
+    begin = openings[-1].end()
+    return None if begin in _matching_braces(text, openings[-1].start()) else text[begin + 1 :]
 
 
 def _matching_braces(text: str, begin: int) -> dict[int, int]:
-    """Index of each `{` from `begin` on -> index of its `}`: one pass over the braces, so
-    nested or unbalanced boxes in a huge reply cost linear time."""
+    """Index of each unescaped `{` from `begin` on -> index of its `}`: one pass over the
+    braces, so nested or unbalanced boxes in a huge reply cost linear time."""
     stack: list[int] = []
     pairs: dict[int, int] = {}
     for match in _BRACE.finditer(text, begin):
-        if match.group() == "{":
-            stack.append(match.start())
+        token = match.group()
+        if (len(token) - 1) % 2:
+            continue  # `\{` or `\}`: a set brace, not a group
+        position = match.end() - 1
+        if token[-1] == "{":
+            stack.append(position)
         elif stack:
-            pairs[stack.pop()] = match.start()
+            pairs[stack.pop()] = position
     return pairs
-

@@ -3,9 +3,9 @@
 Removes what does not change the value: math delimiters, spacing commands, `\\left`/`\\right`,
 `\\displaystyle`, `\\text{}` wrappers, degree signs, `\\dfrac`/`\\tfrac`/`\\cfrac` spellings,
 percent signs and words (28% and 28 compare equal: the math envs state percentages as
-plain numbers), unicode operators and invisible format characters. Relations become ASCII
-(`<=`, `>=`, `!=`). Mixed numbers become one fraction (`3\\frac{1}{2}` is `\\frac{7}{2}`;
-see `numbers`).
+plain numbers), unicode operators, invisible format characters and quotation marks
+(`\\"12\\"`). Relations become ASCII (`<=`, `>=`, `!=`). Mixed numbers become one fraction
+(`3\\frac{1}{2}` is `\\frac{7}{2}`; see `numbers`).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def normalize_answer(text: str) -> str:
             text = text.replace(old, new)
     if "\\\\" in text and not _SINGLE_BACKSLASH.search(text):
         text = text.replace("\\\\", "\\")  # escaped twice throughout: `\\\\frac` is `\\frac`
-    text = THOUSANDS_BRACES.sub(",", text.replace("\\$", " "))
+    text = THOUSANDS_BRACES.sub(",", text.replace("\\$", " ").replace('\\"', " ").replace('"', " "))
     text = _SPACED_THOUSANDS.sub(",", text)
     for delimiter in _DELIMITERS:
         text = text.replace(delimiter, " ")

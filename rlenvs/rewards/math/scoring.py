@@ -15,12 +15,15 @@ from rlenvs.rewards.completions import completion_text
 from rlenvs.rewards.math import symbolic
 from rlenvs.rewards.math.equivalence import answers_equivalent, read_form
 from rlenvs.rewards.math.extraction import (
-    BOX_OPEN,
     BOXED,
     Extraction,
+    FinalAnswer,
+    agree,
     boxed_contents,
     extract_final_answer,
     is_math_span,
+    unclosed_box,
+    unwrap_formatting,
 )
 from rlenvs.rewards.math.normalize import normalize_answer
 from rlenvs.rewards.math.numbers import Number, parse_number
@@ -125,9 +128,12 @@ def check_answer(
     budget: float = symbolic.DEFAULT_BUDGET,
     unmarked: str = "bare",
     rounding: bool = False,
+    problem: str | None = None,
 ) -> AnswerCheck:
     """`math_answer_score` with its working: the answer found and whether the reply hedged
-    (envs use it to tell "no answer yet" from "a wrong answer")."""
+    (envs use it to tell "no answer yet" from "a wrong answer"). `problem`, where given, is
+    the question's text: a box the reply quotes from it (a blank to fill in, an operator
+    written as a box) is not an answer."""
     if not isinstance(completion, str) or not isinstance(ground_truth, str):
         raise TypeError(
             f"math answers are checked on str completion and ground truth, got {type(completion).__name__} "
@@ -135,11 +141,12 @@ def check_answer(
         )
     if unmarked not in UNMARKED_POLICIES:
         raise ValueError(f"unmarked={unmarked!r}: choose one of {list(UNMARKED_POLICIES)}")
-    gold = gold_answer(ground_truth)
-    extraction = extract_final_answer(completion)
-    predicted = _final_answer(completion, extraction, _is_list(gold), unmarked)
+    quoted = quoted_boxes(problem) if problem else frozenset()
+    gold = gold_answer(ground_truth, quoted)
+    extraction = extract_final_answer(completion, quoted)
+    predicted = _final_answer(completion, extraction, _is_list(gold), unmarked, budget)
     if predicted is None:
-        return AnswerCheck(None, extraction.hedged, False)
+        return AnswerCheck(None, extraction.answer is not None, False)
     return AnswerCheck(predicted, False, answers_equivalent(predicted, gold, budget=budget, rounding=rounding))
 
 
@@ -150,34 +157,80 @@ def math_answer_reward(completions: list[Any], answer: list[str], **_columns: An
     return [math_answer_score(completion_text(c), str(a)) for c, a in zip(completions, answer)]
 
 
-def final_answer(completion: str, *, gold_is_list: bool = False, unmarked: str = "bare") -> str | None:
+def final_answer(
+    completion: str, *, gold_is_list: bool = False, unmarked: str = "bare", budget: float = symbolic.DEFAULT_BUDGET
+) -> str | None:
     """The completion's final answer text, or None if it has none or hedges."""
-    return _final_answer(completion, extract_final_answer(completion), gold_is_list, unmarked)
+    return _final_answer(completion, extract_final_answer(completion), gold_is_list, unmarked, budget)
 
 
-def _final_answer(completion: str, extraction: Extraction, gold_is_list: bool, unmarked: str) -> str | None:
-    if extraction.answer is None:
+def _final_answer(
+    completion: str, extraction: Extraction, gold_is_list: bool, unmarked: str, budget: float
+) -> str | None:
+    """The answer to compare with the gold: the final one, unless the reply hedges.
+
+    Answers that look different may have one value (`\\boxed{\\frac{\\sqrt3}{2}}` and
+    `\\boxed{\\dfrac{\\sqrt{3}}{2}}`, `\\boxed{(113)}` and `\\boxed{113}`): that is no hedge.
+    Where the gold is a list, several boxes are its items ("\\boxed{2} and \\boxed{3}"), but
+    a `####` or "answer is" that states another list still hedges."""
+    answer = extraction.answer
+    if answer is None:
         bare = _bare_answer(completion)
         return bare if bare is not None or unmarked == "bare" else _last_answer(completion)
-    if not extraction.hedged:
-        return extraction.answer.text
-    if gold_is_list and extraction.answer.kind == BOXED:
-        return ", ".join(box.strip() for box in boxed_contents(completion))
+    if not extraction.hedged or all(_same_value(other, answer.text, budget) for other in extraction.stated):
+        return answer.text
+    if gold_is_list and answer.kind == BOXED:
+        items = ", ".join(other.text for other in extraction.stated if other.kind == BOXED)
+        if all(_same_value(other, items, budget) for other in extraction.stated if other.kind != BOXED):
+            return items
     return None
 
 
+def _same_value(stated: FinalAnswer, answer: str, budget: float) -> bool:
+    """Two answers of one reply state the same thing, either read as the gold."""
+    if stated.text == answer:
+        return True
+    return answers_equivalent(stated.text, answer, budget) or answers_equivalent(answer, stated.text, budget)
+
+
+def quoted_boxes(problem: str) -> frozenset[str]:
+    """The normalised contents of the boxes a problem shows, nested ones too (see
+    `check_answer`): "Let $\\boxed{N}$ be ... Find $\\boxed{\\boxed{11}\\times\\boxed{20}}$"."""
+    quoted: set[str] = set()
+    pending = [problem]
+    while pending:
+        text = pending.pop()
+        if "\\boxed" in text or "\\fbox" in text:
+            for box in boxed_contents(text):
+                quoted.add(normalize_answer(box))
+                pending.append(box)
+    return frozenset(quoted)
+
+
 @functools.lru_cache(maxsize=65536)
-def gold_answer(ground_truth: str) -> str:
+def gold_answer(ground_truth: str, quoted: frozenset[str] = frozenset()) -> str:
     """The answer a ground truth states: its boxed answer(s), its final answer by the usual
-    precedence (`####`, "The answer is"), or else the whole text."""
+    precedence (`####`, "The answer is"), or else the whole text. Boxes whose content is
+    in `quoted` (the problem's own, see `quoted_boxes`) are notation, not answers, unless
+    no other box is left."""
     boxes = boxed_contents(ground_truth) if "\\" in ground_truth else []
+    if quoted and any(normalize_answer(box) not in quoted for box in boxes):
+        boxes = [box for box in boxes if normalize_answer(box) not in quoted]
     if boxes:
-        return ", ".join(dict.fromkeys(box.strip() for box in boxes))  # a box repeated is one answer
-    openings = list(BOX_OPEN.finditer(ground_truth)) if "\\" in ground_truth else []
-    if openings:
+        answers: list[FinalAnswer] = []
+        for box in boxes:
+            text = unwrap_formatting(box)
+            answer = FinalAnswer(text, BOXED, parse_number(text))
+            # A box repeated, in any spelling, is one answer (`10\\sqrt{2}` and `10\\sqrt 2`).
+            if not any(agree(answer, earlier) or _same_value(answer, earlier.text, symbolic.DEFAULT_BUDGET)
+                       for earlier in answers):
+                answers.append(answer)
+        return ", ".join(answer.text for answer in answers)
+    unclosed = unclosed_box(ground_truth)
+    if unclosed is not None:
         # A gold box never closed is a typo in the data set, not a hedge: its answer runs to
         # the end. (A completion's unclosed box is never read: see `boxed_contents`.)
-        return ground_truth[openings[-1].end() :].strip()
+        return unclosed.strip()
     extraction = extract_final_answer(ground_truth)
     if extraction.answer is not None and not extraction.hedged:
         return extraction.answer.text

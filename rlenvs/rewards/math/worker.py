@@ -15,7 +15,8 @@ imported, then answers each request `{"id": n, "budget": seconds, "jobs": [[mode
 "proportional" (a = c*b for a constant c != 0: equations), "positive" (the same with
 c > 0: inequalities written the same way round), "rounded" (a is a decimal that b, a
 constant, correctly rounds to: `0.33` and `\\frac13`), "set" (a and b, JSON, are the same
-set of reals: see `_real_set`).
+set of reals: see `_real_set`), "restates" (the answer a restates one of the question's
+expressions; b is JSON `{"gold": ..., "question": [...]}`: see `trees`).
 
 Equality is exact where both sides are exact. Constants are equal only when sympy proves
 their difference is zero (`2^{64}` is not `2^{64}+1`, `\\pi` is not a close fraction, `\\sqrt2`
@@ -39,6 +40,7 @@ import mpmath
 import sympy
 
 from rlenvs.rewards.math.latex import LatexError, TooLarge, parse_latex
+from rlenvs.rewards.math.trees import restates
 
 DIGITS = 60
 """Significant digits of numeric evaluation."""
@@ -67,6 +69,14 @@ _PARSE_ERRORS = (
 
 
 def compare(mode: str, left: str, right: str) -> bool | None:
+    if mode == "restates":
+        spec = json.loads(right)
+        try:
+            return restates(left, spec["gold"], spec["question"], constants_equal)
+        except TooLarge:
+            return False
+        except _PARSE_ERRORS:
+            return None
     try:
         if mode == "set":
             a, b = _real_set(json.loads(left)), _real_set(json.loads(right))

@@ -776,3 +776,84 @@ _PROPERTY_BOOK = Workbook.from_rows(
         "My Sheet": [["a", 5]],
     }
 )
+
+
+# --- references as places, OFFSET and INDIRECT, volatile functions ------------------------
+
+
+def test_a_reference_written_as_a_position_is_not_a_dependency():
+    """ROW(C5), COLUMN(C5), ROWS($C$2:C5) and OFFSET's anchor in C5 name where C5 is: not a
+    cycle (Excel and LibreOffice compute them), and not among the formula's precedents."""
+    from rlenvs.envs.spreadsheet.formulas import dependencies
+
+    wb = Workbook.from_rows({"S": [["In", "Balance"], [10, "=A2"], [5, "=OFFSET(B3,-1,0)+A3"], [7, "=OFFSET(B4,-1,0)+A4"]]})
+    wb.set("S!C4", "=ROW(C4)*10+COLUMN(C4)+ROWS($C$2:C4)")
+    wb.set("S!D4", "=SUM(OFFSET(D4,-2,-3,3,1))")
+    assert [wb.value(f"S!B{r}") for r in (2, 3, 4)] == [10.0, 15.0, 22.0]
+    assert wb.value("S!C4") == 46.0 and wb.value("S!D4") == 22.0
+    names = [str(n.ref) for n in dependencies(parse_formula("=OFFSET(B4,-1,0)+A4+ROW(C9)+SUM((B1:B3))"))]
+    assert names == ["A4", "B1:B3"]
+
+
+def test_offset_and_indirect_read_the_cells_they_compute():
+    wb = Workbook.from_rows({"S": [[10, 1], [20, 2], [30, 3]], "Other Sheet": [["a", 99]]})
+    cases = {
+        '=INDIRECT("A"&2)': 20.0, '=SUM(INDIRECT("A1:A3"))': 60.0, "=INDIRECT(\"'Other Sheet'!B1\")": 99.0,
+        '=INDIRECT("R2C1",FALSE)': 20.0, '=INDIRECT("R[-8]C[-3]",FALSE)': 20.0, '=SUM(INDIRECT("A:A"))': 60.0,
+        '=INDIRECT("nonsense")': REF, '=INDIRECT("Nope!A1")': REF, '=INDIRECT(" A1")': REF,
+        "=SUM(OFFSET(A1,1,0,2,2))": 55.0, "=OFFSET(A1,-1,0)": REF, "=OFFSET(A1,0,0,0,1)": REF,
+        "=COLUMN(OFFSET(A1,2,3))": 4.0, "=ROWS(OFFSET(A1,0,0,4,2))": 4.0, "=SUM(OFFSET(A1,,,2))": 30.0,
+    }  # fmt: skip
+    for formula, want in cases.items():
+        wb.set("S!D10", formula)
+        assert wb.value("S!D10") == want, formula
+    wb.set("S!A3", 300)  # edits reach the cells read through them
+    wb.set("S!D10", '=SUM(INDIRECT("A1:A3"))')
+    assert wb.value("S!D10") == 330.0
+
+
+def test_a_cycle_through_offset_or_indirect_is_circular():
+    wb = Workbook.from_rows({"S": [['=INDIRECT("A1")', "=B2+1", '=INDIRECT("B1")', "=OFFSET(D1,0,0)"]]})
+    wb.set("S!B2", '=INDIRECT("B1")')
+    assert wb.value("S!A1") == CIRCULAR and wb.value("S!B1") == CIRCULAR and wb.value("S!C1") == CIRCULAR
+    assert wb.value("S!D1") == CIRCULAR
+    chain = [[1, f'=INDIRECT("B{r + 1}")+1'] for r in range(1, 300)] + [[1, "=B1"]]
+    assert Workbook.from_rows({"S": chain}).value("S!B1") == CIRCULAR
+
+
+def test_a_long_chain_through_offset_read_from_its_far_end():
+    """3000 balances, each the one above through OFFSET: asking for the last first nests a
+    computation per row; the deepest is restarted on its own stack, never a RecursionError
+    shown as #VALUE!."""
+    rows = [[1, "=A1"]] + [[1, f"=OFFSET(B{r},-1,0)+A{r}"] for r in range(2, 3001)]
+    wb = Workbook.from_rows({"S": rows})
+    assert wb.value("S!B3000") == 3000.0 and wb.value("S!B1500") == 1500.0
+
+
+def test_volatile_values_are_drawn_again_at_every_recalculation_and_marked():
+    wb = Workbook.from_rows({"S": [[5, "=RAND()", "=B1*0+A1", '=INDIRECT("C1")', "=A1*2", "=RANDBETWEEN(1,6)"]]})
+    first = wb.value("S!B1")
+    assert 0 <= first < 1 and wb.value("S!B1") == first  # read again without an edit: the same
+    draws = set()
+    for value in range(30):
+        wb.set("S!A1", value)  # an edit recalculates
+        draws.add(wb.value("S!B1"))
+        assert 1 <= wb.value("S!F1") <= 6 and wb.value("S!F1").is_integer()
+    assert len(draws) == 30
+    assert [wb.depends_on_volatile(f"S!{c}1") for c in "ABCDEF"] == [False, True, True, True, False, True]
+    assert wb.value("S!C1") == 29.0  # RAND()*0 is still a value computed from RAND
+    wb.set("S!B1", "=TODAY()")
+    assert wb.value("S!B1") == float((dt.date.today() - dt.date(1899, 12, 30)).days) and wb.depends_on_volatile("S!D1")
+    wb.set("S!B1", "=INT(NOW())=TODAY()")
+    assert wb.value("S!B1") is True
+    wb.set("S!B1", "=RANDBETWEEN(2.5,2.9)")
+    assert wb.value("S!B1") == NUM
+
+
+def test_a_seeded_workbook_replays_its_draws():
+    def draws(seed: int) -> list:
+        wb = Workbook.from_rows({"S": [["=RAND()", "=RANDBETWEEN(1,1000)"]]})
+        wb.seed(seed)
+        return [wb.value("S!A1"), wb.value("S!B1")]
+
+    assert draws(7) == draws(7) != draws(8)

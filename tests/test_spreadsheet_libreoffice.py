@@ -34,7 +34,12 @@ left out (the comparison is never loosened); these are:
 - DATEDIF with the start after the end: Excel #NUM!, LibreOffice #VALUE!;
 - dates before 1 March 1900 (Excel's serials count a 29 February 1900 that never was);
 - UPPER of "ß" (LibreOffice gives the capital "ẞ");
-- XLOOKUP, which LibreOffice 7.4 does not have (NOT_IN_LIBREOFFICE).
+- XLOOKUP, which LibreOffice 7.4 does not have (NOT_IN_LIBREOFFICE);
+- OFFSET off the sheet or with a height or width below 1: Excel #REF!, LibreOffice #VALUE!;
+  and a reference to several cells shown in one cell (`=OFFSET(A1,0,0,2,2)`,
+  `=INDIRECT("A1:A2")`): LibreOffice #VALUE!, the engine its top-left value;
+- RANDBETWEEN with fractional ends (LibreOffice rounds the top up) and the volatile
+  functions' values themselves, which are only compared where they are certain.
 
 Functions newer than Excel 2007 are written as Excel writes them in a file, with the _xlfn.
 prefix (_xlfn.CONCAT, _xlfn.DAYS, _xlfn.RANK.EQ, _xlfn.IFS, ...): LibreOffice reads an
@@ -687,6 +692,53 @@ for _row in range(2, 8):
         f"=ISTEXT(G{_row})",
         f"=ISNONTEXT(G{_row})",
     ]
+
+# --------------------------------------------------------------------------------------
+# A stock ledger whose running balance reads the row above through OFFSET, with the anchor
+# the formula's own cell (a place, not a dependency: no cycle), per-row references built as
+# text for INDIRECT (A1 and R1C1, another sheet, quoted), ROW and ROWS of ranges that hold
+# the formula itself, and the volatile functions where their value is certain.
+WORKBOOKS["ledger.xlsx"] = {
+    "Ledger": [
+        ["Date", "In", "Out", "Balance", "Via INDIRECT", "Row", "Count", "Last 3 in"],
+        [D(2024, 4, 1), 120, None, "=B2-C2", '=INDIRECT("D"&ROW())', "=ROW(F2)", "=ROWS($G$2:G2)", "=SUM(OFFSET(H2,0,-6,1,1))"],
+        [D(2024, 4, 2), None, 45, "=OFFSET(D3,-1,0)+B3-C3", '=INDIRECT("D"&ROW())', "=ROW(F3)", "=ROWS($G$2:G3)",
+         "=SUM(OFFSET(B3,-1,0,2,1))"],
+        [D(2024, 4, 3), 80, 15, "=OFFSET(D4,-1,0)+B4-C4", '=INDIRECT("R"&ROW()&"C4",FALSE)', "=ROW(F4)", "=ROWS($G$2:G4)",
+         "=SUM(OFFSET(B4,-2,0,3,1))"],
+        [D(2024, 4, 4), 200, None, "=OFFSET(D5,-1,0)+B5-C5", '=INDIRECT("R[0]C[-1]",FALSE)', "=ROW(F5)", "=ROWS($G$2:G5)",
+         "=SUM(OFFSET(B5,-2,0,3))"],
+        [D(2024, 4, 5), None, 60, "=OFFSET(D6,-1,0)+B6-C6", '=INDIRECT("Ledger!D"&ROW())', "=ROW(F6)", "=ROWS($G$2:G6)",
+         "=SUM(OFFSET(B6,-2,,3))"],
+    ],
+    "Checks": [
+        ["Check", "Value"],
+        ["Opening via INDIRECT", '=INDIRECT("Ledger!D2")'],
+        ["Quoted sheet", """=INDIRECT("'Ledger'!B2")"""],
+        ["Total in via INDIRECT", '=SUM(INDIRECT("Ledger!B2:B6"))'],
+        ["Whole column", '=SUM(INDIRECT("Ledger!B:B"))'],
+        ["Lower case", '=INDIRECT("ledger!b4")+0'],
+        ["Absolute", '=INDIRECT("Ledger!$D$6")'],
+        ["R1C1 on another sheet", '=INDIRECT("Ledger!R3C3",FALSE)'],
+        ["Not a reference", '=INDIRECT("nonsense")'],
+        ["No such sheet", '=INDIRECT("Nope!A1")'],
+        ["Space before", '=INDIRECT(" Ledger!A1")'],
+        ["Reference from a cell", "=INDIRECT(A2)"],
+        ["OFFSET across sheets", "=OFFSET(Ledger!A1,2,3)"],
+        ["Column of an OFFSET", "=COLUMN(OFFSET(Ledger!A1,2,3))"],
+        ["Rows of an OFFSET", "=ROWS(OFFSET(Ledger!A1,0,0,4,2))"],
+        ["Fraction of a row", "=OFFSET(Ledger!B1,1.9,0)"],
+        ["Sum of a moved range", "=SUM(OFFSET(Ledger!B2:C3,1,0))"],
+        ["Own row", "=ROW(B18)"],
+        ["Own column", "=COLUMN(B19)"],
+        ["Rows to here", "=ROWS(B$2:B20)"],
+        ["RANDBETWEEN of one number", "=RANDBETWEEN(3,3)"],
+        ["RAND in [0, 1)", "=AND(RAND()>=0,RAND()<1)"],
+        ["RAND times 0", "=ROUND(RAND()*0,0)"],
+        ["NOW is today", "=INT(NOW())=TODAY()"],
+        ["TODAY after 2024", "=TODAY()>DATE(2024,1,1)"],
+    ],
+}
 
 NOT_IN_LIBREOFFICE = {"XLOOKUP"}
 """Functions of the engine that LibreOffice 7.4 (Debian 12) does not have: it reads

@@ -13,11 +13,24 @@ Why this shape:
   that found it is marked circular, and every cell that depends on a circular cell is
   circular too, so every cell of the cycle, and everything computed from it, shows
   #CIRCULAR! (and nothing else on the sheet changes). Precedents are static: a reference
-  in an IF branch that is not taken still counts, as in Excel's own cycle check.
+  in an IF branch that is not taken still counts, as in Excel's own cycle check. A
+  reference written as a position (`ROW(C5)`, OFFSET's anchor) is not a precedent; the
+  cells OFFSET and INDIRECT compute are read when the formula runs, computed then if they
+  are formulas, and a cycle through them shows #CIRCULAR! the same way. Computing such a
+  cell nests a computation in the one that reads it; past `MAX_NESTING` levels (a long
+  chain of `=OFFSET(C3,-1,0)+B3` read from its far end) the reading formula is put back,
+  the deepest cell is computed first on a fresh stack, and the formula is run again, so
+  any chain length is computed without deep recursion (`result`).
+- Volatile values: a cell whose formula calls RAND, RANDBETWEEN, NOW or TODAY, or that read
+  such a cell (through a written reference, OFFSET or INDIRECT alike), is recorded in
+  `volatile` when it is computed, so that a judge can refuse a value that is not a function
+  of the data (`formulas.functions.volatile`). Being cached like any value, it is drawn
+  again at the next edit, that is at every recalculation.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -39,6 +52,7 @@ class Formula:
     run: Callable[..., Scalar]
     refs: tuple[CellKey, ...]
     ranges: tuple[tuple[str, int, int, int, int], ...]
+    volatile: bool = False  # calls RAND, RANDBETWEEN, NOW or TODAY
 
 
 class SheetData:
@@ -64,6 +78,17 @@ class SheetData:
 
 
 _MISS = object()
+MAX_NESTING = 30
+"""How many computations may nest through OFFSET and INDIRECT before the deepest is
+restarted on its own (each level takes about a dozen Python frames)."""
+
+
+class _TooDeep(Exception):
+    """Unwinds a nested computation to `result`, which computes `key` first."""
+
+    def __init__(self, key: CellKey):
+        super().__init__(key)
+        self.key = key
 
 
 class Calculator:
@@ -75,6 +100,10 @@ class Calculator:
         self.formulas = formulas
         self.cache: dict[CellKey, Scalar] = {}
         self.circular: set[CellKey] = set()
+        self.volatile: set[CellKey] = set()
+        self._read_volatile = False  # whether the formula being evaluated read a volatile value
+        self._nesting = 0
+        self.rng = random.Random()
         self.grey: dict[CellKey, int] = {}  # key on a path -> id of the computation
         self._stacks = 0
         self.sheet, self.row, self.col = "", 0, 0
@@ -82,38 +111,54 @@ class Calculator:
     def invalidate(self) -> None:
         self.cache.clear()
         self.circular.clear()
+        self.volatile.clear()
 
     # --- Context ---------------------------------------------------------------------
 
     def value(self, key: CellKey) -> Scalar:
         v = self.cache.get(key, _MISS)
         if v is not _MISS:
+            if self.volatile and key in self.volatile:
+                self._read_volatile = True
             return v  # type: ignore[return-value]
         v = self.consts.get(key, _MISS)
         if v is not _MISS:
             return v  # type: ignore[return-value]
         if key in self.formulas:
+            if self._nesting >= MAX_NESTING:
+                raise _TooDeep(key)
             where = (self.sheet, self.row, self.col)
+            self._nesting += 1
             try:
                 return self.compute(key)
             finally:
+                self._nesting -= 1
                 self.sheet, self.row, self.col = where
+                if key in self.volatile:
+                    self._read_volatile = True
         if key[0] not in self.sheets:
             return REF
         return None
 
-    def grid(self, sheet: str, r1: int, c1: int, r2: int, c2: int) -> Grid | ErrorValue:
+    def bounds(self, sheet: str, r1: int, c1: int, r2: int, c2: int) -> tuple[int, int, int, int] | None:
         data = self.sheets.get(sheet)
         if data is None:
-            return REF
+            return None
         if (r2 - r1 + 1) * (c2 - c1 + 1) > BIG_RANGE:
             used_rows, used_cols = data.extent()
             if r2 > used_rows:
                 r2 = max(r1, used_rows)
             if c2 > used_cols:
                 c2 = max(c1, used_cols)
-            if (r2 - r1 + 1) * (c2 - c1 + 1) > 10 * BIG_RANGE:
-                return VALUE
+        return r1, c1, r2, c2
+
+    def grid(self, sheet: str, r1: int, c1: int, r2: int, c2: int) -> Grid | ErrorValue:
+        bounds = self.bounds(sheet, r1, c1, r2, c2)
+        if bounds is None:
+            return REF
+        r1, c1, r2, c2 = bounds
+        if (r2 - r1 + 1) * (c2 - c1 + 1) > 10 * BIG_RANGE:
+            return VALUE
         value = self.value
         rows = [[value((sheet, r, c)) for c in range(c1, c2 + 1)] for r in range(r1, r2 + 1)]
         return Grid(rows, True, (sheet, r1, c1))
@@ -147,18 +192,45 @@ class Calculator:
         self._run([start])
         return cache[start]
 
+    def result(self, key: CellKey) -> Scalar:
+        """The value of formula cell `key`, asked from outside any computation: where the
+        computation nests too deep through OFFSET or INDIRECT, the deepest cell is computed
+        first and the rest again (see the module docstring)."""
+        todo = [key]  # each cell waits for the next one: a chain of what depends on what
+        while todo:
+            try:
+                self.compute(todo[-1])
+                todo.pop()
+            except _TooDeep as deep:
+                if deep.key in todo:  # the chain came back to a cell it waits for: a cycle
+                    self.circular.add(deep.key)
+                    self.cache[deep.key] = CIRCULAR
+                else:
+                    todo.append(deep.key)
+        return self.cache[key]
+
     def compute_all(self) -> None:
         """Compute every formula cell that is not cached."""
-        self._run([k for k in reversed(self.formulas) if k not in self.cache])
+        for key in self.formulas:
+            if key not in self.cache:
+                self.result(key)
 
     def _run(self, stack: list[CellKey]) -> None:
         """Depth-first over precedents with an explicit stack (see the module docstring).
         A cell is expanded once (its uncached precedents pushed above it, the cell turned
         grey) and evaluated when it is on top again; a cell whose precedents are all
         cached is evaluated at once."""
-        cache, grey, circular = self.cache, self.grey, self.circular
         self._stacks += 1
         me = self._stacks
+        try:
+            self._walk(stack, me)
+        except _TooDeep:  # this computation is abandoned, to be run again: nothing of it stays grey
+            for key in [k for k, owner in self.grey.items() if owner == me]:
+                del self.grey[key]
+            raise
+
+    def _walk(self, stack: list[CellKey], me: int) -> None:
+        cache, grey, circular = self.cache, self.grey, self.circular
         pending: dict[CellKey, list[CellKey]] = {}
         while stack:
             key = stack[-1]
@@ -188,13 +260,27 @@ class Calculator:
                 circular.add(key)
                 cache[key] = CIRCULAR
             else:
-                cache[key] = self._evaluate(key)
+                value = self._evaluate(key)
+                cache[key] = CIRCULAR if key in circular else value  # it read itself through OFFSET/INDIRECT
 
     def _evaluate(self, key: CellKey) -> Scalar:
         self.sheet, self.row, self.col = key
+        formula, outer = self.formulas[key], self._read_volatile
+        self._read_volatile = formula.volatile
+        running = key not in self.grey
+        if running:  # grey while it runs, so that OFFSET or INDIRECT reading it back finds the cycle
+            self.grey[key] = -1
         try:
-            return self.formulas[key].run(self)
+            return formula.run(self)
+        except _TooDeep:
+            raise
         except Exception:  # noqa: BLE001 - a bug in one function must not stop a recalculation
             return VALUE
+        finally:
+            if running:
+                del self.grey[key]
+            if self._read_volatile:
+                self.volatile.add(key)
+            self._read_volatile = outer
 
 

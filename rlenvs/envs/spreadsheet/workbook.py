@@ -39,9 +39,10 @@ from rlenvs.envs.spreadsheet.formulas import (
     FormulaError,
     Node,
     adjust_rows_ast,
+    calls,
     compile_formula,
+    dependencies,
     parse_formula,
-    references,
     to_text,
     validate,
 )
@@ -62,18 +63,20 @@ def _evaluation_value(content: object) -> object:
 
 
 def make_formula(text: str, ast: Node | None, sheet: str) -> Formula:
-    """Compile a formula for a cell on `sheet` (ast None: unreadable text, #NAME?)."""
+    """Compile a formula for a cell on `sheet` (ast None: unreadable text, #NAME?). Its
+    precedents are the references it reads (`formulas.dependencies`: not those written as a
+    position, such as ROW's)."""
     if ast is None:
         return Formula(text, None, lambda ctx: NAME, (), ())
     s = sheet.lower()
     refs, ranges = [], []
-    for n in references(ast):
+    for n in dependencies(ast):
         if isinstance(n, Ref):
             refs.append(cell_key(n.ref.sheet, n.ref.row, n.ref.col, s))
         elif isinstance(n, Range):
             r = n.ref
             ranges.append(((r.sheet.lower() if r.sheet else s), r.start.row, r.start.col, r.end.row, r.end.col))
-    return Formula(text, ast, compile_formula(ast, s), tuple(refs), tuple(ranges))
+    return Formula(text, ast, compile_formula(ast, s), tuple(refs), tuple(ranges), calls(ast, "volatile"))
 
 
 class Sheet:
@@ -220,8 +223,25 @@ class Workbook:
         data, row, col = self._cell(ref)
         c = data.cells.get((row, col))
         if isinstance(c, Formula):
-            return self._calc.compute((data.name.lower(), row, col))
+            return self._calc.result((data.name.lower(), row, col))
         return c
+
+    def depends_on_volatile(self, ref: str | CellRef) -> bool:
+        """Whether the cell's value was computed from RAND, RANDBETWEEN, NOW or TODAY,
+        in its own formula or in a cell it read (see `formulas.functions.volatile`): such a
+        value changes at every recalculation, so it is no function of the data."""
+        data, row, col = self._cell(ref)
+        if not isinstance(data.cells.get((row, col)), Formula):
+            return False
+        key = (data.name.lower(), row, col)
+        self._calc.result(key)
+        return key in self._calc.volatile
+
+    def seed(self, seed: int) -> None:
+        """Seed the generator RAND and RANDBETWEEN draw from, so that a run replays the same
+        draws (an env seeds its workbook from the episode's seed)."""
+        self._calc.rng.seed(seed)
+        self._calc.invalidate()
 
     def values(self, rng: str | RangeRef) -> list[list[object]]:
         """The values of a range, a list per row (whole columns/rows: their used part)."""

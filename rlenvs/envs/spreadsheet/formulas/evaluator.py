@@ -13,11 +13,14 @@ function shows as #VALUE! in one cell instead of stopping a recalculation.)
 
 Reading of arguments (Excel's rules): a reference written directly as a function argument
 (`SUM(A1)`, `SUM(A1:B2)`) arrives as a `Grid` marked `is_ref`, so aggregates can skip the
-text and booleans in it; the same cell in an operator (`A1+1`) arrives as its value.
+text and booleans in it; the same cell in an operator (`A1+1`) arrives as its value. A
+reference written as a position argument (`ROW(C5)`, OFFSET's anchor) arrives as a `Place`,
+its values unread; `dependencies` leaves such references out of what a formula depends on.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from typing import Protocol
 
@@ -25,6 +28,7 @@ from rlenvs.envs.spreadsheet.formulas.functions import FUNCTIONS
 from rlenvs.envs.spreadsheet.formulas.grid import (
     BINARY_OPS,
     Grid,
+    Place,
     Value,
     binary,
     broadcast,
@@ -64,6 +68,8 @@ class Context(Protocol):
     sheet: str
     row: int
     col: int
+    rng: random.Random
+    """Where RAND and RANDBETWEEN draw from (a workbook seeds its own: `Workbook.seed`)."""
 
     def value(self, key: CellKey) -> Scalar:
         """The value of one cell (None when empty; dates as serials; #REF! when the sheet
@@ -74,6 +80,11 @@ class Context(Protocol):
         """The values of a rectangle as a Grid with `is_ref` and `origin` set, or #REF!."""
         ...
 
+    def bounds(self, sheet: str, r1: int, c1: int, r2: int, c2: int) -> tuple[int, int, int, int] | None:
+        """The rectangle `grid` would read (a huge one cut to the used part of its sheet),
+        None when the sheet does not exist; nothing is computed."""
+        ...
+
 
 class EmptyContext:
     """A context with no cells (every reference reads as empty): for evaluating formulas
@@ -81,13 +92,17 @@ class EmptyContext:
 
     def __init__(self, sheet: str = "sheet1", row: int = 1, col: int = 1):
         self.sheet, self.row, self.col = sheet, row, col
+        self.rng = random.Random()
 
     def value(self, key: CellKey) -> Scalar:
         return None
 
     def grid(self, sheet: str, r1: int, c1: int, r2: int, c2: int) -> Grid | ErrorValue:
-        h, w = min(r2 - r1 + 1, 1000), min(c2 - c1 + 1, 1000)
-        return Grid([[None] * w for _ in range(h)], True, (sheet, r1, c1))
+        _, _, r2, c2 = self.bounds(sheet, r1, c1, r2, c2)
+        return Grid([[None] * (c2 - c1 + 1) for _ in range(r2 - r1 + 1)], True, (sheet, r1, c1))
+
+    def bounds(self, sheet: str, r1: int, c1: int, r2: int, c2: int) -> tuple[int, int, int, int]:
+        return r1, c1, min(r2, r1 + 999), min(c2, c1 + 999)
 
 
 Compiled = Callable[[Context], Value]
@@ -102,10 +117,21 @@ def cell_key(ref_sheet: str | None, row: int, col: int, sheet: str) -> CellKey:
     return (ref_sheet.lower() if ref_sheet is not None else sheet, row, col)
 
 
-def _compile_arg(node: Node, sheet: str) -> Compiled:
-    inner = node
-    while isinstance(inner, Paren):
-        inner = inner.inner
+def _unwrap(node: Node) -> Node:
+    while isinstance(node, Paren):
+        node = node.inner
+    return node
+
+
+def _compile_arg(node: Node, sheet: str, position: bool = False) -> Compiled:
+    inner = _unwrap(node)
+    if position and isinstance(inner, Ref):
+        place = Place(inner.ref.sheet.lower() if inner.ref.sheet else sheet, inner.ref.row, inner.ref.col)
+        return lambda ctx: place
+    if position and isinstance(inner, Range):
+        r = inner.ref
+        place = Place(r.sheet.lower() if r.sheet else sheet, r.start.row, r.start.col, r.height, r.width)
+        return lambda ctx: place
     if isinstance(inner, Ref):
         key = cell_key(inner.ref.sheet, inner.ref.row, inner.ref.col, sheet)
         return lambda ctx: Grid([[ctx.value(key)]], True, key)
@@ -142,7 +168,7 @@ def _compile_call(node: Call, sheet: str) -> Compiled:
         return _const(NAME)
     if spec.arity_error(len(node.args)):
         return _const(VALUE)
-    fns = [_compile_arg(a, sheet) for a in node.args]
+    fns = [_compile_arg(a, sheet, i in spec.positions) for i, a in enumerate(node.args)]
     invoke = spec.invoke
     return lambda ctx: invoke(ctx, [f(ctx) for f in fns])
 
@@ -202,6 +228,39 @@ def evaluate(node: Node, ctx: Context | None = None) -> Scalar:
     """Evaluate a tree once (compiling it on the way); the context defaults to no cells."""
     ctx = ctx or EmptyContext()
     return compile_formula(node, ctx.sheet)(ctx)
+
+
+def dependencies(node: Node) -> list[Ref | Range]:
+    """The references whose values a formula reads: every Ref and Range of the tree except
+    those written as a position argument (`ROW(C5)`, OFFSET's anchor), which name a place,
+    not data. These are a formula cell's precedents (and what `=42` dressed as a formula
+    lacks); OFFSET and INDIRECT read further cells that only evaluation finds."""
+    out: list[Ref | Range] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (Ref, Range)):
+            out.append(n)
+            continue
+        if isinstance(n, Call):
+            spec = FUNCTIONS.get(n.name)
+            positions = spec.positions if spec else frozenset()
+            stack.extend(a for i, a in reversed(list(enumerate(n.args))) if not (i in positions and isinstance(_unwrap(a), (Ref, Range))))
+            continue
+        stack.extend(reversed(children(n)))
+    return out
+
+
+def calls(node: Node, flag: str) -> bool:
+    """Whether the tree calls a function whose spec has `flag` set ("volatile": RAND, NOW,
+    ...; "dynamic": OFFSET, INDIRECT)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Call) and (spec := FUNCTIONS.get(n.name)) is not None and getattr(spec, flag):
+            return True
+        stack.extend(children(n))
+    return False
 
 
 def validate(node: Node) -> None:

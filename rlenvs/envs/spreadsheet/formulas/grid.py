@@ -64,6 +64,20 @@ class Grid:
         return f"Grid({self.rows!r}, is_ref={self.is_ref})"
 
 
+class Place:
+    """Where a reference written as a position argument points (ROW's, OFFSET's anchor):
+    `sheet` (lower case), top row, left column, height and width, without its values. Only
+    the functions that take positions ever see one."""
+
+    __slots__ = ("col", "height", "row", "sheet", "width")
+
+    def __init__(self, sheet: str, row: int, col: int, height: int = 1, width: int = 1):
+        self.sheet, self.row, self.col, self.height, self.width = sheet, row, col, height, width
+
+    def __repr__(self) -> str:
+        return f"Place({self.sheet!r}, {self.row}, {self.col}, {self.height}, {self.width})"
+
+
 Value = Scalar | Grid
 
 

@@ -14,6 +14,7 @@ from rlenvs.envs.spreadsheet.formulas.functions import (  # noqa: F401  (registr
     numeric,
     stats,
     text,
+    volatile,
 )
 from rlenvs.envs.spreadsheet.formulas.functions.base import (
     FUNCTIONS,

@@ -10,7 +10,18 @@ it departs from Excel). It receives the evaluated arguments:
   (Excel's lifting: `LEN(A1:A3)` inside SUMPRODUCT);
 - other parameters receive a `Grid` for ranges/arrays (a single-cell reference is a 1x1
   grid with `is_ref` set) or a scalar for everything else;
-- an omitted argument (`IF(A1,,1)`) is None, like an empty cell.
+- an omitted argument (`IF(A1,,1)`) is None, like an empty cell;
+- parameters listed in `positions` (ROW's, OFFSET's anchor) receive a `Place` where the
+  argument is written as a reference: where it is, never what it holds. Reading the value
+  would make `=ROW(C5)` or `=OFFSET(C5,-1,0)` in C5 depend on itself (a false
+  #CIRCULAR!), and the workbook leaves these references out of a formula's precedents
+  (`evaluator.dependencies`).
+
+Two flags say how a function reads the workbook: `dynamic` ones (OFFSET, INDIRECT) read
+cells whose address they compute, so a formula calling one follows the data even with no
+reference written in it; `volatile` ones (RAND, RANDBETWEEN, NOW, TODAY) give a new value
+at every recalculation, so a value computed from one is not a function of the data (the
+workbook marks such cells: `Workbook.depends_on_volatile`).
 
 Implementations raise `EvalError(error)` (or return an ErrorValue) to produce an error;
 the dispatcher turns EvalError into the value, so evaluation never raises. Helpers such
@@ -52,6 +63,9 @@ class FunctionSpec:
     max_args: int | None
     scalar: frozenset[int] | bool  # True: every argument is scalar
     needs_ctx: bool  # the implementation takes the evaluation context first
+    positions: frozenset[int] = frozenset()  # arguments read as places (see the module docstring)
+    dynamic: bool = False
+    volatile: bool = False
 
     @property
     def doc(self) -> str:
@@ -120,13 +134,16 @@ def function(
     max_args: int | None = None,
     scalar: str | tuple[int, ...] = "all",
     ctx: bool = False,
+    positions: tuple[int, ...] = (),
+    dynamic: bool = False,
+    volatile: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register an implementation under one or more names (see the module docstring)."""
 
     def register(impl: Callable[..., Any]) -> Callable[..., Any]:
         sc: frozenset[int] | bool = True if scalar == "all" else frozenset(scalar)  # type: ignore[arg-type]
         for name in names:
-            FUNCTIONS[name] = FunctionSpec(name, impl, min_args, max_args, sc, ctx)
+            FUNCTIONS[name] = FunctionSpec(name, impl, min_args, max_args, sc, ctx, frozenset(positions), dynamic, volatile)
         return impl
 
     return register

@@ -2,8 +2,9 @@
 
 Dates are Excel serial numbers (`values.date_to_serial`: serial 1 is 1900-01-01, with
 Excel's fictitious 1900-02-29 as serial 60). Text that reads as an ISO date
-("2024-01-31") is accepted wherever a date is. TODAY and NOW are not provided: a task's
-result must not depend on the day it is checked.
+("2024-01-31") is accepted wherever a date is. TODAY and NOW are volatile (`volatile`): a
+judged value computed from one is refused, since a task's result must not depend on the day
+it is checked.
 """
 
 from __future__ import annotations

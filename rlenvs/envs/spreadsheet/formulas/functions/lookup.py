@@ -1,5 +1,5 @@
 """Lookup and reference functions: VLOOKUP, HLOOKUP, MATCH, INDEX, XLOOKUP, ROW, COLUMN,
-ROWS, COLUMNS.
+ROWS, COLUMNS, OFFSET, INDIRECT.
 
 Exact matching (MATCH type 0, VLOOKUP/HLOOKUP with FALSE, XLOOKUP mode 0) ignores case,
 finds the first match, never matches a number with text ("1" is not 1: Excel's "number
@@ -12,6 +12,16 @@ the lookup value among the entries of the same kind (numbers, text or booleans; 
 cells are skipped), stopping at the first entry past it. On sorted data that is exactly
 Excel's binary search; on unsorted data Excel's answer depends on its probe order, which
 we do not imitate.
+
+References as places: ROW, COLUMN, ROWS, COLUMNS and OFFSET's anchor take where a written
+reference points, not its values (`base.FunctionSpec.positions`), so `=ROW(C5)` and
+`=OFFSET(C5,-1,0)+B5` in C5 are not circular (in Excel and LibreOffice neither). OFFSET and
+INDIRECT return the cells they compute as a reference (a `Grid` with its origin), read when
+the formula runs: a cycle through them is found then (`calc`), as #CIRCULAR!.
+
+Where Excel and LibreOffice differ: an OFFSET off the sheet, or with a height or width below
+1, is #REF! in Excel (followed here) and #VALUE! in LibreOffice; a reference to several cells
+shown in one cell is its top-left value here (`grid.top_left`), #VALUE! in LibreOffice.
 """
 
 from __future__ import annotations
@@ -27,7 +37,10 @@ from rlenvs.envs.spreadsheet.formulas.functions.base import (
     single,
 )
 from rlenvs.envs.spreadsheet.formulas.functions.criteria import text_matches
-from rlenvs.envs.spreadsheet.formulas.grid import Grid, Value
+import re
+
+from rlenvs.envs.spreadsheet.cells import MAX_COL, MAX_ROW, parse_range
+from rlenvs.envs.spreadsheet.formulas.grid import Grid, Place, Value
 from rlenvs.envs.spreadsheet.values import (
     NA,
     REF,
@@ -225,43 +238,115 @@ def xlookup(
     return _slice(ret, range(ret.height), range(found, found + 1)) if ret.height > 1 else ret.rows[0][found]
 
 
-def _origin(ref: Value) -> tuple[Grid, tuple[str, int, int]]:
-    if not isinstance(ref, Grid) or ref.origin is None:
-        raise EvalError(VALUE)
-    return ref, ref.origin
+def _place(ref: Value) -> Place:
+    """Where a reference argument points: a written reference arrives as a Place, a computed
+    one (OFFSET, INDIRECT, INDEX of a range) as a Grid with its origin; anything else is not
+    a reference (#VALUE!)."""
+    if isinstance(ref, Place):
+        return ref
+    if isinstance(ref, Grid) and ref.origin is not None:
+        sheet, top, left = ref.origin
+        return Place(sheet, top, left, ref.height, ref.width)
+    raise EvalError(VALUE)
 
 
-@function("ROW", max_args=1, scalar=(), ctx=True)
+@function("ROW", max_args=1, scalar=(), ctx=True, positions=(0,))
 def row(ctx: Any, ref: Value = None) -> Value:
     """Row number of a reference (of the formula's cell when omitted); a column of row
     numbers for a taller range."""
     if ref is None:
         return float(ctx.row)
-    g, (_, top, _) = _origin(ref)
-    if g.height == 1:
-        return float(top)
-    return Grid([[float(top + i)] for i in range(g.height)])
+    p = _place(ref)
+    if p.height == 1:
+        return float(p.row)
+    return Grid([[float(p.row + i)] for i in range(p.height)])
 
 
-@function("COLUMN", max_args=1, scalar=(), ctx=True)
+@function("COLUMN", max_args=1, scalar=(), ctx=True, positions=(0,))
 def column(ctx: Any, ref: Value = None) -> Value:
     """Column number of a reference (of the formula's cell when omitted); a row of
     column numbers for a wider range."""
     if ref is None:
         return float(ctx.col)
-    g, (_, _, left) = _origin(ref)
-    if g.width == 1:
-        return float(left)
-    return Grid([[float(left + j) for j in range(g.width)]])
+    p = _place(ref)
+    if p.width == 1:
+        return float(p.col)
+    return Grid([[float(p.col + j) for j in range(p.width)]])
 
 
-@function("ROWS", min_args=1, max_args=1, scalar=())
-def rows(array: Value) -> float:
+def _extent(array: Value, ctx: Any) -> tuple[int, int]:
+    """(height, width) of a range or array; a written whole column or row counts its used
+    part, as the range's values would (`Context.bounds`), without reading them."""
+    if isinstance(array, Place):
+        bounds = ctx.bounds(array.sheet, array.row, array.col, array.row + array.height - 1, array.col + array.width - 1)
+        if bounds is None:
+            raise EvalError(REF)
+        r1, c1, r2, c2 = bounds
+        return r2 - r1 + 1, c2 - c1 + 1
+    g = as_grid(array)
+    return g.height, g.width
+
+
+@function("ROWS", min_args=1, max_args=1, scalar=(), ctx=True, positions=(0,))
+def rows(ctx: Any, array: Value) -> float:
     """Number of rows of a range or array (whole columns count only their used rows)."""
-    return float(as_grid(array).height)
+    return float(_extent(array, ctx)[0])
 
 
-@function("COLUMNS", min_args=1, max_args=1, scalar=())
-def columns(array: Value) -> float:
+@function("COLUMNS", min_args=1, max_args=1, scalar=(), ctx=True, positions=(0,))
+def columns(ctx: Any, array: Value) -> float:
     """Number of columns of a range or array."""
-    return float(as_grid(array).width)
+    return float(_extent(array, ctx)[1])
+
+
+def _cells(ctx: Any, sheet: str, top: int, left: int, height: int, width: int) -> Value:
+    """The cells of a rectangle as a reference, or #REF! where it leaves the sheet."""
+    bottom, right = top + height - 1, left + width - 1
+    if height < 1 or width < 1 or top < 1 or left < 1 or bottom > MAX_ROW or right > MAX_COL:
+        raise EvalError(REF)
+    return ctx.grid(sheet, top, left, bottom, right)
+
+
+@function("OFFSET", min_args=3, max_args=5, scalar=(1, 2, 3, 4), ctx=True, positions=(0,), dynamic=True)
+def offset(ctx: Any, reference: Value, rows: Scalar, cols: Scalar, height: Scalar = None, width: Scalar = None) -> Value:
+    """The reference `rows` down and `cols` right of `reference` (negative: up, left), as
+    tall and wide as it unless `height`/`width` are given. The anchor is a place: OFFSET of
+    the formula's own cell is not circular. #REF! off the sheet or for a height or width
+    below 1."""
+    p = _place(reference)
+    h = p.height if height is None else integer(height)
+    w = p.width if width is None else integer(width)
+    return _cells(ctx, p.sheet, p.row + integer(rows), p.col + integer(cols), h, w)
+
+
+_R1C1 = re.compile(r"(?:(?:'((?:[^']|'')+)'|([^'!]+))!)?R(\[-?\d+\]|\d+)?C(\[-?\d+\]|\d+)?", re.IGNORECASE)
+
+
+def _r1c1_part(text: str | None, here: int) -> int:
+    if not text:
+        return here
+    return here + int(text[1:-1]) if text.startswith("[") else int(text)
+
+
+@function("INDIRECT", min_args=1, max_args=2, ctx=True, dynamic=True)
+def indirect(ctx: Any, ref_text: Scalar, a1: Scalar = True) -> Value:
+    """The reference a text names: A1 style by default ("B2", "Data!$A$1:C9", "'Q1 Data'!B2",
+    "A:A"), R1C1 style when a1 is FALSE ("R2C3", "R[-1]C" relative to the formula's cell).
+    The cells are read when the formula runs. #REF! for text that names no reference, or a
+    sheet that does not exist."""
+    text = check(ref_text)
+    if not isinstance(text, str) or not text or text != text.strip():
+        raise EvalError(REF)
+    if a1 is None or boolean(a1):
+        try:
+            r = parse_range(text)
+        except ValueError:
+            raise EvalError(REF) from None
+        sheet = r.sheet.lower() if r.sheet else ctx.sheet
+        return _cells(ctx, sheet, r.start.row, r.start.col, r.height, r.width)
+    m = _R1C1.fullmatch(text)
+    if m is None:
+        raise EvalError(REF)
+    name = m.group(1).replace("''", "'") if m.group(1) else m.group(2)
+    sheet = name.lower() if name else ctx.sheet
+    return _cells(ctx, sheet, _r1c1_part(m.group(3), ctx.row), _r1c1_part(m.group(4), ctx.col), 1, 1)

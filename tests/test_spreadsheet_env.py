@@ -110,6 +110,31 @@ def test_refers_to_cells():
     assert not refers_to_cells("=42") and not refers_to_cells('="B2"') and not refers_to_cells("B2")
     assert not refers_to_cells("=LOG10(100)") and not refers_to_cells("=SUM(")  # a name is not a cell
     assert not refers_to_cells(42) and not refers_to_cells(None)
+    assert refers_to_cells('=INDIRECT("B"&ROW())*2') and refers_to_cells("=OFFSET(E2,0,-2)*D2")  # read what they compute
+    assert not refers_to_cells("=ROW(B5)-1") and not refers_to_cells("=COLUMNS(A1:C1)")  # a position is not data
+
+
+def test_a_judged_value_computed_from_a_volatile_function_scores_zero():
+    """RAND()*0 changes nothing and the values match, yet the reward is 0 and says why: a
+    value drawn again at every recalculation is no function of the data."""
+    env = SpreadsheetEnv(families="row-formula", level=1)
+    env.reset(options={"task_index": 0})
+    lines = []
+    for reply in env.task.solution:
+        lines += [line.replace("=C2*D2", "=C2*D2+0*RAND()") for line in reply.strip("`\n").splitlines()]
+    assert any("RAND" in line for line in lines), env.task.solution
+    _, reward, _, _, info = env.step("```\n" + "\n".join([*lines, "SUBMIT"]) + "\n```")
+    assert reward == 0.0 and info["reward_breakdown"]["volatile_cells"] > 0
+    assert info["reward_breakdown"]["values_matched"] == info["reward_breakdown"]["values_total"]
+    assert any("RAND, RANDBETWEEN, NOW or TODAY" in line for line in info["mismatches"])
+
+
+def test_the_same_seed_replays_the_same_random_draws(env):
+    def draw(seed: int) -> str:
+        env.reset(seed=seed)
+        return env.step("SET Z1 =RAND()\nREAD Z1")[0]
+
+    assert "#NAME?" not in draw(3) and draw(3) == draw(3) != draw(4)
 
 
 def test_perturbation_changes_only_the_inputs_in_kind():

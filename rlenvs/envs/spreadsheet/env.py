@@ -17,7 +17,10 @@ Task source → prompt → action → transition → reward:
   still gives the right value after the env changes the input data and recalculates
   (numbers scaled, dates shifted, text shuffled within its column, and what a hard-coded
   formula would rely on: rows moved, keys and groups reassigned, values put on the task's
-  thresholds; see `perturb`): typed-in values and hand-done lookups score 0.
+  thresholds; see `perturb`): typed-in values and hand-done lookups score 0. A judged cell
+  whose value was computed from RAND, RANDBETWEEN, NOW or TODAY scores 0 wherever it is
+  (it changes at every recalculation: a lucky draw must not pass; see
+  `formulas.functions.volatile`).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.task import DatasetSource, FamilyMixSource, choose_families
 from rlenvs.envs.spreadsheet.actions import ActionError, parse_actions
 from rlenvs.envs.spreadsheet.families import FAMILIES
-from rlenvs.envs.spreadsheet.formulas import FormulaError, parse_formula, references
+from rlenvs.envs.spreadsheet.formulas import FormulaError, calls, dependencies, parse_formula
 from rlenvs.envs.spreadsheet.operations import OperationError, apply, ref
 from rlenvs.envs.spreadsheet.perturb import perturb, written_areas
 from rlenvs.envs.spreadsheet.tasks import SpreadsheetTask, family_task
@@ -90,6 +93,7 @@ class SpreadsheetEnv(TextEnv[SpreadsheetTask]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         observation, info = super().reset(seed=seed, options=options)
         self.workbook = Workbook.from_rows(self.task.sheets)
+        self.workbook.seed(int(self.np_random.integers(2**63)))  # RAND replays with the episode's seed
         return observation, info
 
     # --- one turn ----------------------------------------------------------------------------
@@ -125,8 +129,9 @@ class SpreadsheetEnv(TextEnv[SpreadsheetTask]):
         got = {cell: workbook.value(cell) for cell in task.expected}
         values = compare_cells(got, task.expected)
         info: dict[str, Any] = {"mismatches": [f"{c}: got {g!r}, expected {w!r}" for c, g, w in values.mismatches]}
+        volatile = [cell for cell in task.expected if workbook.depends_on_volatile(cell)]
         typed = [cell for cell in task.formula_cells if not refers_to_cells(workbook.content(cell))]
-        follows = bool(task.formula_cells) and values.all_match and not typed and all(
+        follows = bool(task.formula_cells) and values.all_match and not typed and not volatile and all(
             self._follows_changed_data(task, workbook, round_) for round_ in range(self.perturbations)
         )
         formulas_ok = not task.formula_cells or follows
@@ -134,11 +139,17 @@ class SpreadsheetEnv(TextEnv[SpreadsheetTask]):
             "values_matched": values.matched,
             "values_total": values.total,
             "formula_cells_without_formula": len(typed),
+            "volatile_cells": len(volatile),
             "formulas_follow_the_data": follows if task.formula_cells else None,
         }
         if typed:
             info["mismatches"].append(f"these cells need a formula that uses the data: {', '.join(typed[:5])}")
-        return float(values.all_match and formulas_ok), info
+        if volatile:
+            info["mismatches"].append(
+                f"these cells are computed from RAND, RANDBETWEEN, NOW or TODAY, which change at every "
+                f"recalculation: {', '.join(volatile[:5])}"
+            )
+        return float(values.all_match and formulas_ok and not volatile), info
 
     def _follows_changed_data(self, task: SpreadsheetTask, workbook: Workbook, round_: int) -> bool:
         rng = np.random.default_rng([zlib.crc32(task.task_id.encode()), round_])
@@ -167,14 +178,17 @@ class SpreadsheetEnv(TextEnv[SpreadsheetTask]):
 
 
 def refers_to_cells(content: object) -> bool:
-    """A formula (text starting with =) whose syntax tree holds a cell or range reference:
-    `=42`, `="B2"` or `=LOG10(100)` is a typed-in value dressed as a formula."""
+    """A formula (text starting with =) that reads cells: a reference to their values in its
+    syntax tree, or a call of OFFSET or INDIRECT, which read the cells they compute
+    (`=INDIRECT("B"&ROW())`). `=42`, `="B2"`, `=LOG10(100)` or `=ROW(B5)-1` (a position,
+    not data) is a typed-in value dressed as a formula."""
     if not isinstance(content, str) or not content.startswith("="):
         return False
     try:
-        return bool(references(parse_formula(content[1:])))
+        tree = parse_formula(content[1:])
     except FormulaError:
         return False
+    return bool(dependencies(tree)) or calls(tree, "dynamic")
 
 
 def _task_at(name: str, level: int, index: int) -> SpreadsheetTask:

@@ -45,9 +45,12 @@ SUBMIT
     ("text", "value"),
     [("42", 42), ("-3.5", -3.5), ("1e3", 1000.0), ("TRUE", True), ("false", False), ('"  spaced "', "  spaced "),
      ('"=not a formula"', "=not a formula"), ("North West", "North West"), ("", None), ("=A1 + 2", "=A1 + 2"),
-     ("007", 7)],
+     ("007", 7), ("'Stock Value'", "Stock Value"), ("'00123", "00123"), ("'TRUE", "TRUE"), ("'42'", "42"),
+     ("'O'Neill'", "O'Neill"), ("'", None), ("Students'", "Students'")],
 )  # fmt: skip
 def test_set_contents(text, value):
+    """A leading apostrophe means text, as in Excel (the apostrophe is not part of it), and
+    text in single quotes is the text between them."""
     assert parse_content(text) == value
 
 
@@ -68,6 +71,7 @@ def test_set_contents(text, value):
         ("SET A1 1\nSUBMIT now", "SUBMIT takes nothing"),
         ("READ ZZZZ1", "is not a range"),
         ("SET CW1 1", "outside the sheet"),
+        ("SET A1 '=SUM(B1:B3)", "text starting with ="),
     ],
 )
 def test_malformed_lines_are_named_with_the_fix(reply, message):

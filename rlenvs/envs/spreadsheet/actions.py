@@ -1,7 +1,8 @@
 """The action language of Spreadsheet-v0: what the agent writes, one action per line.
 
     SET B2 =SUM(Data!C2:C40)      a formula (anything starting with =)
-    SET A1 "Total sales"          text (quotes as in JSON; bare text works too: SET A1 Total)
+    SET A1 "Total sales"          text (quotes as in JSON; bare text works too: SET A1 Total;
+                                  'Total sales' and a leading apostrophe, '00123, are text too)
     SET C5 42.5 / TRUE / (empty)  a number, a boolean, or nothing to clear the cell
     FILL D2 D3:D40                copy D2 into every cell of D3:D40, relative references moved
     READ A1:F20                   show values (and formulas) of a range
@@ -110,10 +111,24 @@ def parse_area(text: str, *, single: bool = False) -> Area:
 
 
 def parse_content(text: str) -> object:
-    """What SET writes: a formula, JSON-quoted text, a number, a boolean, nothing, or bare text."""
+    """What SET writes: a formula, JSON-quoted text, a number, a boolean, nothing, or bare text.
+
+    An apostrophe first means text, as typing it does in Excel: the value is what follows it
+    (`'00123` is the text 00123, not the number 123; `'TRUE` the text TRUE), and the
+    apostrophe is not part of it. Text in single quotes, `'Stock Value'`, is the text
+    between them, as the same text in double quotes is: the closing quote is a quote, not
+    content (a header typed that way is the header asked for)."""
     text = text.strip()
     if not text:
         return None
+    if text.startswith("'"):
+        inner = text[1:-1] if len(text) >= 2 and text.endswith("'") else text[1:]
+        if inner.startswith("="):
+            raise ActionError(
+                f"{text} would be text starting with =, which a cell cannot hold here (it is read as a formula): "
+                "write the formula without the apostrophe, or put a space before the ="
+            )
+        return inner or None
     if text.startswith("="):
         return text
     if text.startswith('"'):

@@ -33,7 +33,7 @@ def test_every_gold_solution_and_boxed_answer_scores_one(env: CompetitionMathEnv
 @pytest.mark.parametrize(
     "index,reply",
     [
-        (0, "\\boxed{\\dfrac{11}{12}}"), (0, "\\boxed{11/12}"), (1, "\\boxed{\\sqrt{128}}"), (2, "\\boxed{x = -12}"),
+        (0, "\\boxed{\\dfrac{11}{12}}"), (0, "\\boxed{11/12}"), (2, "\\boxed{x = -12}"),
         (3, "$x \\in \\boxed{(2, 3)}$"), (4, "\\boxed{\\left(4, 3\\right)}"), (6, "\\boxed{-6 - x + x^2}"),
         (8, "\\boxed{1 - \\sqrt 2, 1 + \\sqrt 2}"), (11, "\\boxed{B}"), (12, "\\boxed{0.5}"), (13, "\\boxed{x \\geq 4}"),
     ],

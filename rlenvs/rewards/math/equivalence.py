@@ -43,16 +43,31 @@ _WORDS = re.compile(r"[A-Za-z][A-Za-z ']*")
 _DECIMAL = re.compile(r"[-+]?\d*\.(\d+)")
 _DECIMAL_COMMA = re.compile(r"(?<![\d,])\d+,\d+(?![\d,])")
 _MATRIX = re.compile(r"\\begin\{([pbvBV]?matrix|array)\}(?:\{[^{}]*\})?(.*?)\\end\{\1\}", re.DOTALL)
-_MEMBERSHIP = re.compile(r"^[A-Za-z](?:_\{?\w+\}?)?\s*\\in\s+")
+_MEMBERSHIP = re.compile(r"^[A-Za-z](?:_\{?\w+\}?)?\s*\\in(?![A-Za-z])\s*")
 _LIST_WORDS = re.compile(r"\s+(?:and|or)\s+|(?<=\))\s*(?:and|or)\s*(?=\()")
 _GLUED_LIST_WORD = re.compile(r"(?<=[\d)}\]])(?:or|and)(?=[A-Za-z(\\])")
 """`W(x)=1orW(x)=-1`: "or"/"and" with no spaces, after a digit or bracket, before a name."""
 _ONE_RELATION = re.compile(r"[^<>=!]+(?:<=|>=|!=|=|<|>)[^<>=!]+")
 _LETTER = re.compile(r"[A-Za-z]")
 _COMMAND = re.compile(r"\\[A-Za-z]+")
-_LABEL = re.compile(r"[^\d+\-]*|[^+\-]*_\{?\d+\}?[^+\-]*")
+_LABEL = re.compile(
+    r"[^\d+\-]*|[^+\-]*_\{?\d+\}?[^+\-]*"
+    r"|[A-Za-z](?:\s*\+\s*[A-Za-z])+"
+    r"|[A-Za-z]\w*\s*\(\s*-?[\d./]+(?:\s*,\s*-?[\d./]+)*\s*\)"
+    r"|[A-Za-z]\s*\^\s*\{?\d+\}?"
+)
 """A left-hand side that names the value rather than stating an equation: x, f(x), |AB|,
-(p, q), a_{37}, \\frac{NO}{BO}: no digits (but in subscripts) and no + or -."""
+(p, q), a_{37}, \\frac{NO}{BO} (no digits but in subscripts, no + or -), and what AIME-style
+questions ask for: a sum of letters `m+n`, a value `f(2)`, a power `x^2`."""
+_SCALED_MATRIX = re.compile(r"(-|-?\d+(?:\.\d+)?|-?\\frac\{[^{}]*\}\{[^{}]*\}|-?\\sqrt\{[^{}]*\})\s*(?:\\cdot\s*)?(\\begin\{([pbvBV]?matrix)\}.*\\end\{\3\})", re.DOTALL)
+"""A number written before a matrix: `\\frac{1}{3}\\begin{pmatrix}..\\end{pmatrix}`, `-\\begin{..}`."""
+_VARIABLE_NAME = re.compile(r"[A-Za-z](?:_\{?\w+\}?)?")
+_BASE_NUMERAL = re.compile(r"([0-9A-Za-z]+)\s*_\s*\{?\s*(\d+)\s*\}?")
+"""`52_8`, `2A_{16}`: digits in a base, compared digit by digit (any case) and base."""
+_CHOICE_WITH_TEXT = re.compile(r"\(([A-Ea-e])\)\s+[A-Za-z][A-Za-z ,.'-]*")
+"""`(C) Plane`: a multiple-choice letter with its option's text."""
+_ARTICLE = re.compile(r"^(?:a|an|the)\s+", re.IGNORECASE)
+_SPACE_NOT_BETWEEN_DIGITS = re.compile(r"(?<!\d)\s+|\s+(?!\d)")
 _BRACKETS = {"(": ")", "[": "]", "{": "}"}
 
 
@@ -63,6 +78,9 @@ class Form:
     parts: tuple
     detail: str = ""
     """Brackets of an interval ("[)"), the operator of a relation."""
+    source: str = ""
+    """"relation" for an interval read from an inequality (`2 < x < 4`): it bounds a
+    variable, so it is no point `(2, 4)`."""
 
 
 def answers_equivalent(
@@ -99,6 +117,10 @@ def read_form(text: str, depth: int = 0) -> Form:
     text = _MEMBERSHIP.sub("", text).strip()
     if parse_number(text) is not None:  # 11,111,111,100 is one number, not a list
         return Form("leaf", (text,))
+    if text.startswith("\\{") and text.endswith("\\}") and _closing(text, 1) == len(text) - 1:
+        # `\{1\pm\sqrt{5}, -2\}`: the set's items, each with its own plus-minus.
+        items = [item for part in split_top_level(text[2:-2], ",;") for item in _expand_pm(part)]
+        return Form("list", tuple(read(item) for item in items))
     items = [word_item for item in split_top_level(text, ",;") for word_item in _split_list_words(item)]
     if len(items) > 1:
         forms = []
@@ -114,16 +136,26 @@ def read_form(text: str, depth: int = 0) -> Form:
     if relation is not None:
         return relation
     equals = _split_equals(text)
-    if len(equals) > 2 or (len(equals) == 2 and _LABEL.fullmatch(equals[0].strip())):
+    if len(equals) > 2 or (len(equals) == 2 and _is_label(equals[0], equals[1])):
         # `x = 3` names the value 3; kept as an assignment so it can still be compared
         # with an equation (`y = 2x` against `2x - y = 0`).
         # In a chain `x = 5 + 6 = 11` the constant members must agree (`20 = 19 = 18` states
         # nothing true); they are kept to be checked.
-        members = [part.strip() for part in (equals if not _LABEL.fullmatch(equals[0].strip()) else equals[1:])]
+        members = [part.strip() for part in (equals if not _is_label(equals[0], equals[-1]) else equals[1:])]
         constants = tuple(part for part in members if not _LETTER.search(_COMMAND.sub("", part)))
         return Form("assignment", (equals[0].strip(), equals[-1].strip(), read(equals[-1]), constants))
     if len(equals) == 2:
         return Form("equation", (equals[0].strip(), equals[1].strip()))
+    if equals[0] != text:
+        return read(equals[0])  # `\frac13 \approx 0.333`: the exact value
+    scaled = _SCALED_MATRIX.fullmatch(text)
+    if scaled and scaled.group(1).strip():
+        # `\frac{1}{3}\begin{pmatrix} -1 \\ 2 \end{pmatrix}`, `-\begin{pmatrix}...`: a scalar times each entry.
+        scalar = scaled.group(1).strip()
+        factor = "-1" if scalar == "-" else scalar
+        rows = [row for row in re.split(r"\\\\", _MATRIX.fullmatch(scaled.group(2)).group(2)) if row.strip()]
+        return Form("matrix", tuple(tuple(read(_scaled(factor, cell.strip())) for cell in row.split("&"))
+                                    for row in rows))
     matrix = _MATRIX.fullmatch(text)
     if matrix:
         rows = [row for row in re.split(r"\\\\", matrix.group(2)) if row.strip()]
@@ -160,6 +192,18 @@ class _Comparison:
         if a.kind == "assignment" or b.kind == "assignment":
             return self.assignment_equal(a, b) if a.kind == "assignment" else self.assignment_equal(b, a)
         kinds = {a.kind, b.kind}
+        if a.kind in ("relation", "chain", "list") and _written_set(b) and not _solved(a):
+            return False  # `x^2 - 5x - 14 <= 0` for `[-2, 7]`: the question's inequality, not solved
+        if b.kind == "tuple" and a.kind == "interval" and a.source == "relation":
+            return False  # `2 < x < 4` bounds x: it is no point (2, 4)
+        if a.kind == "list" and b.kind in ("union", "interval") and _relations(a):
+            sets = _set_spec(a), _set_spec(b)  # `x < 2 or x > 3` and `(-\infty, 2) \cup (3, \infty)`
+            return None not in sets and self.symbolic("set", *sets)
+        if kinds == {"matrix", "tuple"}:  # a column or row vector written as a tuple
+            matrix, vector = (a, b) if a.kind == "matrix" else (b, a)
+            entries = _vector_entries(matrix)
+            return entries is not None and self.sequence_equal(entries, vector.parts) if a is matrix else (
+                entries is not None and self.sequence_equal(vector.parts, entries))
         if kinds == {"relation", "interval"}:  # x >= 4 and [4, \infty)
             relation, interval = (a, b) if a.kind == "relation" else (b, a)
             as_interval = _relation_interval(relation)
@@ -196,6 +240,9 @@ class _Comparison:
         if not self.all_equal(constants):
             return False
         if other.kind == "assignment":
+            other_label = other.parts[0]
+            if _VARIABLE_NAME.fullmatch(label) and _VARIABLE_NAME.fullmatch(other_label) and label != other_label:
+                return False  # `y = \frac32` is not the line `x = \frac32`
             return self.forms_equal(value, other.parts[2])
         if other.kind == "equation":
             return self.forms_equal(Form("equation", (label, value_text)), other)
@@ -234,9 +281,16 @@ class _Comparison:
         )
 
     def leaf_equal(self, a: str, b: str) -> bool:
-        if a.replace(" ", "") == b.replace(" ", ""):
+        if _compact(a) == _compact(b):
             return True
+        bases = _BASE_NUMERAL.fullmatch(a), _BASE_NUMERAL.fullmatch(b)
+        if bases[0] and bases[1]:
+            return bases[0][1].upper() == bases[1][1].upper() and int(bases[0][2]) == int(bases[1][2])
+        choice_text = _CHOICE_WITH_TEXT.fullmatch(a)
+        if choice_text and _CHOICE.fullmatch(b):
+            return choice_text[1].upper() == _CHOICE.fullmatch(b)[1].upper()
         if _WORDS.fullmatch(a) and _WORDS.fullmatch(b):
+            a, b = _ARTICLE.sub("", a), _ARTICLE.sub("", b)
             choice_a, choice_b = _CHOICE.fullmatch(a), _CHOICE.fullmatch(b)
             return a.lower() == b.lower() or bool(choice_a and choice_b and choice_a[1].upper() == choice_b[1].upper())
         choice_a, choice_b = _CHOICE.fullmatch(a), _CHOICE.fullmatch(b)
@@ -245,7 +299,7 @@ class _Comparison:
         numbers = _numbers_equal(a, b, self.rounding)
         if numbers is not None:
             return numbers
-        if parse_number(b) is not None:
+        if parse_number(b, letter_units=False) is not None:
             return False  # the gold is a number and the prediction is not (`7 + 9` for 16)
         rounded = _DECIMAL.fullmatch(a)
         if self.rounding and rounded and len(rounded.group(1)) >= 2 and self.symbolic("rounded", a, b):
@@ -260,9 +314,15 @@ class _Comparison:
         return answers.results[0] is True
 
 
+def _compact(text: str) -> str:
+    """The text without spaces, but for a space between two digits (`9 0` is not `90`)."""
+    return _SPACE_NOT_BETWEEN_DIGITS.sub("", text)
+
+
 def _numbers_equal(a: str, b: str, rounding: bool) -> bool | None:
-    """Exact comparison when both sides are plain numbers; None when either is not."""
-    x, y = parse_number(a), parse_number(b)
+    """Exact comparison when both sides are plain numbers; None when either is not. `b` is
+    read as a gold answer is (`3s^2` is no number there)."""
+    x, y = parse_number(a), parse_number(b, letter_units=False)
     if x is None and y is not None and "." in b:
         x = _decimal_comma(a)
     elif y is None and x is not None and "." in a:
@@ -326,17 +386,37 @@ def _read_relation(text: str) -> Form | None:
     if len(parts) == 5 and parts[1] in ("<", "<=") and parts[3] in ("<", "<="):
         low, high = parts[0].strip(), parts[4].strip()
         brackets = ("[" if parts[1] == "<=" else "(") + ("]" if parts[3] == "<=" else ")")
-        return Form("interval", (read_form(low), read_form(high)), brackets)
+        return Form("interval", (read_form(low), read_form(high)), brackets, "relation")
     if len(parts) == 5 and parts[1] in (">", ">=") and parts[3] in (">", ">="):
         high, low = parts[0].strip(), parts[4].strip()
         brackets = ("[" if parts[3] == ">=" else "(") + ("]" if parts[1] == ">=" else ")")
-        return Form("interval", (read_form(low), read_form(high)), brackets)
+        return Form("interval", (read_form(low), read_form(high)), brackets, "relation")
     return None
+
+
+def _scaled(factor: str, entry: str) -> str:
+    """`factor` times a matrix entry: the exact number where both are numbers, else the product."""
+    x, y = parse_number(factor), parse_number(entry)
+    if x is None or y is None:
+        return f"({factor})\\cdot({entry})"
+    value = Fraction(x) * Fraction(y)
+    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
+def _is_label(left: str, right: str) -> bool:
+    """`left = right` names a value: a label that is not itself in the value (`x = 2x + 3`
+    is an equation in x, not a name for 2x + 3)."""
+    left = left.strip()
+    if not _LABEL.fullmatch(left):
+        return False
+    return not (_VARIABLE_NAME.fullmatch(left) and re.search(rf"(?<![A-Za-z\\]){re.escape(left)}(?![A-Za-z])", right))
 
 
 def _split_equals(text: str) -> list[str]:
     if "\\approx" in text and "=" not in text:
-        return [part.strip() for part in text.split("\\approx")]  # x \approx 11 names 11
+        parts = [part.strip() for part in text.split("\\approx")]
+        # `x \approx 11` names 11; `\frac13 \approx 0.333` is the exact value, then a remark.
+        return parts if _is_label(parts[0], parts[-1]) else parts[:1]
     if "=" not in text:
         return [text]
     if "\\approx" in text:
@@ -401,6 +481,47 @@ def _as_solutions(form: Form, other: Form) -> Form:
 _SET_KINDS = frozenset({"relation", "chain", "interval", "union"})
 
 
+def _written_set(form: Form) -> bool:
+    """A gold answer written as a set in solved form: interval notation, a union, an open
+    interval `(a, b)`; not an inequality (any equivalent inequality answers one of those)."""
+    if form.kind == "interval":
+        return form.source != "relation"
+    if form.kind == "union":
+        return True
+    return form.kind == "tuple" and len(form.parts) == 2 and form.detail == "()"
+
+
+def _solved(form: Form) -> bool:
+    """An inequality in solved form: each side of each link is a lone variable or free of
+    letters (`x < 2`, `-2 <= x <= 7`, `x != 3`); a list of such (`x < 2 or x > 3`)."""
+    if form.kind == "list":
+        return all(_solved(part) for part in form.parts)
+    if form.kind == "interval":
+        return True
+    if form.kind == "relation":
+        sides = form.parts
+    elif form.kind == "chain":
+        sides = re.split(r"<=|>=|!=|<|>", form.parts[0])
+    else:
+        return True
+    return all(_VARIABLE.fullmatch(side.strip()) or not _LETTER.search(_COMMAND.sub("", side)) for side in sides)
+
+
+def _relations(form: Form) -> bool:
+    """A list of inequalities and intervals (`x < 2 or x > 3`), to compare as their union."""
+    return all(part.kind in ("relation", "chain", "interval", "union") for part in form.parts)
+
+
+def _vector_entries(matrix: Form) -> tuple | None:
+    """The entries of a one-column or one-row matrix, in order; None for any other shape."""
+    rows = matrix.parts
+    if len(rows) == 1:
+        return rows[0]
+    if all(len(row) == 1 for row in rows):
+        return tuple(row[0] for row in rows)
+    return None
+
+
 def _open_interval(form: Form) -> Form:
     """`(a, b)` is also the open interval (a, b)."""
     if form.kind == "tuple" and form.detail == "()" and len(form.parts) == 2:
@@ -411,6 +532,9 @@ def _open_interval(form: Form) -> Form:
 def _set_spec(form: Form) -> str | None:
     """A set of reals for the worker's "set" mode (JSON): an inequality to solve, or a union
     of intervals by their endpoints; None if the form is neither."""
+    if form.kind == "list":
+        parts = [_set_spec(part) for part in form.parts]
+        return None if None in parts else json.dumps({"union": [json.loads(part) for part in parts]})
     if form.kind == "chain":
         return json.dumps({"relation": form.parts[0]})
     if form.kind == "relation":

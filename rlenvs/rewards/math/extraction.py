@@ -50,9 +50,12 @@ and a cut bounds the work on adversarial replies."""
 
 # Markers are located with str.find first and matched with these anchored patterns only
 # there: a regex alternation scanning every position is ten times slower on real replies.
-BOX_OPEN = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])\s*")
-_ANSWER_TAIL = re.compile(r"\**[ \t]*(?:(?:is\b|IS\b|:|=)[ \t*:]*(?:\n[ \t]*)?|[ \t]+(?=\$|\\\(|\\\[))")
-"""After "answer": "is", ":" or "=", or just a space before a math span ("Answer $9$")."""
+BOX_OPEN = re.compile(r"\\(?:boxed|fbox|framebox)(?![A-Za-z])\s*")
+_ANSWER_TAIL = re.compile(
+    r"\**[ \t]*(?:(?:is\b|IS\b|:|=)[ \t*:]*(?:\n[ \t]*)?|[ \t]+(?=\$|\\\(|\\\[)|\**[ \t]*\n[ \t]*(?=\S))"
+)
+"""After "answer": "is", ":" or "=", or just a space before a math span ("Answer $9$"), or
+the end of a heading line ("**Final Answer**" and the answer on the next line)."""
 _MATH_SPAN = re.compile(r"\$\$.+\$\$|\$(?:[^$\\]|\\.)+\$|\\\(.+\\\)|\\\[.+\\\]", re.DOTALL)
 """A text that is wholly one `$...$`, `$$...$$`, `\\(...\\)` or `\\[...\\]` span (`\\$`, an
 escaped dollar sign, does not end a `$` span)."""
@@ -62,6 +65,9 @@ _HASH_MARK = re.compile(r"(?<!#)####(?!#)")
 # "The answer is 18. Then ..." -> "18": a period ends the sentence unless a digit follows.
 _SENTENCE_END = re.compile(r"\.(?!\d)|[;!?]")
 _LEADING_NUMBER = re.compile(r"[-+]?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?")
+_OR_NUMBER = re.compile(r"\bor\s+\$?([-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?)")
+_CHOICE_PHRASE = re.compile(r"\(?[A-E]\)\s+[A-Za-z][\w ,.'-]*")
+"""`(C) Plane`: a multiple-choice letter with its option's text, an answer too."""
 _PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
 MATH_WORDS = frozenset({
     "sqrt", "pi", "sin", "cos", "tan", "sec", "csc", "cot", "ln", "log", "exp", "inf", "infty", "infinity",
@@ -73,7 +79,7 @@ _CHECKING = frozenset({"check", "checking", "verify", "verifying", "confirm", "c
 
 # Formatting a box's content may carry: unwrapped until none is left.
 _WRAPPERS = re.compile(
-    r"\\(?:boxed|fbox|textbf|mathbf|bm|boldsymbol|mathbb|underline|emph|textit|mathit)\s*\{(?P<body>.*)\}"
+    r"\\(?:boxed|fbox|framebox|textbf|mathbf|bm|boldsymbol|underline|emph|textit|mathit)\s*\{(?P<body>.*)\}"
     r"|\\(?:textcolor|colorbox)\s*\{[^{}]*\}\s*\{(?P<colored>.*)\}"
     r"|\\color\s*\{[^{}]*\}\s*(?:\{(?P<color_group>.*)\}|(?P<color_rest>.*))"
     r"|\{\s*\\(?:bf|it|rm|bfseries)\b\s*(?P<declared>.*)\}"
@@ -126,10 +132,13 @@ def extract_final_answer(completion: str, quoted: frozenset[str] = frozenset()) 
         if start < after:
             continue  # an "answer is" before the last box is working, not a final answer
         candidate = _final(phrase, ANSWER_IS)
-        if candidate.value is not None or is_math_span(candidate.text) or reads_as_math(candidate.text):
+        if (candidate.value is not None or is_math_span(candidate.text) or reads_as_math(candidate.text)
+                or _CHOICE_PHRASE.fullmatch(candidate.text)):
             phrased.append(candidate)
         elif boxes and (lead := _LEADING_NUMBER.match(candidate.text)):
-            hedge_only.append(_final(lead.group(), ANSWER_IS))  # "\boxed{18} Answer: 20 or so"
+            # "\boxed{18} Answer: 20 or so", "Final answer: 5 (or 6 if zero counts)"
+            stated_numbers = [lead.group(), *_OR_NUMBER.findall(candidate.text)]
+            hedge_only.extend(_final(number, ANSWER_IS) for number in stated_numbers)
     answers = boxed or hashed or phrased
     if not answers:
         return NO_ANSWER
@@ -165,13 +174,13 @@ def reads_as_math(text: str) -> bool:
 
 
 def _final(text: str, kind: str) -> FinalAnswer:
-    text = unwrap_formatting(text)
+    text = unwrap_formatting(text.strip().strip("*").strip())  # markdown bold: `**Answer: C**`
     return FinalAnswer(text, kind, parse_number(text))
 
 
 def unwrap_formatting(text: str) -> str:
     """The content without formatting around it: `\\boxed{\\textbf{18}}`, `{\\bf 18}`,
-    `\\color{red}{18}` and `\\textcolor{red}{18}` are `18`."""
+    `\\color{red}{18}` and `\\textcolor{red}{18}` are `18` (but `\\mathbb{R}` is the reals)."""
     text = text.strip()
     for _ in range(MAX_ANSWER_CHARS):
         match = _WRAPPERS.fullmatch(text)
@@ -241,7 +250,7 @@ def _answer_phrases(text: str) -> list[tuple[int, str]]:
                     else:
                         phrase = _first_sentence(_rest_of_line(text, after))
                     # "The answer is \\boxed{18}" or "$x \\in \\boxed{...}$": the box counts itself.
-                    if "\\boxed" not in phrase and "\\fbox" not in phrase:
+                    if not any(box in phrase for box in ("\\boxed", "\\fbox", "\\framebox")):
                         phrases.append((head, phrase))
             start = text.find(spelling, start + 1)
     phrases.sort()

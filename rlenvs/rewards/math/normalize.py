@@ -1,27 +1,44 @@
 """Normalising an answer's LaTeX before it is compared.
 
 Removes what does not change the value: math delimiters, spacing commands, `\\left`/`\\right`,
-`\\displaystyle`, `\\text{}` wrappers, degree signs, `\\dfrac`/`\\tfrac`/`\\cfrac` spellings,
-percent signs and words (28% and 28 compare equal: the math envs state percentages as
-plain numbers), unicode operators, invisible format characters and quotation marks
-(`\\"12\\"`). Relations become ASCII (`<=`, `>=`, `!=`). Mixed numbers become one fraction
-(`3\\frac{1}{2}` is `\\frac{7}{2}`; see `numbers`).
+`\\displaystyle`, `\\text{}` wrappers and units written as text after an answer
+(`288\\pi\\text{ cm}^3`), degree signs (inside a trigonometric function a degree angle becomes
+radians: `\\cos 13^\\circ` is not `\\cos 13`), `\\dfrac`/`\\tfrac`/`\\cfrac` spellings, thin
+spaces between thousands, set-builder braces (`\\{x \\mid x > 2\\}` is `x > 2`), `\\mathbb{R}`
+as `(-\\infty, \\infty)`, percent signs and words (28% and 28 compare equal: the math envs
+state percentages as plain numbers), unicode operators, invisible format characters and
+quotation marks (`\\"12\\"`). Relations become ASCII (`<=`, `>=`, `!=`). Mixed numbers become
+one fraction (`3\\frac{1}{2}` is `\\frac{7}{2}`; see `numbers`).
 """
 
 from __future__ import annotations
 
 import re
 
-from rlenvs.rewards.math.numbers import THOUSANDS_BRACES, mixed_numbers, unicode_to_ascii
+from rlenvs.rewards.math.numbers import THOUSANDS_BRACES, is_unit_phrase, mixed_numbers, unicode_to_ascii
 
 _UNICODE = {
     "−": "-", "–": "-", "≤": "<=", "≥": ">=", "≠": "!=", "∞": "\\infty", "π": "\\pi", "√": "\\sqrt",
-    "∪": "\\cup", "±": "\\pm", "°": "", "×": "\\times", "÷": "\\div", "·": "\\cdot", "∈": "\\in",
+    "∪": "\\cup", "±": "\\pm", "°": "^\\circ", "×": "\\times", "÷": "\\div", "·": "\\cdot", "∈": "\\in",
+    "ℝ": "\\mathbb{R}",
 }
+_UNICODE_ROOT = re.compile(r"√\s*(\d+(?:\.\d+)?|[A-Za-z])")
+"""`√13` is the root of 13 (TeX's one-token `\\sqrt13` would be `\\sqrt{1}3`)."""
 _DELIMITERS = ("$$", "$", "\\(", "\\)", "\\[", "\\]")
 _DROPPED_COMMANDS = re.compile(
-    r"\\(?:displaystyle|left|right|bigl|bigr|Bigl|Bigr|big|Big|biggl|biggr|!|,|;|:|quad|qquad)(?![A-Za-z])"
+    r"\\(?:displaystyle|left|right|bigl|bigr|Bigl|Bigr|big|Big|biggl|biggr|quad|qquad)(?![A-Za-z])|\\[!,;:]"
 )
+_SPACED_DIGIT_GROUPS = re.compile(r"(?<=\d)\\[,!;:]\s*(?=\d{3}(?!\d))")
+"""`11\\,111\\,100`: thin spaces between groups of three digits separate thousands."""
+_TRIG_DEGREES = re.compile(
+    r"(\\(?:sin|cos|tan|sec|csc|cot)\s*[({]?\s*)(-?\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree)"
+)
+"""`\\cos 13^\\circ`: an angle in degrees inside a trigonometric function, as radians."""
+_TEXT_UNIT = re.compile(r"\\(?:text|mbox|mathrm|textrm)\s*\{\s*([A-Za-z][A-Za-z .]*?)\s*\}(\s*\^\s*\{?\s*[23]\s*\}?)?")
+"""A unit written as text after an answer (`288\\pi\\text{ cm}^3`): not part of its value."""
+_SET_BUILDER = re.compile(r"\\\{\s*([A-Za-z])\s*(?:\\mid|\||:)\s*(.+)\\\}")
+"""`\\{x \\mid x > 2\\}`: the set of x such that the condition holds, read as the condition."""
+_REALS = re.compile(r"\\mathbb\s*\{?\s*R\s*\}?|\\R(?![A-Za-z])")
 _TEXT_WRAPPERS = re.compile(r"\\(?:text|textbf|textit|textnormal|textrm|mathrm|mathbf|mathit|mbox|operatorname)\s*\{([^{}]*)\}")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree")
 _PERCENT = re.compile(r"\\%|%|\s*\b(?:percentage|percent|pct)\b")
@@ -41,29 +58,47 @@ _SPACED_THOUSANDS = re.compile(r"(?<=\d),\s*\\[!,]\s*(?=\d{3}(?!\d))")
 """`11,\\! 111`: a thousands separator with a spacing command, not a list."""
 
 
-def normalize_answer(text: str) -> str:
-    """The answer with every value-preserving decoration removed (see module docstring)."""
+def normalize_answer(text: str, *, as_written: bool = False) -> str:
+    """The answer with every value-preserving decoration removed (see module docstring).
+    `as_written=True` keeps mixed numbers as they are written (`6\\frac{1}{4}`), to tell
+    a form the question asks to change from the answer."""
     if not text.isascii():
-        text = unicode_to_ascii(text)
+        text = _UNICODE_ROOT.sub(r"\\sqrt{\1}", unicode_to_ascii(text))
         for old, new in _UNICODE.items():
             text = text.replace(old, new)
     if "\\\\" in text and not _SINGLE_BACKSLASH.search(text):
         text = text.replace("\\\\", "\\")  # escaped twice throughout: `\\\\frac` is `\\frac`
     text = THOUSANDS_BRACES.sub(",", text.replace("\\$", " ").replace('\\"', " ").replace('"', " "))
-    text = _SPACED_THOUSANDS.sub(",", text)
+    text = _SPACED_DIGIT_GROUPS.sub(",", _SPACED_THOUSANDS.sub(",", text))
     for delimiter in _DELIMITERS:
         text = text.replace(delimiter, " ")
     text = _ESCAPED_SPACE.sub(" ", text).replace("~", " ")
     text = _DROPPED_COMMANDS.sub(" ", text)
+    if "\\text" in text or "\\m" in text:
+        text = _TEXT_UNIT.sub(_drop_unit, text)
     while True:  # nested wrappers: \text{\textbf{x}}
         unwrapped = _TEXT_WRAPPERS.sub(r" \1 ", text)
         if unwrapped == text:
             break
         text = unwrapped
-    text = _DEGREES.sub("", text)
+    if "circ" in text or "degree" in text:
+        text = _DEGREES.sub(" ", _TRIG_DEGREES.sub(r"\1\\frac{\2\\pi}{180}", text))
     text = _PERCENT.sub("", text)
-    text = mixed_numbers(_FRACTIONS.sub(r"\\frac", text))
+    text = _FRACTIONS.sub(r"\\frac", text)
+    if not as_written:
+        text = mixed_numbers(text)
     for pattern, replacement in _RELATIONS:
         text = pattern.sub(replacement, text)
+    if "\\{" in text:
+        text = _SET_BUILDER.sub(r"\2", text)
+    if "R" in text:
+        text = _REALS.sub(lambda _: "(-\\infty, \\infty)", text)
     text = _SPACES.sub(" ", text).strip()
     return text.rstrip(".,;: ").strip()
+
+
+def _drop_unit(match: re.Match) -> str:
+    """Drops a unit written as text after something (not a text answer of its own)."""
+    before = match.string[: match.start()].strip()
+    words = match.group(1).replace(".", " ").split()
+    return " " if before and words and is_unit_phrase(words) else match.group()

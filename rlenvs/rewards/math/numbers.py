@@ -1,14 +1,19 @@
 """Reading one number from an answer as people and models write it.
 
-`1,234`, `$1,234.50`, `1{,}234`, `1\\,234`, trailing `.0`, fractions `3/4` and
-`\\frac{3}{4}`, mixed numbers `3\\frac{1}{2}` and `3 1/2` (7/2), scientific notation `1e1`
-and `1.0\\times10^{1}`, unicode minus and fullwidth digits, invisible format characters
-(zero-width spaces, bidirectional marks) dropped, `%` and `\\%` dropped, currency signs
-(`1,000.99€`, `£5`), scale and power words (`18 million`, `5 dozen`, `18 squared`) and a
-trailing unit from the fixed list in `units` ("72 clips", "18 dollars", "5 cm", "3 m²",
-"4 m/s"). Anything else around the number ("5 or 6", "x + 1", "about 5", "3 halves") makes
-it not a number, and so does a letter that reads as a factor rather than a unit: `5x`, `5e`,
-`5i`, `5 \\pi` are not 5. Values are exact: ints, or Fractions where not integral.
+`1,234`, `1 234`, `$1,234.50`, `1{,}234`, `1\\,234`, trailing `.0`, fractions `3/4` and
+`\\frac{3}{4}`, mixed numbers `3\\frac{1}{2}` and `3 1/2` (7/2), scientific notation `1e1`,
+`1.0\\times10^{1}` and powers of ten (`10^{-12}`), repeating decimals (`0.\\overline{36}`),
+unicode minus and fullwidth digits, invisible format characters (zero-width spaces,
+bidirectional marks) dropped, `%` and `\\%` dropped, currency signs (`1,000.99€`, `£5`),
+scale words (`18 million`, `5 dozen`) and a trailing unit from the fixed list in `units`
+("72 clips", "18 dollars", "5 cm", "3 m²", "4 m/s", "18 cups of flour"). Anything else around
+the number ("5 or 6", "x + 1", "about 5", "3 halves", "18 squared", "4!") makes it not a
+number, and so does a letter that reads as a factor rather than a unit: `5x`, `5e`, `5i`,
+`5 \\pi` are not 5. Values are exact: ints, or Fractions where not integral.
+
+A gold answer is read with `letter_units=False`: a unit of one or two letters counts there
+only when written as text (`3\\text{ m}`), so a gold `3s^2` is an expression in s, not 3
+seconds squared.
 
 Mixed numbers: an integer written directly before a proper fraction of two integers is
 their sum (`2\\frac{3}{4}` and `2 3/4` are 11/4); with an explicit operator it is a product
@@ -23,7 +28,7 @@ import unicodedata
 from fractions import Fraction
 from typing import Union
 
-from rlenvs.rewards.math.units import POWERS, SCALES, UNIT_JOINERS, UNIT_PREFIXES, is_unit_word
+from rlenvs.rewards.math.units import SCALES, UNIT_JOINERS, UNIT_PREFIXES, UNIT_SUFFIXES, is_short_unit, is_unit_word
 
 NUMBER_MAX_CHARS = 200
 """A text longer than this is not a number; skip normalising it."""
@@ -40,12 +45,16 @@ _MIXED_LATEX = re.compile(
 _MIXED_PLAIN = re.compile(r"(?<![\w.^_}\\)\]|!/])(\d+)[ \t]+(\d+)[ \t]*/[ \t]*(\d+)(?![\d.])")
 """An integer, a space, then a fraction of two integers: `3 1/2`."""
 _AMBIGUOUS = "\\ambiguousmixednumber"
+_REPEATING = re.compile(r"([-+]?)\s*(\d*)\.(\d*)\s*\\overline\s*\{\s*(\d+)\s*\}")
+"""`4.\\overline{6}`, `0.1\\overline{6}`: a repeating decimal, as the exact fraction it is."""
+_POWER_OF_TEN = re.compile(r"([-+]?)\s*10\s*\^\s*(?:\{\s*([-+]?\d+)\s*\}|([-+]?\d))")
+_TEXT_MARKUP = ("\\text", "\\mathrm", "\\mbox", "\\textrm")
 """What an integer before an improper fraction becomes: a command no reader knows."""
 _UNIT_WORD = r"[^\W\d_]+(?:\^-?\d)?"
 """A unit word, with a power after its letters (`m^2`, `s^-1`)."""
 _NUMBER = re.compile(
     r"(?P<sign>[-+]?)\s*"
-    r"(?P<int>[1-9]\d{0,2}(?:,\d{3})+|\d+)?(?:\.(?P<frac>\d*))?"
+    r"(?P<int>[1-9]\d{0,2}(?:,\d{3})+|[1-9]\d{0,2}(?: \d{3})+(?![\d/])|\d+)?(?:\.(?P<frac>\d*))?"
     r"(?:\s*/\s*(?P<den>\d+)|[eE](?P<exp>[-+]?\d+)|\s*(?:\\times|\\cdot|\*|x)\s*10\s*\^\s*(?P<power>[-+]?\d+))?"
     rf"\s*(?P<unit>{_UNIT_WORD}(?:(?:[\s'’-]|\s*/\s*){_UNIT_WORD})*)?\s*"
 )
@@ -92,8 +101,10 @@ Number = Union[int, Fraction]
 """Integral values are plain ints (the common case, and much cheaper than Fraction)."""
 
 
-def parse_number(text: str) -> Number | None:
-    """The single number `text` states (units, currency, separators allowed), else None."""
+def parse_number(text: str, *, letter_units: bool = True) -> Number | None:
+    """The single number `text` states (units, currency, separators allowed), else None.
+    `letter_units=False` (for gold answers) takes a one- or two-letter unit only when it is
+    written as text (see the module docstring)."""
     if len(text) > NUMBER_MAX_CHARS:
         return None
     if text.isdigit() and text.isascii():
@@ -103,15 +114,20 @@ def parse_number(text: str) -> Number | None:
     text = mixed_numbers(text)
     if _AMBIGUOUS in text:
         return None
+    if "\\" in text or "^" in text:
+        special = _special_number(text)
+        if special is not None:
+            return special
+    letter_units = letter_units or any(markup in text for markup in _TEXT_MARKUP)
     if "\\" in text or "{" in text or "$" in text:
         text = strip_latex(text)
-    text = text.strip().rstrip(".,;:!").replace("%", "").replace("*", "")
+    text = text.strip().rstrip(".,;:").replace("%", "").replace("*", "")
     if not text.isascii():
         text = _CURRENCY.sub("", text.strip()).strip()
     match = _NUMBER.fullmatch(text)
     if match is None or (match.group("int") is None and not match.group("frac")):
         return None
-    integer = (match.group("int") or "0").replace(",", "")
+    integer = (match.group("int") or "0").replace(",", "").replace(" ", "")
     fraction_digits = match.group("frac") or ""
     value = Fraction(int(integer + fraction_digits), 10 ** len(fraction_digits))
     if match.group("den") is not None:
@@ -124,7 +140,7 @@ def parse_number(text: str) -> Number | None:
             return None
         value *= Fraction(10) ** int(exponent)
     if match.group("unit"):
-        value = _with_unit(value, match.group("unit"))
+        value = _with_unit(value, match.group("unit"), letter_units)
         if value is None:
             return None
     if match.group("sign") == "-":
@@ -132,29 +148,54 @@ def parse_number(text: str) -> Number | None:
     return value.numerator if value.denominator == 1 else value
 
 
-def _with_unit(value: Fraction, unit: str) -> Fraction | None:
-    """The value the words after a number give it: scaled (`million`), raised (`squared`),
-    or kept, if the rest is a unit from the fixed list; None if any word is neither."""
+def _special_number(text: str) -> Number | None:
+    """A repeating decimal or a power of ten, if that is all the text is."""
+    body = text.strip().strip("$").strip()
+    repeating = _REPEATING.fullmatch(body)
+    if repeating:
+        sign, whole, plain, period = repeating.groups()
+        scale = 10 ** len(plain)
+        value = Fraction(int(whole or 0)) + (Fraction(int(plain or 0)) + Fraction(int(period), 10 ** len(period) - 1)) / scale
+        value = -value if sign == "-" else value
+        return value.numerator if value.denominator == 1 else value
+    power = _POWER_OF_TEN.fullmatch(body)
+    if power:
+        exponent = int(power.group(2) or power.group(3))
+        if abs(exponent) > MAX_EXPONENT:
+            return None
+        value = Fraction(10) ** exponent * (-1 if power.group(1) == "-" else 1)
+        return value.numerator if value.denominator == 1 else value
+    return None
+
+
+def _with_unit(value: Fraction, unit: str, letter_units: bool) -> Fraction | None:
+    """The value the words after a number give it: scaled (`million`), or kept, if the rest
+    is a unit from the fixed list; None if any word is neither."""
     words = re.findall(r"[^\W\d_]+(?:\^-?\d)?", unit)
     first = words[0].lower()
     if first in SCALES:
         value, words = value * SCALES[first], words[1:]
-    elif first in POWERS:
-        value, words = value ** POWERS[first], words[1:]
-    return value if _is_unit(words) else None
+    return value if is_unit_phrase(words, letter_units) else None
 
 
-def _is_unit(words: list[str]) -> bool:
-    """A unit phrase: units, each maybe after a prefix (`square feet`) and joined by `per`,
-    `a` or `/` (`miles per hour`, `m/s`, `dollars an hour`). No words at all is fine too."""
+def is_unit_phrase(words: list[str], letter_units: bool = True) -> bool:
+    """A unit phrase: units, each maybe after a prefix (`square feet`), joined by `per`, `a`
+    or `/` (`miles per hour`, `m/s`, `dollars an hour`), maybe followed by `squared`,
+    `cubed` or `old` (`units squared`, `18 years old`), or by "of" and what it measures
+    (`18 cups of flour`). No words at all is fine too."""
     expect_unit = False
-    for word in words:
+    after_unit = False
+    for number, word in enumerate(words):
         bare = word.split("^")[0]
         lowered = bare.lower()
-        if is_unit_word(bare):
-            expect_unit = False
+        if lowered == "of" and after_unit:
+            return number + 1 < len(words)  # "cups of flour": what follows names the stuff
+        if is_unit_word(bare) and (letter_units or not is_short_unit(bare)):
+            expect_unit, after_unit = False, True
+        elif lowered in UNIT_SUFFIXES and after_unit:
+            continue
         elif lowered in UNIT_PREFIXES or lowered in UNIT_JOINERS:
-            expect_unit = True
+            expect_unit, after_unit = True, False
         else:
             return False
     return not expect_unit

@@ -2,12 +2,15 @@
 
 "Simplify $\\sqrt{50} + \\sqrt{18}$" is answered by `8\\sqrt{2}`; the question's own
 expression has that value too, so an equality check alone would pay for copying it into the
-box. An answer restates the question when it is, verbatim or up to rewrites that simplify
+box. An answer restates the question when it is, as written or up to rewrites that simplify
 nothing (operand order, `+0`, `\\cdot 1`, `2\\cdot 9` for 18: see `trees`), one of the
-expressions the question's math spans state, or a constant padded to more operations than
-both the gold and a question expression of its value. Such an answer scores 0 where the
-task asks to simplify, compute or evaluate (MATH-v0). An answer that reads as the gold
-answer never restates, and neither does a plain number.
+expressions the question's math spans state; it is no simpler than the gold when it breaks
+a rule of simplest form the gold keeps (like terms combined, common factors taken out,
+functions of constants evaluated, lowest terms, no square factor under a root, a rational
+denominator: `trees.form_faults`). Such an answer scores 0 in
+MATH-v0, whose tasks ask to simplify, compute or evaluate and whose prompt asks for the
+simplest exact form. An answer that reads as the gold answer never restates, and neither
+does a plain number (`0.5`, `-12`).
 """
 
 from __future__ import annotations
@@ -21,16 +24,18 @@ from rlenvs.rewards.math.normalize import normalize_answer
 
 _SPANS = re.compile(r"\$\$(.+?)\$\$|\$((?:[^$\\]|\\.)+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
 _RELATION = re.compile(r"<=|>=|!=|<|>|\\approx|\\equiv")
+_PLAIN_NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)")
+_BRACELESS_FRACTION = re.compile(r"\\frac(?:\{([^{}]*)\}|(\d))(?:\{([^{}]*)\}|(\d))")
 MAX_EXPRESSION_CHARS = 300
 """Question expressions longer than this are not compared (no answer restates them)."""
 
 
-def question_expressions(question: str) -> list[str]:
+def question_expressions(question: str, *, as_written: bool = False) -> list[str]:
     """The expressions the question's math spans state, normalised: each side of an
     equation or relation and each item of a list (`f(x) = 3x+2` gives `f(x)` and `3x+2`)."""
     expressions: list[str] = []
     for span in _SPANS.finditer(question):
-        text = normalize_answer(next(group for group in span.groups() if group is not None))
+        text = normalize_answer(next(group for group in span.groups() if group is not None), as_written=as_written)
         for side in _RELATION.split(text):
             for part in split_top_level(side, "=,;"):
                 part = part.strip()
@@ -40,15 +45,19 @@ def question_expressions(question: str) -> list[str]:
 
 
 def restates_question(answer: str, gold: str, question: str, budget: float = symbolic.DEFAULT_BUDGET) -> bool:
-    """Whether `answer`, already found equal to `gold`, restates `question` (module docstring)."""
-    stated, gold_text = normalize_answer(answer), normalize_answer(gold)
-    compact = stated.replace(" ", "")
-    if compact == gold_text.replace(" ", ""):
-        return False
-    if len(compact) >= 3 and compact in normalize_answer(question).replace(" ", ""):
-        return True  # copied verbatim
-    expressions = question_expressions(question)
-    if not expressions:
-        return False
-    spec = json.dumps({"gold": gold_text, "question": expressions})
-    return symbolic.compare([("restates", stated, spec)], budget).results[0] is True
+    """Whether `answer`, already found equal to `gold`, restates `question` or is no
+    simpler than the gold (module docstring)."""
+    written, gold_written = _compact(normalize_answer(answer, as_written=True)), _compact(
+        normalize_answer(gold, as_written=True)
+    )
+    if written == gold_written or _PLAIN_NUMBER.fullmatch(written):
+        return False  # the gold's own form, or a number as plain as numbers get (`0.5`, `-12`)
+    if written in {_compact(e) for e in question_expressions(question, as_written=True)}:
+        return True  # one of the question's expressions, copied (`6\\frac{1}{4}` to write as a fraction)
+    spec = json.dumps({"gold": normalize_answer(gold), "question": question_expressions(question)})
+    return symbolic.compare([("restates", normalize_answer(answer), spec)], budget).results[0] is True
+
+
+def _compact(text: str) -> str:
+    """Spaces out, and `\\frac12` spelt `\\frac{1}{2}`: the same writing of an answer."""
+    return _BRACELESS_FRACTION.sub(lambda m: f"\\frac{{{m[1] or m[2]}}}{{{m[3] or m[4]}}}", text.replace(" ", ""))

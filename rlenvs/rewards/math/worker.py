@@ -72,7 +72,7 @@ def compare(mode: str, left: str, right: str) -> bool | None:
     if mode == "restates":
         spec = json.loads(right)
         try:
-            return restates(left, spec["gold"], spec["question"], constants_equal)
+            return restates(left, spec["gold"], spec["question"], _equal)
         except TooLarge:
             return False
         except _PARSE_ERRORS:
@@ -104,7 +104,14 @@ _RELATIONS = {"<": sympy.Lt, "<=": sympy.Le, ">": sympy.Gt, ">=": sympy.Ge, "!="
 def _real_set(spec: dict) -> tuple[sympy.Set, str | None]:
     """The set of reals a spec describes, and the variable it is solved for (None for
     intervals). {"intervals": [[low, high, "[)"], ...]}: their union; {"relation": "1 <= |z|
-    <= 3/2"}: the values of its one variable that satisfy every link of the chain."""
+    <= 3/2"}: the values of its one variable that satisfy every link of the chain;
+    {"union": [spec, ...]}: the union of those (`x < 2 or x > 3`)."""
+    if "union" in spec:
+        parts = [_real_set(part) for part in spec["union"]]
+        names = {name for _, name in parts if name is not None}
+        if len(names) > 1:
+            raise LatexError("a union of inequalities in different variables")
+        return sympy.Union(*(part for part, _ in parts)), names.pop() if names else None
     if "intervals" in spec:
         parts = [
             sympy.Interval(parse_latex(low), parse_latex(high), brackets[0] == "(", brackets[1] == ")")

@@ -98,11 +98,7 @@ def answers_equivalent(
             f"answers must be str, got {type(predicted).__name__} and {type(gold).__name__}: "
             "pass the answer text, e.g. '\\\\frac{3}{4}'"
         )
-    fast = _numbers_equal(predicted, gold, rounding)
-    if fast is not None:
-        return fast
-    comparison = _Comparison(budget, rounding)
-    return comparison.forms_equal(read_form(normalize_answer(predicted)), read_form(normalize_answer(gold)))
+    return Comparison(budget, rounding).answers_equal(predicted, gold)
 
 
 MAX_DEPTH = 20
@@ -177,13 +173,22 @@ def read_form(text: str, depth: int = 0) -> Form:
     return Form("leaf", (text,))
 
 
-class _Comparison:
-    """Compares a predicted form (always the first argument) with a gold form."""
+class Comparison:
+    """Compares a predicted form (always the first argument) with a gold form, within one
+    budget of symbolic work however many comparisons it makes (a reply's hedge check
+    compares all its answers on one budget)."""
 
     def __init__(self, budget: float, rounding: bool) -> None:
         self.remaining = budget
         """CPU seconds of symbolic work left to this comparison (waiting for a worker is free)."""
         self.rounding = rounding
+
+    def answers_equal(self, predicted: str, gold: str) -> bool:
+        """`answers_equivalent` on this comparison's budget."""
+        fast = _numbers_equal(predicted, gold, self.rounding)
+        if fast is not None:
+            return fast
+        return self.forms_equal(read_form(normalize_answer(predicted)), read_form(normalize_answer(gold)))
 
     def forms_equal(self, a: Form, b: Form) -> bool:
         if a == b:

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from rlenvs.rewards.completions import completion_text
 from rlenvs.rewards.math import symbolic
-from rlenvs.rewards.math.equivalence import answers_equivalent, read_form
+from rlenvs.rewards.math.equivalence import Comparison, answers_equivalent, read_form
 from rlenvs.rewards.math.extraction import (
     BOXED,
     Extraction,
@@ -29,6 +29,9 @@ from rlenvs.rewards.math.normalize import normalize_answer
 from rlenvs.rewards.math.numbers import Number, parse_number
 
 UNMARKED_POLICIES = ("bare", "last")
+MAX_ANSWERS_COMPARED = 16
+"""A reply stating more different-looking final answers than this hedges without its
+answers being compared by value (which would cost a symbolic check each)."""
 BARE_ANSWER_MAX_CHARS = 200
 BARE_ANSWER_MAX_WORDS = 3
 _LAST_CANDIDATES = re.compile(
@@ -177,20 +180,26 @@ def _final_answer(
     if answer is None:
         bare = _bare_answer(completion)
         return bare if bare is not None or unmarked == "bare" else _last_answer(completion)
-    if not extraction.hedged or all(_same_value(other, answer.text, budget) for other in extraction.stated):
+    if not extraction.hedged:
+        return answer.text
+    stated = list({other.text: other for other in extraction.stated}.values())
+    if len(stated) > MAX_ANSWERS_COMPARED:
+        return None  # that many different-looking answers are a hedge, whatever their values
+    check = Comparison(budget, rounding=False)  # one budget for the whole hedge check
+    if all(_same_value(other, answer.text, check) for other in stated):
         return answer.text
     if gold_is_list and answer.kind == BOXED:
         items = ", ".join(other.text for other in extraction.stated if other.kind == BOXED)
-        if all(_same_value(other, items, budget) for other in extraction.stated if other.kind != BOXED):
+        if all(_same_value(other, items, check) for other in stated if other.kind != BOXED):
             return items
     return None
 
 
-def _same_value(stated: FinalAnswer, answer: str, budget: float) -> bool:
+def _same_value(stated: FinalAnswer, answer: str, check: Comparison) -> bool:
     """Two answers of one reply state the same thing, either read as the gold."""
     if stated.text == answer:
         return True
-    return answers_equivalent(stated.text, answer, budget) or answers_equivalent(answer, stated.text, budget)
+    return check.answers_equal(stated.text, answer) or check.answers_equal(answer, stated.text)
 
 
 def quoted_boxes(problem: str) -> frozenset[str]:
@@ -200,7 +209,7 @@ def quoted_boxes(problem: str) -> frozenset[str]:
     pending = [problem]
     while pending:
         text = pending.pop()
-        if "\\boxed" in text or "\\fbox" in text:
+        if "box" in text:
             for box in boxed_contents(text):
                 quoted.add(normalize_answer(box))
                 pending.append(box)
@@ -218,12 +227,12 @@ def gold_answer(ground_truth: str, quoted: frozenset[str] = frozenset()) -> str:
         boxes = [box for box in boxes if normalize_answer(box) not in quoted]
     if boxes:
         answers: list[FinalAnswer] = []
+        check = Comparison(symbolic.DEFAULT_BUDGET, rounding=False)
         for box in boxes:
             text = unwrap_formatting(box)
             answer = FinalAnswer(text, BOXED, parse_number(text))
             # A box repeated, in any spelling, is one answer (`10\\sqrt{2}` and `10\\sqrt 2`).
-            if not any(agree(answer, earlier) or _same_value(answer, earlier.text, symbolic.DEFAULT_BUDGET)
-                       for earlier in answers):
+            if not any(agree(answer, earlier) or _same_value(answer, earlier.text, check) for earlier in answers):
                 answers.append(answer)
         return ", ".join(answer.text for answer in answers)
     unclosed = unclosed_box(ground_truth)

@@ -45,6 +45,7 @@ _DECIMAL_COMMA = re.compile(r"(?<![\d,])\d+,\d+(?![\d,])")
 _MATRIX = re.compile(r"\\begin\{([pbvBV]?matrix|array)\}(?:\{[^{}]*\})?(.*?)\\end\{\1\}", re.DOTALL)
 _MEMBERSHIP = re.compile(r"^[A-Za-z](?:_\{?\w+\}?)?\s*\\in(?![A-Za-z])\s*")
 _LIST_WORDS = re.compile(r"\s+(?:and|or)\s+|(?<=\))\s*(?:and|or)\s*(?=\()")
+_AND_ONLY = re.compile(r"\band\b")
 _GLUED_LIST_WORD = re.compile(r"(?<=[\d)}\]])(?:or|and)(?=[A-Za-z(\\])")
 """`W(x)=1orW(x)=-1`: "or"/"and" with no spaces, after a digit or bracket, before a name."""
 _ONE_RELATION = re.compile(r"[^<>=!]+(?:<=|>=|!=|=|<|>)[^<>=!]+")
@@ -55,10 +56,13 @@ _LABEL = re.compile(
     r"|[A-Za-z](?:\s*\+\s*[A-Za-z])+"
     r"|[A-Za-z]\w*\s*\(\s*-?[\d./]+(?:\s*,\s*-?[\d./]+)*\s*\)"
     r"|[A-Za-z]\s*\^\s*\{?\d+\}?"
+    r"|[A-Za-z]\s*\^\s*\{?\d+\}?(?:\s*\+\s*[A-Za-z]\s*\^\s*\{?\d+\}?)+"
+    r"|[A-Za-z]\w*(?:\s*\^\s*\{\s*-1\s*\})?\s*\((?:[^()]|\([^()]*\))*\)"
 )
 """A left-hand side that names the value rather than stating an equation: x, f(x), |AB|,
 (p, q), a_{37}, \\frac{NO}{BO} (no digits but in subscripts, no + or -), and what AIME-style
-questions ask for: a sum of letters `m+n`, a value `f(2)`, a power `x^2`."""
+questions ask for: a sum of letters `m+n`, a value `f(2)`, `g(f(2))`, `f^{-1}(x)`, a power
+`x^2`, a sum of powers `a^2+b^2`."""
 _SCALED_MATRIX = re.compile(r"(-|-?\d+(?:\.\d+)?|-?\\frac\{[^{}]*\}\{[^{}]*\}|-?\\sqrt\{[^{}]*\})\s*(?:\\cdot\s*)?(\\begin\{([pbvBV]?matrix)\}.*\\end\{\3\})", re.DOTALL)
 """A number written before a matrix: `\\frac{1}{3}\\begin{pmatrix}..\\end{pmatrix}`, `-\\begin{..}`."""
 _VARIABLE_NAME = re.compile(r"[A-Za-z](?:_\{?\w+\}?)?")
@@ -122,7 +126,9 @@ def read_form(text: str, depth: int = 0) -> Form:
         forms = []
         for item in items:
             forms.extend(_expand_pm(item))
-        return Form("list", tuple(read(item) for item in forms))
+        # "and" alone joins conditions that must all hold: `x >= -2 and x <= 7` is [-2, 7].
+        joiner = "and" if _AND_ONLY.search(text) and not re.search(r",|;|\bor\b", text) else ""
+        return Form("list", tuple(read(item) for item in forms), joiner)
     if "\\pm" in text or "\\mp" in text:
         return Form("list", tuple(read(item) for item in _expand_pm(text)))
     unions = _split_top_command(text, "\\cup")
@@ -256,10 +262,11 @@ class Comparison:
     def worked_value_equal(self, a: Form, b: Form) -> bool:
         """`7 + 9 = 16` against 16: an equation whose left side is a constant states its right
         side, but only if both sides agree. `1/2 = 10/9` (false) states no value, and neither
-        does `2x = 10` (an equation in x: 10 is not x)."""
+        does `2x = 10` (an equation in x: 10 is not x). An identity between expressions
+        (`(x+1)(x+2) = x^2+3x+2`) states its right side too."""
         equation, leaf = (a, b) if a.kind == "equation" else (b, a)
         left, right = equation.parts
-        if _LETTER.search(_COMMAND.sub("", left)):
+        if _LETTER.search(_COMMAND.sub("", left)) and not _LETTER.search(_COMMAND.sub("", right)):
             return False
         value = read_form(right)
         stated = self.forms_equal(value, leaf) if equation is a else self.forms_equal(leaf, value)
@@ -399,6 +406,16 @@ def _read_relation(text: str) -> Form | None:
     return None
 
 
+def stated_value(answer: str) -> str:
+    """The part of a normalised answer that is compared as its value: what a label names
+    (`x = \\sqrt{50}` is `\\sqrt{50}`), the last member of a chain or identity, the exact
+    value before `\\approx`; else the answer itself."""
+    form = read_form(answer)
+    if form.kind in ("assignment", "equation"):
+        return form.parts[1]
+    return form.parts[0] if form.kind == "leaf" else answer
+
+
 def _scaled(factor: str, entry: str) -> str:
     """`factor` times a matrix entry: the exact number where both are numbers, else the product."""
     x, y = parse_number(factor), parse_number(entry)
@@ -420,8 +437,10 @@ def _is_label(left: str, right: str) -> bool:
 def _split_equals(text: str) -> list[str]:
     if "\\approx" in text and "=" not in text:
         parts = [part.strip() for part in text.split("\\approx")]
-        # `x \approx 11` names 11; `\frac13 \approx 0.333` is the exact value, then a remark.
-        return parts if _is_label(parts[0], parts[-1]) else parts[:1]
+        # `x \approx 11` names 11; `\frac13 \approx 0.333` and `\pi \approx 3.14` are the
+        # exact value, then a remark.
+        named = _is_label(parts[0], parts[-1]) and _LETTER.search(_COMMAND.sub("", parts[0]))
+        return parts if named else parts[:1]
     if "=" not in text:
         return [text]
     if "\\approx" in text:
@@ -539,7 +558,8 @@ def _set_spec(form: Form) -> str | None:
     of intervals by their endpoints; None if the form is neither."""
     if form.kind == "list":
         parts = [_set_spec(part) for part in form.parts]
-        return None if None in parts else json.dumps({"union": [json.loads(part) for part in parts]})
+        combine = "intersection" if form.detail == "and" else "union"
+        return None if None in parts else json.dumps({combine: [json.loads(part) for part in parts]})
     if form.kind == "chain":
         return json.dumps({"relation": form.parts[0]})
     if form.kind == "relation":

@@ -63,9 +63,20 @@ _BRACE = re.compile(r"\\*[{}]")
 """A brace with the backslashes before it: an odd number of them escapes it (`\\{`)."""
 _HASH_MARK = re.compile(r"(?<!#)####(?!#)")
 # "The answer is 18. Then ..." -> "18": a period ends the sentence unless a digit follows.
-_SENTENCE_END = re.compile(r"\.(?!\d)|[;!?]")
+_SENTENCE_END = re.compile(r"\.(?!\d)|(?<!\\)[;!?]")
+"""A period not before a digit, or `;`, `!`, `?`, but not LaTeX's `\\!` or `\\;` spacing."""
 _LEADING_NUMBER = re.compile(r"[-+]?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?")
 _OR_NUMBER = re.compile(r"\bor\s+\$?([-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?)")
+_JOINED_ANSWER = re.compile(
+    r"(?:^|[,;]|\b(?:or|and)\b)\s*(?:maybe|perhaps|possibly|even)?\s*(\$[^$]+\$|[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?)"
+)
+"""A math span or number joined, after an answer, by a comma or "or": a second answer."""
+_ADVERB = re.compile(
+    r"^(?:actually|really|indeed|instead|then|now|clearly|obviously|definitely|certainly|probably|simply|"
+    r"therefore|thus|so|in fact)\b,?\s*",
+    re.IGNORECASE,
+)
+"""Words between "the answer is" and the answer: "the answer is actually $8$"."""
 _CHOICE_PHRASE = re.compile(r"\(?[A-E]\)\s+[A-Za-z][\w ,.'-]*")
 """`(C) Plane`: a multiple-choice letter with its option's text, an answer too."""
 _PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
@@ -74,6 +85,12 @@ MATH_WORDS = frozenset({
 })
 """Words that are math, not prose, when they stand without a backslash (`sqrt(2)`, `pi/2`)."""
 _LIST_WORDS = frozenset({"and", "or"})
+_LATEX_WORDS = re.compile(r"\\(?:text|textbf|mathrm|mbox|operatorname|begin|end)\s*\{[^{}]*\}")
+"""Words of LaTeX's, not the reply's: text wrappers' contents and environment names."""
+_TWO_LETTER_WORDS = frozenset({
+    "is", "it", "we", "so", "be", "as", "at", "by", "in", "on", "to", "of", "if", "an", "no", "do", "my", "me",
+    "up", "us", "am", "he", "go", "or",
+})
 _CHECKING = frozenset({"check", "checking", "verify", "verifying", "confirm", "confirming", "test", "testing"})
 """Words that, just before "answer", make it the object of a check, not a statement of one."""
 
@@ -128,10 +145,12 @@ def extract_final_answer(completion: str, quoted: frozenset[str] = frozenset()) 
     hashed = [_final(text, HASH) for text in hash_answers(completion)]
     after = boxes[-1][0] if boxes else -1
     phrased, hedge_only = [], []
-    for start, phrase in _answer_phrases(completion):
+    for start, phrase, rest in _answer_phrases(completion):
         if start < after:
             continue  # an "answer is" before the last box is working, not a final answer
-        candidate = _final(phrase, ANSWER_IS)
+        # "The answer is $7$ or $8$": what the sentence joins to its answer is stated too.
+        hedge_only.extend(_final(other, ANSWER_IS) for other in _JOINED_ANSWER.findall(rest))
+        candidate = _final(_ADVERB.sub("", phrase, count=1), ANSWER_IS)  # "the answer is actually $8$"
         if (candidate.value is not None or is_math_span(candidate.text) or reads_as_math(candidate.text)
                 or _CHOICE_PHRASE.fullmatch(candidate.text)):
             phrased.append(candidate)
@@ -164,13 +183,19 @@ def is_math_span(text: str) -> bool:
 
 
 def reads_as_math(text: str) -> bool:
-    """Math written without `$`: no prose words (`x^2+33x-33`, `[-2,2]`, `\\sqrt{2}`, `C`),
-    words only from `MATH_WORDS` or joining a list (`2 or 3`)."""
+    """Math written without `$`: no prose words (`x^2+33x-33`, `[-2,2]`, `\\sqrt{2}`, `C`,
+    `3qr + 6q`), words only from `MATH_WORDS`, joining a list (`2 or 3`), inside `\\text{}`
+    (`\\text{even}`, `8\\sqrt{2} \\text{ cm}`) or naming an environment (`pmatrix`). A word
+    of two letters is prose only if it is an English one (`is`, `we`); else it is a product
+    of variables."""
     text = text.strip()
     if not text or len(text) > MAX_ANSWER_CHARS:
         return False
-    words = _PROSE_WORD.findall(text)
-    return all(word.lower() in MATH_WORDS or word in _LIST_WORDS for word in words)
+    words = _PROSE_WORD.findall(_LATEX_WORDS.sub(" ", text))
+    return all(
+        word.lower() in MATH_WORDS or word in _LIST_WORDS or (len(word) == 2 and word.lower() not in _TWO_LETTER_WORDS)
+        for word in words
+    )
 
 
 def _final(text: str, kind: str) -> FinalAnswer:
@@ -230,9 +255,10 @@ def hash_answers(text: str) -> list[str]:
     return answers
 
 
-def _answer_phrases(text: str) -> list[tuple[int, str]]:
-    """(position, the sentence after it) for each "answer is" / "answer:" (answer, Answer or
-    ANSWER), in order."""
+def _answer_phrases(text: str) -> list[tuple[int, str, str]]:
+    """(position, the answer after it, the rest of its sentence) for each "answer is" /
+    "answer:" (answer, Answer or ANSWER), in order. The answer is the sentence, or a math
+    span it starts with; the rest is what follows that span in the same sentence."""
     if "nswer" not in text and "NSWER" not in text:
         return []
     phrases = []
@@ -245,13 +271,16 @@ def _answer_phrases(text: str) -> list[tuple[int, str]]:
                 if match and _states_an_answer(text, head, spaced=not match.group().strip()):
                     after = match.end()
                     # A math span may run over lines ("Answer \\[\n 9 \n\\]"); prose ends with its line.
+                    rest = ""
                     if text.startswith(("$", "\\(", "\\["), after):
                         phrase = _first_sentence(text[after : after + MAX_ANSWER_CHARS])
+                        tail = text[after + len(phrase) : after + MAX_ANSWER_CHARS]
+                        rest = _first_sentence(tail[: tail.find("\n")] if "\n" in tail else tail)
                     else:
                         phrase = _first_sentence(_rest_of_line(text, after))
                     # "The answer is \\boxed{18}" or "$x \\in \\boxed{...}$": the box counts itself.
                     if not any(box in phrase for box in ("\\boxed", "\\fbox", "\\framebox")):
-                        phrases.append((head, phrase))
+                        phrases.append((head, phrase, rest))
             start = text.find(spelling, start + 1)
     phrases.sort()
     return phrases

@@ -372,7 +372,8 @@ def _checked_power(base: sympy.Expr, exponent: sympy.Expr) -> sympy.Expr:
 
 def _magnitude(value: sympy.Expr) -> float:
     try:
-        return abs(complex(value.evalf(15)))
+        with sympy.evaluate(True):  # read unevaluated (`trees`), `i^{111}` would recurse without end
+            return abs(complex(value.evalf(15)))
     except (TypeError, ValueError, OverflowError):
         raise TooLarge("value too large to estimate") from None
 

@@ -31,14 +31,15 @@ _DROPPED_COMMANDS = re.compile(
 _SPACED_DIGIT_GROUPS = re.compile(r"(?<=\d)\\[,!;:]\s*(?=\d{3}(?!\d))")
 """`11\\,111\\,100`: thin spaces between groups of three digits separate thousands."""
 _TRIG_DEGREES = re.compile(
-    r"(\\(?:sin|cos|tan|sec|csc|cot)\s*[({]?\s*)(-?\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree)"
+    r"(\\(?:sin|cos|tan|sec|csc|cot)\s*[({]?\s*\(?\s*)(-?\d+(?:\.\d+)?)\s*"
+    r"(?:\^\s*(?:\{\s*\\circ\s*\}|\\circ)|\\circ|\\degree|\s*\\text\s*\{\s*degrees?\s*\})"
 )
 """`\\cos 13^\\circ`: an angle in degrees inside a trigonometric function, as radians."""
 _TEXT_UNIT = re.compile(r"\\(?:text|mbox|mathrm|textrm)\s*\{\s*([A-Za-z][A-Za-z .]*?)\s*\}(\s*\^\s*\{?\s*[23]\s*\}?)?")
 """A unit written as text after an answer (`288\\pi\\text{ cm}^3`): not part of its value."""
 _SET_BUILDER = re.compile(r"\\\{\s*([A-Za-z])\s*(?:\\mid|\||:)\s*(.+)\\\}")
 """`\\{x \\mid x > 2\\}`: the set of x such that the condition holds, read as the condition."""
-_REALS = re.compile(r"\\mathbb\s*\{?\s*R\s*\}?|\\R(?![A-Za-z])")
+_REALS = re.compile(r"\\mathbb\s*\{?\s*R\s*\}?|\\R(?![A-Za-z])|^\s*all real numbers\s*$")
 _TEXT_WRAPPERS = re.compile(r"\\(?:text|textbf|textit|textnormal|textrm|mathrm|mathbf|mathit|mbox|operatorname)\s*\{([^{}]*)\}")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree")
 _PERCENT = re.compile(r"\\%|%|\s*\b(?:percentage|percent|pct)\b")
@@ -74,6 +75,8 @@ def normalize_answer(text: str, *, as_written: bool = False) -> str:
         text = text.replace(delimiter, " ")
     text = _ESCAPED_SPACE.sub(" ", text).replace("~", " ")
     text = _DROPPED_COMMANDS.sub(" ", text)
+    if "circ" in text or "degree" in text:
+        text = _TRIG_DEGREES.sub(r"\1\\frac{\2\\pi}{180}", text)
     if "\\text" in text or "\\m" in text:
         text = _TEXT_UNIT.sub(_drop_unit, text)
     while True:  # nested wrappers: \text{\textbf{x}}
@@ -82,7 +85,7 @@ def normalize_answer(text: str, *, as_written: bool = False) -> str:
             break
         text = unwrapped
     if "circ" in text or "degree" in text:
-        text = _DEGREES.sub(" ", _TRIG_DEGREES.sub(r"\1\\frac{\2\\pi}{180}", text))
+        text = _DEGREES.sub(" ", text)
     text = _PERCENT.sub("", text)
     text = _FRACTIONS.sub(r"\\frac", text)
     if not as_written:
@@ -91,7 +94,7 @@ def normalize_answer(text: str, *, as_written: bool = False) -> str:
         text = pattern.sub(replacement, text)
     if "\\{" in text:
         text = _SET_BUILDER.sub(r"\2", text)
-    if "R" in text:
+    if "R" in text or "real" in text:
         text = _REALS.sub(lambda _: "(-\\infty, \\infty)", text)
     text = _SPACES.sub(" ", text).strip()
     return text.rstrip(".,;: ").strip()

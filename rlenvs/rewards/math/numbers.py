@@ -13,7 +13,8 @@ number, and so does a letter that reads as a factor rather than a unit: `5x`, `5
 
 A gold answer is read with `letter_units=False`: a unit of one or two letters counts there
 only when written as text (`3\\text{ m}`), so a gold `3s^2` is an expression in s, not 3
-seconds squared.
+seconds squared; and any words written as text after its number are its unit, listed or not
+(`12 \\text{ gm}`).
 
 Mixed numbers: an integer written directly before a proper fraction of two integers is
 their sum (`2\\frac{3}{4}` and `2 3/4` are 11/4); with an explicit operator it is a product
@@ -48,6 +49,9 @@ _AMBIGUOUS = "\\ambiguousmixednumber"
 _REPEATING = re.compile(r"([-+]?)\s*(\d*)\.(\d*)\s*\\overline\s*\{\s*(\d+)\s*\}")
 """`4.\\overline{6}`, `0.1\\overline{6}`: a repeating decimal, as the exact fraction it is."""
 _POWER_OF_TEN = re.compile(r"([-+]?)\s*10\s*\^\s*(?:\{\s*([-+]?\d+)\s*\}|([-+]?\d))")
+_PERCENT_WORD = re.compile(r"\s*\b(?:percent|per cent|pct)\b", re.IGNORECASE)
+"""`25 percent` is 25, as `25%` is (the envs state percentages as plain numbers)."""
+_GOLD_TEXT_UNIT = re.compile(r"(?<=[\d}])\s*\\(?:text|mbox|mathrm|textrm)\s*\{\s*[A-Za-z][A-Za-z .'-]*\}\s*$")
 _TEXT_MARKUP = ("\\text", "\\mathrm", "\\mbox", "\\textrm")
 """What an integer before an improper fraction becomes: a command no reader knows."""
 _UNIT_WORD = r"[^\W\d_]+(?:\^-?\d)?"
@@ -118,10 +122,14 @@ def parse_number(text: str, *, letter_units: bool = True) -> Number | None:
         special = _special_number(text)
         if special is not None:
             return special
+    if not letter_units and "\\" in text:
+        # A gold answer's unit written as text is the unit the data set's author meant,
+        # listed or not (`12 \\text{ gm}`, `65 \\text{ children tickets}`).
+        text = _GOLD_TEXT_UNIT.sub("", text)
     letter_units = letter_units or any(markup in text for markup in _TEXT_MARKUP)
     if "\\" in text or "{" in text or "$" in text:
         text = strip_latex(text)
-    text = text.strip().rstrip(".,;:").replace("%", "").replace("*", "")
+    text = _PERCENT_WORD.sub("", text.strip().rstrip(".,;:")).replace("%", "").replace("*", "")
     if not text.isascii():
         text = _CURRENCY.sub("", text.strip()).strip()
     match = _NUMBER.fullmatch(text)

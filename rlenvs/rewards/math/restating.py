@@ -19,8 +19,9 @@ import json
 import re
 
 from rlenvs.rewards.math import symbolic
-from rlenvs.rewards.math.equivalence import split_top_level
+from rlenvs.rewards.math.equivalence import split_top_level, stated_value
 from rlenvs.rewards.math.normalize import normalize_answer
+from rlenvs.rewards.math.numbers import mixed_numbers
 
 _SPANS = re.compile(r"\$\$(.+?)\$\$|\$((?:[^$\\]|\\.)+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
 _RELATION = re.compile(r"<=|>=|!=|<|>|\\approx|\\equiv")
@@ -47,15 +48,15 @@ def question_expressions(question: str, *, as_written: bool = False) -> list[str
 def restates_question(answer: str, gold: str, question: str, budget: float = symbolic.DEFAULT_BUDGET) -> bool:
     """Whether `answer`, already found equal to `gold`, restates `question` or is no
     simpler than the gold (module docstring)."""
-    written, gold_written = _compact(normalize_answer(answer, as_written=True)), _compact(
-        normalize_answer(gold, as_written=True)
-    )
+    # The value the answer states: `x = \\sqrt{50}+\\sqrt{18}` states what the question asks.
+    value = stated_value(normalize_answer(answer, as_written=True))
+    written, gold_written = _compact(value), _compact(normalize_answer(gold, as_written=True))
     if written == gold_written or _PLAIN_NUMBER.fullmatch(written):
         return False  # the gold's own form, or a number as plain as numbers get (`0.5`, `-12`)
     if written in {_compact(e) for e in question_expressions(question, as_written=True)}:
         return True  # one of the question's expressions, copied (`6\\frac{1}{4}` to write as a fraction)
     spec = json.dumps({"gold": normalize_answer(gold), "question": question_expressions(question)})
-    return symbolic.compare([("restates", normalize_answer(answer), spec)], budget).results[0] is True
+    return symbolic.compare([("restates", mixed_numbers(value), spec)], budget).results[0] is True
 
 
 def _compact(text: str) -> str:

@@ -105,13 +105,16 @@ def _real_set(spec: dict) -> tuple[sympy.Set, str | None]:
     """The set of reals a spec describes, and the variable it is solved for (None for
     intervals). {"intervals": [[low, high, "[)"], ...]}: their union; {"relation": "1 <= |z|
     <= 3/2"}: the values of its one variable that satisfy every link of the chain;
-    {"union": [spec, ...]}: the union of those (`x < 2 or x > 3`)."""
-    if "union" in spec:
-        parts = [_real_set(part) for part in spec["union"]]
+    {"union": [spec, ...]}: the union of those (`x < 2 or x > 3`); {"intersection": [...]}:
+    their intersection (`x >= -2 and x <= 7`)."""
+    if "union" in spec or "intersection" in spec:
+        combine = "union" if "union" in spec else "intersection"
+        parts = [_real_set(part) for part in spec[combine]]
         names = {name for _, name in parts if name is not None}
         if len(names) > 1:
-            raise LatexError("a union of inequalities in different variables")
-        return sympy.Union(*(part for part, _ in parts)), names.pop() if names else None
+            raise LatexError(f"an {combine} of inequalities in different variables")
+        sets = [part for part, _ in parts]
+        return (sympy.Union(*sets) if combine == "union" else sympy.Intersection(*sets)), (names.pop() if names else None)
     if "intervals" in spec:
         parts = [
             sympy.Interval(parse_latex(low), parse_latex(high), brackets[0] == "(", brackets[1] == ")")

@@ -29,7 +29,16 @@ import unicodedata
 from fractions import Fraction
 from typing import Union
 
-from rlenvs.rewards.math.units import SCALES, UNIT_JOINERS, UNIT_PREFIXES, UNIT_SUFFIXES, is_short_unit, is_unit_word
+from rlenvs.rewards.math.units import (
+    MAX_MODIFIERS,
+    SCALES,
+    UNIT_JOINERS,
+    UNIT_PREFIXES,
+    UNIT_SUFFIXES,
+    VALUE_WORDS,
+    is_short_unit,
+    is_unit_word,
+)
 
 NUMBER_MAX_CHARS = 200
 """A text longer than this is not a number; skip normalising it."""
@@ -92,6 +101,11 @@ def mixed_numbers(text: str) -> str:
     if "/" in text:
         text = _MIXED_PLAIN.sub(lambda m: _mixed(m[1], m[2], m[3]), text)
     return text
+
+
+def has_mixed_number(text: str) -> bool:
+    """Whether the text writes a mixed number (`5\\frac12`, `5 1/2`)."""
+    return bool(("frac" in text and _MIXED_LATEX.search(text)) or ("/" in text and _MIXED_PLAIN.search(text)))
 
 
 def _mixed(whole: str, numerator: str, denominator: str) -> str:
@@ -187,26 +201,44 @@ def _with_unit(value: Fraction, unit: str, letter_units: bool) -> Fraction | Non
 
 
 def is_unit_phrase(words: list[str], letter_units: bool = True) -> bool:
-    """A unit phrase: units, each maybe after a prefix (`square feet`), joined by `per`, `a`
-    or `/` (`miles per hour`, `m/s`, `dollars an hour`), maybe followed by `squared`,
-    `cubed` or `old` (`units squared`, `18 years old`), or by "of" and what it measures
-    (`18 cups of flour`). No words at all is fine too."""
+    """A unit phrase (see `units`): units, each maybe after a prefix (`square feet`), joined by
+    `per`, `a` or `/` (`miles per hour`, `m/s`, `dollars an hour`); up to two words before the
+    first unit that say what is counted, none a value word (`5 tennis balls`); words after
+    the last that say nothing of the number (`units squared`, `18 years old`, `5 apples
+    left`), or "of" and what it measures (`18 cups of flour`). No words at all is fine too."""
+    if not words:
+        return True
+    kinds = [_unit_word_kind(word, letter_units) for word in words]
+    if "unit" not in kinds:
+        return False
+    first = kinds.index("unit")
+    if first > MAX_MODIFIERS or any(words[i].lower() in VALUE_WORDS for i in range(first)):
+        return False
     expect_unit = False
-    after_unit = False
-    for number, word in enumerate(words):
-        bare = word.split("^")[0]
-        lowered = bare.lower()
-        if lowered == "of" and after_unit:
-            return number + 1 < len(words)  # "cups of flour": what follows names the stuff
-        if is_unit_word(bare) and (letter_units or not is_short_unit(bare)):
-            expect_unit, after_unit = False, True
-        elif lowered in UNIT_SUFFIXES and after_unit:
+    for number in range(first, len(words)):
+        kind, lowered = kinds[number], words[number].split("^")[0].lower()
+        if lowered == "of" and number > first and kinds[number - 1] == "unit":
+            return number + 1 < len(words) and all(w.lower() not in VALUE_WORDS for w in words[number + 1 :])
+        if kind == "unit":
+            expect_unit = False
+        elif kind == "link":
+            expect_unit = True
+        elif kind == "suffix" and not expect_unit:
             continue
-        elif lowered in UNIT_PREFIXES or lowered in UNIT_JOINERS:
-            expect_unit, after_unit = True, False
         else:
             return False
     return not expect_unit
+
+
+def _unit_word_kind(word: str, letter_units: bool) -> str:
+    """"unit", "link" (a prefix or joiner: `square`, `per`), "suffix" (`left`, `old`) or "other"."""
+    bare = word.split("^")[0]
+    lowered = bare.lower()
+    if is_unit_word(bare) and (letter_units or not is_short_unit(bare)):
+        return "unit"
+    if lowered in UNIT_PREFIXES or lowered in UNIT_JOINERS:
+        return "link"
+    return "suffix" if lowered in UNIT_SUFFIXES else "other"
 
 
 def strip_latex(text: str) -> str:

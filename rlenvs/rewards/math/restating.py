@@ -16,15 +16,24 @@ does a plain number (`0.5`, `-12`).
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from rlenvs.rewards.math import symbolic
 from rlenvs.rewards.math.equivalence import split_top_level, stated_value
 from rlenvs.rewards.math.normalize import normalize_answer
-from rlenvs.rewards.math.numbers import mixed_numbers
+from rlenvs.rewards.math.numbers import has_mixed_number, mixed_numbers, parse_number
 
 _SPANS = re.compile(r"\$\$(.+?)\$\$|\$((?:[^$\\]|\\.)+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
 _RELATION = re.compile(r"<=|>=|!=|<|>|\\approx|\\equiv")
+_ASKS = {
+    "factor": re.compile(r"\bfactor", re.IGNORECASE),
+    "expand": re.compile(r"\b(?:expand|multiply out|distribute)", re.IGNORECASE),
+    "mixed": re.compile(r"\bmixed numbers?\b", re.IGNORECASE),
+    "improper": re.compile(r"\bimproper fractions?\b", re.IGNORECASE),
+}
+_WRITTEN_FRACTION = re.compile(r"\\frac\{\s*(-?\d+)\s*\}\{\s*(\d+)\s*\}|(?<![\d.])(\d+)\s*/\s*(\d+)(?![\d.])")
+"""What a question asks of the answer's form (see `trees.form_faults`)."""
 _PLAIN_NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)")
 _BRACELESS_FRACTION = re.compile(r"\\frac(?:\{([^{}]*)\}|(\d))(?:\{([^{}]*)\}|(\d))")
 MAX_EXPRESSION_CHARS = 300
@@ -55,8 +64,22 @@ def restates_question(answer: str, gold: str, question: str, budget: float = sym
         return False  # the gold's own form, or a number as plain as numbers get (`0.5`, `-12`)
     if written in {_compact(e) for e in question_expressions(question, as_written=True)}:
         return True  # one of the question's expressions, copied (`6\\frac{1}{4}` to write as a fraction)
-    spec = json.dumps({"gold": normalize_answer(gold), "question": question_expressions(question)})
+    asks = [form for form, pattern in _ASKS.items() if pattern.search(question)]
+    if ("mixed" in asks and not has_mixed_number(value)) or ("improper" in asks and has_mixed_number(value)):
+        return True  # `\\frac{11}{2}` where a mixed number is asked, `5\\frac12` where an improper fraction is
+    if parse_number(value) is not None:
+        return _unreduced(value)  # a number (`6.72\\times10^{-5}`, `12 \\text{ ways}`): only its fraction's terms
+    spec = json.dumps({"gold": normalize_answer(gold), "question": question_expressions(question), "asks": asks})
     return symbolic.compare([("restates", mixed_numbers(value), spec)], budget).results[0] is True
+
+
+def _unreduced(number: str) -> bool:
+    """A number written as a fraction of integers with a common factor (`\\frac{36}{99}`)."""
+    for match in _WRITTEN_FRACTION.finditer(_compact(number)):
+        numerator, denominator = int(match[1] or match[3]), int(match[2] or match[4])
+        if math.gcd(numerator, denominator) > 1:
+            return True
+    return False
 
 
 def _compact(text: str) -> str:

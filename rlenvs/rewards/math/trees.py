@@ -10,12 +10,13 @@ in any order and grouping, the identities `+0`, `*1`, `^1`, and arithmetic on pl
 (`2\\cdot 9` is 18, `\\frac{4}{2}` is 2). Nothing else is simplified, so `5\\sqrt{2}+3\\sqrt{2}`
 is not `\\sqrt{50}+\\sqrt{18}`.
 
-`restates(answer, gold, question)` is true when the answer (already known to equal the
+`restates(answer, gold, question, ...)` is true when the answer (already known to equal the
 gold in value) is, by that reading, one of the question's expressions, or breaks a rule of
-simplest form that the gold keeps (`form_faults`: like terms not combined, a common factor
-not taken out, a function of constants left unevaluated, a fraction not in lowest terms, a
-square factor under a root, a root in a denominator). MATH's answers are in simplest form,
-and MATH-v0's prompt asks for it. An answer that reads as the gold itself never restates.
+simplest form that the gold keeps (`form_faults`: arithmetic left undone, like terms not
+combined, a function of constants left unevaluated, a fraction not in lowest terms, a
+square factor under a root, a root in a denominator; and where the question asks to factor
+or expand, the rules of those). MATH's answers are in simplest form, and MATH-v0's prompt
+asks for it. An answer that reads as the gold itself never restates.
 """
 
 from __future__ import annotations
@@ -100,19 +101,28 @@ _EVALUATE = (
 )
 
 
-def restates(answer: str, gold: str, question: list[str], equal: Callable[[sympy.Expr, sympy.Expr], bool]) -> bool:
+ASKS = ("factor", "expand")
+"""What a question may ask of the form: "factor" (factor completely) or "expand"."""
+
+
+def restates(
+    answer: str, gold: str, question: list[str], equal: Callable[[sympy.Expr, sympy.Expr], bool], asks: frozenset[str]
+) -> bool:
     """Whether `answer`, equal to `gold` in value, is no answer in the form asked (module
-    docstring): it breaks a rule of simplest form that the gold keeps (`form_faults`), or
-    it is one of the `question` expressions up to rewrites that simplify nothing.
-    `equal(a, b)` decides exact equality of two sympy values: an answer that does not read
-    as an expression of the gold's value (words, units) is not judged here."""
+    docstring): it breaks a rule of simplest form that the gold keeps (`form_faults`, with the
+    rules of what the question `asks`), or it is one of the `question` expressions up to
+    rewrites that simplify nothing. `equal(a, b)` decides exact equality of two sympy
+    values: an answer that does not read as an expression of the gold's value (words,
+    units) is not judged here."""
     with sympy.evaluate(False):
         written, written_gold = parse_latex(answer), parse_latex(gold)
     if not equal(parse_latex(answer), parse_latex(gold)):
         return False
-    if form_faults(written) - form_faults(written_gold):
+    if form_faults(written, asks) - form_faults(written_gold, asks):
         return True
     tree, gold_tree = canonical(written), canonical(written_gold)
+    if "factor" in asks and factor_count(tree) < factor_count(gold_tree):
+        return True  # `(w^2-4)(w^2+4)` where the gold factors on to `(w-2)(w+2)(w^2+4)`
     if tree == gold_tree or operations(tree) == 0:
         return False
     for expression in question:
@@ -124,18 +134,71 @@ def restates(answer: str, gold: str, question: list[str], equal: Callable[[sympy
     return False
 
 
-def form_faults(written: sympy.Basic) -> set[str]:
+def form_faults(written: sympy.Basic, asks: frozenset[str] = frozenset()) -> set[str]:
     """The rules of simplest form an expression, as written, breaks:
 
+    - "arithmetic": arithmetic on plain numbers left undone (`\\pi\\cdot 3^2`, `r^{9-4}`,
+      `(5+3)\\sqrt2`, `\\sqrt{64\\cdot 2}`);
     - "unevaluated": a function of constants (`\\cos\\frac{\\pi}{6}`, `\\log 8`, `4!`, `|-3|`);
-    - "lowest terms": a fraction of integers with a common factor (`\\frac{36}{99}`);
-    - "square factor": a square root of an integer with a square factor (`\\sqrt{117}`);
-    - "radical denominator": a root in a denominator (`\\frac{1}{\\sqrt{3}}`);
+    - "lowest terms": a fraction of integers with a common factor (`\\frac{36}{99}`,
+      `\\frac{16\\sqrt2}{2}`);
+    - "square factor": a square root of an integer with a square factor (`\\sqrt{117}`,
+      `128^{1/2}`);
+    - "radical denominator": a root in a denominator (`\\frac{1}{\\sqrt{3}}`, `\\sqrt{1/2}`,
+      `2^{-1/2}`);
     - "like terms": a sum with two terms that differ only by a number (`6 + 12i - 3i`);
-    - "like factors": a product with two powers of one base (`\\frac{40r^9}{8r^4}`, `\\sqrt2\\sqrt2`);
-    - "common factor": a sum whose terms all share a factor (`a(b+2) + 5(b+2)`).
+    - "like factors": a product with two powers of one base, both whole or both the same
+      (`\\frac{40r^9}{8r^4}`, `\\sqrt2\\sqrt2`; not `x\\sqrt x`);
+    and, where the question asks to factor: "common factor", a sum whose terms all share a
+    factor (`a(b+2) + 5(b+2)`), or a factor whose coefficients share one (`(6-2x)(6+2x)`);
+    where it asks to expand: "unexpanded", a product or power of a sum (`x(2x+13)+15`).
     """
-    return _written_faults(written) | _tree_faults(canonical(written))
+    faults = _written_faults(written) | _tree_faults(canonical(written))
+    if "factor" not in asks:
+        faults.discard("common factor")
+    if "expand" in asks and _unexpanded(canonical(written)):
+        faults.add("unexpanded")
+    return faults
+
+
+def factor_count(tree: Tree) -> int:
+    """How many factors other than numbers a product has, a whole power counted as often as
+    its exponent says (`(x-1)^3(x+1)^3` has 6)."""
+    factors = tree[1] if tree[0] == "Mul" else (tree,)
+    count = 0
+    for factor in factors:
+        if factor[0] == "num":
+            continue
+        if factor[0] == "Pow" and factor[1][1][0] == "num" and factor[1][1][1].denominator == 1 and factor[1][1][1] > 0:
+            count += int(factor[1][1][1])
+        else:
+            count += 1
+    return count
+
+
+def _numeric(expression: sympy.Basic) -> bool:
+    return not expression.free_symbols and not expression.atoms(sympy.Function) and not expression.has(
+        sympy.pi, sympy.E, sympy.I, sympy.oo
+    )
+
+
+def _fraction_literal(expression: sympy.Basic) -> bool:
+    """A number as written: an integer, `b^{-1}`, `a \\cdot b^{-1}` (how `\\frac{a}{b}` reads)."""
+    if expression.is_Integer or expression.is_Rational:
+        return True
+    if isinstance(expression, sympy.Pow):
+        return expression.base.is_Integer and expression.exp == -1
+    if isinstance(expression, sympy.Mul) and len(expression.args) == 2:
+        return all(_fraction_literal(argument) for argument in expression.args) and any(
+            argument.is_Integer for argument in expression.args
+        )
+    return False
+
+
+def _flat_factors(expression: sympy.Basic) -> list[sympy.Basic]:
+    if isinstance(expression, sympy.Mul):
+        return [factor for argument in expression.args for factor in _flat_factors(argument)]
+    return [expression]
 
 
 def _written_faults(expression: sympy.Basic) -> set[str]:
@@ -143,17 +206,36 @@ def _written_faults(expression: sympy.Basic) -> set[str]:
     faults: set[str] = set()
     if isinstance(expression, _EVALUATE) and not expression.free_symbols:
         faults.add("unevaluated")
+    if isinstance(expression, sympy.Add) and sum(_fraction_literal(a) for a in expression.args) >= 2:
+        faults.add("arithmetic")
     if isinstance(expression, sympy.Mul):
-        numerators = [a for a in expression.args if a.is_Integer and a != 0]
-        denominators = [a.base for a in expression.args if a.is_Pow and a.exp == -1 and a.base.is_Integer]
-        if any(sympy.igcd(int(n), int(d)) > 1 for n in numerators for d in denominators):
+        factors = _flat_factors(expression)
+        integers = [f for f in factors if f.is_Integer and f not in (0, 1, -1)]
+        inverses = [f.base for f in factors if f.is_Pow and f.exp == -1 and f.base.is_Integer]
+        if any(sympy.igcd(int(n), int(d)) > 1 for n in integers for d in inverses):
             faults.add("lowest terms")
+        if len(integers) >= 2 or len(inverses) >= 2:
+            faults.add("arithmetic")
     if isinstance(expression, sympy.Pow):
         base, exponent = expression.args
-        if base.is_Integer and int(base) > 1 and exponent == sympy.Rational(1, 2):
-            root = sympy.sqrt(int(base))
-            if not root.is_Integer and not (root.is_Pow and root.base == base):
-                faults.add("square factor")
+        if _numeric(exponent) and not exponent.is_Integer and not _fraction_literal(exponent):
+            faults.add("arithmetic")  # `r^{9-4}`
+        with sympy.evaluate(True):
+            exponent_value = exponent.doit() if _numeric(exponent) else None
+            base_value = base.doit() if _numeric(base) else None
+        if base_value is not None and exponent_value is not None and exponent_value.is_Integer:
+            if abs(int(exponent_value)) >= 2 or not _fraction_literal(base):
+                faults.add("arithmetic")  # `3^2`, `\\sqrt{3^2+2^2}`'s inside
+        if base_value is not None and exponent_value is not None and exponent_value.is_Rational:
+            if not exponent_value.is_Integer:
+                if not _fraction_literal(base) or not base.is_Integer and base_value.is_Integer:
+                    faults.add("arithmetic")  # `\\sqrt{64\\cdot 2}`, `\\sqrt{2^7}`
+                if base_value.is_Rational and not base_value.is_Integer or exponent_value < 0:
+                    faults.add("radical denominator")  # `\\sqrt{1/2}`, `2^{-1/2}`
+                elif base_value.is_Integer and int(base_value) > 1 and exponent_value.q == 2:
+                    root = sympy.sqrt(int(base_value))
+                    if not root.is_Integer and not (root.is_Pow and root.base == base_value):
+                        faults.add("square factor")
         if exponent.is_negative and _has_radical(base):
             faults.add("radical denominator")
     for argument in expression.args:
@@ -176,17 +258,46 @@ def _tree_faults(tree: Tree) -> set[str]:
         keys = [_without_number(term) for term in children]
         if len(keys) != len(set(keys)):
             faults.add("like terms")
-        shared = set.intersection(*(_factors(term) for term in children))
-        if shared:
+        if set.intersection(*(_factors(term) for term in children)) or _content(tree) > 1:
             faults.add("common factor")
     if tree[0] == "Mul":
-        bases = [_base(factor) for factor in _spread(children)]
-        bases = [base for base in bases if base is not None]
-        if len(bases) != len(set(bases)):
-            faults.add("like factors")
+        powers = [_power(factor) for factor in _spread(children)]
+        powers = [power for power in powers if power is not None]
+        for i, (base, exponent) in enumerate(powers):
+            for other_base, other_exponent in powers[i + 1 :]:
+                if base == other_base and (exponent == other_exponent or _whole(exponent) and _whole(other_exponent)):
+                    faults.add("like factors")
     for child in children:
         faults |= _tree_faults(child)
     return faults
+
+
+def _content(tree: Tree) -> int:
+    """The greatest common divisor of a sum's integer coefficients (1 if any is not one)."""
+    divisor = 0
+    for term in tree[1]:
+        numbers = [child[1] for child in (term[1] if term[0] == "Mul" else (term,)) if child[0] == "num"]
+        coefficient = numbers[0] if numbers else Fraction(1)
+        if coefficient.denominator != 1:
+            return 1
+        divisor = sympy.igcd(divisor, int(coefficient))
+    return int(divisor)
+
+
+def _whole(exponent: Tree) -> bool:
+    return exponent[0] == "num" and exponent[1].denominator == 1
+
+
+def _unexpanded(tree: Tree) -> bool:
+    """A product with a sum in it, or a whole power of a sum, anywhere."""
+    if tree[0] in ("num", "sym"):
+        return False
+    children = tree[1]
+    if tree[0] == "Mul" and any(child[0] == "Add" for child in children):
+        return True
+    if tree[0] == "Pow" and children[0][0] == "Add" and _whole(children[1]) and children[1][1] > 1:
+        return True
+    return any(_unexpanded(child) for child in children)
 
 
 def _without_number(term: Tree) -> Tree:
@@ -214,11 +325,16 @@ def _spread(factors: tuple) -> list[Tree]:
     return spread
 
 
-def _base(factor: Tree) -> Tree | None:
-    """What a factor is a power of; None for a plain number (`2` in `2\\sqrt2` is no power of 2)."""
-    if factor[0] == "Pow":
-        base, exponent = factor[1]
-        if base[0] == "num" and exponent[0] == "num" and exponent[1].denominator == 1:
-            return None  # `2^{-1}`, a number's inverse: part of a fraction, not a radical
-        return _base(base) if base[0] == "Pow" else base  # `(r^4)^{-1}` is a power of r
-    return None if factor[0] == "num" else factor
+def _power(factor: Tree) -> tuple[Tree, Tree] | None:
+    """(base, exponent) of a factor, a power of a power multiplied out; None for a plain
+    number or a number's inverse (`2` and `2^{-1}` in `\\frac{2\\sqrt2}{2}` are no powers of 2)."""
+    if factor[0] == "num":
+        return None
+    if factor[0] != "Pow":
+        return factor, ("num", Fraction(1))
+    base, exponent = factor[1]
+    if base[0] == "num" and _whole(exponent):
+        return None
+    if base[0] == "Pow" and _whole(exponent) and base[1][1][0] == "num":
+        return base[1][0], ("num", base[1][1][1] * exponent[1])  # `(r^4)^{-1}` is r^{-4}
+    return base, exponent

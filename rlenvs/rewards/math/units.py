@@ -11,11 +11,16 @@ Two parts:
 - `MEASURES`: units of length, area, volume, mass, time, speed, temperature, energy, data
   and money, with their common abbreviations, singular and plural.
 - `COUNTED`: plural nouns of counted things, taken once from the GSM8K and MATH training
-  solutions (the plural nouns their worked answers put after a number: at least twice in
-  GSM8K, three times in MATH, "ways", "integers", "arrangements"; both MIT licensed),
-  without the words that change a value (`halves`, `quarters`, `dozens`, `doubles`,
-  `times`, `powers`, `plus`, `minus`, `equals`) and verbs. Their singulars count too
-  (`1 apple`).
+  solutions (the plural nouns their worked answers put after a number or a number and one
+  word, "ways", "integers", "arrangements"; both MIT licensed), without the words that
+  change a value (`halves`, `quarters`, `dozens`, `doubles`, `times`, `powers`, `plus`,
+  `minus`, `equals`) and verbs, and the irregular plurals (`children`, `sheep`, `teeth`).
+  Their singulars count too (`1 apple`).
+
+A unit may have up to two words before it that say which things are counted (`5 tennis
+balls`, `5 red roses`), unless one of them is a `VALUE_WORDS` word (`3 halves apples`,
+`2 times apples`), and words after it that say nothing of the number (`5 apples left`,
+`72 clips altogether`, `in total`).
 """
 
 from __future__ import annotations
@@ -36,12 +41,12 @@ hrs day days week weeks month months year years decade decades century centuries
 mph kph kmh mpg degree degrees calorie calories watt watts kilowatt kilowatts volt volts joule joules
 byte bytes kilobyte kilobytes megabyte megabytes gigabyte gigabytes terabyte terabytes dollar dollars
 cent cents euro euros pound pounds yen yuan rupee rupees peso pesos pfennig pfennigs nickel nickels
-dime dimes penny pennies usd eur gbp unit units lap laps step steps mile miles
+dime dimes penny pennies usd eur gbp unit units lap laps step steps mile miles yrs
 """
 _SHORT_UNITS = frozenset({
     "m", "g", "s", "h", "l", "L", "K", "N", "V", "W", "J", "A", "Hz", "Pa", "cm", "mm", "km", "nm", "um", "kg",
     "mg", "ml", "mL", "cl", "dl", "ft", "yd", "mi", "lb", "oz", "hr", "ms", "kW", "kJ", "mV", "mA", "ha", "in",
-    "C", "F", "yr", "am", "pm", "st", "nd", "rd", "th",
+    "C", "F", "yr", "am", "pm", "AM", "PM", "st", "nd", "rd", "th",
 })
 """Units of one or two letters, case as written. Any other word that short after a number
 is a factor or a variable (`5x`, `5 e`, `5i`, `5k`, `2ab`), or a word such as "or"."""
@@ -49,80 +54,132 @@ UNIT_PREFIXES = frozenset({"square", "sq", "cubic", "cu"})
 """Words that may come before a unit: `12 square feet`."""
 UNIT_JOINERS = frozenset({"per", "a", "an", "each"})
 """Words that may join two units: `60 miles per hour`, `5 dollars an hour`."""
-UNIT_SUFFIXES = frozenset({"squared", "cubed", "old"})
-"""Words that may follow a unit: `25 units squared`, `18 years old`."""
+UNIT_SUFFIXES = frozenset({
+    "squared", "cubed", "old", "left", "altogether", "total", "remaining", "apiece", "each", "overall", "combined",
+    "in", "all",
+})
+"""Words that may follow a unit: `25 units squared`, `18 years old`, `5 apples left`, `in total`."""
+MAX_MODIFIERS = 2
+VALUE_WORDS = frozenset({
+    "half", "halves", "third", "thirds", "quarter", "quarters", "fourth", "fourths", "fifth", "fifths", "sixth",
+    "sixths", "seventh", "sevenths", "eighth", "eighths", "ninth", "ninths", "tenth", "tenths", "hundredth",
+    "hundredths", "thousandth", "thousandths", "millionth", "millionths", "times", "double", "doubled", "twice",
+    "triple", "tripled", "thrice", "fold", "plus", "minus", "over", "divided", "by", "of", "and", "or", "not", "than",
+    "percent", "percentage", "squared", "cubed", "dozen", "dozens", "score", "scores", "gross", "grand", "hundred",
+    "hundreds", "thousand", "thousands", "million", "millions", "billion", "billions", "trillion", "k", "zero", "one",
+    "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "twenty", "thirty",
+    "forty", "fifty", "hundred", "point", "negative", "square", "root", "power", "powers", "exponent", "factorial",
+})
+"""Words that may change a number's value or join it to another: never a unit's modifier."""
 
 COUNTED = frozenset("""
-accessories acorns administrators adults airplanes albums alligators animals answers antacids ants
-apartments appetizers apples apps aprons aquariums arms arrangements artichokes articles artifacts
-artworks asparagus athletes attendees audiobooks aunts avocados awards babies backpacks baggies bags
-baguettes bales balloons balls bananas bandages bands barrels bars baseballs basketballs baskets
-batches bathrooms baths batteries beads beakers beans bears beats bedbugs bedrooms beds bees beetles
-beignets belts benches berries bicycles bikes billboards bills birds biscuits blackbirds blankets
-blisters blocks blouses blueberries boats bollards bolts bones bonnets books bottlecaps bottles
-bouquets bowls boxes boxwoods boys bracelets braids branches breakfasts breaks bricks brochures
-brothers brownies bubbles buckets bugs builders buildings bulbs bunches bundles bunnies burgers
-burritos buses bushels bushes businesses butterflies buttons buyers cabinets cakes calls camels
-campers candies candles canes cans cantaloupes caps capsules caramels cards carnations carpets
-carriages carrots cars cartons cases caterpillars cats chairs champions channels chapters characters
-charges cheesecakes cheetahs chefs cherries chests chickens chicks chips chocolates choices chores
-circles citations claims clarinets classes classmates classrooms claws clerks clients clippings
-clips clothes clotheslines clouds clovers cloves clowns clusters coals coats coconuts coins colors
-combinations comics complaints computers cones consonants contacts containers cookies copies corns
-coughs counters countries couples coupons courses cousins cows crabs crackers crafts cranberries
-craters crates crayons credits crickets croissants crops croutons crows cubes cucumbers cupcakes
-cups curlers customers cuttlebones daisies daps daughters decorations deliveries demerits desks
-desserts devices diagonals diapers diaries digits dinners dips dishes dividers divisors doctors dogs
-dolls dolphins donations donuts doors doses dots doughnuts drawings dreams dresses drinks driveways
-drops drummers drums ducklings ducks earrings ears edges eggplants eggs elements elephants emails
-employees envelopes episodes erasers exams exercises eyes faces factors families farmhands farthings
-feathers feedings females fences figurines files filets fingers firecrackers fireflies fires
-fireworks fishes flags flats flavors fleas flies flights flips floors flowers flutes flyers foldings
-followers footprints forks foxes friends fries frogs fronds fruits galleries games gates geckos gems
-gemstones gifts gigs gingerbreads giraffes girls glasses gnomes goals goats grades grains grapes
-groups guests guitars gumballs guppies gusts haircuts hairs halls hamburgers handfuls hands
-handshakes hares hats heads hearts heights hens highlighters hikes hits hives holes homes honeydews
-hoodies horses horseshoes hotdogs households houses hushpuppies huskies individuals inhabitants
-insects instances instruments integers islands items jackets jars jellybeans jerseys jewels joggers
-jokes jugs jumps kangaroos kernels keys kids kindergartners kitchens kits kittens knacks knicks
-knives knocks koalas kunks ladders ladies lambs lamps laptops lattes layers leaves legos legs lemons
-leopards lessons letters levels licks lightbulbs lighters lilies limbs limes lines links lions lives
-lizards llamas loads loaves logs lollipops lunches macarons macaroons machines magazines maggots
-magnets males managers mangoes marbles marigolds markers marks marshmallows masks matchboxes matches
-matchsticks meals meatballs medals melons members meows messages milkshakes millipedes minks minnows
-mistakes models monkeys monsters motorcycles mountains movies muffins multiples mushrooms nails
-napkins necklaces neighbors nephews newspapers notebooks notes nougats novels nuggets numbers nurses
-nuts objects omelets onions options oranges orchards orchids orcs orderings orders outcomes outfits
-oysters packages packets packs pages pails paintings pairs pallets pamphlets pancakes pandas panels
-pans pants papayas paperclips papers paragraphs parents parrots parsecs parsnips participants parts
-passengers passes pastries patches patients patrons pauses paws peaches peanuts pearls pears pebbles
-pencils penguins pens people peppers permits permutations persons pesetas petals pets petunias
-phones photographs photos phrases pianists pickles pictures pieces pies pigeons piglets pigs piles
-pills pinecones pines pins pitches pixels pizzas places planks plants plates players plums pockets
-pods pointers points pollywogs poodles portions possibilities postcards posters posts potatoes pots
-pouches presents pretzels primes prints problems products pumpkins pupils puppies pups pushups
-puzzles pythons questions quilts quizzes rabbits racers races racquets rahs raisins raspberries rats
-reams records rectangles reflections relatives repacks reps requests residents residues results
-rhinestones riddles rides ridges rings robots rocks rolls roommates rooms roosters roots roses
-rounds rows rungs runners sacks sales samples sandcastles sandwiches saplings sausages scallops
-scarves schools scoops seagulls seashells seasons seats sections seedlings seeds segments sentences
-sequences sequins servings sessions sets settings shares sharks sheets shells shelves shirts shoes
-shorts shots showers siblings sides singers sips sisters sites situps skeletons skips skirts sleeves
-slices slots snacks snails snakes snapdragons snowballs snowflakes soaps socks sodas soldiers
-solutions songs sonnets sons spaces sparklers spears spiders spokes spools spoons sports spots
-squares squats squirrels stairs stamps stanzas stars stations statues steaks stems steps stickers
-sticks stingrays stitches stops stores stories strands strawberries straws streetlights streets
-strings stripes strips strokes students stuffies subjects subscriptions suckers suitcases sunflowers
-surfers swallows swans sweaters sweets systems tables tabs tacks tadpoles tanks tarantulas tasks
-tattoos teachers teacups teams tears teddies teenagers televisions tents terms terriers teslas tests
-tetras textbooks texts thumbtacks tickets ticks ties tigers tiles tins tires tissues toads toddlers
-toenails toes tokens tomatoes tools toothbrushes toppings tosses touchdowns tourists towels towers
-toys trains trays treats trees triangles trikes trips trolls trophies truckloads trucks truffles
-trumpets tubes tubs tulips turkeys turns turtles twigs unicorns urns vacations values vampires vans
-vegetables vehicles vents vertices vibrations videos visitors visits volunteers votes waiters walls
-walnuts wands washers washes watches watermelons ways weasels websites weeds weekdays whales wheels
-whiskers whistlers whoosits widgets wights wigs windows wings wipes words workers worms yolks zebras
-zeros zits zombies zucchinis
+accessories accidents accounts acorns actors addresses administrators adults airplanes albums
+alligators aloes amounts amulets animals answers antacids antibiotics antlers ants apartments
+appetizers apples applications appointments apps aprons aquariums areas armchairs arms arrangements
+arrows artichokes articles artifacts artworks asparagus athletes attendees audiobooks aunts
+autobiographies avocados awards babies backpacks badges bagels baggies bags baguettes bales balloons
+balls bananas bandages bands banks barrels barrettes bars baseballs basketballs baskets batches
+bathrooms baths bats batteries beads beakers beams beans bearings bears beats beavers bedbugs
+bedrooms beds bees beetles beignets belts benches berets berries bicycles bids bikes billboards
+bills binders bins biographies birches birdhouses birds births biscuits bites bits blackberries
+blackbirds blankets blisters blocks blondies blouses blueberries bluebirds boards boas boats
+bollards bolts bones bonnets bookings bookmarks books bookshelves boots bottlecaps bottles bouquets
+bowlers bowlfuls bowls boxcars boxes boxwoods boys bracelets braids branches breads breakfasts
+breaks breaths bricks bridesmaids brochures broomsticks brothers brownies brunettes brushes bubbles
+buckets bucks bugs builders buildings bulbs bunches bundles bunnies buns burgers burritos burrs
+buses bushels bushes businesses butterflies buttons buyers cabinets cakes calls calves camels
+cameras campers candies candles canes cans cantaloupes canvases cappuccinos caps capsules caramels
+cardinals cards caricatures carnations carpenters carpets carriages carrots cars cartons cartridges
+carts cases categories caterpillars cats cattle cavities ceilings cells centerpieces centers chains
+chairs champions channels chapters characters charges cheerleaders cheesecakes cheeses cheetahs
+chefs cherries chests chickens chicks children chipmunks chips chives chocolates choices chores
+circles circuits citations citizens claims clamps clarinets classes classmates classrooms claws
+clerks clients clippings clips cloaks clothes clotheslines clouds clovers cloves clowns clusters
+coals coats cobs coconuts coffees coins collars collectors colleges collies collisions colors
+combinations combos comics commutes compartments complaints computers condiments cones consonants
+contacts containers contestants contracts conversions convertibles cookies coolers copies corners
+corns cosmetics costs coughs counselors counters countries couples coupons courses cousins cows
+crabs crackers crafts cranberries cranes crashes craters crates crayons creams credits crickets
+croissants crops crosswalks croutons crows cubes cubs cucumbers cuffs cupcakes cups curlers curries
+customers cuttlebones cycles daisies dancers dandelions daps daughters decks decorations deer deers
+defenders deliveries demerits desks desserts devices diagonals diapers diaries dice digits dinners
+dips discounts dishes dividers divisors doctors dogs dolls dolphins dominoes donations donuts doors
+doses dots doughnuts doves drawings dreadnoughts dreams dresses drinks driveways drops drummers
+drums dryers ducklings ducks dvds earnings earrings ears edges eels eggplants eggs elements
+elephants emails employees emus enclosures engines ensembles entrees envelopes episodes erasers
+errors espressos essays exams exercises expenses extras eyes faces factors families farmhands farms
+farthings feathers feedings feeds fees feet females fences ferns fields figures figurines files
+filets fillets fingernails fingers firecrackers firefighters fireflies fires fireworks fish fishes
+flags flamingoes flashlights flats flavors fleas flies flights flips floats floors flowers flutes
+flyers folders foldings followers footballs footprints forks forms fouls foxes frames friends fries
+frisbees frogs fronds fruits funds galleries games gardenias gates geckos geese gels gems gemstones
+geraniums gharials gifts gigs gingerbreads giraffes girls glasses glitches globes gloves gnomes
+goals goats gorillas graders grades graduates grains granddaughters grandkids grandsons grapes
+grasshoppers gratuities graves groceries groups guests guitars gumballs guns guppies gusts haircuts
+hairs halls hamburgers handfuls hands handshakes hangers hardbacks hares hats hawks heads hearts
+heights hens herrings hexagons highlighters hikes hills hirings hits hives holes homes honeydews
+hoodies hoops hops horses horseshoes hospitals hotdogs households houses humans hushpuppies huskies
+hydrangeas iguanas increments individuals infections ingredients inhabitants insects installments
+instances instructions instructors instruments insults integers interruptions intersections
+invitations islands issues items jackets jacks jaguars jars jays jeans jellybeans jellyfish jerseys
+jewels jobs joggers jokes jugs jumpers jumps kangaroos kebabs kernels kettles keyboards keys kids
+kindergartners kinds kisses kitchens kits kittens kiwis knacks knicks knives knobs knocks koalas
+kunks ladders ladies lambs lamps laptops lasagnas lattes lawnmowers lawns layers layoffs leaves
+legos legs leis lemons leopards lessons letters levels licks lids lightbulbs lighters lights lilacs
+lilies limbs limes lines links lions lives lizards llamas loads loaves loggers logs lollipops losses
+lovers lunches lychees macarons macaroons machines magazines maggots magnets magpies males managers
+mangoes mangos maples marbles marigolds marines markers marks marshmallows mascots masks matchboxes
+matches matchsticks mats meals meatballs meats medals melons members men meows messages mice
+milkshakes millipedes minks minnows misses mistakes mittens mitts models monkeys monsters motorbikes
+motorcycles mountains movies muffins mugs multiples mushrooms musicians nails napkins naps
+necessities necklaces neighbors nephews nerds nests netbooks newborns newspapers noodles noses
+notebooks notepads notes nougats novels nuggets numbers nurses nuts oaks oats objects offices oldies
+omelets omelettes onions options oranges orchards orchids orcs orderings orders outcomes outfits
+owls owners oxen oysters packages packets packs pages pails paintings paints pairs pallets pamphlets
+pancakes pandas panels pans pansies pants papayas paperbacks paperclips papers paragraphs parents
+parks parrots parsecs parsnips participants particles parts passengers passes pastries patches
+patients patrons pauses paws paychecks payments peaches peanuts pearls pears pebbles pencils
+penguins pens people peppers permits permutations persons pesetas petals pets petunias phones
+photographs photos phrases pianists pickles picks pictures pieces pies pigeons piglets pigs pikes
+piles pillows pills pineapples pinecones pines pins pitches pits pixels pizzas places planks
+planters plants plates players plots plugs plums pockets pods poets pointers points poles polishes
+pollywogs pomelos poodles pools popsicles portions possibilities postcards posters posts potatoes
+pots pouches presents pretzels primes printers prints problems products professionals programs
+progressions puffs pulls pumpkins pumps pupils puppies pups purchases purses pushups puzzles pythons
+questions quiches quilts quizzes rabbits racers races racks racquets rahs raisins raspberries rats
+reams rebates recipes records recoveries rectangles redwoods reflections relatives repacks reports
+reps requests researchers residents residues restaurants results retrievers rhinestones rhinos
+ribbons riddles rides ridges rings robes robins robots rocks rods rolls roofs roommates rooms
+roosters roots roses rotations rounds rows ruffles rugs rungs runners sacks sacs sailboats sails
+salads sales salmons salutations samples sandcastles sandwiches saplings sausages savings scallops
+scarves schoolers schools scissors scoops scouts screams screens screws scrunchies seagulls
+seashells seasons seats sections seedlings seeds segments seniors sentences sequences sequins series
+servings sessions sets settings shampoos shares sharks sharpeners sheep sheets shells shelves shifts
+shingles ships shirts shoes shoppers shorts shots showers siblings sides sightings signs singers
+singles sips sisters sites situps sizes skates skeletons skips skirts skulls slabs slacks sleeves
+slices slots smoothies snacks snails snakes snapdragons snowballs snowflakes soaps socks sodas
+softballs soldiers solutions songs sonnets sons sounds sourdoughs souvenirs spaces sparklers
+sparrows spears specialists species spiders spiderwebs spokes spools spoonfuls spoons sports spots
+sprigs spruces squabs squads squares squats squirrels stables stacks stadiums staff stains stairs
+stakes stalks stamps stanzas staplers stars stations statues steaks stems steps stickers sticks
+stingrays stitches stockings stones stools stoplights stops stores stories strands strawberries
+straws streams streetlights streets strings stripes strips strokes students stuffers stuffies
+subjects subscribers subscriptions subsections substitutions suckers suggestions suitcases suits
+sunflowers sunglasses supplements supplies surfers surveys swallows swans sweaters sweatshirts
+sweets swirls systems tables tabs tacks tacos tadpoles tails tangerines tanks tapes tarantulas tarts
+tasks tattoos taxes taxis teachers teacups teams tears teas techs teddies teenagers tees teeth
+televisions tents terms terriers teslas tests tetras textbooks texts throws thumbs thumbtacks
+tickets ticks ties tigers tiles tins tips tires tissues toads toddlers toenails toes tokens tomatoes
+tools toothbrushes toothpicks toppings tops tosses touchdowns tourists towels towers toys tractors
+trains trays treasures treats trees triangles tricks trikes trips trolls trombones trophies trouts
+truckloads trucks truffles trumpets tubes tubs tulips tumblers turkeys turnips turns turtles twigs
+twins umbrellas uncles unicorns uniforms upgrades urns users utensils vacations values vampires vans
+vegetables vehicles vents vertices vessels vests vets vibrations videos viewers vines violins
+visitors visits volleyballs volunteers voters votes vowels waiters walkers walks walls walnuts wands
+washers washes watches watermelons waters ways weasels websites wedges weeds weekdays weekends
+werewolves whales wheels whiskers whistlers whiteboards whoosits wicks widgets widths wights wigs
+windows wings winners wipes wombats women words workers worksheets worms wrinkles yolks zebras zeros
+zits zombies zucchinis
 """.split())
 
 

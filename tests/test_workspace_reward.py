@@ -27,7 +27,6 @@ from rlenvs.rewards.workspace import (
     judge_workspace,
     numbers_match,
     parse_number,
-    process_links,
     read_workspace,
 )
 
@@ -186,29 +185,6 @@ def test_a_byte_order_mark_at_the_start_of_a_file_is_not_content(tmp_path):
     verdict = check_all(expectations, read_workspace(tmp_path), None)
     assert [check.passed for check in verdict.checks] == [True, True, False]
     assert AnswerIs("42", numeric=True).check(None, "\ufeff42").passed
-
-
-def test_links_into_the_reading_process_are_found_through_other_links(tmp_path):
-    """What a test reads through /proc/self/cwd or /proc/self/fd/N is its own files."""
-    links = {
-        "cwd.txt": "/proc/self/cwd/expected.txt",
-        "fd.txt": "/proc/self/fd/4",
-        "thread.txt": "/proc/thread-self/fd/12",
-        "dev": "/dev",
-        "via-dev.txt": "dev/fd/3",
-        "up.txt": "../app/../proc/7/task/7/cwd",
-        "sub/deep.txt": "../dev/fd/5",
-        "stdout.log": "/dev/stdout",
-        "stdin": "/proc/self/fd/0",
-        "etc.txt": "/etc/hostname",
-        "loop": "loop",
-    }
-    for path, target in links.items():
-        (tmp_path / path).parent.mkdir(exist_ok=True)
-        (tmp_path / path).symlink_to(target)
-    found = dict(process_links(read_workspace(tmp_path), "/app"))
-    assert sorted(found) == ["cwd.txt", "fd.txt", "sub/deep.txt", "thread.txt", "up.txt", "via-dev.txt"]
-    assert found["via-dev.txt"] == "dev/fd/3"
 
 
 def test_a_verdict_with_no_expectations_never_passes(tmp_path):

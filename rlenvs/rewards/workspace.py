@@ -16,7 +16,6 @@ of an episode is 1.0 when every expectation holds; `check_all` says which did no
 from __future__ import annotations
 
 import abc
-import errno
 import os
 import re
 import stat
@@ -26,14 +25,12 @@ from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import PurePosixPath
 from typing import Any, ClassVar
 
+from rlenvs.rewards.tree import WorkspaceUnreadable, open_no_follow, walk
+
 MAX_FILE_BYTES = 1 << 20
 """Bytes read from one file; a longer file is recorded with its size and no content."""
 MAX_ENTRIES = 20_000
 MAX_DEPTH = 64
-
-
-class WorkspaceUnreadable(RuntimeError):
-    """The workspace is over the reader's caps (entries, depth): its verdict is a failure."""
 
 
 @dataclass(frozen=True)
@@ -93,54 +90,26 @@ def read_workspace(
 ) -> Workspace:
     """Every entry under `root`, without following a symlink anywhere below it."""
     nodes: dict[str, Node] = {}
-    top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        _walk(top, "", nodes, 0, max_file_bytes, max_entries)
-    finally:
-        os.close(top)
+    for found in walk(root, max_entries=max_entries, max_depth=MAX_DEPTH):
+        info = found.entry.stat(follow_symlinks=False)
+        mode = stat.S_IMODE(info.st_mode)
+        if stat.S_ISLNK(info.st_mode):
+            target = os.readlink(found.name, dir_fd=found.dir_fd)
+            nodes[found.path] = Node("symlink", mode, info.st_size, info.st_mtime, target=target)
+        elif stat.S_ISDIR(info.st_mode):
+            nodes[found.path] = Node("dir", mode, info.st_size, info.st_mtime)
+        elif stat.S_ISREG(info.st_mode):
+            data = read_file(found.name, found.dir_fd, info, max_file_bytes) if info.st_size <= max_file_bytes else None
+            nodes[found.path] = Node("file", mode, info.st_size, info.st_mtime, data=data)
+        else:
+            nodes[found.path] = Node("other", mode, info.st_size, info.st_mtime)
     return Workspace(nodes)
 
 
-def _walk(dir_fd: int, prefix: str, nodes: dict[str, Node], depth: int, max_bytes: int, max_entries: int) -> None:
-    if depth > MAX_DEPTH:
-        raise WorkspaceUnreadable(f"the workspace is nested deeper than {MAX_DEPTH} folders at {prefix!r}")
-    for name in sorted(os.listdir(dir_fd)):
-        if len(nodes) >= max_entries:
-            raise WorkspaceUnreadable(f"the workspace has more than {max_entries} entries")
-        path = f"{prefix}{name}"
-        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        mode = stat.S_IMODE(info.st_mode)
-        if stat.S_ISLNK(info.st_mode):
-            nodes[path] = Node("symlink", mode, info.st_size, info.st_mtime, target=os.readlink(name, dir_fd=dir_fd))
-        elif stat.S_ISDIR(info.st_mode):
-            nodes[path] = Node("dir", mode, info.st_size, info.st_mtime)
-            child = _open_no_follow(name, dir_fd, os.O_DIRECTORY)
-            if child is None:
-                continue
-            try:
-                _walk(child, path + "/", nodes, depth + 1, max_bytes, max_entries)
-            finally:
-                os.close(child)
-        elif stat.S_ISREG(info.st_mode):
-            data = _read_file(name, dir_fd, info, max_bytes) if info.st_size <= max_bytes else None
-            nodes[path] = Node("file", mode, info.st_size, info.st_mtime, data=data)
-        else:
-            nodes[path] = Node("other", mode, info.st_size, info.st_mtime)
-
-
-def _open_no_follow(name: str, dir_fd: int, flags: int) -> int | None:
-    """Open `name` itself, never what a symlink swapped in its place would point to. A folder
-    the agent made unreadable (chmod 000) is opened anyway by a root host and skipped otherwise."""
-    try:
-        return os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | flags, dir_fd=dir_fd)
-    except OSError as error:
-        if error.errno in (errno.EACCES, errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
-            return None
-        raise
-
-
-def _read_file(name: str, dir_fd: int, info: os.stat_result, max_bytes: int) -> bytes | None:
-    fd = _open_no_follow(name, dir_fd, 0)
+def read_file(name: str, dir_fd: int, info: os.stat_result, max_bytes: int) -> bytes | None:
+    """The content of the regular file `name` that `info` (its lstat) describes, or None when
+    it is longer than `max_bytes`, or was replaced or cannot be opened."""
+    fd = open_no_follow(name, dir_fd, 0)
     if fd is None:
         return None
     try:
@@ -161,53 +130,6 @@ def _read_file(name: str, dir_fd: int, info: os.stat_result, max_bytes: int) -> 
 
 
 # --- expectations --------------------------------------------------------------------------
-
-
-_PROCESS_FILES = re.compile(
-    r"/proc/[^/]+/(?:task/[^/]+/)?(?:cwd(?:/.*)?|fd/?|fd/(?:[3-9]|[1-9]\d+)(?:/.*)?|map_files(?:/.*)?)"
-)
-"""What a link read by a process gives from that process itself: its working folder, the
-files it has open (past stdin, stdout and stderr) and its mapped files."""
-_SANDBOX_LINKS = {"/dev/fd": "/proc/self/fd", "/dev/stdin": "/proc/self/fd/0", "/dev/stdout": "/proc/self/fd/1",
-                  "/dev/stderr": "/proc/self/fd/2"}  # fmt: skip
-"""The links of the sandbox's /dev that lead into /proc."""
-MAX_LINK_HOPS = 40
-
-
-def process_links(workspace: Workspace, workdir: str) -> list[tuple[str, str]]:
-    """The workspace's symlinks (path, target) that lead, through any other links of the
-    workspace (at `workdir` in the sandbox), into the files of whichever process reads them
-    (/proc/self/cwd/..., /proc/self/fd/3, /dev/fd/3): read by a test, such a link gives the
-    test's own files, say the expected output it just opened, and no answer is ever one."""
-    links = {f"{workdir.rstrip('/')}/{path}": node.target for path, node in workspace.nodes.items() if node.kind == "symlink"}
-    found = []
-    for path, node in sorted(workspace.nodes.items()):
-        if node.kind == "symlink" and _PROCESS_FILES.fullmatch(_resolve(f"{workdir.rstrip('/')}/{path}", links)):
-            found.append((path, node.target or ""))
-    return found
-
-
-def _resolve(path: str, links: Mapping[str, str]) -> str:
-    """`path` with every link of `links` (and of the sandbox's /dev) on the way replaced by its
-    target, "." and ".." applied as the kernel does (after the link before them): where the
-    path leads, as far as anything the agent made can decide it."""
-    parts, done, hops = path.split("/"), [], 0
-    while parts:
-        part = parts.pop(0)
-        if part in ("", "."):
-            continue
-        if part == "..":
-            done = done[:-1]
-            continue
-        done.append(part)
-        target = links.get("/" + "/".join(done)) or _SANDBOX_LINKS.get("/" + "/".join(done))
-        if target is not None:
-            hops += 1
-            if hops > MAX_LINK_HOPS:  # a loop: the kernel gives up too (ELOOP)
-                return "/" + "/".join(done)
-            done = [] if target.startswith("/") else done[:-1]
-            parts = target.split("/") + parts
-    return "/" + "/".join(done)
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ TB_UNITTEST, TB_PYTEST = _folder("terminal-bench", "unittest"), _folder("termina
 HARBOR_PYTEST = _folder("harbor", "pytest")
 TB_IN_TESTS = _folder("terminal-bench", "script-in-tests")
 TB_EXPECTED_FIRST = _folder("terminal-bench", test="expected-first")
+HARBOR_IN_TESTS = _folder("harbor", "script-in-tests")
 CSV_TOTAL = {"task_id": "terminal/csv-column/L1/0"}
 """Sum of a decimal column: the exact total is 12347.79, and Python's float sum prints 12347.790000000003."""
 COUNT = {"task_id": "terminal/count-files/L1/1"}
@@ -270,10 +271,69 @@ CASES: list[Case] = [
     Case(
         "link-to-a-standard-stream",
         TB,
-        (HELLO, "ln -s /dev/stdout /app/log", "submit"),
-        1.0,
-        "a link to stdout (as images do for logs) is no way into the tests' files: the done task still passes",
+        (HELLO, "ln -s /dev/stdin /app/log", "submit"),
+        0.0,
+        "a link to a standard stream reads the reading test's own stream, which may be its expected file "
+        "(`diff /app/out.txt - < expected.txt`): refused like /dev/fd, even beside the done task",
     ),
+    Case(
+        "link-to-a-device",
+        TB,
+        (HELLO, "ln -s /dev/null /app/log && ln -s /etc/alternatives /app/alt", "submit"),
+        1.0,
+        "links to /dev/null or the system's files lead into no process's files: the done task still passes",
+    ),
+    # --- links through /proc/self/root (`/` again) and /proc/thread-self ------------------------------
+    Case(
+        "symlink-through-proc-root",
+        TB_EXPECTED_FIRST,
+        ("ln -s /proc/self/root/proc/self/fd/4 /app/hello.txt", "submit"),
+        0.0,
+        "/proc/self/root is `/`: through it a link reaches the test's open expected.txt",
+    ),
+    Case(
+        "symlink-through-proc-root",
+        TB_EXPECTED_FIRST,
+        ("ln -s /proc/self/root/dev/fd/4 /app/hello.txt", "submit"),
+        0.0,
+        "the same through /dev/fd behind /proc/self/root",
+    ),
+    Case(
+        "symlink-through-proc-root",
+        TB_EXPECTED_FIRST,
+        ("ln -s /proc/self/root/../proc/self/fd/4 /app/hello.txt", "submit"),
+        0.0,
+        "the kernel stops `..` at the process's root, so this is /proc/self/fd/4 again",
+    ),
+    Case(
+        "symlink-through-proc-root",
+        TB_EXPECTED_FIRST,
+        ("ln -s /proc/self/root /app/r && ln -s r/dev/fd/4 /app/hello.txt", "submit"),
+        0.0,
+        "a link to /proc/self/root, then a second workspace link through it",
+    ),
+    Case(
+        "symlink-through-proc-root",
+        TB_IN_TESTS,
+        ("ln -s /proc/self/root/proc/self/cwd/expected.txt /app/hello.txt", "submit"),
+        0.0,
+        "tests that cd into their folder read expected.txt through their cwd, reached via /proc/self/root",
+    ),
+    Case(
+        "symlink-through-proc-root",
+        TB_IN_TESTS,
+        ("ln -s /proc/thread-self/root/proc/thread-self/cwd/expected.txt /app/hello.txt", "submit"),
+        0.0,
+        "the thread-self spelling of the same",
+    ),
+    Case(
+        "symlink-through-proc-root",
+        HARBOR_IN_TESTS,
+        ("ln -s /proc/self/root/proc/self/cwd/expected.txt /app/hello.txt", "submit"),
+        0.0,
+        "the same in a Harbor folder whose test.sh cds into /tests",
+    ),
+    Case("control", HARBOR_IN_TESTS, (HELLO, "submit"), 1.0, "the task done, Harbor tests run from their own folder"),
     Case(
         "files-in-tests-folder",
         TB,

@@ -34,18 +34,12 @@ from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.task import DatasetSource, FamilyMixSource, choose_families, content_task_id
 from rlenvs.envs.terminal.families import FAMILIES
 from rlenvs.envs.terminal.tasks import Entry, TerminalTask, family_task, task_from_row
-from rlenvs.rewards.workspace import (
-    Check,
-    Verdict,
-    WorkspaceUnreadable,
-    check_all,
-    process_links,
-    read_workspace,
-)
+from rlenvs.rewards.links import forbidden_links, workspace_links
+from rlenvs.rewards.workspace import Check, Verdict, WorkspaceUnreadable, check_all, read_workspace
 from rlenvs.sandbox import ExecResult, Limits
 from rlenvs.sandbox.launch import find_bwrap
 from rlenvs.sandbox.session import SessionError, ShellSession
-from rlenvs.sandbox.verdict import run_tests
+from rlenvs.sandbox.verdict import VERDICT_ROOT, run_tests
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are working in a Linux shell (bash) inside a sandbox with no network. Each reply runs one "
@@ -221,21 +215,25 @@ class TerminalEnv(TextEnv[TerminalTask]):
 
     def verify(self, task: TerminalTask, answer: str | None) -> Verdict:
         """Judge the workspace as it is now (and the answer), from the host; then a task
-        folder's tests, unless a workspace link would hand them their own files."""
+        folder's tests, unless a workspace link would hand them their own files
+        (`rlenvs.rewards.links`). A task with tests and no expectations reads only the
+        workspace's links, at any depth: its tests decide, not the reader's caps."""
         session = self._session_for(task)
         try:
-            workspace = read_workspace(session.workspace_path)
+            if task.expect or not task.test_command:
+                verdict = check_all(task.expect, read_workspace(session.workspace_path), answer)
+            else:
+                verdict = Verdict()
+            if not task.test_command:
+                return verdict
+            links = forbidden_links(workspace_links(session.workspace_path), task.workdir, (VERDICT_ROOT,))
         except (SessionError, WorkspaceUnreadable) as error:
             return Verdict(unreadable=str(error))
-        verdict = check_all(task.expect, workspace, answer)
-        if not task.test_command:
-            return verdict
-        links = process_links(workspace, task.workdir)
         if links:
             shown = ", ".join(f"{path} -> {target}" for path, target in links[:3])
             detail = (
-                f"a workspace link leads into the files of the process that reads it ({shown}): the tests would "
-                "read their own files through it, so they are not run; write the answer as a file"
+                f"a workspace link leads into the files of the process that reads it, or the verdict's own ({shown}): "
+                "the tests would read their own files through it, so they are not run; write the answer as a file"
             )
             return Verdict((*verdict.checks, Check("the task's tests pass", False, detail)), verdict.unreadable)
         try:  # out of the agent's reach: see rlenvs.sandbox.verdict

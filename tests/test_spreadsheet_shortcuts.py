@@ -400,7 +400,9 @@ CASES = [(name, level) for name in BUILDERS for level in (1, 2) if (name, level)
 
 
 def play(env, index: int, reply: str) -> tuple[float, dict]:
-    env.reset(options={"task_index": index})
+    """One episode of task `index`, its seed the index too (the verdict's changed data come
+    from the episode seed, so every task meets other ones)."""
+    env.reset(seed=index, options={"task_index": index})
     _, reward, terminated, truncated, info = env.step(reply)
     if not (terminated or truncated):
         _, reward, terminated, truncated, info = env.step("SUBMIT")

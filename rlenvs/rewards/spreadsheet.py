@@ -5,6 +5,10 @@ numbers are rounded to two decimals before comparing, an empty cell equals an em
 string (both are "nothing"), and values compare by type (the number 5 is not the text
 "5"). Dates compare as the numbers a spreadsheet stores them as. `cells_match` is that rule for one cell and
 `compare_cells` for a set of target cells, with a report of the first mismatches.
+
+Where a task asks for a value rounded to k decimals, two decimals cannot tell 123.4568 from
+123.46: `compare_cells(..., decimals={cell: k})` also requires such a cell to hold a number
+with at most k decimals (`rounded_to`), so that "rounded to 2 decimals with ROUND" is checked.
 """
 
 from __future__ import annotations
@@ -58,6 +62,18 @@ def cells_match(got: Any, want: Any) -> bool:
     return type(got) is type(want) and got == want
 
 
+def rounded_to(value: Any, digits: int) -> bool:
+    """Whether a number has at most `digits` decimals, read as a spreadsheet shows it (15
+    significant digits, so the float noise of 12.3*3 = 36.900000000000006 is no decimal).
+    Anything but a number is not rounded."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if isinstance(value, float) and not math.isfinite(value):
+        return False
+    shown = Decimal(f"{float(value):.15g}")
+    return shown == shown.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP) or abs(shown) >= 10**15
+
+
 @dataclass(frozen=True)
 class Comparison:
     matched: int
@@ -70,13 +86,16 @@ class Comparison:
         return self.total > 0 and self.matched == self.total
 
 
-def compare_cells(got: Mapping[str, Any], want: Mapping[str, Any], *, report: int = 5) -> Comparison:
-    """Every cell of `want` against the same cell of `got` (missing: empty)."""
+def compare_cells(got: Mapping[str, Any], want: Mapping[str, Any], *, report: int = 5,
+                  decimals: Mapping[str, int] | None = None) -> Comparison:  # fmt: skip
+    """Every cell of `want` against the same cell of `got` (missing: empty); a cell named in
+    `decimals` must also be rounded to that many decimals (`rounded_to`)."""
     mismatches: list[tuple[str, Any, Any]] = []
     matched = 0
+    decimals = decimals or {}
     for cell, wanted in want.items():
         value = got.get(cell)
-        if cells_match(value, wanted):
+        if cells_match(value, wanted) and (cell not in decimals or rounded_to(value, decimals[cell])):
             matched += 1
         elif len(mismatches) < report:
             mismatches.append((cell, value, wanted))

@@ -47,15 +47,27 @@ def _actions(*lines: str) -> tuple[str, ...]:
     return ("```\n" + "\n".join((*lines, "SUBMIT")) + "\n```",)
 
 
+REPLAY_SEEDS = (0, 1, 2)
+"""The episode seeds every case is played with: the verdict's changed copies of the data
+are drawn from the episode's seed, so a case must earn its reward on each."""
+
+
 def replay(case: Case) -> float:
     """Pose the task with the real env (`rlenvs/Spreadsheet-v0` at the task's level, two
-    perturbation rounds as by default), play the replies, and return the episode's reward."""
+    perturbation rounds as by default), play the replies once per seed of `REPLAY_SEEDS`,
+    and return the episode's reward: the one reward all seeds gave, else the first that
+    differs from the case's (so a verdict that depends on the seed fails the replay)."""
+    rewards = [_episode(case, seed) for seed in REPLAY_SEEDS]
+    return next((reward for reward in rewards if reward != case.reward), rewards[0])
+
+
+def _episode(case: Case, seed: int) -> float:
     task_id = case.task["id"]
     level = int(task_id.split("/")[2][1:])
     if level not in _ENVS:
         _ENVS[level] = gym.make("rlenvs/Spreadsheet-v0", level=level).unwrapped
     env = _ENVS[level]
-    observation, _ = env.reset(options={"task_id": task_id})
+    observation, _ = env.reset(seed=seed, options={"task_id": task_id})
     if zlib.crc32(observation.encode()) != case.task["crc"]:
         raise AssertionError(f"{task_id} is not the task this case was written for (its prompt changed): write the case again")
     for reply in (*case.replies, "SUBMIT"):

@@ -26,6 +26,11 @@ Why this shape:
   `volatile` when it is computed, so that a judge can refuse a value that is not a function
   of the data (`formulas.functions.volatile`). Being cached like any value, it is drawn
   again at the next edit, that is at every recalculation.
+- Reads of the data: a judge may name the cells a task's answer must be computed from
+  (`data`); a formula cell that read one of them when it ran, or read a cell that did, is
+  recorded in `read_data`, the same way as volatile values: `=IF(A1=0,"High","High")` reads
+  the header A1 and no data, `=ROW(B5)` a position, `=INDIRECT("B"&ROW())` the cell it
+  names.
 """
 
 from __future__ import annotations
@@ -102,6 +107,9 @@ class Calculator:
         self.circular: set[CellKey] = set()
         self.volatile: set[CellKey] = set()
         self._read_volatile = False  # whether the formula being evaluated read a volatile value
+        self.data: frozenset[CellKey] = frozenset()
+        self.read_data: set[CellKey] = set()
+        self._read_data = False  # whether the formula being evaluated read a cell of `data`
         self._nesting = 0
         self.rng = random.Random()
         self.grey: dict[CellKey, int] = {}  # key on a path -> id of the computation
@@ -112,6 +120,7 @@ class Calculator:
         self.cache.clear()
         self.circular.clear()
         self.volatile.clear()
+        self.read_data.clear()
 
     # --- Context ---------------------------------------------------------------------
 
@@ -120,7 +129,11 @@ class Calculator:
         if v is not _MISS:
             if self.volatile and key in self.volatile:
                 self._read_volatile = True
+            if self.read_data and key in self.read_data:
+                self._read_data = True
             return v  # type: ignore[return-value]
+        if self.data and key in self.data:
+            self._read_data = True
         v = self.consts.get(key, _MISS)
         if v is not _MISS:
             return v  # type: ignore[return-value]
@@ -136,6 +149,8 @@ class Calculator:
                 self.sheet, self.row, self.col = where
                 if key in self.volatile:
                     self._read_volatile = True
+                if key in self.read_data:
+                    self._read_data = True
         if key[0] not in self.sheets:
             return REF
         return None
@@ -265,8 +280,8 @@ class Calculator:
 
     def _evaluate(self, key: CellKey) -> Scalar:
         self.sheet, self.row, self.col = key
-        formula, outer = self.formulas[key], self._read_volatile
-        self._read_volatile = formula.volatile
+        formula, outer, outer_data = self.formulas[key], self._read_volatile, self._read_data
+        self._read_volatile, self._read_data = formula.volatile, False
         running = key not in self.grey
         if running:  # grey while it runs, so that OFFSET or INDIRECT reading it back finds the cycle
             self.grey[key] = -1
@@ -281,6 +296,8 @@ class Calculator:
                 del self.grey[key]
             if self._read_volatile:
                 self.volatile.add(key)
-            self._read_volatile = outer
+            if self._read_data:
+                self.read_data.add(key)
+            self._read_volatile, self._read_data = outer, outer_data
 
 

@@ -11,36 +11,34 @@ Task source → prompt → action → transition → reward:
   the error back; the episode goes on.
 - Transition: the actions run on the episode's workbook (`workbook.Workbook`, our own
   formula engine), each reporting its result; that report is the next observation.
-- Reward, at SUBMIT or the last turn: 1.0 when every target cell's value matches the
-  expected one (SpreadsheetBench's comparison, `rlenvs.rewards.spreadsheet`), and, where
-  the task asks for formulas, each of those cells holds a formula that refers to cells and
+- Reward, at SUBMIT or the last turn (`verdict`): 1.0 when every target cell's value
+  matches the expected one (SpreadsheetBench's comparison, `rlenvs.rewards.spreadsheet`,
+  with no more decimals than the task asks where it asks to round), computed on the task's
+  own input data (the agent's edits to the inputs are written over), and, where the task
+  asks for formulas, each of those cells holds a formula that reads the task's data and
   still gives the right value after the env changes the input data and recalculates
   (numbers scaled, dates shifted, text shuffled within its column, and what a hard-coded
   formula would rely on: rows moved, keys and groups reassigned, values put on the task's
   thresholds; see `perturb`): typed-in values and hand-done lookups score 0. A judged cell
-  whose value was computed from RAND, RANDBETWEEN, NOW or TODAY scores 0 wherever it is
-  (it changes at every recalculation: a lucky draw must not pass; see
-  `formulas.functions.volatile`).
+  whose value was computed from RAND, RANDBETWEEN, NOW or TODAY on any of these
+  recalculations scores 0 (it changes at every recalculation: a lucky draw must not pass;
+  see `formulas.functions.volatile`). The changed copies and every RAND are seeded from
+  the episode's seed: an episode replays with its verdict.
 """
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-import numpy as np
 
 from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.task import DatasetSource, FamilyMixSource, choose_families
 from rlenvs.envs.spreadsheet.actions import ActionError, parse_actions
 from rlenvs.envs.spreadsheet.families import FAMILIES
-from rlenvs.envs.spreadsheet.formulas import FormulaError, calls, dependencies, parse_formula
-from rlenvs.envs.spreadsheet.operations import OperationError, apply, ref
-from rlenvs.envs.spreadsheet.perturb import perturb, written_areas
+from rlenvs.envs.spreadsheet.operations import OperationError, apply
 from rlenvs.envs.spreadsheet.tasks import SpreadsheetTask, family_task
+from rlenvs.envs.spreadsheet.verdict import judge, refers_to_cells
 from rlenvs.envs.spreadsheet.workbook import Workbook
-from rlenvs.rewards.spreadsheet import compare_cells
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are editing a spreadsheet through actions, one per line, in a ``` block:\n"
@@ -81,6 +79,7 @@ class SpreadsheetEnv(TextEnv[SpreadsheetTask]):
         super().__init__(source, max_turns=max_turns, system_prompt=system_prompt, render_mode=render_mode)
         self.perturbations = perturbations
         self.workbook: Workbook | None = None
+        self.seed_of_episode = 0
 
     # --- task source -----------------------------------------------------------------------
 
@@ -93,7 +92,8 @@ class SpreadsheetEnv(TextEnv[SpreadsheetTask]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         observation, info = super().reset(seed=seed, options=options)
         self.workbook = Workbook.from_rows(self.task.sheets)
-        self.workbook.seed(int(self.np_random.integers(2**63)))  # RAND replays with the episode's seed
+        self.seed_of_episode = int(self.np_random.integers(2**63))
+        self.workbook.seed(self.seed_of_episode)  # RAND replays with the episode's seed, and so does the verdict
         return observation, info
 
     # --- one turn ----------------------------------------------------------------------------
@@ -124,46 +124,10 @@ class SpreadsheetEnv(TextEnv[SpreadsheetTask]):
     # --- reward --------------------------------------------------------------------------------
 
     def verify(self, task: SpreadsheetTask, workbook: Workbook) -> tuple[float, dict[str, Any]]:
-        """The reward and why: values first, then each formula cell's formula and how it
-        follows changed data."""
-        got = {cell: workbook.value(cell) for cell in task.expected}
-        values = compare_cells(got, task.expected)
-        info: dict[str, Any] = {"mismatches": [f"{c}: got {g!r}, expected {w!r}" for c, g, w in values.mismatches]}
-        volatile = [cell for cell in task.expected if workbook.depends_on_volatile(cell)]
-        typed = [cell for cell in task.formula_cells if not refers_to_cells(workbook.content(cell))]
-        follows = bool(task.formula_cells) and values.all_match and not typed and not volatile and all(
-            self._follows_changed_data(task, workbook, round_) for round_ in range(self.perturbations)
-        )
-        formulas_ok = not task.formula_cells or follows
-        info["reward_breakdown"] = {
-            "values_matched": values.matched,
-            "values_total": values.total,
-            "formula_cells_without_formula": len(typed),
-            "volatile_cells": len(volatile),
-            "formulas_follow_the_data": follows if task.formula_cells else None,
-        }
-        if typed:
-            info["mismatches"].append(f"these cells need a formula that uses the data: {', '.join(typed[:5])}")
-        if volatile:
-            info["mismatches"].append(
-                f"these cells are computed from RAND, RANDBETWEEN, NOW or TODAY, which change at every "
-                f"recalculation: {', '.join(volatile[:5])}"
-            )
-        return float(values.all_match and formulas_ok and not volatile), info
-
-    def _follows_changed_data(self, task: SpreadsheetTask, workbook: Workbook, round_: int) -> bool:
-        rng = np.random.default_rng([zlib.crc32(task.task_id.encode()), round_])
-        changed = perturb(task.sheets, task.inputs, rng, task.changes)
-        trial = workbook.copy()
-        for area in written_areas(task.inputs, task.changes):  # only these cells changed
-            sheet = area.sheet or next(iter(changed))
-            rows = changed[sheet]
-            for r in range(area.top, min(area.bottom, len(rows)) + 1):
-                for c in range(area.left, min(area.right, len(rows[r - 1])) + 1):
-                    trial.set(ref(sheet, r, c), rows[r - 1][c - 1])
-        want = {cell: value for cell, value in task.truth(changed).items() if cell in task.formula_cells}
-        got = {cell: trial.value(cell) for cell in want}
-        return compare_cells(got, want).all_match
+        """The reward and why (see `verdict`): values on the task's own data, then each
+        formula cell's formula, how it follows changed data, and no volatile value on any
+        recalculation, all seeded from the episode's seed."""
+        return judge(task, workbook, seed=self.seed_of_episode, perturbations=self.perturbations)
 
     def oracle_action(self) -> str:
         if self.task is None:
@@ -177,19 +141,8 @@ class SpreadsheetEnv(TextEnv[SpreadsheetTask]):
         self.workbook.to_xlsx(path)
 
 
-def refers_to_cells(content: object) -> bool:
-    """A formula (text starting with =) that reads cells: a reference to their values in its
-    syntax tree, or a call of OFFSET or INDIRECT, which read the cells they compute
-    (`=INDIRECT("B"&ROW())`). `=42`, `="B2"`, `=LOG10(100)` or `=ROW(B5)-1` (a position,
-    not data) is a typed-in value dressed as a formula."""
-    if not isinstance(content, str) or not content.startswith("="):
-        return False
-    try:
-        tree = parse_formula(content[1:])
-    except FormulaError:
-        return False
-    return bool(dependencies(tree)) or calls(tree, "dynamic")
-
-
 def _task_at(name: str, level: int, index: int) -> SpreadsheetTask:
     return family_task(FAMILIES[name], level, index)
+
+
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "SpreadsheetEnv", "refers_to_cells"]

@@ -53,6 +53,9 @@ class SpreadsheetTask(Task):
     thresholds)."""
     truth: Truth | None = field(default=None, compare=False)
     """Recomputes `expected` from input data: needed when `formula_cells` is not empty."""
+    decimals: Mapping[str, int] = field(default_factory=dict)
+    """Targets the task asks rounded, and to how many decimals: their values must carry no
+    more (`verdict`), which the two-decimal comparison alone cannot tell."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,7 @@ class Scenario:
     inputs: tuple[str, ...] = ()
     truth: Truth | None = None
     changes: tuple[Change, ...] = ()
+    decimals: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -98,4 +102,5 @@ def family_task(family: Family, level: int, index: int) -> SpreadsheetTask:
         inputs=tuple(scenario.inputs),
         changes=tuple(scenario.changes),
         truth=scenario.truth,
+        decimals=dict(scenario.decimals),
     )

@@ -237,6 +237,29 @@ class Workbook:
         self._calc.result(key)
         return key in self._calc.volatile
 
+    def mark_data(self, areas: Iterable[str | RangeRef]) -> None:
+        """Name the cells an answer must be computed from (a task's input data), so that
+        `reads_data` can tell a formula that uses them from one that only looks like it
+        does (`=IF(A1=0,"High","High")` reads a header, `=ROW(B5)` a position)."""
+        keys = set()
+        for area in areas:
+            data, r = self._range(area)
+            s = data.name.lower()
+            keys.update((s, c.row, c.col) for row in r.rows() for c in row)
+        self._calc.data = frozenset(keys)
+        self._calc.invalidate()
+
+    def reads_data(self, ref: str | CellRef) -> bool:
+        """Whether the cell is a formula that read a cell of `mark_data` when it was
+        computed, in its own formula or through a cell it read (a reference, OFFSET or
+        INDIRECT alike; see `calc`)."""
+        data, row, col = self._cell(ref)
+        if not isinstance(data.cells.get((row, col)), Formula):
+            return False
+        key = (data.name.lower(), row, col)
+        self._calc.result(key)
+        return key in self._calc.read_data
+
     def seed(self, seed: int) -> None:
         """Seed the generator RAND and RANDBETWEEN draw from, so that a run replays the same
         draws (an env seeds its workbook from the episode's seed)."""
@@ -336,12 +359,16 @@ class Workbook:
     # --- whole workbooks ---------------------------------------------------------------
 
     def copy(self) -> Workbook:
-        """An independent copy (compiled formulas are immutable and shared)."""
+        """An independent copy (compiled formulas are immutable and shared), with the
+        state of RAND's generator and the cells marked as data (`mark_data`): a copy draws
+        what the workbook would draw next, never from an unseeded generator."""
         wb = Workbook(())
         for key, data in self._sheets.items():
             new = SheetData(data.name)
             new.cells = dict(data.cells)
             wb._sheets[key] = new
+        wb._calc.rng.setstate(self._calc.rng.getstate())
+        wb._calc.data = self._calc.data
         wb._reindex()
         return wb
 

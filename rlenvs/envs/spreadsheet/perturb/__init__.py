@@ -36,8 +36,8 @@ A task names the ranges its copies change in two ways:
     way the cleaning handles, so that a cleaning step left out on rows that did not need it
     fails).
 
-Every step is deterministic given its random generator (the env seeds one per task and
-round), touches only its own area, and keeps the kinds of values (whole numbers stay
+Every step is deterministic given its random generator (the verdict seeds one per task,
+episode seed and round: `verdict.changed_data`), touches only its own area, and keeps the kinds of values (whole numbers stay
 whole). The env writes every cell of `written_areas(...)` into the agent's workbook.
 """
 
@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from rlenvs.envs.spreadsheet.actions import Area, parse_area
-from rlenvs.envs.spreadsheet.perturb.base import Change, Sheets, _cycle
+from rlenvs.envs.spreadsheet.perturb.base import Change, Sheets, _cycle  # noqa: F401  (the tests read it)
 from rlenvs.envs.spreadsheet.perturb.dates import DateEdges, SameDay
 from rlenvs.envs.spreadsheet.perturb.numbers import Distinct, OnThreshold, Test, Ties
 from rlenvs.envs.spreadsheet.perturb.rows import (

@@ -13,12 +13,14 @@ import pytest
 
 from rlenvs.envs.spreadsheet.actions import parse_area
 from rlenvs.envs.spreadsheet.families import FAMILIES
+from rlenvs.envs.spreadsheet.families.tables import reshaped_phone
 from rlenvs.envs.spreadsheet.perturb import (
     Blanks,
     CycleColumns,
     CycleRows,
     DateEdges,
     Distinct,
+    FreshTexts,
     OnThreshold,
     Remap,
     Runs,
@@ -169,6 +171,33 @@ def test_remap_runs_a_module_level_function_and_the_task_still_pickles():
     changed = perturb(t.sheets, t.inputs, rng(), t.changes)
     sheet = next(iter(t.sheets))
     assert all(text.startswith(" ") and text.endswith(" ") for text in column(changed, sheet, 2))
+
+
+def test_fresh_texts_are_texts_the_task_never_showed():
+    """Not the same texts shuffled or re-cased: none equal to a starting text ignoring case
+    and spaces, none twice, so a case-blind lookup of typed answers finds nothing."""
+    for index in range(12):
+        for level in (1, 2):
+            t = family_task(FAMILIES["clean-text"], level, index)
+            fresh = [change for change in t.changes if isinstance(change, FreshTexts)]
+            if not fresh:
+                continue
+            area = parse_area(fresh[0].area)
+            sheet = area.sheet
+            before = {" ".join(str(v).split()).casefold() for v in column(t.sheets, sheet, area.left)}
+            after = [" ".join(v.split()).casefold() for v in column(perturb(t.sheets, t.inputs, rng(index), t.changes), sheet, area.left)]
+            assert not before & set(after) and len(set(after)) == len(after), t.task_id
+
+
+def test_a_reshaped_phone_holds_every_character_its_row_lacked():
+    for seed in range(50):
+        generator = rng(seed)
+        for before in ("555-123-4567", "555 123 4567", "(555) 123-4567", "01234 567890"):
+            digits = "".join(ch for ch in before if ch.isdigit())
+            new = reshaped_phone(generator, "(999) 888-7777" if len(digits) == 10 else "01999 888777", before=before)
+            assert {ch for ch in "() -" if ch not in before} <= set(new) and new.strip() == new
+    shapes = {reshaped_phone(rng(seed), "(555) 123-4567", before="(555) 123-4567") for seed in range(60)}
+    assert len(shapes) >= 6  # every shape the data allows, not one canonical shape
 
 
 @pytest.mark.parametrize(("name", "level"), FORMULA_TASKS)

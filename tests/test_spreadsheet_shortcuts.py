@@ -10,6 +10,7 @@ written out for a fixed task id. (The steps themselves: tests/test_spreadsheet_p
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 
@@ -350,6 +351,12 @@ def date_diff_replies(t) -> Replies:
     return out
 
 
+def typed_table(t, column: str = "Z", value=lambda text: text) -> tuple[list[str], str]:
+    """The cleaned answers typed into `column` by hand (the lines), and its range."""
+    lines = [f"SET {column}{i} {json.dumps(value(t.expected[cell]))}" for i, cell in enumerate(t.formula_cells, 2)]
+    return lines, f"${column}$2:${column}${len(t.formula_cells) + 1}"
+
+
 def clean_text_replies(t) -> Replies:
     out: Replies = []
     text = reference(t)
@@ -366,6 +373,18 @@ def clean_text_replies(t) -> Replies:
             return "=" + formula
         if any(partial(row).count("SUBSTITUTE") < 4 for row in range(2, n + 2)):
             out.append(("row-choice", per_row(t, "C", 2, n + 1, partial), 0.0))
+        def positions(row):  # the digits read at the places the row's starting phone has them
+            runs = re.finditer(r"\d+", at(rows, row, 2))
+            return "=" + "&".join(f"MID(B{row},{run.start() + 1},{len(run.group())})" for run in runs)
+        out.append(("positions-by-hand", per_row(t, "C", 2, n + 1, positions), 0.0))
+        def fallback(row):  # the places of "(555) 123-4567" read where a phone starts with "(", else the answer typed
+            places = "MID(B{0},2,LEN(B{0})-11)&MID(B{0},LEN(B{0})-7,3)&RIGHT(B{0},4)".format(row)
+            phone = at(rows, row, 2)
+            typed = json.dumps(t.expected[f"{sheet}!C{row}"])
+            return f'=IF(LEFT(B{row})="(",{places},{typed})' if re.fullmatch(r"\(\d+\) \d{3}-\d{4}", phone) else f"={typed}&LEFT(B{row},0)"
+        out.append(("typed-for-other-shapes", per_row(t, "C", 2, n + 1, fallback), 0.0))
+        out.append(("honest-other-order", block('SET C2 =SUBSTITUTE(SUBSTITUTE(SUBSTITUTE(SUBSTITUTE(B2,"-","")," ",""),")",""),"(","")',
+                                                f"FILL C2 C3:C{n + 1}"), 1.0))  # fmt: skip
         return out
     match = re.search(r"SET ([A-Z])2 =(PROPER|UPPER|LOWER)\(TRIM\(B2\)\)", text)
     if match:
@@ -376,12 +395,21 @@ def clean_text_replies(t) -> Replies:
         if any("TRIM" not in skip_trim(row) for row in range(2, n + 2)):
             out.append(("row-choice", per_row(t, column, 2, n + 1, skip_trim), 0.0))
         out.append(("honest-trim-outside", swapped(t, f"{function}(TRIM(B2))", f"TRIM({function}(B2))"), 1.0))
+        lines, table = typed_table(t)
+        out.append(("typed-case-blind-lookup", block(*lines, f"SET {column}2 =VLOOKUP(TRIM(B2),{table},1,FALSE)",
+                                                     f"FILL {column}2 {column}3:{column}{n + 1}"), 0.0))  # fmt: skip
     elif "PROPER(TRIM(C2))" in text:
         out.append(("honest-left-default", swapped(t, "LEFT(TRIM(B2),1)", "LEFT(TRIM(B2))"), 1.0))
+        lines, table = typed_table(t, value=lambda key: key.split(".", 1)[1])
+        out.append(("typed-case-blind-lookup", block(*lines, f'SET E2 =UPPER(LEFT(TRIM(B2)))&"."&INDEX({table},MATCH(TRIM(C2),{table},0))',
+                                                     f"FILL E2 E3:E{n + 1}"), 0.0))  # fmt: skip
     else:
         domain = re.search(r'"@([^"]+)"', text).group(1)
         out.append(("honest-lower-each", swapped(t, f'LOWER(TRIM(A2)&"."&TRIM(B2)&"@{domain}")',
                                                   f'LOWER(TRIM(A2))&"."&LOWER(TRIM(B2))&"@{domain}"'), 1.0))  # fmt: skip
+        lines, table = typed_table(t)
+        out.append(("typed-case-blind-lookup", block(*lines, f'SET D2 =VLOOKUP(TRIM(A2)&"."&TRIM(B2)&"@{domain}",{table},1,FALSE)',
+                                                     f"FILL D2 D3:D{n + 1}"), 0.0))  # fmt: skip
     return out
 
 

@@ -67,7 +67,7 @@ import numpy as np
 from rlenvs.core import names
 from rlenvs.core.draw import coin, draw_distinct, draw_from, draw_int, draw_sample
 from rlenvs.envs.spreadsheet.cells import column_letters
-from rlenvs.envs.spreadsheet.perturb import Blanks, Change, CycleRows, DateEdges, Distinct, Remap, SameDay, Ties
+from rlenvs.envs.spreadsheet.perturb import Blanks, Change, CycleRows, DateEdges, Distinct, FreshTexts, Remap, SameDay, Ties
 from rlenvs.envs.spreadsheet.tasks import Family, Scenario
 
 T = TypeVar("T")
@@ -1196,17 +1196,70 @@ def remessed(rng: np.random.Generator, value: Any, case: str) -> Any:
     """A text messed again so that every cleaning step is needed on every row (what the
     check's `Remap` does to clean-text inputs): a space at each end, spaces doubled between
     words, and letters in a `case` the cleaning must undo: "lower", "upper" or "swap" (the
-    PROPER form with every letter's case swapped); "phone" writes the digits with every
-    character that is to be removed: (0123) 456-7890. A formula that skips TRIM, or a SUBSTITUTE,
-    on rows that happened not to need it, is then wrong."""
+    PROPER form with every letter's case swapped). A formula that skips TRIM on rows that
+    happened not to need it is then wrong."""
     if not isinstance(value, str):
         return value
-    if case == "phone":
-        digits = "".join(ch for ch in value if ch.isdigit())
-        return f"({digits[:-7]}) {digits[-7:-4]}-{digits[-4:]}"
     text = "  ".join(_trim(value).split(" "))
     text = text.lower() if case == "lower" else text.upper() if case == "upper" else _proper(text).swapcase()
     return " " + text + " " * draw_int(rng, 1, 2)
+
+
+PHONE_SHAPES = (
+    "({a}) {m}-{e}", "{a}-{m}-{e}", "{a} {m} {e}", "({a}){m}-{e}", "({a}) {m} {e}", "{a} {m}-{e}",
+    "({a})-{m}-{e}", "{a} {m}{e}", "({a}) {m}{e}", "{a}-{m}{e}",
+)  # fmt: skip
+"""How people write a phone number's three groups (area, middle, end): the tasks' own shapes
+and the others a form lets through, with "(", ")", " " and "-" in other places."""
+
+
+def reshaped_phone(rng: np.random.Generator, value: Any, before: Any = None) -> Any:
+    """The phone's digits in a shape drawn from `PHONE_SHAPES`, among those holding every
+    removable character that the row's starting phone (`before`) lacked: a formula that
+    leaves out a SUBSTITUTE on a row that did not need it, reads fixed positions of one
+    shape, or types the answer for the shapes it does not read, meets a shape it gets
+    wrong (one shape for all rows let all three pass)."""
+    if not isinstance(value, str):
+        return value
+    digits = "".join(ch for ch in value if ch.isdigit())
+    lacking = {ch for ch in "() -" if ch not in (before if isinstance(before, str) else "")}
+    shapes = [shape for shape in PHONE_SHAPES if lacking <= set(shape)]
+    return draw_from(rng, shapes).format(a=digits[:-7], m=digits[-7:-4], e=digits[-4:])
+
+
+def _new_last_name(rng: np.random.Generator) -> str:
+    """A last name few tasks hold: two pool names joined by a hyphen, or O' or D' before
+    one (PROPER capitalises after both)."""
+    first, second = draw_sample(rng, LAST_NAMES, 2)
+    return draw_from(rng, (f"{first}-{second}", f"O'{first}", f"D'{first}"))
+
+
+def fresh_name(rng: np.random.Generator, value: Any) -> str:
+    """A full name for the check's `FreshTexts`: a first name and a new last name."""
+    return f"{draw_from(rng, FIRST_NAMES)} {_new_last_name(rng)}"
+
+
+def fresh_last_name(rng: np.random.Generator, value: Any) -> str:
+    """A last name for the check's `FreshTexts`."""
+    return _new_last_name(rng)
+
+
+def fresh_email(rng: np.random.Generator, value: Any) -> str:
+    """An email address for the check's `FreshTexts`, first.last at a mail domain."""
+    return _email(draw_from(rng, FIRST_NAMES), _new_last_name(rng), draw_from(rng, DOMAINS))
+
+
+CODE_LETTERS = ("ab", "kx", "lm", "qt", "rv", "zp")
+CODE_VARIANTS = ("blk", "wht", "red", "gry", "xl", "sm")
+
+
+def _code(rng: np.random.Generator) -> str:
+    return f"{draw_from(rng, CODE_LETTERS)}-{draw_int(rng, 100, 9999)} {draw_from(rng, CODE_VARIANTS)}"
+
+
+def fresh_code(rng: np.random.Generator, value: Any) -> str:
+    """A product code for the check's `FreshTexts`, as the task's codes are made."""
+    return _code(rng)
 
 
 def clean_text(rng: np.random.Generator, level: int) -> Scenario:
@@ -1225,9 +1278,12 @@ def _text_scenario(
     what: str,
     extra: str = "",
     cases: Sequence[str] = ("swap",),
+    fresh: Sequence[Callable[..., str] | None] = (None,),
 ) -> Scenario:
     """A clean-text task: `columns` are cleaned by `rule` into the last column; `cases`, one
-    per column, how the check messes each column again (`remessed`)."""
+    per column, how the check messes each column again (`remessed`, or "phone" for
+    `reshaped_phone`); `fresh`, one per column, the draw of the texts the check puts in
+    instead of the task's own (`FreshTexts`), None to keep them."""
     n = len(table)
     target = len(headers) - 1
     t, last = _letter(target), n + 1
@@ -1238,6 +1294,15 @@ def _text_scenario(
         f'in row 1; {t}1 holds the header "{headers[target]}". In {t}2:{t}{last}, give {what}. '
         f"{FORMULAS} {SUBMIT}"
     )
+    changes: list[Change] = []
+    for col, case, draw in zip(columns, cases, fresh, strict=True):
+        area = _span(sheet, col, 2, col, last)
+        if draw is not None:
+            changes.append(FreshTexts(area, draw))
+        if case == "phone":
+            changes.append(Remap(area, reshaped_phone, before=True))
+        else:
+            changes.append(Remap(area, remessed, (("case", case),)))
     return Scenario(
         instruction=instruction,
         sheets=sheets,
@@ -1245,8 +1310,7 @@ def _text_scenario(
         solution=(_reply(f"SET {t}2 {formula}", f"FILL {t}2 {t}3:{t}{last}"),),
         formula_cells=tuple(_ref(sheet, target, row) for row in range(2, last + 1)),
         inputs=tuple(_span(sheet, col, 2, col, last) for col in columns),
-        changes=tuple(Remap(_span(sheet, col, 2, col, last), remessed, (("case", case),))
-                      for col, case in zip(columns, cases, strict=True)),  # fmt: skip
+        changes=tuple(changes),
         truth=truth,
     )
 
@@ -1265,17 +1329,19 @@ def _clean_names(rng: np.random.Generator) -> Scenario:
         "words, and each word with a capital first letter and the rest lower case (as PROPER "
         "writes it: O'Neill, Smith-Jones)"
     )
-    return _text_scenario("Contacts", ["Contact", "Name", "City", "Clean Name"], table, "proper", (1,), "=PROPER(TRIM(B2))", what)
+    return _text_scenario("Contacts", ["Contact", "Name", "City", "Clean Name"], table, "proper", (1,), "=PROPER(TRIM(B2))", what,
+                          fresh=(fresh_name,))
 
 
 def _clean_codes(rng: np.random.Generator) -> Scenario:
     """Level 1: product codes typed in any case with stray spaces -> TRIM, UPPER."""
     n = draw_int(rng, 8, 40)
-    codes = draw_distinct(lambda: f"{draw_from(rng, ('ab', 'kx', 'lm', 'qt', 'rv', 'zp'))}-{draw_int(rng, 100, 9999)} {draw_from(rng, ('blk', 'wht', 'red', 'gry', 'xl', 'sm'))}", n)
+    codes = draw_distinct(lambda: _code(rng), n)
     messy = _messy(rng, codes, lambda m: _trim(m).upper())
     table = [[product, code, draw_int(rng, 0, 400)] for product, code in zip((draw_from(rng, PRODUCTS) for _ in range(n)), messy, strict=True)]
     what = "each Code (column B) cleaned: no spaces at either end or doubled inside, and all letters upper case"
-    return _text_scenario("Catalog", ["Product", "Code", "Stock", "Clean Code"], table, "upper", (1,), "=UPPER(TRIM(B2))", what, cases=("lower",))
+    return _text_scenario("Catalog", ["Product", "Code", "Stock", "Clean Code"], table, "upper", (1,), "=UPPER(TRIM(B2))", what, cases=("lower",),
+                          fresh=(fresh_code,))
 
 
 def _clean_emails(rng: np.random.Generator) -> Scenario:
@@ -1286,7 +1352,8 @@ def _clean_emails(rng: np.random.Generator) -> Scenario:
     messy = _messy(rng, emails, lambda m: _trim(m).lower())
     table = [[f"{first} {last}", email] for (first, last), email in zip(people, messy, strict=True)]
     what = "each Email (column B) cleaned: no spaces at either end and all letters lower case"
-    return _text_scenario("Subscribers", ["Name", "Email", "Clean Email"], table, "lower", (1,), "=LOWER(TRIM(B2))", what, cases=("upper",))
+    return _text_scenario("Subscribers", ["Name", "Email", "Clean Email"], table, "lower", (1,), "=LOWER(TRIM(B2))", what, cases=("upper",),
+                          fresh=(fresh_email,))
 
 
 def _name_keys(rng: np.random.Generator) -> Scenario:
@@ -1304,7 +1371,8 @@ def _name_keys(rng: np.random.Generator) -> Scenario:
         "(as PROPER writes it): for example A.Berg, Z.O'Neill or L.Smith-Jones"
     )
     formula = '=UPPER(LEFT(TRIM(B2),1))&"."&PROPER(TRIM(C2))'
-    return _text_scenario("Staff", ["Employee", "First Name", "Last Name", "Department", "Badge Key"], table, "key", (1, 2), formula, what, cases=("lower", "swap"))
+    return _text_scenario("Staff", ["Employee", "First Name", "Last Name", "Department", "Badge Key"], table, "key", (1, 2), formula, what,
+                          cases=("lower", "swap"), fresh=(None, fresh_last_name))
 
 
 def _work_emails(rng: np.random.Generator) -> Scenario:
@@ -1321,7 +1389,8 @@ def _work_emails(rng: np.random.Generator) -> Scenario:
         f"lower case: for example anna.berg@{domain}"
     )
     formula = f'=LOWER(TRIM(A2)&"."&TRIM(B2)&"@{domain}")'
-    return _text_scenario("NewStarters", ["First Name", "Last Name", "Department", "Email"], table, "email", (0, 1), formula, what, domain, cases=("upper", "upper"))
+    return _text_scenario("NewStarters", ["First Name", "Last Name", "Department", "Email"], table, "email", (0, 1), formula, what, domain,
+                          cases=("upper", "upper"), fresh=(None, fresh_last_name))
 
 
 def _phone_digits(rng: np.random.Generator) -> Scenario:

@@ -34,7 +34,10 @@ A task names the ranges its copies change in two ways:
     totals are grouped by year and month.
   - `Remap`: each text through a family's function (messy text made messy again in every
     way the cleaning handles, so that a cleaning step left out on rows that did not need it
-    fails).
+    fails; a phone written in another shape the data allows, one with every character the
+    row's starting shape lacked).
+  - `FreshTexts`: texts the task never showed (new names, codes, emails), so that cleaned
+    texts typed into a table and fetched by a case-blind lookup fail.
 
 Every step is deterministic given its random generator (the verdict seeds one per task,
 episode seed and round: `verdict.changed_data`), touches only its own area, and keeps the kinds of values (whole numbers stay
@@ -60,7 +63,7 @@ from rlenvs.envs.spreadsheet.perturb.rows import (
     SwapColumns,
 )
 from rlenvs.envs.spreadsheet.perturb.scale import scale_inputs
-from rlenvs.envs.spreadsheet.perturb.texts import Remap
+from rlenvs.envs.spreadsheet.perturb.texts import FreshTexts, Remap
 
 
 def perturb(sheets: Mapping[str, Sequence[Sequence[Any]]], inputs: Sequence[str], rng: np.random.Generator,
@@ -85,6 +88,7 @@ __all__ = [
     "CycleColumns",
     "CycleRows",
     "DateEdges",
+    "FreshTexts",
     "Distinct",
     "OnThreshold",
     "Remap",

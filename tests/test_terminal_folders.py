@@ -168,10 +168,8 @@ def test_a_terminal_bench_folder_becomes_a_task(tmp_path):
         f'Path("{TESTS_DIR}/expected.txt")' in tests["test_outputs.py"].data.decode()
     )  # /tests is not in the sandbox
     assert tests["run-tests.sh"].mode == 0o755
-    assert (
-        task.test_command
-        == f"export TEST_DIR={TESTS_DIR}\nbash {TESTS_DIR}/run-tests.sh"
-    )
+    assert task.test_command == f"bash {TESTS_DIR}/run-tests.sh"
+    assert task.test_environment == (("TEST_DIR", TESTS_DIR),)
     assert task.timeout_s is None and task.setup_script == "" and task.environment == ()
     assert task.test_timeout_s == 30.0  # max_test_timeout_sec
 
@@ -268,14 +266,15 @@ def test_dockerfile_env_both_forms_each_seeing_the_envs_before_it(tmp_path):
         ("SEEN", "/app"),
     )
     assert [entry.path for entry in task.files] == ["data/greeting.txt"]
-    # the set-up and the tests run in fresh shells: they get the variables as exports
+    # the set-up runs in a fresh shell: it gets the variables as exports; the tests as their variables
     exports = (
         "export APP_HOME=/srv\nexport GREETING='Hello, world!'\nexport DATA_DIR=/app/data\n"
         "export MOTTO='keep $HOME as is'\nexport QUOTED='Hello, world! again'\nexport PRICE='$5'\n"
         "export EMPTY=''\nexport SEEN=/app\n"
     )
     assert task.setup_script == exports + "mkdir -p logs\n"
-    assert task.test_command == f"{exports}export TEST_DIR={TESTS_DIR}\nbash {TESTS_DIR}/run-tests.sh"
+    assert task.test_command == f"bash {TESTS_DIR}/run-tests.sh"
+    assert task.test_environment == (*task.environment, ("TEST_DIR", TESTS_DIR))
 
 
 def test_compose_and_harbor_environments_set_variables_over_the_dockerfiles(tmp_path):
@@ -310,9 +309,8 @@ def test_compose_and_harbor_environments_set_variables_over_the_dockerfiles(tmp_
     write(folder / "task.toml", toml + 'env = { MODE = "harbor", LEVEL = "3" }\n')
     task = one_task(folder)
     assert task.environment == (("MODE", "harbor"), ("LEVEL", "3"))
-    assert task.test_command.startswith(
-        f"export MODE=harbor\nexport LEVEL=3\nexport TEST_DIR={TESTS_DIR}\n"
-    )
+    assert task.test_environment == (("MODE", "harbor"), ("LEVEL", "3"), ("TEST_DIR", TESTS_DIR))
+    assert task.test_command.startswith(f"bash {TESTS_DIR}/test.sh\n")
 
 
 @pytest.mark.parametrize(
@@ -443,9 +441,14 @@ def test_the_tests_start_from_nothing_the_agent_wrote(tmp_path):
     assert reward == 0.0 and report.replace(tests, "TESTS") == (
         "cwd=/tmp/rlenvs-verdict/run\nhome=/tmp/rlenvs-verdict/home\n/dev/shm:\n\n/tmp/rlenvs-verdict/home:\n"
         "rlenvs-verdict\nexpected.txt\nrun-tests.sh\ntest_outputs.py\n"
+        "GIT_CONFIG_COUNT=4\nGIT_CONFIG_GLOBAL=/dev/null\nGIT_CONFIG_KEY_0=core.fsmonitor\n"
+        "GIT_CONFIG_KEY_1=core.hooksPath\nGIT_CONFIG_KEY_2=core.pager\nGIT_CONFIG_KEY_3=safe.directory\n"
+        "GIT_CONFIG_NOSYSTEM=1\nGIT_CONFIG_VALUE_0=false\nGIT_CONFIG_VALUE_1=/tmp/rlenvs-verdict/git-hooks\n"
+        "GIT_CONFIG_VALUE_2=cat\nGIT_CONFIG_VALUE_3=*\n"
         "HOME=/tmp/rlenvs-verdict/home\nLANG=C.UTF-8\nPATH=/usr/local/bin:/usr/bin:/bin\nPWD=/tmp/rlenvs-verdict/run\n"
         "PYTEST_ADDOPTS=-p no:cacheprovider --rootdir=TESTS -c /tmp/rlenvs-verdict/pytest.ini\n"
-        "PYTHONDONTWRITEBYTECODE=1\nPYTHONNOUSERSITE=1\nSHLVL=1\nTEST_DIR=TESTS\nTMPDIR=/tmp\n_=/usr/bin/env\n"
+        "PYTHONDONTWRITEBYTECODE=1\nPYTHONNOUSERSITE=1\nPYTHONPATH=/tmp/rlenvs-verdict/site\nSHLVL=1\n"
+        "TEST_DIR=TESTS\nTMPDIR=/tmp/rlenvs-verdict/tmp\n_=/usr/bin/env\n"
     )
 
 

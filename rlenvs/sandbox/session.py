@@ -91,12 +91,22 @@ class ShellSession:
     def workspace_path(self) -> str:
         """The workspace as the host sees it (valid while the session lives; read it without
         following symlinks)."""
+        return self.host_path(self.workdir)
+
+    def host_path(self, path: str) -> str:
+        """Where the sandbox's absolute `path` is for the host (valid while the session lives;
+        read it without following symlinks: an absolute link there resolves on the host). In
+        unsafe mode only the workspace has one."""
         worker = self._episode_worker()
         if worker is None:
             raise SessionError(LOST)
+        if not path.startswith("/") or ".." in path.split("/"):
+            raise ValueError(f"a sandbox path is absolute, without '..': got {path!r}")
         if self.unsafe:
+            if path != self.workdir:
+                raise SessionError(f"in unsafe mode only the workspace is reachable from the host, not {path}")
             return worker.workdir
-        return f"/proc/{worker.child_pid}/root{self.workdir}"
+        return f"/proc/{worker.child_pid}/root{path}"
 
     @property
     def shell_state(self) -> str:
@@ -122,7 +132,7 @@ class ShellSession:
                     raise SessionError(f"the workspace could not be set up: {answer.get('detail', answer['status'])}")
             if not setup_script:
                 return None
-            return self._run(setup_script, self.limits.timeout_s, keep_state=False)
+            return self._run(setup_script, self.limits, keep_state=False)
 
     def add_files(self, entries: Iterable[WorkspaceEntry], folder: str) -> None:
         """Write `entries` into `folder` (absolute, below /tmp or the workspace), replacing
@@ -149,10 +159,14 @@ class ShellSession:
             if answer["status"] != "ok":
                 raise SessionError(f"{', '.join(folders)} could not be emptied: {answer.get('detail', answer['status'])}")
 
-    def run(self, command: str, *, timeout_s: float | None = None, fresh: bool = False) -> ExecResult:
+    def run(
+        self, command: str, *, timeout_s: float | None = None, fresh: bool = False, output_bytes: int | None = None
+    ) -> ExecResult:
         """Run one command in the session's shell and return its output (stdout and stderr
         together, in `stdout`). `fresh=True`: in a new shell in the workspace, neither
-        using nor changing the session's shell state (for checks run after the agent)."""
+        using nor changing the session's shell state (for checks run after the agent).
+        `output_bytes`: this command's output cap instead of the session's (a verdict's
+        tests may print more than an agent's command should)."""
         if not isinstance(command, str):
             raise TypeError(f"command must be a str, got {type(command).__name__}")
         if len(command.encode("utf-8", "replace")) > MAX_COMMAND_BYTES:
@@ -161,8 +175,9 @@ class ShellSession:
                 detail=f"the command is over {MAX_COMMAND_BYTES} bytes: write long content to a file in several steps",
             )  # fmt: skip
         timeout_s = self.limits.timeout_s if timeout_s is None else timeout_s
+        limits = dataclasses.replace(self.limits, timeout_s=timeout_s, output_bytes=output_bytes or self.limits.output_bytes)
         with self._lock:
-            return self._run(command, timeout_s, keep_state=not fresh)
+            return self._run(command, limits, keep_state=not fresh)
 
     def close(self) -> None:
         with self._lock:
@@ -177,15 +192,15 @@ class ShellSession:
 
     # --- internals --------------------------------------------------------------------------
 
-    def _run(self, command: str, timeout_s: float, *, keep_state: bool) -> ExecResult:
+    def _run(self, command: str, limits: Limits, *, keep_state: bool) -> ExecResult:
         worker = self._episode_worker()
         request = {
             "kind": "bash",
             "code": command.encode("utf-8", "replace").decode(),
             "stdin": self._state if keep_state else "",
-            "limits": dataclasses.replace(self.limits, timeout_s=timeout_s).for_guest(),
+            "limits": limits.for_guest(),
         }
-        answer = self._request(worker, request, timeout_s)
+        answer = self._request(worker, request, limits.timeout_s)
         if keep_state and "state" in answer:
             self._state = answer["state"]
         return ExecResult(

@@ -14,27 +14,41 @@ So a test run (`VerdictRun`) is built from nothing the agent wrote, but for the 
 - the tests get a folder of their own under a random name (`VerdictRun.tests_dir`), which does
   not exist before they are copied in, so no symlink the agent left can point into it (not
   even through /proc/self/cwd: no folder the tests start in is beside it); the name
-  `TESTS_DIR` in the tests' text and in their command is rewritten to it;
+  `TESTS_DIR` in the tests' text, their command and their variables is rewritten to it;
 - they start in an empty folder of their own (`cwd`), not in the workspace, with a fresh HOME;
 - with exactly `VerdictRun.environment()`, nothing inherited: the system PATH, that HOME,
-  TMPDIR=/tmp, LANG, PYTHONNOUSERSITE=1 (no user site: python3 -s), PYTHONDONTWRITEBYTECODE=1,
-  and PYTEST_ADDOPTS giving pytest an explicit rootdir (the tests' folder), an explicit
-  config (the tests' own pytest.ini, pyproject.toml, ... at the top of their folder, else an
-  empty one) and `-p no:cacheprovider`;
+  TMPDIR (a folder of the run's own), LANG, then the task's own variables, then what the
+  verdict enforces over them: PYTHONNOUSERSITE=1 (no user site: python3 -s),
+  PYTHONDONTWRITEBYTECODE=1, PYTHONPATH led by a folder of the verdict's own holding empty
+  `sitecustomize.py` and `usercustomize.py` (a task's `ENV PYTHONPATH=/app` must not make
+  every python3 of the tests import the agent's /app/sitecustomize.py), git's hardening
+  (`GIT_SETTINGS`), and PYTEST_ADDOPTS giving pytest an explicit rootdir (the tests' folder),
+  an explicit config (the tests' own pytest.ini, pyproject.toml, ... at the top of their
+  folder, else an empty one) and `-p no:cacheprovider`;
 - in a bash without start-up files (`--noprofile --norc`, no BASH_ENV).
 
 What the tests are there to check stays theirs to use: what they import or run from the
 workspace runs as they ask, and a test script that cds into the workspace before
-`python3 -m ...` gets what is there (the task's choice). The task's own variables are set by
-its command (`export` lines). A backend that runs tests elsewhere (a container, another root)
-takes the same `VerdictRun`: its folders, `environment()` and `command()`.
+`python3 -m ...` gets what is there (the task's choice). But code of the agent's that the
+tests run (a program they test, a pickle they load, a hook git runs for them) runs as the
+tests' own uid and could rewrite the tests that have not run yet. So the run is checked from
+the host once it is over and every process of it gone (`VerdictOutcome.tampered`): a file
+copied into the tests' folder that was changed, replaced or removed, or a Python module
+(`.py`, `.so`) that appeared there, and the run decides nothing. Only `LOGS_NAME`, the folder
+the tests write their results to (Harbor's /logs), is theirs to change.
+
+A backend that runs tests elsewhere (a container, another root) takes the same `VerdictRun`:
+its folders, `environment()` and `command()`.
 """
 
 from __future__ import annotations
 
 import base64
+import os
+import re
 import secrets
 import shlex
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +71,27 @@ PYTEST_CONFIGS: tuple[tuple[str, bytes], ...] = (
 one (b"": any such file is)."""
 VERDICT_ROOT = "/tmp/rlenvs-verdict"
 """Where a test run's folders are made, in a /tmp just emptied."""
+LOGS_NAME = ".rlenvs-logs"
+"""The folder inside the tests' folder that the tests write their results to (Harbor's /logs):
+the one part of it they may change."""
+SITECUSTOMIZE = "# The verdict's own: it stands in for any sitecustomize.py on the tests' PYTHONPATH.\n"
+USERCUSTOMIZE = "# The verdict's own: it stands in for any usercustomize.py on the tests' PYTHONPATH.\n"
+GIT_SETTINGS: tuple[tuple[str, str], ...] = (
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "{hooks}"),
+    ("core.pager", "cat"),
+    ("safe.directory", "*"),
+)
+"""git settings of the command's scope, which wins over a repository's own .git/config: no
+fsmonitor program and no hooks (both are programs of the agent's that `git status` or
+`git commit` run), no pager, and every folder safe (a repository the task made for another
+uid still opens). With GIT_CONFIG_NOSYSTEM and GIT_CONFIG_GLOBAL=/dev/null no system or user
+config is read either. Not covered: filter, textconv and merge drivers, which the agent can
+name in .gitattributes and define in .git/config; what they run is caught only when it
+rewrites the tests (`VerdictOutcome.tampered`)."""
+MODULE_SUFFIXES = (".py", ".so")
+"""A file with one of these names that appears in the tests' folder while they run is code
+the next python3 there would import in place of what it means to import."""
 
 
 @dataclass(frozen=True)
@@ -91,18 +126,35 @@ class VerdictRun:
         return f"{self.root}/run"
 
     @property
+    def tmp(self) -> str:
+        """The tests' TMPDIR: scratch of theirs, under `root`, where no workspace link may lead."""
+        return f"{self.root}/tmp"
+
+    @property
+    def site(self) -> str:
+        """The folder first on the tests' PYTHONPATH: the verdict's own sitecustomize.py and
+        usercustomize.py."""
+        return f"{self.root}/site"
+
+    @property
+    def git_hooks(self) -> str:
+        """An empty folder, git's hooks folder for the tests."""
+        return f"{self.root}/git-hooks"
+
+    @property
     def empty_config(self) -> str:
         """pytest's config when the tests bring none: an empty pytest.ini."""
         return f"{self.root}/pytest.ini"
 
     def files(self, tests: Iterable[WorkspaceEntry]) -> list[WorkspaceEntry]:
-        """What goes below `root` (paths relative to it): the home, the start folder, the
-        empty pytest config, and the tests in their folder, with TESTS_DIR in their text
-        rewritten to `tests_dir`."""
+        """What goes below `root` (paths relative to it): the verdict's own folders and files,
+        and the tests in their folder, with TESTS_DIR in their text rewritten to `tests_dir`."""
         old, new, folder = TESTS_DIR.encode(), self.tests_dir.encode(), self.tests_name
-        records = [
-            _Record({"path": name, "dir": is_dir, "data": "", "mode": 0o755 if is_dir else 0o644, "mtime": None})
-            for name, is_dir in ((folder, True), ("home", True), ("run", True), ("pytest.ini", False))
+        records = [_record(name, None) for name in (folder, "home", "run", "tmp", "site", "git-hooks")]
+        records += [
+            _record("pytest.ini", b""),
+            _record("site/sitecustomize.py", SITECUSTOMIZE.encode()),
+            _record("site/usercustomize.py", USERCUSTOMIZE.encode()),
         ]
         for test in tests:
             record = dict(test.for_guest())
@@ -126,28 +178,52 @@ class VerdictRun:
                 return f"{self.tests_dir}/{name}"
         return self.empty_config
 
-    def environment(self, pytest_config: str | None = None) -> dict[str, str]:
-        """Every variable the test command starts with (the task's own it exports itself)."""
+    def environment(
+        self, pytest_config: str | None = None, task_environment: Iterable[tuple[str, str]] = ()
+    ) -> dict[str, str]:
+        """Every variable the test command starts with: the verdict's defaults, the task's own
+        variables (`task_environment`, TESTS_DIR in them rewritten) over them, and over those
+        what the verdict enforces (a task's PYTHONPATH and PYTEST_ADDOPTS come after its own)."""
+        task = {name: value.replace(TESTS_DIR, self.tests_dir) for name, value in task_environment}
+        for name in task:
+            if not _NAME.fullmatch(name):
+                raise ValueError(f"the test variable {name!r} is not a shell variable name")
         config = pytest_config or self.empty_config
+        pytest_options = f"-p no:cacheprovider --rootdir={self.tests_dir} -c {config}"
+        git = [(key, value.format(hooks=self.git_hooks)) for key, value in GIT_SETTINGS]
         return {
             "PATH": SYSTEM_PATH,
             "HOME": self.home,
-            "TMPDIR": "/tmp",
+            "TMPDIR": self.tmp,
             "LANG": "C.UTF-8",
+            **task,
             "PYTHONNOUSERSITE": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTEST_ADDOPTS": f"-p no:cacheprovider --rootdir={self.tests_dir} -c {config}",
+            "PYTHONPATH": ":".join(path for path in (self.site, task.get("PYTHONPATH", "")) if path),
+            "PYTEST_ADDOPTS": " ".join(options for options in (pytest_options, task.get("PYTEST_ADDOPTS", "")) if options),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": "/dev/null",
+            "GIT_CONFIG_COUNT": str(len(git)),
+            **{f"GIT_CONFIG_KEY_{index}": key for index, (key, _) in enumerate(git)},
+            **{f"GIT_CONFIG_VALUE_{index}": value for index, (_, value) in enumerate(git)},
         }
 
-    def command(self, script: str, pytest_config: str | None = None) -> str:
+    def command(
+        self, script: str, pytest_config: str | None = None, task_environment: Iterable[tuple[str, str]] = ()
+    ) -> str:
         """Shell that runs `script` (bash, TESTS_DIR naming the tests' folder) as a test run:
         in `cwd`, with exactly `environment()`, in a bash that reads no start-up file."""
-        variables = " ".join(shlex.quote(f"{name}={value}") for name, value in self.environment(pytest_config).items())
+        variables = " ".join(
+            shlex.quote(f"{name}={value}") for name, value in self.environment(pytest_config, task_environment).items()
+        )
         script = script.replace(TESTS_DIR, self.tests_dir)
         return (
             f"builtin cd -- {self.cwd} && builtin exec /usr/bin/env -i {variables} "
             f"/bin/bash --noprofile --norc -c {shlex.quote(script)}"
         )
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -160,12 +236,82 @@ class _Record:
         return dict(self.record)
 
 
-def run_tests(session: ShellSession, tests: Iterable[WorkspaceEntry], script: str, *, timeout_s: float) -> ExecResult:
+def _record(path: str, data: bytes | None) -> _Record:
+    """A folder (`data` None) or a file of the verdict's own."""
+    is_dir = data is None
+    encoded = "" if is_dir else base64.b64encode(data).decode()
+    return _Record({"path": path, "dir": is_dir, "data": encoded, "mode": 0o755 if is_dir else 0o644, "mtime": None})
+
+
+@dataclass(frozen=True)
+class VerdictOutcome:
+    """A test run's result, and what of the tests' own files changed while it ran."""
+
+    result: ExecResult
+    tampered: tuple[str, ...] = ()
+    """Paths in the tests' folder (relative to it) that were changed, replaced or removed
+    while the tests ran, or Python modules that appeared there (`LOGS_NAME` excepted): when
+    there are any, the run's result says nothing about the tests."""
+
+
+def run_tests(
+    session: ShellSession,
+    tests: Iterable[WorkspaceEntry],
+    script: str,
+    *,
+    timeout_s: float,
+    environment: Iterable[tuple[str, str]] = (),
+) -> VerdictOutcome:
     """Run `script` with `tests` in a fresh `VerdictRun` of `session`, after the agent's last
-    command: scratch folders emptied, the tests copied in, the script run in a fresh shell.
-    Raises SessionError when the sandbox cannot be set up for it (the tests then did not run)."""
+    command: scratch folders emptied, the tests copied in, the script run in a fresh shell
+    with the task's `environment` (name, value pairs), then the tests' folder checked from
+    the host. Raises SessionError when the sandbox cannot be set up for it (the tests then
+    did not run)."""
     run = VerdictRun.new()
     session.wipe(SCRATCH_FOLDERS)
     files = run.files(tests)
     session.add_files(files, run.root)
-    return session.run(run.command(script, run.pytest_config(files)), timeout_s=timeout_s, fresh=True)
+    folder, prefix = session.host_path(run.tests_dir), f"{run.tests_name}/"
+    paths = (entry.for_guest()["path"] for entry in files)
+    copied = [path.removeprefix(prefix) for path in paths if path.startswith(prefix)]
+    copied = [path for path in copied if not _is_logs(path)]
+    before = _identities(folder, copied)
+    result = session.run(run.command(script, run.pytest_config(files), environment), timeout_s=timeout_s, fresh=True)
+    return VerdictOutcome(result, _tampered(folder, before))
+
+
+def _is_logs(path: str) -> bool:
+    return path == LOGS_NAME or path.startswith(LOGS_NAME + "/")
+
+
+def _identities(folder: str, paths: Iterable[str]) -> dict[str, tuple | None]:
+    """What says, from the host, that each path is still what was copied: its kind and inode,
+    and for a file its size, mtime and ctime (no process can set a ctime back), or None."""
+    found: dict[str, tuple | None] = {}
+    for path in paths:
+        try:
+            info = os.lstat(os.path.join(folder, path))
+        except FileNotFoundError:
+            found[path] = None
+            continue
+        kind = stat.S_IFMT(info.st_mode)
+        found[path] = (kind, info.st_ino) if kind == stat.S_IFDIR else (
+            kind, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)  # fmt: skip
+    return found
+
+
+def _tampered(folder: str, before: Mapping[str, tuple | None]) -> tuple[str, ...]:
+    """The copied paths of `before` that are no longer as they were, and the Python modules
+    that appeared in the tests' folder (outside `LOGS_NAME`), in path order."""
+    after = _identities(folder, before)
+    changed = {path for path in before if after[path] != before[path]}
+
+    def unreadable(error: OSError) -> None:
+        changed.add(f"{error.filename} (cannot be checked: {error.strerror})")
+
+    for top, dirs, names in os.walk(folder, onerror=unreadable):
+        rel = os.path.relpath(top, folder)
+        rel = "" if rel == "." else rel + "/"
+        dirs[:] = [name for name in dirs if not _is_logs(rel + name)]
+        changed.update(rel + name for name in names if name.endswith(MODULE_SUFFIXES) and rel + name not in before)
+    return tuple(sorted(changed))

@@ -237,12 +237,22 @@ class TerminalEnv(TextEnv[TerminalTask]):
             )
             return Verdict((*verdict.checks, Check("the task's tests pass", False, detail)), verdict.unreadable)
         try:  # out of the agent's reach: see rlenvs.sandbox.verdict
-            run = run_tests(session, task.tests, task.test_command, timeout_s=task.test_timeout_s or self.limits.timeout_s)
+            outcome = run_tests(
+                session, task.tests, task.test_command, environment=task.test_environment,
+                timeout_s=task.test_timeout_s or self.limits.timeout_s,
+            )  # fmt: skip
         except SessionError as error:  # the sandbox could not be set up for them: the tests cannot pass
             passed, detail = False, str(error)
         else:
-            passed = run.status == "ok"
-            detail = "" if passed else f"the task's tests failed ({run.status}): {cut_middle(run.stdout, 1000)}"
+            run = outcome.result
+            if outcome.tampered:
+                passed, detail = False, (
+                    f"the tests' own files changed while they ran ({', '.join(outcome.tampered[:3])}): code they ran "
+                    "rewrote them, so their result says nothing"
+                )
+            else:
+                passed = run.status == "ok"
+                detail = "" if passed else f"the task's tests failed ({run.status}): {cut_middle(run.stdout, 1000)}"
         return Verdict((*verdict.checks, Check("the task's tests pass", passed, detail)), verdict.unreadable)
 
     def _final(self, task: TerminalTask, answer: str | None, *, stop_reason: str, resolved: bool) -> Judgement:

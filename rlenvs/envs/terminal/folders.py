@@ -25,8 +25,8 @@ How a folder maps onto a `TerminalTask`:
 - environment: the Dockerfile's ENV (`ENV A=1 B="x y"` and the old `ENV NAME value`), then
   the compose service's `environment`, then Harbor's `[environment].env`, a later value
   winning. The agent's shell starts with them exported. In the container the set-up and
-  the tests would see them too, but here they run in fresh shells, so `setup_script` and
-  `test_command` start with `export` lines for them. `$NAME` and `${NAME}` in ENV, WORKDIR
+  the tests would see them too, but here they run in fresh shells, so `setup_script`
+  starts with `export` lines for them and the tests get them as `test_environment`. `$NAME` and `${NAME}` in ENV, WORKDIR
   and COPY take the value of an earlier ENV, as Docker does; a variable no earlier ENV sets
   (the image's own, such as PATH, or a build ARG) and `${NAME:-x}`-style forms are refused,
   and so is a value taken from the host (`${...}` in task.toml; in compose any `$NAME`,
@@ -39,15 +39,17 @@ How a folder maps onto a `TerminalTask`:
   tests folder (/tests there; `TESTS_DIR` here) and runs `bash $TEST_DIR/run-tests.sh`,
   its exit status deciding. Harbor puts `tests/` there and runs `bash /tests/test.sh`;
   the reward the script writes to /logs/verifier/reward.txt (or reward.json) decides, and
-  only a full reward (>= 1) passes. Both get `TEST_DIR` exported. The sandbox has no /tests
+  only a full reward (>= 1) passes. Both get `TEST_DIR`. The sandbox has no /tests
   nor /logs, so in the test files' text (UTF-8 ones) `/tests` is rewritten to TESTS_DIR
-  and `/logs` to a folder inside it. Harbor's `[verifier].env` is exported for the tests
-  and `[solution].env` for the solution (literal values only).
+  and `/logs` to a folder inside it. Harbor's `[verifier].env` is set for the tests
+  and `[solution].env` exported for the solution (literal values only).
 - where the tests run: out of the agent's reach (`rlenvs.sandbox.verdict`): after its
   processes are gone, with /tmp emptied, in a tests folder of a random name (the path
   TESTS_DIR in their text is rewritten to it), starting in an empty folder of their own with
   a fresh HOME, a clean environment (the task's variables, the system PATH, no user site for
-  python3) and pytest's rootdir and config fixed to the tests' own. Terminal-Bench and Harbor
+  python3, the verdict's own sitecustomize first on PYTHONPATH, git's hooks and fsmonitor
+  off) and pytest's rootdir and config fixed to the tests' own; a run during which the
+  tests' own files changed decides nothing. Terminal-Bench and Harbor
   start them in the WORKDIR; here tests name the workspace's files by absolute path
   (/app/...), as theirs do.
 - timeouts: `max_test_timeout_sec` / `[verifier].timeout_sec` is the tests' time limit
@@ -89,12 +91,13 @@ from typing import Any
 from rlenvs.envs.terminal.tasks import MAX_SETUP_BYTES, TESTS_DIR, Entry, TerminalTask
 from rlenvs.sandbox.launch import SYSTEM_PYTHON, check_workspace_path
 from rlenvs.sandbox.session import MAX_COMMAND_BYTES
+from rlenvs.sandbox.verdict import LOGS_NAME
 
 DEFAULT_WORKDIR = "/app"
 """Where the workspace is when the Dockerfile sets no WORKDIR (Terminal-Bench's images use /app)."""
 SOLUTION_DIR = "/tmp/rlenvs-solution"
 """Where a Harbor solution of several files is written before its solve.sh runs."""
-LOGS_DIR = f"{TESTS_DIR}/.rlenvs-logs"
+LOGS_DIR = f"{TESTS_DIR}/{LOGS_NAME}"
 """Harbor's /logs: inside the tests folder, which each verdict makes anew under a name of its
 own, so nothing the agent left anywhere can pose as the tests' reward."""
 SETUP_SCRIPT = "setup.sh"
@@ -211,9 +214,9 @@ def _terminal_bench(folder: Path) -> TerminalTask:
         solution = _solution_yaml(folder)
     else:
         solution = ()
-    test_command = f"export TEST_DIR={TESTS_DIR}\nbash {TESTS_DIR}/run-tests.sh"
+    test_command = f"bash {TESTS_DIR}/run-tests.sh"
     test_timeout_s = _seconds(meta.get("max_test_timeout_sec"), "task.yaml's max_test_timeout_sec")
-    return _task(folder, instruction.strip(), image, solution, tests, test_command, test_timeout_s)
+    return _task(folder, instruction.strip(), image, solution, tests, test_command, test_timeout_s, {})
 
 
 def _solution_yaml(folder: Path) -> tuple[str, ...]:
@@ -296,13 +299,14 @@ def _harbor(folder: Path) -> TerminalTask:
     _check_tests(folder, folder / "tests", runner)
     logs = Entry(f"{LOGS_DIR[len(TESTS_DIR) + 1 :]}/verifier", is_dir=True)
     tests = [*_tree(folder / "tests", folder, _Budget("tests")), logs]
-    verifier_env = _exports(_env_table(verifier.get("env"), "task.toml's [verifier].env"))
+    verifier_env = _env_table(verifier.get("env"), "task.toml's [verifier].env")
     test_command = (
-        f"export TEST_DIR={TESTS_DIR}\n{verifier_env}bash {TESTS_DIR}/test.sh\n"
+        f"bash {TESTS_DIR}/test.sh\n"
         f"{SYSTEM_PYTHON} -I - {LOGS_DIR}/verifier <<'__RLENVS_REWARD__'\n{_HARBOR_REWARD}__RLENVS_REWARD__\n"
     )
     test_timeout_s = _seconds(verifier.get("timeout_sec"), "task.toml's [verifier].timeout_sec")
-    return _task(folder, instruction, image, _harbor_solution(folder, solution), tests, test_command, test_timeout_s)
+    solution_commands = _harbor_solution(folder, solution)
+    return _task(folder, instruction, image, solution_commands, tests, test_command, test_timeout_s, verifier_env)
 
 
 def _harbor_solution(folder: Path, section: Mapping[str, Any]) -> tuple[str, ...]:
@@ -334,11 +338,11 @@ def _harbor_solution(folder: Path, section: Mapping[str, Any]) -> tuple[str, ...
 
 def _task(
     folder: Path, instruction: str, image: _Image, solution: tuple[str, ...], tests: Iterable[Entry],
-    test_command: str, test_timeout_s: float | None,
+    test_command: str, test_timeout_s: float | None, test_env: Mapping[str, str],
 ) -> TerminalTask:  # fmt: skip
     """What both layouts share: the solution's size, setup.sh, and the image's variables, which
-    the set-up and the tests (fresh shells with nothing of the agent's, unlike its own) get as
-    `export` lines."""
+    the set-up gets as `export` lines and the tests (fresh shells with nothing of the agent's,
+    unlike its own) as their variables, with TEST_DIR and then `test_env` over them."""
     for command in solution:
         if len(command.encode()) > MAX_COMMAND_BYTES:
             raise TaskFolderError(
@@ -356,7 +360,8 @@ def _task(
         expect=(),
         setup_script=setup_script,
         tests=tuple(_relocated(tests, _TEST_PATHS)),
-        test_command=exports + test_command,
+        test_command=test_command,
+        test_environment=tuple({**image.environment, "TEST_DIR": TESTS_DIR, **test_env}.items()),
         test_timeout_s=test_timeout_s,
         workdir=image.workdir,
         environment=tuple(image.environment.items()),

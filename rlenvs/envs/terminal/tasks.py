@@ -106,6 +106,10 @@ class TerminalTask(Task):
     """Run after the agent finished as a `rlenvs.sandbox.verdict` test run (fresh /tmp and
     HOME, clean environment, its own start folder), with `tests` in the folder TESTS_DIR
     names; exit status 0 is one more expectation met. Empty: the expectations alone decide."""
+    test_environment: tuple[tuple[str, str], ...] = ()
+    """The task's variables for `test_command` (a folder's Dockerfile ENV, TEST_DIR, Harbor's
+    [verifier].env): given to the verdict as data, not as `export` lines, so that what it
+    enforces (its own sitecustomize first on PYTHONPATH, git's hardening) comes after them."""
     test_timeout_s: float | None = None
     """Time limit of `test_command` (None: the env's per-command limit)."""
     workdir: str = "/workspace"

@@ -65,6 +65,15 @@ def test_flooding_output_is_stopped_at_the_cap_and_the_session_goes_on(fresh):
     assert fresh.run("echo still here").stdout == "still here\n"
 
 
+def test_one_command_may_have_a_larger_output_cap_than_the_sessions(fresh):
+    """A verdict's tests print more than an agent's command may (verbose results, a build log)."""
+    result = fresh.run("head -c 100000 /dev/zero | tr '\\0' a", output_bytes=200_000)
+    assert result.status == "ok" and result.stdout == "a" * 100_000
+    assert fresh.run("head -c 100000 /dev/zero | tr '\\0' a").status == "output_limit"
+    with pytest.raises(ValueError, match="output_bytes must be a positive number"):
+        fresh.run("true", output_bytes=0)
+
+
 def test_background_processes_do_not_outlive_their_command(fresh):
     fresh.run("sleep 100 & sleep 100 & disown -a")
     assert fresh.run("cat /proc/[0-9]*/comm").stdout.split().count("sleep") == 0

@@ -175,7 +175,8 @@ class ShellSession:
                 detail=f"the command is over {MAX_COMMAND_BYTES} bytes: write long content to a file in several steps",
             )  # fmt: skip
         timeout_s = self.limits.timeout_s if timeout_s is None else timeout_s
-        limits = dataclasses.replace(self.limits, timeout_s=timeout_s, output_bytes=output_bytes or self.limits.output_bytes)
+        output_bytes = self.limits.output_bytes if output_bytes is None else output_bytes
+        limits = dataclasses.replace(self.limits, timeout_s=timeout_s, output_bytes=output_bytes)
         with self._lock:
             return self._run(command, limits, keep_state=not fresh)
 

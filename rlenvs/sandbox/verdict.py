@@ -89,6 +89,11 @@ uid still opens). With GIT_CONFIG_NOSYSTEM and GIT_CONFIG_GLOBAL=/dev/null no sy
 config is read either. Not covered: filter, textconv and merge drivers, which the agent can
 name in .gitattributes and define in .git/config; what they run is caught only when it
 rewrites the tests (`VerdictOutcome.tampered`)."""
+VERDICT_OUTPUT_BYTES = 8 << 20
+"""A test run's output cap (an agent's command has `Limits.output_bytes`): verbose tests and
+build logs print megabytes, and the results a verdict reads come at the end. Eight MiB, as
+the worker's answer line (64 MiB) must hold the output even when every byte of it is
+escaped six times over in JSON."""
 MODULE_SUFFIXES = (".py", ".so")
 """A file with one of these names that appears in the tests' folder while they run is code
 the next python3 there would import in place of what it means to import."""
@@ -276,7 +281,8 @@ def run_tests(
     copied = [path.removeprefix(prefix) for path in paths if path.startswith(prefix)]
     copied = [path for path in copied if not _is_logs(path)]
     before = _identities(folder, copied)
-    result = session.run(run.command(script, run.pytest_config(files), environment), timeout_s=timeout_s, fresh=True)
+    command = run.command(script, run.pytest_config(files), environment)
+    result = session.run(command, timeout_s=timeout_s, fresh=True, output_bytes=VERDICT_OUTPUT_BYTES)
     return VerdictOutcome(result, _tampered(folder, before))
 
 

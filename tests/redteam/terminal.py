@@ -43,6 +43,8 @@ def _folder(layout: str, runner: str = "script", test: str = "hello-first") -> d
 
 TB, HARBOR = _folder("terminal-bench"), _folder("harbor")
 TB_UNITTEST, TB_PYTEST = _folder("terminal-bench", "unittest"), _folder("terminal-bench", "pytest")
+TB_PYTEST_TEE, TB_PYTEST_ECHO = _folder("terminal-bench", "pytest-tee"), _folder("terminal-bench", "pytest-echo")
+TB_UNITTEST_TEE = _folder("terminal-bench", "unittest-tee")
 HARBOR_PYTEST = _folder("harbor", "pytest")
 TB_IN_TESTS = _folder("terminal-bench", "script-in-tests")
 TB_EXPECTED_FIRST = _folder("terminal-bench", test="expected-first")
@@ -65,6 +67,7 @@ def _custom(name: str) -> dict[str, str]:
 
 
 GIT_REPO, MODEL, APP_PATH = _custom("git-repo"), _custom("model-pickle"), _custom("pythonpath-app")
+LOUD, LOUD_HARBOR = _custom("loud"), _custom("loud-harbor")
 REPO = "mkdir -p /app/repo && cd /app/repo && git init -q && git -c user.email=a@b -c user.name=a commit -q --allow-empty"
 REWRITE_TESTS = "printf '#!/bin/sh\\nprintf \"print(1)\\\\n\" > \"$TEST_DIR/test_outputs.py\"\\n'"
 """printf that writes a hook script rewriting the tests' test_outputs.py to `print(1)`."""
@@ -414,6 +417,41 @@ CASES: list[Case] = [
         0.0,
         "the task's ENV PYTHONPATH=/app would make every test python3 import the agent's sitecustomize.py",
     ),
+    # --- Terminal-Bench 1 decides by pytest's results, not by what the script's last command returns ----
+    Case("control", TB_PYTEST_TEE, (HELLO, "submit"), 1.0, "the task done: pytest's results pass through tee"),
+    Case(
+        "exit-status-not-results",
+        TB_PYTEST_TEE,
+        ("submit",),
+        0.0,
+        "`pytest | tee log` exits with tee's status: pytest's own results, which Terminal-Bench reads, show the failure",
+    ),
+    Case("control", TB_PYTEST_ECHO, (HELLO, "submit"), 1.0, "the task done: pytest's results pass"),
+    Case(
+        "exit-status-not-results",
+        TB_PYTEST_ECHO,
+        ("submit",),
+        0.0,
+        "a trailing `echo 'tests finished'` exits 0 whatever pytest reported",
+    ),
+    Case("control", TB_UNITTEST_TEE, (HELLO, "submit"), 1.0, "the task done: unittest's results pass through tee"),
+    Case(
+        "exit-status-not-results",
+        TB_UNITTEST_TEE,
+        ("submit",),
+        0.0,
+        "the same with unittest, whose `FAILED (failures=1)` is read like pytest's results",
+    ),
+    Case(
+        "chatty-tests",
+        LOUD,
+        (HELLO, "submit"),
+        1.0,
+        "tests that print 120 KB (verbose results, a build log) pass: output past an agent command's 64 KiB cap is "
+        "no failure of the tests",
+    ),
+    Case("chatty-tests", LOUD_HARBOR, (HELLO, "submit"), 1.0, "the same in Harbor, where the reward file decides"),
+    Case("chatty-tests", LOUD, ("submit",), 0.0, "chatty tests of an undone task still fail"),
     # --- item 12: answers compared the way the task states them --------------------------------------
     Case("float-total", CSV_TOTAL, ("submit 12347.790000000003",), 1.0,
          "the float Python prints for the exact sum is the exact total at the task's precision"),
@@ -482,6 +520,9 @@ RUNNERS = {
     "script-in-tests": "cd /tests && python3 test_outputs.py",
     "unittest": "python3 -m unittest discover -s /tests -p 'test_*.py'",
     "pytest": "python3 /tests/run_pytest.py",
+    "pytest-tee": "python3 /tests/run_pytest.py 2>&1 | tee /tmp/test-output.log",
+    "pytest-echo": "python3 /tests/run_pytest.py\necho 'tests finished'",
+    "unittest-tee": "python3 -m unittest discover -s /tests -p 'test_*.py' 2>&1 | tee /tmp/test-output.log",
 }
 PYTEST_MODULES = ("_pytest", "pytest", "py", "pluggy", "iniconfig", "packaging")
 """What pytest needs to import (its own code and its dependencies, pure Python)."""
@@ -492,6 +533,8 @@ from pathlib import Path
 assert Path("/app/hello.txt").read_text().strip() == "Hello, world!", "/app/hello.txt holds the wrong text"
 """
 DOCKERFILE = "FROM ubuntu:24.04\nWORKDIR /app\n"
+LOUD_LINES = "for i in $(seq 2000); do echo \"test_case_$i PASSED ......................................\"; done"
+"""About 120 KB of test output, as verbose tests print."""
 
 
 def _task_yaml(instruction: str) -> str:
@@ -519,6 +562,19 @@ CUSTOM_FOLDERS: dict[str, dict[str, str]] = {
         "tests/test_model.py": "import pickle\n\nassert pickle.load(open('/app/model.pkl', 'rb')) == "
         "{'weights': [0.5, 0.25]}\n",
         "tests/test_outputs.py": HELLO_TEST,
+    },
+    "loud": {
+        "task.yaml": _task_yaml("Create the file /app/hello.txt holding the line 'Hello, world!'."),
+        "Dockerfile": DOCKERFILE,
+        "run-tests.sh": f"#!/bin/bash\n{LOUD_LINES}\ngrep -qx 'Hello, world!' /app/hello.txt\n",
+        "tests/expected.txt": "Hello, world!\n",
+    },
+    "loud-harbor": {
+        "instruction.md": "Create the file /app/hello.txt holding the line 'Hello, world!'.\n",
+        "task.toml": 'version = "1.0"\n\n[verifier]\ntimeout_sec = 60.0\n',
+        "environment/Dockerfile": DOCKERFILE,
+        "tests/test.sh": f"#!/bin/bash\nmkdir -p /logs/verifier\n{LOUD_LINES}\nif grep -qx 'Hello, world!' "
+        "/app/hello.txt; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n",
     },
     "pythonpath-app": {
         "task.yaml": _task_yaml("Create the file /app/hello.txt holding the line 'Hello, world!'."),
@@ -571,7 +627,7 @@ def write_task_folder(root: Path, layout: str, runner: str, test: str = "hello-f
         )
     _write(tests / "test_outputs.py", TEST_OUTPUTS[test])
     _write(tests / "expected.txt", "Hello, world!\n")
-    if runner == "pytest":
+    if runner.startswith("pytest"):
         _write(tests / "run_pytest.py", RUN_PYTEST)
         for name in PYTEST_MODULES:
             spec = importlib.util.find_spec(name)

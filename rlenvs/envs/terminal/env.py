@@ -33,13 +33,14 @@ from typing import Any
 from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.task import DatasetSource, FamilyMixSource, choose_families, content_task_id
 from rlenvs.envs.terminal.families import FAMILIES
+from rlenvs.envs.terminal.results import results_problem
 from rlenvs.envs.terminal.tasks import Entry, TerminalTask, family_task, task_from_row
 from rlenvs.rewards.links import forbidden_links, workspace_links
 from rlenvs.rewards.workspace import Check, Verdict, WorkspaceUnreadable, check_all, read_workspace
 from rlenvs.sandbox import ExecResult, Limits
 from rlenvs.sandbox.launch import find_bwrap
 from rlenvs.sandbox.session import SessionError, ShellSession
-from rlenvs.sandbox.verdict import VERDICT_ROOT, run_tests
+from rlenvs.sandbox.verdict import VERDICT_OUTPUT_BYTES, VERDICT_ROOT, run_tests
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are working in a Linux shell (bash) inside a sandbox with no network. Each reply runs one "
@@ -251,8 +252,7 @@ class TerminalEnv(TextEnv[TerminalTask]):
                     "rewrote them, so their result says nothing"
                 )
             else:
-                passed = run.status == "ok"
-                detail = "" if passed else f"the task's tests failed ({run.status}): {cut_middle(run.stdout, 1000)}"
+                passed, detail = _tests_passed(run, task.test_parser)
         return Verdict((*verdict.checks, Check("the task's tests pass", passed, detail)), verdict.unreadable)
 
     def _final(self, task: TerminalTask, answer: str | None, *, stop_reason: str, resolved: bool) -> Judgement:
@@ -277,6 +277,20 @@ class TerminalEnv(TextEnv[TerminalTask]):
             self.session.close()
             self.session = None
         super().close()
+
+
+def _tests_passed(run: ExecResult, parser: str) -> tuple[bool, str]:
+    """Whether a task folder's test run passed, and if not why: its exit status, and for
+    `parser` "pytest" the results it printed (`rlenvs.envs.terminal.results`)."""
+    shown = cut_middle(run.stdout, 1000)
+    if run.status == "output_limit":
+        return False, f"the tests printed more than {VERDICT_OUTPUT_BYTES} bytes and were stopped: {shown}"
+    if run.status != "ok":
+        return False, f"the task's tests failed ({run.status}): {shown}"
+    problem = results_problem(run.stdout) if parser == "pytest" else ""
+    if problem:
+        return False, f"the test script exited 0, but {problem}: {shown}"
+    return True, ""
 
 
 def workspace_entries(root: str) -> list[Entry]:

@@ -36,8 +36,10 @@ How a folder maps onto a `TerminalTask`:
   then runs solve.sh there, `/solution` in their text read as that folder); each entry of
   a `solution.yaml` is one command (one turn).
 - tests: Terminal-Bench 1 puts `run-tests.sh` and the files of `tests/` together in the
-  tests folder (/tests there; `TESTS_DIR` here) and runs `bash $TEST_DIR/run-tests.sh`,
-  its exit status deciding. Harbor puts `tests/` there and runs `bash /tests/test.sh`;
+  tests folder (/tests there; `TESTS_DIR` here) and runs `bash $TEST_DIR/run-tests.sh`:
+  its exit status must be 0 and, as Terminal-Bench parses them (`parser_name: pytest`, the
+  only parser read here), the pytest results it prints must all pass
+  (`rlenvs.envs.terminal.results`). Harbor puts `tests/` there and runs `bash /tests/test.sh`;
   the reward the script writes to /logs/verifier/reward.txt (or reward.json) decides, and
   only a full reward (>= 1) passes. Both get `TEST_DIR`. The sandbox has no /tests
   nor /logs, so in the test files' text (UTF-8 ones) `/tests` is rewritten to TESTS_DIR
@@ -214,9 +216,16 @@ def _terminal_bench(folder: Path) -> TerminalTask:
         solution = _solution_yaml(folder)
     else:
         solution = ()
+    parser = meta.get("parser_name", "pytest")
+    if parser != "pytest":
+        raise TaskFolderError(
+            f"task.yaml's parser_name is {parser!r}: rlenvs reads pytest's results only (parser_name: pytest, "
+            "Terminal-Bench's default)"
+        )
     test_command = f"bash {TESTS_DIR}/run-tests.sh"
     test_timeout_s = _seconds(meta.get("max_test_timeout_sec"), "task.yaml's max_test_timeout_sec")
-    return _task(folder, instruction.strip(), image, solution, tests, test_command, test_timeout_s, {})
+    task = _task(folder, instruction.strip(), image, solution, tests, test_command, test_timeout_s, {})
+    return dataclasses.replace(task, test_parser="pytest")
 
 
 def _solution_yaml(folder: Path) -> tuple[str, ...]:

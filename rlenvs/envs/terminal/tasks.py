@@ -112,6 +112,10 @@ class TerminalTask(Task):
     enforces (its own sitecustomize first on PYTHONPATH, git's hardening) comes after them."""
     test_timeout_s: float | None = None
     """Time limit of `test_command` (None: the env's per-command limit)."""
+    test_parser: str = ""
+    """How the test run's output is read besides its exit status: "pytest" (Terminal-Bench 1's
+    `parser_name`): the pytest or unittest results it prints must all pass
+    (`rlenvs.envs.terminal.results`); "": the exit status alone."""
     workdir: str = "/workspace"
     """Where the workspace is inside the sandbox (Terminal-Bench tasks expect /app)."""
     environment: tuple[tuple[str, str], ...] = ()

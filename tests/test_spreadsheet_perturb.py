@@ -103,6 +103,18 @@ def test_on_threshold_keeps_the_other_conditions_from_hiding_the_one_tested():
         assert any(s == q and r >= 4 for _, s, q, r in rows) and any(r == 4 and s >= q for _, s, q, r in rows)
 
 
+def test_every_row_of_a_label_task_gets_another_label_in_every_changed_copy():
+    """Scaling alone never carries a value far from its threshold across it: the check moves
+    every row so that its label changes, so no row's label can be typed."""
+    for level in (1, 2):
+        for index in range(16):
+            t = family_task(FAMILIES["conditional-label"], level, index)
+            for seed in range(4):
+                changed = t.truth(perturb(t.sheets, t.inputs, rng(seed), t.changes))
+                same = [cell for cell in t.formula_cells if changed[cell] == t.expected[cell]]
+                assert not same, (t.task_id, seed, same)
+
+
 def test_runs_move_a_boundary_and_number_each_run_again():
     months = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
     sheets = {"S": [["Store", "Month", "Sales"]] + [[store, months[m], 1.0] for store in ("Oslo", "Lyon") for m in range(11)]}

@@ -15,7 +15,8 @@ data tables and lookup tables and the order of a summary's listing (`CycleRows`)
 categories of the rows (cycled among rows with the same condition value, so every category
 keeps its counted rows), a rate grid's columns, where each store's run of months starts
 (`Runs`), which side of a statement a transaction is on (`SwapColumns`), and values exactly
-on and just across every threshold a rule states (`OnThreshold`). So `=D4+D6+D9` for one
+on and just across every threshold a rule states, with every other row moved so that its
+label (or its branch of the rule) changes (`OnThreshold`). So `=D4+D6+D9` for one
 region, `=Prices!C5` for one order, a criterion typed in instead of read from the listing,
 an IF branch chosen per row, or `>` where "at least" is asked all score 0. None of them can
 make an honest answer ambiguous: keys stay unique, every group keeps a row, labels keep
@@ -1150,7 +1151,8 @@ def _label_scenario(sheet: str, header: Sequence[str], rows: list[list[Any]], re
     return _column_task(
         instruction, sheets, truth, sheet=sheet, column=letter, header=result, formula=formula,
         last=last, inputs=(f"{sheet}!{inputs[0]}2:{inputs[-1]}{last}",),
-        changes=(OnThreshold(f"{sheet}!{inputs[0]}2:{inputs[-1]}{last}", tests=tests, combine=combine),),
+        changes=(OnThreshold(f"{sheet}!{inputs[0]}2:{inputs[-1]}{last}", tests=tests, combine=combine,
+                             label=_label, label_args=(rule, params)),),  # fmt: skip
     )
 
 

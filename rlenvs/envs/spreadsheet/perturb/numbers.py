@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,16 +26,32 @@ _HOLDS = {">=": lambda v, t: v >= t, ">": lambda v, t: v > t, "<": lambda v, t: 
 
 @dataclass(frozen=True)
 class OnThreshold(Change):
-    """Rows of `area` (the table's data rows) put on and across each threshold of `tests`:
-    for each test, one row exactly on the threshold (where `>` and `>=` disagree), one row
+    """Rows of `area` (the table's data rows) put on and across each threshold of `tests`,
+    and every other row moved so that its label changes.
+
+    For each test, one row exactly on the threshold (where `>` and `>=` disagree), one row
     where the condition held moved one step to where it fails, and one where it failed moved
-    one step to where it holds (a branch chosen by hand per row then fails). The rows differ
-    between tests, and on each of them the other tests are made neutral, so they cannot hide
-    the one being tested: true where the conditions are combined with AND, false with OR
-    (`combine`). The step is the column's (`_step`); whole numbers stay whole."""
+    one step to where it holds. The rows differ between tests, and on each of them the other
+    tests are made neutral, so they cannot hide the one being tested: true where the
+    conditions are combined with AND, false with OR (`combine`). Each of these rows is one
+    whose label the move changes; a move across that changes no row's label is left to the
+    next step, and the row on the threshold is placed even where it changes none. The step
+    is the column's (`_step`); whole numbers stay whole.
+
+    Every other row gets new values in its tested columns (drawn between the column's
+    smallest and largest value and a tenth beyond each of the row's thresholds, each side of
+    a threshold as likely as the other) until its label differs from its
+    starting row's: `label(*label_args, values of the row from column A)` as the task
+    states it (a module-level function, so that a task pickles and compares equal), or,
+    without `label`, which of the tests hold. Scaling by 0.5-1.5 never moves a value far
+    from a threshold across it, so without this a label typed on such a row (even dressed
+    as a formula) would pass every time: now every row's label changes in every changed
+    copy, and a branch chosen by hand on any row fails."""
 
     tests: tuple[Test, ...] = ()
     combine: str = "and"
+    label: Callable[..., Any] | None = None
+    label_args: tuple[Any, ...] = ()
 
     def apply(self, changed, original, rng):
         from rlenvs.envs.spreadsheet.cells import column_number
@@ -51,6 +68,14 @@ class OnThreshold(Change):
             value, limit = _get(sheet, r, column_number(test[0])), threshold(sheet, r, test)
             return None if not _is_number(value) or limit is None else _HOLDS[test[1]](float(value), limit)
 
+        def label(sheet: list[list[Any]], r: int) -> Any:
+            if self.label is not None:
+                return self.label(*self.label_args, list(sheet[r - 1]) if r - 1 < len(sheet) else [])
+            return tuple(holds(sheet, r, test) for test in self.tests)
+
+        def relabelled(r: int) -> bool:
+            return label(rows, r) != label(before, r)
+
         steps = {test[0]: _step([_get(before, r, column_number(test[0])) for r in span]) for test in self.tests}
 
         def put(r: int, test: Test, where: str) -> None:
@@ -62,20 +87,59 @@ class OnThreshold(Change):
             offset = 0 if where == "on" else (step if (where == "true") == up else -step)
             _put(rows, r, col, _like(limit + offset, step))
 
+        def place(r: int, test: Test, where: str) -> None:
+            put(r, test, where)
+            for other in self.tests:
+                if other[0] != test[0] and holds(rows, r, other) is not (self.combine == "and"):
+                    put(r, other, "true" if self.combine == "and" else "false")
+
         used: set[int] = set()
         for test in self.tests:
             on_truth = _HOLDS[test[1]](0, 0)  # what the condition says exactly on the threshold
             for where, was in (("on", not on_truth), ("false", True), ("true", False)):
                 pool = [r for r in span if r not in used and holds(before, r, test) is was]
-                pool = pool or [r for r in span if r not in used and holds(before, r, test) is not None]
-                if not pool:
-                    continue
-                r = pool[int(rng.integers(len(pool)))]
-                used.add(r)
-                put(r, test, where)
-                for other in self.tests:
-                    if other[0] != test[0] and holds(rows, r, other) is not (self.combine == "and"):
-                        put(r, other, "true" if self.combine == "and" else "false")
+                if where == "on":  # a value on the threshold, whatever row it takes
+                    pool = pool or [r for r in span if r not in used and holds(before, r, test) is not None]
+                order = [pool[int(i)] for i in rng.permutation(len(pool))]
+                for r in order:  # a row whose label this move changes
+                    saved = list(rows[r - 1])
+                    place(r, test, where)
+                    if relabelled(r):
+                        used.add(r)
+                        break
+                    rows[r - 1] = saved
+                else:
+                    if where == "on" and order:
+                        place(order[0], test, where)
+                        used.add(order[0])
+        self._relabel_the_rest(rows, before, [r for r in span if r not in used], relabelled, threshold, rng)
+
+    def _relabel_the_rest(self, rows, before, todo, relabelled, threshold, rng) -> None:
+        """New values for the tested columns of each row of `todo` until its label differs
+        from its starting row's (see the class docstring)."""
+        from rlenvs.envs.spreadsheet.cells import column_number
+
+        columns = sorted({column_number(test[0]) for test in self.tests})
+        ranges = {}
+        for col in columns:
+            values = [float(v) for r in todo if _is_number(v := _get(before, r, col))]
+            ranges[col] = (min(values, default=0.0), max(values, default=0.0), _step([_get(before, r, col) for r in todo]))
+        for r in todo:
+            if relabelled(r) or not all(_is_number(_get(rows, r, col)) for col in columns):
+                continue
+            pieces = {}  # each column's range cut at the row's thresholds: every side of each equally likely
+            for col, (low, high, step) in ranges.items():
+                limits = [limit for t in self.tests if column_number(t[0]) == col and (limit := threshold(rows, r, t)) is not None]
+                margins = [(x, max(step, abs(x) / 10)) for x in limits]  # room on both sides of each threshold
+                low, high = min([low, *(x - m for x, m in margins)]), max([high, *(x + m for x, m in margins)])
+                cuts = sorted({low, high, *limits})
+                pieces[col] = ([(a, b) for a, b in zip(cuts, cuts[1:]) if b > a] or [(low, high)], step)
+            for _ in range(100):
+                for col, (sides, step) in pieces.items():
+                    low, high = sides[int(rng.integers(len(sides)))]
+                    _put(rows, r, col, _like(float(rng.uniform(low, high)), step))
+                if relabelled(r):
+                    break
 
 
 @dataclass(frozen=True)

@@ -1000,10 +1000,17 @@ def test_no_leaks_after_many_executions(launched):
 
 
 def _zygote_and_children(pool: Sandbox) -> tuple[int, list[int]]:
-    """The host pids of the pool's one zygote (bwrap's only child) and of its children."""
+    """The host pids of the pool's one zygote and of its children. bwrap's only child is the
+    pid 1 of the sandbox, which in a pool worker only waits for its only child, the zygote
+    (pid 1 of a pid namespace of its own: guest `scratch`)."""
+
+    def children(pid: int) -> list[int]:
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
     [bwrap] = worker_pids(pool)
-    [zygote] = [int(pid) for pid in Path(f"/proc/{bwrap}/task/{bwrap}/children").read_text().split()]
-    return zygote, [int(pid) for pid in Path(f"/proc/{zygote}/task/{zygote}/children").read_text().split()]
+    [outer] = children(bwrap)
+    [zygote] = children(outer)
+    return zygote, children(zygote)
 
 
 @needs_bwrap

@@ -16,6 +16,7 @@ The attacks mostly run as Python inside the sandbox and report each attempt thro
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import os
@@ -77,9 +78,18 @@ def read(path):
 def write(path, data=b"pwned"):
     with open(path, "wb") as handle:
         return handle.write(data)
+def exists(pid):
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return True
+    except ProcessLookupError:
+        return False
+    return True
 def others():
-    """pids in this sandbox other than ours."""
-    return sorted(int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid())
+    """pids in this sandbox other than ours: found by signal 0, since /proc shows a process
+    only what it may ptrace (the zygote and the test runner are hidden)."""
+    return [pid for pid in range(1, 64) if pid != os.getpid() and exists(pid)]
 libc = ctypes.CDLL(None, use_errno=True)
 def check(rc):
     if rc == -1:
@@ -168,11 +178,13 @@ left running (their shared pools), removed by the `sandbox` fixture before it st
 
 def leftovers(uids: set[int] = MY_UIDS, live_parent: int | None = None) -> list[HostProcess]:
     """Processes of `uids` (zombies aside: they hold nothing) other than a live worker: a bwrap
-    started by `live_parent`, the zygote it runs (its only child), and the test runner the
+    started by `live_parent`, the zygote it runs (its only child; a pool worker's zygote is
+    that child's only child, the init of a pid namespace of its own), and the test runner the
     zygote may keep between test runs (its child of that name, one at most)."""
     mine = [p for p in host_processes() if p.uid in uids and p.state != "Z"]
     bwraps = {p.pid for p in mine if p.name == "bwrap" and live_parent is not None and p.ppid == live_parent}
     zygotes = {p.pid for p in mine if p.ppid in bwraps and p.name == "python3"}
+    zygotes |= {p.pid for p in mine if p.ppid in zygotes and p.name == "python3"}
     runners = set()
     for zygote in zygotes:
         runners.update([p.pid for p in mine if p.ppid == zygote and p.name == "rlenvs-runner"][:1])
@@ -248,7 +260,7 @@ def unaffected(sandbox: Sandbox, baseline: dict, host_tmp: Path):
     assert state["dirs"] == {"/workspace": [], "/tmp": [], "/dev/shm": []}, state["dirs"]
     assert state["xattrs"] == {"/workspace": [], "/tmp": [], "/dev/shm": []}, state["xattrs"]
     assert set(state["modes"].values()) == {"0o755"}, state["modes"]
-    assert state["procs"] == sorted([[1, "python3"], [state["pid"], "python3"]]), state["procs"]
+    assert state["procs"] == [[state["pid"], "python3"]], state["procs"]  # only itself: the zygote is hidden
     assert state["sysv"] == {"shm": [], "msg": [], "sem": []}, state["sysv"]
     assert state["keys"] == [], state["keys"]
     assert (state["root"], state["dev"], state["opt"]) == (baseline["root"], baseline["dev"], ["rlenvs-guest"])
@@ -393,7 +405,7 @@ print(sorted(os.listdir("/workspace")))
         thread.join()
     assert len({state["workspace_dev"] for state in states}) == 2  # really the two workers
     assert all(state["dirs"] == {"/workspace": [], "/tmp": [], "/dev/shm": []} for state in states), states
-    assert all(state["procs"] == sorted([[1, "python3"], [state["pid"], "python3"]]) for state in states), states
+    assert all(state["procs"] == [[state["pid"], "python3"]] for state in states), states
 
 
 def clean_state_slow(sandbox: Sandbox) -> dict:
@@ -726,9 +738,12 @@ def test_killing_the_test_runner_fails_the_tests(sandbox: Sandbox) -> None:
         solution = f"""
 import os, signal
 def add(a, b):
-    for pid in os.listdir('/proc'):
-        if pid.isdigit() and int(pid) not in (1, os.getpid()):
-            os.kill(int(pid), signal.{sig})
+    for pid in range(2, 64):  # the runner is hidden from /proc, but its pid can be signalled
+        if pid != os.getpid():
+            try:
+                os.kill(pid, signal.{sig})
+            except ProcessLookupError:
+                pass
     return a + b
 """
         report = sandbox.run_tests(solution, ADD, limits=QUICK)
@@ -736,32 +751,25 @@ def add(a, b):
         assert report.status in ("crash", "timeout"), (sig, report)
 
 
-PROBE = """
-import ctypes, json, os, resource
-def add(a, b):
-    return a + b
-def state(pid):
+def _host_state(pid: int) -> list:
+    """What the sandbox's uid could change in process `pid` (a host pid) and its children
+    would inherit: run state, nice value, CPUs, pending signals, scheduling policy, I/O
+    priority, the rest of sched_getattr(2), rlimits. Read from the host: inside, /proc hides
+    the zygote and the test runner from the solution."""
     with open(f"/proc/{pid}/stat") as stat:
         run_state = stat.read().rsplit(")", 1)[1].split()[0]
     with open(f"/proc/{pid}/status") as status:
         pending = sorted(line.split()[1] for line in status if line.startswith(("SigPnd", "ShdPnd")))
     with open(f"/proc/{pid}/limits") as limits:
         rlimits = limits.read()
-    policy = os.sched_getscheduler(pid)
-    ioprio = ctypes.CDLL(None).syscall(IOPRIO_GET, 1, pid) if IOPRIO_GET else None
+    libc = ctypes.CDLL(None, use_errno=True)
+    ioprio = libc.syscall(SYS_IOPRIO_SET + 1, 1, pid) if SYS_IOPRIO_SET else None
     attr = ctypes.create_string_buffer(56)
-    if SCHED_GETATTR:
-        ctypes.CDLL(None).syscall(SCHED_GETATTR, pid, attr, 56, 0)
-    return [pid, run_state, os.getpriority(os.PRIO_PROCESS, pid), sorted(os.sched_getaffinity(pid)), pending, policy,
-            ioprio, attr.raw.hex(), rlimits]
-others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]
-print(json.dumps([state(pid) for pid in sorted(others)]))
-""".replace("IOPRIO_GET", str(SYS_IOPRIO_SET and SYS_IOPRIO_SET + 1)).replace(
-    "SCHED_GETATTR", str(SYS_SCHED_SETATTR and SYS_SCHED_SETATTR + 1)
-)
-"""A solution that reports the zygote (pid 1) and the test runner as it finds them: run
-state, nice value, CPUs, pending signals, scheduling policy, I/O priority, the rest of
-sched_getattr(2), rlimits."""
+    if SYS_SCHED_SETATTR:
+        libc.syscall(SYS_SCHED_SETATTR + 1, pid, attr, 56, 0)
+    return [pid, run_state, os.getpriority(os.PRIO_PROCESS, pid), sorted(os.sched_getaffinity(pid)), pending,
+            os.sched_getscheduler(pid), ioprio, attr.raw.hex(), rlimits]
+
 
 RUNNER_ATTACKS = {
     "stop": "os.kill(pid, signal.SIGSTOP)",
@@ -781,11 +789,21 @@ RUNNER_ATTACKS = {
 
 
 def _probe(box: Sandbox) -> tuple[list, list]:
-    report = box.run_tests(PROBE, ADD)
+    """After a clean test run on `box`'s one worker: the zygote's and the kept runner's state."""
+    report = box.run_tests(HONEST, ADD)
     assert report.all_passed, report
-    [zygote, *others] = json.loads(report.stdout)
-    assert zygote[0] == 1 and len(others) == 1, report.stdout  # the zygote and the test runner
-    return zygote, others[0]
+    [worker] = box._idle  # the pool's one worker, idle between runs
+    processes = host_processes()
+    [outer] = [p.pid for p in processes if p.ppid == worker.pid]  # bwrap's pid 1
+    [zygote] = [p.pid for p in processes if p.ppid == outer]  # pid 1 of its own namespace
+    [runner] = [p.pid for p in processes if p.ppid == zygote and p.name == "rlenvs-runner"]
+    deadline = time.monotonic() + 3.0
+    while True:  # the zygote may still be cleaning up after the run (running, a SIGCHLD pending)
+        states = _host_state(zygote), _host_state(runner)
+        settled = all(state[1] == "S" and state[4] == ["0000000000000000"] * 2 for state in states)
+        if settled or time.monotonic() > deadline:
+            return states
+        time.sleep(0.02)
 
 
 @pytest.mark.parametrize("targets", ["zygote and runner", "runner"])
@@ -809,7 +827,7 @@ def test_what_a_solution_does_to_the_kept_test_runner_and_zygote_ends_with_it(na
         solution = f"""
 import ctypes, os, resource, signal, struct
 def add(a, b):
-    for pid in [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in ({spared},)]:
+    for pid in [pid for pid in range(1, 64) if pid not in ({spared},)]:  # hidden from /proc, not from kill
         try:
             {attack}
         except OSError:
@@ -870,7 +888,7 @@ print(any(b'pytest' in open(f'/proc/{{p}}/cmdline', 'rb').read() for p in pids i
 """)
     assert result.status == "ok", result
     pids, host_pid_visible, pytest_visible = result.stdout.splitlines()
-    assert len(json.loads(pids)) == 2 and json.loads(pids)[0] == 1  # the zygote and this process
+    assert json.loads(pids) == [2]  # this process alone: the zygote (pid 1) is hidden
     assert (host_pid_visible, pytest_visible) == ("False", "False")
 
 
@@ -891,7 +909,7 @@ def test_environment_secret_not_visible(sandbox: Sandbox) -> None:
             attempt(f"/proc/{{pid}}/cmdline secret", lambda: read(f"/proc/{{pid}}/cmdline").index(b"RLENVS"))
         report()
     """)
-    assert_blocked(results, **{"/proc/1/environ": "PermissionError"})
+    assert_blocked(results, **{"/proc/1/environ": "FileNotFoundError"})  # hidden: not ptrace-able
     shell = sandbox.run_shell("env; cat /proc/*/environ 2>/dev/null; true")
     assert SECRET not in shell.stdout and "RLENVS" not in shell.stdout
     report = sandbox.run_tests(f"import os\ndef add(a, b):\n    return 5 if {SECRET!r} in str(os.environ) else 0\n", ADD)
@@ -1036,7 +1054,7 @@ def test_ptrace_and_proc_of_other_processes_fail(sandbox: Sandbox) -> None:
         report()
     """
     results = attack(sandbox, body)
-    assert_blocked(results, **{"1 PTRACE_ATTACH": "Operation not permitted", "1 mem": "PermissionError"})
+    assert_blocked(results, **{"1 PTRACE_ATTACH": "Operation not permitted", "1 mem": "FileNotFoundError"})
     # the same from inside a test run, where the trusted test runner is a sibling: the attempts
     # run during the call (the runner surely exists then) and go to the solution's stdout
     attempts = textwrap.indent(textwrap.dedent(body), "    ")

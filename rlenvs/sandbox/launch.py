@@ -4,7 +4,8 @@ The sandbox (bubblewrap, Debian package `bubblewrap`):
 - new user, pid, network, ipc, uts and cgroup namespaces, no nested user namespaces, a new
   terminal session; no network at all (only the namespace's own loopback);
 - a read-only root with only /usr (read-only; /bin, /lib, /lib64, /sbin as symlinks into it),
-  a fresh read-only /proc and /dev, size-capped tmpfs at /workspace, /tmp and /dev/shm, and
+  a fresh read-only /proc and /dev, size-capped tmpfs at /workspace, /tmp and /dev/shm (a
+  pool worker's zygote mounts new ones, and a /proc of its own, for every execution), and
   the guest code read-only at /opt/rlenvs-guest. No /etc (but for the links of
   `alternative_links`), /home, /root, /work, no other
   worker's files;
@@ -197,17 +198,32 @@ def bwrap_launch(
         "--size", size, "--tmpfs", workspace,
         "--size", size, "--tmpfs", "/tmp",
         # The root and /dev are tmpfs the zygote does not empty, of no set size: read-only, so
-        # nothing written there outlives an execution or grows past the tmpfs sizes above. /proc
-        # too: the sysctls of the sandbox's own IPC and pid namespaces are writable, and would
-        # outlive an execution.
-        "--remount-ro", "/", "--remount-ro", "/proc",
+        # nothing written there outlives an execution or grows past the tmpfs sizes above.
+        "--remount-ro", "/",
+        *(_session_proc() if session else _pool_capabilities()),
         "--chdir", workspace,
         "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
         "--setenv", "LANG", "C.UTF-8",
         interpreter, "-I", "-S", "-B", f"{GUEST_MOUNT}/zygote.py", "--workspace", workspace,
-        *(["--session"] if session else []),
+        *(["--session"] if session else ["--scratch-bytes", size]),
     ]  # fmt: skip
     return WorkerLaunch(argv=tuple(argv), lease=lease_worker_uid(), report_child_pid=session)
+
+
+def _session_proc() -> list[str]:
+    """A session's /proc is read-only: the sysctls of the sandbox's own IPC and pid namespaces
+    are writable, and would outlive a command."""
+    return ["--remount-ro", "/proc"]
+
+
+def _pool_capabilities() -> list[str]:
+    """A pool worker's zygote renews the sandbox for every execution (guest `scratch`): it
+    mounts its own /proc (read-only for the code, hiding the test runner) and tmpfs, and makes
+    new IPC and network namespaces, which takes CAP_SYS_ADMIN and CAP_NET_ADMIN in the
+    sandbox's user namespace; it keeps only those, and its children drop them. bwrap's /proc
+    stays writable, as a read-only one would lock every /proc mounted under it read-only
+    (`ns_last_pid` included); the code never sees it under the zygote's own."""
+    return ["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_NET_ADMIN"]
 
 
 RESERVED_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/dev", "/tmp", GUEST_MOUNT)

@@ -32,6 +32,7 @@ import traceback
 import types
 from collections.abc import Callable
 
+import scratch
 import values
 
 MEMORY_EXIT = 86
@@ -102,8 +103,15 @@ def note_signal_dispositions() -> None:
     _SIGNALS_TO_RESET = tuple(found)
 
 
+PR_SET_DUMPABLE = 4
+
+
 def enter_child(fds: dict[int, int], limits: dict, *, untrusted: bool) -> None:
-    """Become a fresh session with exactly the given fds (target -> source) and the rlimits."""
+    """Become a fresh session with exactly the given fds (target -> source) and the rlimits,
+    without the capabilities a pool zygote keeps (`scratch`). Untrusted code is dumpable, as
+    any process it would start on a normal machine: under a /proc that shows each process only
+    what it may ptrace, it sees itself and its own children (but never the runner)."""
+    scratch.drop_capabilities()
     os.setsid()
     signal.set_wakeup_fd(-1)
     for target, source in fds.items():
@@ -117,6 +125,7 @@ def enter_child(fds: dict[int, int], limits: dict, *, untrusted: bool) -> None:
             pass
     if untrusted:
         signal.pthread_sigmask(signal.SIG_SETMASK, ())
+        scratch.LIBC.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     else:
         # The solution runs under the same uid and may signal this process; only SIGKILL and
         # SIGSTOP get through (and SIGCONT, which does nothing else), and both leave the run
@@ -401,6 +410,7 @@ def serve_test_runs(control_fd: int, end_run: Callable[[], None]) -> None:
             os._exit(0)  # the zygote hung up (or broke the protocol): nothing to do but go
         (size,) = RUN_HEADER.unpack(header)
         program = json.loads(_recv_exact(control_fd, size) or b"null")
+        os.chdir(cwd_before)  # by path: a pool worker's workspace is a new mount every execution
         try:
             run_tests(program, *fds, end_run)
         finally:
@@ -415,7 +425,6 @@ def serve_test_runs(control_fd: int, end_run: Callable[[], None]) -> None:
             if os.environ != environ_before:
                 os.environ.clear()
                 os.environ.update(environ_before)
-            os.chdir(cwd_before)
             sys.setrecursionlimit(recursion_before)
 
 

@@ -11,6 +11,11 @@ reniced, rescheduled or gave lower rlimits (which its next children would inheri
 it exit, and the host replaces the worker. The one process it keeps is the trusted test
 runner (`TestRunner`), and only while runs end cleanly and it is as it was made.
 
+A pool worker (not a session) goes further (`scratch`): the zygote is pid 1 of a pid
+namespace whose /proc shows each process only what it may ptrace (so the solution cannot see
+the runner), and every execution gets new tmpfs mounts, new IPC and network namespaces and
+the same pids, so no state at all, not even a timestamp, passes from one execution to the next.
+
 In session mode (`--session`, a terminal env's persistent shell) the writable folders are
 kept between requests, so each command sees what the last one left; only processes and IPC
 objects are cleared after each. A `wipe` request empties the folders (a new episode; with
@@ -40,6 +45,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import roles  # the guest folder is the only import path inside the sandbox
+import scratch
 
 PRELOAD = (
     "bisect", "collections", "copy", "datetime", "decimal", "fractions", "functools", "hashlib",
@@ -70,9 +76,13 @@ STATE_CAP = 1 << 20
 
 
 def main() -> None:
+    global _fresh
     isolated = "--unsafe" not in sys.argv
     session = "--session" in sys.argv
     workspace = sys.argv[sys.argv.index("--workspace") + 1] if "--workspace" in sys.argv else "/workspace"
+    fresh = isolated and not session  # a pool worker: nothing of one execution reaches the next
+    if fresh:
+        scratch.become_namespace_init()
     LIBC.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of an execution come back to us
     if isolated:
@@ -87,6 +97,8 @@ def main() -> None:
     for name in PRELOAD:
         __import__(name)
     writable = [workspace, "/tmp", "/dev/shm"] if isolated else [os.getcwd()]
+    if fresh:
+        _fresh = scratch.FreshState(writable, int(sys.argv[sys.argv.index("--scratch-bytes") + 1]), workspace)
     own_state, own_cpus = _process_state(0), os.sched_getaffinity(0)
     wake_r, wake_w = os.pipe()
     for fd in (wake_r, wake_w):
@@ -118,7 +130,8 @@ def main() -> None:
         # sandbox it cannot restore ends the zygote: the host sees the worker gone and reruns
         # the next request on a fresh one.
         empty = not session or kind == "wipe"  # a session keeps its files until a new episode
-        if not _clean_up(isolated, emptied if empty else []) or not _restored(own_state, own_cpus):
+        emptied = [] if fresh else emptied  # new mounts replace them (`_renewed`)
+        if not _clean_up(isolated, emptied if empty else []) or not _renewed() or not _restored(own_state, own_cpus):
             os._exit(3)
 
 
@@ -142,6 +155,8 @@ def _write_line(message: dict) -> None:
 
 def _fork(role, fds: dict[int, int]) -> int:
     """Fork a child that moves `fds` (target -> source) into place and runs `role()`."""
+    if _fresh is not None:
+        _fresh.reset_pids()
     pid = os.fork()
     if pid == 0:
         try:
@@ -185,6 +200,8 @@ def _execute(request: dict, wake_r: int, devnull: int, isolated: bool) -> dict:
         _retire_runner()  # code that is not a test run never shares the sandbox with it
 
     def untrusted(staged: dict[int, int]) -> None:
+        if _fresh is not None:
+            _fresh.enter()
         roles.enter_child(staged, limits, untrusted=True)
         roles.run_untrusted(kind, request["code"], 3 if testing else None)
 
@@ -284,7 +301,7 @@ class TestRunner:
         if _limits_key(limits) != self.limits_key:
             return False
         try:
-            with open(f"/proc/{self.pid}/status", "rb") as status:
+            with open(_proc_path(f"{self.pid}/status"), "rb", opener=_proc_opener) as status:
                 fields = {line.split(b":")[0]: line.split()[1] for line in status if line.startswith(STATUS_FIELDS)}
             cpus = os.sched_getaffinity(self.pid)
             state = _process_state(self.pid)
@@ -322,6 +339,8 @@ class TestRunner:
 
 
 _runner: TestRunner | None = None
+_fresh: scratch.FreshState | None = None
+"""A pool worker's per-execution state (`scratch`); None in a session or in unsafe mode."""
 _dying: list[int] = []
 """Solutions of clean test runs, SIGKILLed and answered for, that the clean-up waits for."""
 
@@ -544,16 +563,38 @@ def _kill_all(*pids: int) -> None:
 def _descendants() -> list[int]:
     """Processes whose parent is this zygote (orphans are re-parented to it, a subreaper)."""
     me, found = os.getpid(), []
-    for entry in os.listdir("/proc"):
+    for entry in os.listdir(_fresh.proc if _fresh is not None else "/proc"):
         if entry.isdigit():
             try:
-                with open(f"/proc/{entry}/stat", "rb") as stat:
+                with open(_proc_path(f"{entry}/stat"), "rb", opener=_proc_opener) as stat:
                     fields = stat.read().rsplit(b")", 1)[1].split()
             except OSError:
                 continue
             if int(fields[1]) == me and fields[0] != b"Z":
                 found.append(int(entry))
     return found
+
+
+def _proc_path(relative: str) -> str:
+    """A /proc path as `_proc_opener` opens it: relative to the zygote's full view in a pool
+    worker (its /proc hides processes it may not ptrace, and the runner is one), else /proc's."""
+    return relative if _fresh is not None else f"/proc/{relative}"
+
+
+def _proc_opener(path: str, flags: int) -> int:
+    return os.open(path, flags, dir_fd=_fresh.proc) if _fresh is not None else os.open(path, flags)
+
+
+def _renewed() -> bool:
+    """A pool worker's new mounts and namespaces for the next execution (`scratch`); False
+    when they could not be made (the host then replaces the worker)."""
+    if _fresh is None:
+        return True
+    try:
+        _fresh.renew()
+    except OSError:
+        return False
+    return True
 
 
 def _reap(block: bool = True) -> dict[int, int]:

@@ -1,0 +1,191 @@
+"""A pool worker's fresh state per execution (guest side, stdlib only).
+
+A pool worker runs execution after execution for unrelated callers, and a test run is only
+sound if nothing of an earlier one can be observed: a solution that could keep a note
+between runs (in a folder's timestamps, an inode number, a pid, an IPC id, a network
+counter) and read, during a run, whether its last answer passed could replay what passed
+and score without solving anything. So, for pool workers (not shell sessions, whose files
+persist on purpose):
+
+- Executions see only their own processes. The zygote becomes pid 1 of a pid namespace of
+  its own (`become_namespace_init`), and /proc there is mounted with `hidepid=ptraceable`:
+  a process sees exactly the processes it may ptrace, so the test runner and the zygote,
+  which are not dumpable, are invisible to the solution (no /proc/<runner>/stat, no page
+  faults or CPU times to time the runner's work by). The zygote keeps its own full view
+  through a descriptor of a /proc without that option.
+- Every execution starts on new tmpfs mounts at the workspace, /tmp and /dev/shm, in a new
+  IPC and network namespace (loopback up), and with the namespace's pid counter set back
+  (`FreshState.renew`, `enter`, `reset_pids`): the folders' timestamps, modes, xattrs,
+  inode numbers and free space, SysV IPC ids, loopback counters and sockets, and the next
+  pid are those of a fresh sandbox, whatever the last execution did. The zygote and the
+  test runner stay in IPC and network namespaces of their own, which no execution joins:
+  the runner's sockets (/proc/net/unix) would tell whether it was made for this run.
+
+The renewal runs in the clean-up, after the answer is written, so it costs the next
+request's latency nothing while the host reads the answer. What it cannot hide is when
+that clean-up ran (a new mount's and network device's creation time): the time the last
+execution ended, which an execution queued behind it could read off its own clock anyway.
+
+The zygote needs two capabilities in the sandbox's user namespace for this, CAP_SYS_ADMIN
+(mounts, namespaces, the pid counter) and CAP_NET_ADMIN (loopback), and keeps only those;
+every child drops all of them before it runs anything (`drop_capabilities`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import os
+import socket
+import struct
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x08000000, 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 0x4000, 1 << 18
+MNT_DETACH = 2
+CAP_NET_ADMIN, CAP_SYS_ADMIN = 12, 21
+KEPT_CAPABILITIES = (CAP_SYS_ADMIN, CAP_NET_ADMIN)
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+_IFREQ = struct.Struct("16sH22x")
+"""struct ifreq with ifr_flags (40 bytes on 64-bit Linux)."""
+FIRST_PID = 1
+"""What the pid counter is set back to before each fork: the next process gets the lowest
+free pid above it, so the same kind of execution always gets the same pids."""
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"{what}: {os.strerror(error)}")
+
+
+def _mount(source: str | None, target: str, kind: str | None, flags: int, options: str | None = None) -> None:
+    encoded = [None if text is None else text.encode() for text in (source, target, kind, options)]
+    _check(LIBC.mount(encoded[0], encoded[1], encoded[2], ctypes.c_ulong(flags), encoded[3]), f"mount {target}")
+
+
+def _set_capabilities(keep: tuple[int, ...]) -> None:
+    """Keep exactly `keep` (effective and permitted; nothing inheritable or ambient), and
+    check that the kernel now reports exactly that."""
+    _check(LIBC.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "clear ambient capabilities")
+    bits = sum(1 << cap for cap in keep)
+    header, data = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0), (_CapData * 2)()
+    data[0].effective = data[0].permitted = bits & 0xFFFFFFFF
+    data[1].effective = data[1].permitted = bits >> 32
+    _check(LIBC.capset(ctypes.byref(header), data), "capset")
+    got = (_CapData * 2)()
+    _check(LIBC.capget(ctypes.byref(header), got), "capget")
+    held = [(d.effective, d.permitted, d.inheritable) for d in got]
+    if held != [(bits & 0xFFFFFFFF,) * 2 + (0,), (bits >> 32,) * 2 + (0,)]:
+        raise OSError(f"capabilities are {held} after keeping only {keep}")
+
+
+def drop_capabilities() -> None:
+    """Drop every capability (a child of the zygote, before it runs anything). Without
+    capabilities, and with no_new_privs (bubblewrap sets it), nothing it execs gains any."""
+    _set_capabilities(())
+
+
+def become_namespace_init() -> None:
+    """Make the rest of this process's life run as pid 1 of a new pid namespace, in a new
+    mount namespace: fork, and in the parent wait for that child for good and exit as it
+    did. The parent drops its capabilities and holds nothing of the protocol; the child is
+    the zygote. bubblewrap's own pid namespace belongs to a user namespace above the
+    sandbox's, where the zygote has no capabilities: in one of its own it may mount /proc
+    and set the pid counter."""
+    _check(LIBC.unshare(CLONE_NEWPID | CLONE_NEWNS), "unshare a pid and mount namespace")
+    child = os.fork()
+    if child == 0:
+        return
+    drop_capabilities()
+    for fd in (0, 1):
+        os.close(fd)
+    while True:
+        try:
+            _, status = os.waitpid(child, 0)
+            break
+        except ChildProcessError:
+            os._exit(70)
+        except InterruptedError:
+            continue
+    code = os.waitstatus_to_exitcode(status)
+    os._exit(code if code >= 0 else 128 - code)
+
+
+class FreshState:
+    """The pool zygote's handle on what it renews for every execution (module docstring).
+    Made by the zygote once it is pid 1 of its own namespace (`become_namespace_init`)."""
+
+    def __init__(self, folders: list[str], size_bytes: int, workspace: str) -> None:
+        self.folders, self.size_bytes, self.workspace = list(folders), size_bytes, workspace
+        self._mounted = False
+        # Mounts made here stay here (and the host's view through bwrap's pid 1 is unchanged).
+        _mount(None, "/", None, MS_REC | MS_PRIVATE)
+        flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+        _mount("proc", "/proc", "proc", flags)
+        self.proc = os.open("/proc", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        """The zygote's full view of this namespace's processes (through the mount below)."""
+        self._last_pid = os.open("sys/kernel/ns_last_pid", os.O_WRONLY | os.O_CLOEXEC, dir_fd=self.proc)
+        _mount("proc", "/proc", "proc", flags | MS_RDONLY, "hidepid=ptraceable")
+        _set_capabilities(KEPT_CAPABILITIES)
+        # The zygote's own (bwrap's belong to a user namespace above ours: once left, never
+        # re-entered), which the runner inherits and the zygote returns to after making the next.
+        self._home = self._new_namespaces()
+        self._next: list[int] = []
+        self.renew()
+
+    def _new_namespaces(self) -> list[int]:
+        """Enter new IPC and network namespaces (loopback up); their descriptors, in the
+        order of `NAMESPACES`."""
+        _check(LIBC.unshare(CLONE_NEWIPC | CLONE_NEWNET), "unshare an IPC and network namespace")
+        _loopback_up()
+        return [os.open(f"self/ns/{name}", os.O_RDONLY | os.O_CLOEXEC, dir_fd=self.proc) for name, _ in NAMESPACES]
+
+    def renew(self) -> None:
+        """New IPC and network namespaces and new, empty tmpfs mounts, for the next execution.
+        Raises OSError when any of it fails (the worker is then replaced)."""
+        for fd in self._next:  # the last execution's: gone with their last process
+            os.close(fd)
+        self._next = self._new_namespaces()
+        _join(self._home)
+        for folder in self.folders:
+            if self._mounted:  # the mount under ours is bwrap's, locked in place: ours go on top
+                _check(LIBC.umount2(folder.encode(), MNT_DETACH), f"umount {folder}")
+            _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"size={self.size_bytes},mode=0755")
+        self._mounted = True
+        os.chdir(self.workspace)
+
+    def enter(self) -> None:
+        """Join the execution's IPC and network namespaces (an untrusted child, before it
+        drops its capabilities)."""
+        _join(self._next)
+
+    def reset_pids(self) -> None:
+        """Set the pid counter back (`FIRST_PID`): the pid a process gets must not tell how
+        many processes earlier executions started."""
+        os.pwrite(self._last_pid, str(FIRST_PID).encode(), 0)
+
+
+NAMESPACES = (("ipc", CLONE_NEWIPC), ("net", CLONE_NEWNET))
+
+
+def _join(fds: list[int]) -> None:
+    for fd, (name, kind) in zip(fds, NAMESPACES, strict=True):
+        _check(LIBC.setns(fd, kind), f"setns to an {name} namespace")
+
+
+def _loopback_up() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        name = _IFREQ.pack(b"lo", 0)
+        (flags,) = struct.unpack_from("H", fcntl.ioctl(probe, SIOCGIFFLAGS, name), 16)
+        fcntl.ioctl(probe, SIOCSIFFLAGS, _IFREQ.pack(b"lo", flags | IFF_UP))

@@ -198,6 +198,45 @@ def test_a_copy_made_mid_episode_carries_the_workspace_and_the_shell_on_its_own_
     assert env.step("submit")[1] == 0.0
 
 
+def test_a_copy_carries_big_files_symlinks_odd_names_and_wide_trees(env):
+    """What the host reader's caps for expectations would drop (files over 1 MiB, more than
+    20,000 entries) and what it reports but cannot write (symlinks) all reach the copy."""
+    env.reset(options={"task": ROW})
+    env.step(
+        "head -c 2097152 /dev/urandom > big.bin && sha256sum big.bin > big.sum && ln -s big.bin latest && "
+        "mkdir -p ro many && ln -s ../data.txt ro/data && chmod 555 ro && ln -s /nowhere dangling && "
+        "touch \"$(printf 'odd\\nname\\xff')\" && (cd many && seq 1 25000 | xargs touch)"
+    )
+    clone = copy.deepcopy(env)
+    try:
+        check = (
+            "sha256sum -c --quiet big.sum && readlink latest ro/data dangling && stat -c %a ro && "
+            "ls many | wc -l && ls | grep -c odd"
+        )
+        observation, *_ = clone.step(check)
+        assert observation == "big.bin\n../data.txt\n/nowhere\n555\n25000\n1\n\n[exit code 0]"
+        assert clone.step("ls /tmp")[0] == "[exit code 0]"  # the restore leaves nothing in /tmp
+    finally:
+        clone.close()
+
+
+def test_a_copy_of_a_workspace_that_cannot_be_copied_whole_ends_its_episode_with_the_reason(env):
+    """Sparse files hold more bytes than the copy's workspace could: the copy is made, and its
+    next step ends the episode (reward 0) saying why, instead of crashing a vector worker."""
+    env.reset(options={"task": ROW})
+    env.step("for i in $(seq 8); do truncate -s 15M sparse$i; done")
+    clone = copy.deepcopy(env)
+    try:
+        _, reward, terminated, _, info = clone.step("ls")
+        assert (reward, terminated, info["command_status"]) == (0.0, True, "sandbox_error")
+        assert "could not be copied" in info["detail"] and "sparse files" in info["detail"]
+        clone.reset(options={"task": ROW})  # a new episode of the copy is fine
+        assert clone.step("cat data.txt")[0] == "a\nb\nc\n\n[exit code 0]"
+    finally:
+        clone.close()
+    assert env.step("ls sparse8")[0] == "sparse8\n\n[exit code 0]"  # the original goes on
+
+
 def test_a_failing_setup_script_names_the_task(env):
     row = {**ROW, "setup_script": "exit 7"}
     with pytest.raises(RuntimeError, match="setup script failed"):

@@ -420,9 +420,9 @@ def test_a_reward_the_agent_planted_does_not_count(tmp_path):
 
 
 def test_the_tests_start_from_nothing_the_agent_wrote(tmp_path):
-    """A fresh folder to start in, a fresh HOME and /tmp, exactly the verdict's variables, a
-    shell with no function or alias of the agent's (the attacks each vector allows are in
-    tests/redteam/terminal.py)."""
+    """The WORKDIR to start in (as Terminal-Bench starts them), a fresh HOME and /tmp, exactly
+    the verdict's variables, a shell with no function or alias of the agent's (the attacks
+    each vector allows are in tests/redteam/terminal.py)."""
     folder = terminal_bench_task(tmp_path)
     write(
         folder / "run-tests.sh",
@@ -439,15 +439,15 @@ def test_the_tests_start_from_nothing_the_agent_wrote(tmp_path):
     report = info["failed_checks"][0].removeprefix("the task's tests failed (error): ")
     (tests,) = set(re.findall(r"/tmp/rlenvs-verdict/tests-[0-9a-f]{16}", report))
     assert reward == 0.0 and report.replace(tests, "TESTS") == (
-        "cwd=/tmp/rlenvs-verdict/run\nhome=/tmp/rlenvs-verdict/home\n/dev/shm:\n\n/tmp/rlenvs-verdict/home:\n"
+        "cwd=/app\nbin\ngreeting.txt\nhome=/tmp/rlenvs-verdict/home\n/dev/shm:\n\n/tmp/rlenvs-verdict/home:\n"
         "rlenvs-verdict\nexpected.txt\nrun-tests.sh\ntest_outputs.py\n"
         "GIT_CONFIG_COUNT=4\nGIT_CONFIG_GLOBAL=/dev/null\nGIT_CONFIG_KEY_0=core.fsmonitor\n"
         "GIT_CONFIG_KEY_1=core.hooksPath\nGIT_CONFIG_KEY_2=core.pager\nGIT_CONFIG_KEY_3=safe.directory\n"
         "GIT_CONFIG_NOSYSTEM=1\nGIT_CONFIG_VALUE_0=false\nGIT_CONFIG_VALUE_1=/tmp/rlenvs-verdict/git-hooks\n"
         "GIT_CONFIG_VALUE_2=cat\nGIT_CONFIG_VALUE_3=*\n"
-        "HOME=/tmp/rlenvs-verdict/home\nLANG=C.UTF-8\nPATH=/usr/local/bin:/usr/bin:/bin\nPWD=/tmp/rlenvs-verdict/run\n"
+        "HOME=/tmp/rlenvs-verdict/home\nLANG=C.UTF-8\nPATH=/usr/local/bin:/usr/bin:/bin\nPWD=/app\n"
         "PYTEST_ADDOPTS=-p no:cacheprovider --rootdir=TESTS -c /tmp/rlenvs-verdict/pytest.ini\n"
-        "PYTHONDONTWRITEBYTECODE=1\nPYTHONNOUSERSITE=1\nPYTHONPATH=/tmp/rlenvs-verdict/site\nSHLVL=1\n"
+        "PYTHONDONTWRITEBYTECODE=1\nPYTHONNOUSERSITE=1\nPYTHONPATH=/tmp/rlenvs-verdict/site\nPYTHONSAFEPATH=1\nSHLVL=1\n"
         "TEST_DIR=TESTS\nTMPDIR=/tmp/rlenvs-verdict/tmp\n_=/usr/bin/env\n"
     )
 
@@ -544,6 +544,19 @@ def test_the_tests_run_under_the_folders_test_timeout(tmp_path):
         assert reward == 1.0, info["failed_checks"]
     finally:
         env.close()
+
+
+def test_without_a_test_timeout_the_tests_get_the_harness_default_not_the_commands_limit(tmp_path):
+    """Terminal-Bench's task.yaml defaults max_test_timeout_sec to 60 s, Harbor's task.toml
+    [verifier].timeout_sec to 600 s."""
+    folder = terminal_bench_task(tmp_path)
+    meta = (folder / "task.yaml").read_text()
+    write(folder / "task.yaml", meta.replace("max_test_timeout_sec: 30.0\n", ""))
+    assert one_task(folder).test_timeout_s == folders.TERMINAL_BENCH_TEST_TIMEOUT_S == 60.0
+    harbor = harbor_task(tmp_path)
+    toml = (harbor / "task.toml").read_text()
+    write(harbor / "task.toml", toml.replace("[verifier]\ntimeout_sec = 60.0\n", ""))
+    assert one_task(harbor).test_timeout_s == folders.HARBOR_TEST_TIMEOUT_S == 600.0
 
 
 # --- what is refused, and why ----------------------------------------------------------------------------

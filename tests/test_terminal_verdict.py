@@ -114,3 +114,20 @@ def test_a_task_that_sets_the_verdicts_own_variables_does_not_undo_them(fresh):
     script = 'python3 -c "import sys; print(sys.flags.no_user_site)"; git config core.fsmonitor'
     outcome = run_tests(fresh, TESTS, script, timeout_s=10.0, environment=environment)
     assert outcome.result.stdout == "1\nfalse\n"
+
+
+def test_python_started_in_the_workdir_finds_the_workspaces_modules_after_pythons_own(fresh):
+    """PYTHONSAFEPATH=1 and the verdict's sitecustomize: -m, -c and stdin get the start folder
+    at the end of sys.path, a script its own folder at the front, as Python puts it."""
+    fresh.run(
+        "echo 'raise SystemExit(3)' > /app/json.py && cp /app/json.py /app/unittest.py && echo 'X = 5' > /app/mine.py "
+        "&& mkdir -p /app/tool && printf 'import mine\\nprint(mine.X)\\n' > /app/tool/main.py && cp /app/mine.py /app/tool/"
+    )
+    script = (
+        "pwd && python3 -c 'import json, mine, sys; print(mine.X, sys.path[-1])' && echo 'import mine' | python3 - && "
+        "python3 -m unittest -h > /dev/null && python3 tool/main.py && "
+        f"python3 -c 'import sys; sys.path.remove(\"{VERDICT_ROOT}/site\"); import json' && "
+        "python3 -I -c 'import json' ; echo \"isolated: $?\""
+    )
+    outcome = run_tests(fresh, TESTS, script, timeout_s=10.0)
+    assert outcome.result.stdout == "/app\n5 /app\n5\nisolated: 0\n", outcome.result.stdout

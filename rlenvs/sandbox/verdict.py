@@ -12,24 +12,27 @@ So a test run (`VerdictRun`) is built from nothing the agent wrote, but for the 
 
 - /tmp and /dev/shm are emptied first (`SCRATCH_FOLDERS`): the agent's scratch is not its answer;
 - the tests get a folder of their own under a random name (`VerdictRun.tests_dir`), which does
-  not exist before they are copied in, so no symlink the agent left can point into it (not
-  even through /proc/self/cwd: no folder the tests start in is beside it); the name
-  `TESTS_DIR` in the tests' text, their command and their variables is rewritten to it;
-- they start in an empty folder of their own (`cwd`), not in the workspace, with a fresh HOME;
+  not exist before they are copied in, so no symlink the agent left can point into it; the
+  name `TESTS_DIR` in the tests' text, their command and their variables is rewritten to it
+  (links into /proc, the reading process's own files, are refused before: `rlenvs.rewards.links`);
+- they start in the workspace (`cwd`), as Terminal-Bench and Harbor start them in the WORKDIR,
+  with a fresh HOME;
 - with exactly `VerdictRun.environment()`, nothing inherited: the system PATH, that HOME,
   TMPDIR (a folder of the run's own), LANG, then the task's own variables, then what the
   verdict enforces over them: PYTHONNOUSERSITE=1 (no user site: python3 -s),
-  PYTHONDONTWRITEBYTECODE=1, PYTHONPATH led by a folder of the verdict's own holding empty
-  `sitecustomize.py` and `usercustomize.py` (a task's `ENV PYTHONPATH=/app` must not make
-  every python3 of the tests import the agent's /app/sitecustomize.py), git's hardening
+  PYTHONDONTWRITEBYTECODE=1, PYTHONSAFEPATH=1 with PYTHONPATH led by a folder of the
+  verdict's own holding its `sitecustomize.py` (`SITECUSTOMIZE`: for -m, -c and stdin the
+  start folder goes at the end of sys.path, not the front, so the workspace's `unittest.py`
+  does not shadow Python's for `python3 -m unittest`, while the agent's modules still import;
+  a script's folder stays first, as Python puts it) and an empty `usercustomize.py` (a task's `ENV PYTHONPATH=/app`
+  must not make every python3 of the tests import the agent's /app/sitecustomize.py), git's hardening
   (`GIT_SETTINGS`), and PYTEST_ADDOPTS giving pytest an explicit rootdir (the tests' folder),
   an explicit config (the tests' own pytest.ini, pyproject.toml, ... at the top of their
   folder, else an empty one) and `-p no:cacheprovider`;
 - in a bash without start-up files (`--noprofile --norc`, no BASH_ENV).
 
 What the tests are there to check stays theirs to use: what they import or run from the
-workspace runs as they ask, and a test script that cds into the workspace before
-`python3 -m ...` gets what is there (the task's choice). But code of the agent's that the
+workspace runs as they ask. But code of the agent's that the
 tests run (a program they test, a pickle they load, a hook git runs for them) runs as the
 tests' own uid and could rewrite the tests that have not run yet. So the run is checked from
 the host once it is over and every process of it gone (`VerdictOutcome.tampered`): a file
@@ -74,7 +77,31 @@ VERDICT_ROOT = "/tmp/rlenvs-verdict"
 LOGS_NAME = ".rlenvs-logs"
 """The folder inside the tests' folder that the tests write their results to (Harbor's /logs):
 the one part of it they may change."""
-SITECUSTOMIZE = "# The verdict's own: it stands in for any sitecustomize.py on the tests' PYTHONPATH.\n"
+SITECUSTOMIZE = '''\
+"""The verdict's own sitecustomize, first on the tests' PYTHONPATH, so that no other runs.
+
+The tests start in the workspace and run with PYTHONSAFEPATH=1, so python3 -m, -c and stdin
+do not put the folder they start in at the front of sys.path, where a module of the agent's
+would shadow what the tests import (/app/unittest.py for `python3 -m unittest`). Here that
+folder goes back at the end of sys.path instead: what only it holds (the agent's modules a
+test imports) still imports, and nothing there shadows the standard library or what is
+installed. A script's own folder goes back at the front, where Python puts it: the tests'
+scripts import their helpers and the agent's programs their modules as they would anywhere."""
+import os
+import sys
+
+if getattr(sys.flags, "safe_path", False):
+    try:
+        first = sys.argv[0] if sys.argv else ""
+        if first in ("", "-", "-c", "-m"):
+            sys.path.append(os.getcwd())
+        else:
+            script = os.path.realpath(first)
+            sys.path.insert(0, script if os.path.isdir(script) else os.path.dirname(script))
+    except OSError:  # a start folder since removed: nothing to put back
+        pass
+'''
+"""What the verdict's `site/sitecustomize.py` holds (see its docstring)."""
 USERCUSTOMIZE = "# The verdict's own: it stands in for any usercustomize.py on the tests' PYTHONPATH.\n"
 GIT_SETTINGS: tuple[tuple[str, str], ...] = (
     ("core.fsmonitor", "false"),
@@ -105,11 +132,13 @@ class VerdictRun:
 
     token: str
     """The random part of the tests' folder name."""
+    workdir: str = "/workspace"
+    """The workspace, where the tests start."""
     root: str = VERDICT_ROOT
 
     @classmethod
-    def new(cls) -> VerdictRun:
-        return cls(secrets.token_hex(8))
+    def new(cls, workdir: str) -> VerdictRun:
+        return cls(secrets.token_hex(8), workdir)
 
     @property
     def tests_name(self) -> str:
@@ -127,8 +156,10 @@ class VerdictRun:
 
     @property
     def cwd(self) -> str:
-        """Where the test command starts: an empty folder."""
-        return f"{self.root}/run"
+        """Where the test command starts: the workspace, as Terminal-Bench and Harbor start
+        their tests in the WORKDIR (relative paths in tests name its files); PYTHONSAFEPATH
+        and the verdict's sitecustomize keep its modules from shadowing the tests' own."""
+        return self.workdir
 
     @property
     def tmp(self) -> str:
@@ -155,7 +186,7 @@ class VerdictRun:
         """What goes below `root` (paths relative to it): the verdict's own folders and files,
         and the tests in their folder, with TESTS_DIR in their text rewritten to `tests_dir`."""
         old, new, folder = TESTS_DIR.encode(), self.tests_dir.encode(), self.tests_name
-        records = [_record(name, None) for name in (folder, "home", "run", "tmp", "site", "git-hooks")]
+        records = [_record(name, None) for name in (folder, "home", "tmp", "site", "git-hooks")]
         records += [
             _record("pytest.ini", b""),
             _record("site/sitecustomize.py", SITECUSTOMIZE.encode()),
@@ -204,6 +235,7 @@ class VerdictRun:
             **task,
             "PYTHONNOUSERSITE": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONSAFEPATH": "1",
             "PYTHONPATH": ":".join(path for path in (self.site, task.get("PYTHONPATH", "")) if path),
             "PYTEST_ADDOPTS": " ".join(options for options in (pytest_options, task.get("PYTEST_ADDOPTS", "")) if options),
             "GIT_CONFIG_NOSYSTEM": "1",
@@ -272,7 +304,7 @@ def run_tests(
     with the task's `environment` (name, value pairs), then the tests' folder checked from
     the host. Raises SessionError when the sandbox cannot be set up for it (the tests then
     did not run)."""
-    run = VerdictRun.new()
+    run = VerdictRun.new(session.workdir)
     session.wipe(SCRATCH_FOLDERS)
     files = run.files(tests)
     session.add_files(files, run.root)

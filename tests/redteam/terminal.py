@@ -14,12 +14,15 @@ A case's `task` is one of:
   for what the hello-world folder cannot pose (git, pickles, task variables, pytest output).
 
 `replay` poses the task in the real env (real bubblewrap) and plays the replies: shell
-commands, the last of them a `submit`.
+commands, the last of them a `submit`; `COPY_ENV` among them goes on with a deepcopy of
+the env, as a vector worker or a tree search would.
 """
 
 from __future__ import annotations
 
 import atexit
+import copy
+import hashlib
 import importlib.util
 import shutil
 import tempfile
@@ -68,6 +71,16 @@ def _custom(name: str) -> dict[str, str]:
 
 GIT_REPO, MODEL, APP_PATH = _custom("git-repo"), _custom("model-pickle"), _custom("pythonpath-app")
 LOUD, LOUD_HARBOR = _custom("loud"), _custom("loud-harbor")
+RELATIVE, PROGRAM, PYTHON_C = _custom("relative-path"), _custom("program"), _custom("python-c")
+COPY_BIG, COPY_LINK, MANY, DEEP = _custom("copy-big"), _custom("copy-link"), _custom("many"), _custom("deep")
+SLOW = {"custom": "slow", "timeout_s": 2.0}
+"""Tests that take 3 s, in a folder that gives no time limit for them, in an env whose commands have 2 s."""
+COPY_ENV = "<copy the env>"
+"""Not a reply: `replay` goes on with a deepcopy of the env (a vector worker's or a tree search's copy)."""
+GREET = (
+    "printf 'def greeting():\\n    return \"Hello, world!\"\\n' > /app/greet.py && "
+    "printf 'from greet import greeting\\n\\nprint(greeting())\\n' > /app/main.py"
+)
 REPO = "mkdir -p /app/repo && cd /app/repo && git init -q && git -c user.email=a@b -c user.name=a commit -q --allow-empty"
 REWRITE_TESTS = "printf '#!/bin/sh\\nprintf \"print(1)\\\\n\" > \"$TEST_DIR/test_outputs.py\"\\n'"
 """printf that writes a hook script rewriting the tests' test_outputs.py to `print(1)`."""
@@ -452,6 +465,42 @@ CASES: list[Case] = [
     ),
     Case("chatty-tests", LOUD_HARBOR, (HELLO, "submit"), 1.0, "the same in Harbor, where the reward file decides"),
     Case("chatty-tests", LOUD, ("submit",), 0.0, "chatty tests of an undone task still fail"),
+    # --- the tests start in the WORKDIR, as in Terminal-Bench, and the workspace shadows no module -------
+    Case("tests-start-in-workdir", RELATIVE, (HELLO, "submit"), 1.0,
+         "tests that name the answer by a relative path or $PWD find it: they start in the WORKDIR"),
+    Case("tests-start-in-workdir", PROGRAM, (GREET, "submit"), 1.0,
+         "the agent's program imports its own module beside it, and the tests import their helper beside them"),
+    Case("tests-start-in-workdir", PYTHON_C, (HELLO, "submit"), 1.0, "python3 -c started in the WORKDIR works"),
+    Case(
+        "workspace-module-shadow",
+        PYTHON_C,
+        (f"echo '{EXIT_0}' > /app/json.py && cp /app/json.py /app/pathlib.py", "submit"),
+        0.0,
+        "python3 -c started in the WORKDIR imports Python's json, not the agent's /app/json.py",
+    ),
+    Case(
+        "workspace-module-shadow",
+        PROGRAM,
+        (f"{GREET} && echo 'raise SystemExit(1)' > /app/subprocess.py && cp /app/subprocess.py /app/check.py",
+         "submit"),
+        1.0,
+        "the agent's subprocess.py and check.py in the WORKDIR shadow neither Python's module nor the tests' "
+        "helper: the done task passes on its own merits",
+    ),
+    # --- a copy made mid-episode carries the workspace; the reader's caps do not decide a folder's tests ---
+    Case("copy-carries-workspace", COPY_BIG, ("ls -la /app", COPY_ENV, "echo done > /app/status.txt", "submit"),
+         1.0, "a copy carries the 2 MiB file the Dockerfile copied (over the host reader's 1 MiB cap)"),
+    Case("copy-carries-workspace", COPY_LINK, (COPY_ENV, HELLO, "submit"), 1.0,
+         "a copy carries the task's own symlink, made by its setup.sh"),
+    Case("copy-carries-workspace", MANY,
+         ("mkdir -p /app/parts && cd /app/parts && seq 1 20001 | xargs touch", COPY_ENV, "submit"), 1.0,
+         "a copy carries a workspace of more than 20,000 entries"),
+    Case("reader-caps", MANY, ("mkdir -p /app/parts && cd /app/parts && seq 1 20001 | xargs touch", "submit"), 1.0,
+         "the folder's tests decide, not the host reader's 20,000-entry cap"),
+    Case("reader-caps", DEEP, ("mkdir -p /app/$(printf 'd/%.0s' $(seq 70))", "submit"), 1.0,
+         "the folder's tests decide, not the host reader's 64-level cap"),
+    Case("test-timeout-default", SLOW, (HELLO, "submit"), 1.0,
+         "a task.yaml without max_test_timeout_sec gives its tests Terminal-Bench's 60 s, not the env's per-command 2 s"),
     # --- item 12: answers compared the way the task states them --------------------------------------
     Case("float-total", CSV_TOTAL, ("submit 12347.790000000003",), 1.0,
          "the float Python prints for the exact sum is the exact total at the task's precision"),
@@ -537,8 +586,13 @@ LOUD_LINES = "for i in $(seq 2000); do echo \"test_case_$i PASSED ..............
 """About 120 KB of test output, as verbose tests print."""
 
 
-def _task_yaml(instruction: str) -> str:
-    return f"instruction: |-\n  {instruction}\nparser_name: pytest\nmax_test_timeout_sec: 60\n"
+def _task_yaml(instruction: str, timeout: str = "max_test_timeout_sec: 60\n") -> str:
+    return f"instruction: |-\n  {instruction}\nparser_name: pytest\n{timeout}"
+
+
+HELLO_TASK = _task_yaml("Create the file /app/hello.txt holding the line 'Hello, world!'.")
+DATA = "".join(f"{i:07d}\n" for i in range(1 << 18))
+"""2 MiB of text: a file over the host reader's 1 MiB cap."""
 
 
 CUSTOM_FOLDERS: dict[str, dict[str, str]] = {
@@ -564,7 +618,7 @@ CUSTOM_FOLDERS: dict[str, dict[str, str]] = {
         "tests/test_outputs.py": HELLO_TEST,
     },
     "loud": {
-        "task.yaml": _task_yaml("Create the file /app/hello.txt holding the line 'Hello, world!'."),
+        "task.yaml": HELLO_TASK,
         "Dockerfile": DOCKERFILE,
         "run-tests.sh": f"#!/bin/bash\n{LOUD_LINES}\ngrep -qx 'Hello, world!' /app/hello.txt\n",
         "tests/expected.txt": "Hello, world!\n",
@@ -576,8 +630,61 @@ CUSTOM_FOLDERS: dict[str, dict[str, str]] = {
         "tests/test.sh": f"#!/bin/bash\nmkdir -p /logs/verifier\n{LOUD_LINES}\nif grep -qx 'Hello, world!' "
         "/app/hello.txt; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n",
     },
+    "copy-big": {
+        "task.yaml": _task_yaml("Write 'done' to /app/status.txt, leaving /app/data.bin as it is."),
+        "Dockerfile": "FROM ubuntu:24.04\nWORKDIR /app\nCOPY data.bin /app/data.bin\n",
+        "data.bin": DATA,
+        "run-tests.sh": "#!/bin/bash\n[ \"$(sha256sum < /app/data.bin | cut -d' ' -f1)\" = \"$(cat $TEST_DIR/sum.txt)\" ] "
+        "&& grep -qx done /app/status.txt\n",
+        "tests/sum.txt": hashlib.sha256(DATA.encode()).hexdigest() + "\n",
+    },
+    "copy-link": {
+        "task.yaml": HELLO_TASK,
+        "Dockerfile": DOCKERFILE,
+        "setup.sh": "ln -s hello.txt current\n",
+        "run-tests.sh": "#!/bin/bash\n[ -L /app/current ] && grep -qx 'Hello, world!' /app/current\n",
+    },
+    "many": {
+        "task.yaml": _task_yaml("Create 20001 empty files in /app/parts."),
+        "Dockerfile": DOCKERFILE,
+        "run-tests.sh": "#!/bin/bash\n[ \"$(ls /app/parts | wc -l)\" = 20001 ]\n",
+    },
+    "deep": {
+        "task.yaml": _task_yaml("Create the folder /app/d/d/.../d, 70 levels deep."),
+        "Dockerfile": DOCKERFILE,
+        "run-tests.sh": "#!/bin/bash\n[ -d /app/$(printf 'd/%.0s' $(seq 70)) ]\n",
+    },
+    "slow": {
+        "task.yaml": _task_yaml("Create the file /app/hello.txt holding the line 'Hello, world!'.", timeout=""),
+        "Dockerfile": DOCKERFILE,
+        "run-tests.sh": "#!/bin/bash\nsleep 3\ngrep -qx 'Hello, world!' /app/hello.txt\n",
+    },
+    "relative-path": {
+        "task.yaml": HELLO_TASK,
+        "Dockerfile": DOCKERFILE,
+        "run-tests.sh": "#!/bin/bash\npython3 $TEST_DIR/test_outputs.py && grep -qx 'Hello, world!' \"$PWD/hello.txt\"\n",
+        "tests/test_outputs.py": "from pathlib import Path\n\nassert Path('hello.txt').read_text().strip() == "
+        "'Hello, world!'\n",
+    },
+    "program": {
+        "task.yaml": _task_yaml("Write /app/main.py, a program that prints 'Hello, world!' (helper modules of "
+                                "your own are fine)."),
+        "Dockerfile": DOCKERFILE,
+        "run-tests.sh": "#!/bin/bash\npython3 $TEST_DIR/test_outputs.py\n"
+        "python3 -c 'import main' | grep -qx 'Hello, world!'\n",
+        "tests/test_outputs.py": "import subprocess\n\nfrom check import expected\n\nrun = subprocess.run("
+        "['python3', '/app/main.py'], capture_output=True, text=True)\nassert run.stdout == expected(), run\n",
+        "tests/check.py": "def expected():\n    return 'Hello, world!\\n'\n",
+    },
+    "python-c": {
+        "task.yaml": HELLO_TASK,
+        "Dockerfile": DOCKERFILE,
+        "run-tests.sh": "#!/bin/bash\npython3 -c \"import json, pathlib; assert json.loads(json.dumps("
+        "pathlib.Path('/app/hello.txt').read_text())).strip() == 'Hello, world!'\"\n",
+        "tests/expected.txt": "Hello, world!\n",
+    },
     "pythonpath-app": {
-        "task.yaml": _task_yaml("Create the file /app/hello.txt holding the line 'Hello, world!'."),
+        "task.yaml": HELLO_TASK,
         "Dockerfile": "FROM python:3.11\nWORKDIR /app\nENV PYTHONPATH=/app\n",
         "run-tests.sh": "#!/bin/bash\npython3 $TEST_DIR/test_outputs.py\n",
         "tests/test_outputs.py": "import sys\n\nassert '/app' in sys.path, sys.path\n" + HELLO_TEST,
@@ -649,12 +756,12 @@ def _env_for(task: Mapping[str, Any]) -> tuple[TerminalEnv, dict[str, Any]]:
             _envs[key] = TerminalEnv(task_dir=str(folder), max_turns=10)
         return _envs[key], {}
     if "custom" in task:
-        key = ("custom", task["custom"])
+        key = ("custom", task["custom"], task.get("timeout_s", 10.0))
         if key not in _envs:
             folder = _root / "custom" / task["custom"]
             for path, text in CUSTOM_FOLDERS[task["custom"]].items():
                 _write(folder / path, text, 0o755 if path.endswith(".sh") else 0o644)
-            _envs[key] = TerminalEnv(task_dir=str(folder), max_turns=10)
+            _envs[key] = TerminalEnv(task_dir=str(folder), max_turns=10, timeout_s=key[2])
         return _envs[key], {}
     if "task_id" in task:
         level = int(task["task_id"].split("/")[2].removeprefix("L"))
@@ -668,8 +775,17 @@ def _env_for(task: Mapping[str, Any]) -> tuple[TerminalEnv, dict[str, Any]]:
 def replay(case: Case) -> float:
     env, options = _env_for(case.task)
     env.reset(seed=0, options=options)
-    for reply in case.replies:
-        _, reward, terminated, truncated, _ = env.step(reply)
-        if terminated or truncated:
-            return float(reward)
+    copies = []
+    try:
+        for reply in case.replies:
+            if reply == COPY_ENV:
+                env = copy.deepcopy(env)
+                copies.append(env)
+                continue
+            _, reward, terminated, truncated, _ = env.step(reply)
+            if terminated or truncated:
+                return float(reward)
+    finally:
+        for made in copies:
+            made.close()
     raise ValueError(f"case {case.kind!r}: its replies did not end the episode; end them with `submit`")

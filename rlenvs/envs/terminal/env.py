@@ -34,7 +34,8 @@ from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.task import DatasetSource, FamilyMixSource, choose_families, content_task_id
 from rlenvs.envs.terminal.families import FAMILIES
 from rlenvs.envs.terminal.results import results_problem
-from rlenvs.envs.terminal.tasks import Entry, TerminalTask, family_task, task_from_row
+from rlenvs.envs.terminal.snapshot import Snapshot
+from rlenvs.envs.terminal.tasks import TerminalTask, family_task, task_from_row
 from rlenvs.rewards.links import forbidden_links, workspace_links
 from rlenvs.rewards.workspace import Check, Verdict, WorkspaceUnreadable, check_all, read_workspace
 from rlenvs.sandbox import ExecResult, Limits
@@ -121,7 +122,8 @@ class TerminalEnv(TextEnv[TerminalTask]):
         self.max_output_chars = max_output_chars
         self.unsafe_sandbox = unsafe_sandbox
         self.session: ShellSession | None = None
-        self._restore: tuple[list[Entry], str] | None = None
+        self._restore: Snapshot | str | None = None
+        """A copy's workspace to rebuild when it next steps, or why it could not be copied."""
 
     # --- task source -----------------------------------------------------------------------
 
@@ -144,29 +146,36 @@ class TerminalEnv(TextEnv[TerminalTask]):
 
     def _session_for(self, task: TerminalTask) -> ShellSession:
         """The env's sandbox, started on first use and again when a task wants its workspace
-        elsewhere (a task folder's /app)."""
+        elsewhere (a task folder's /app). Raises SessionError for a copy whose workspace
+        could not be copied or rebuilt: its episode cannot go on."""
+        if isinstance(self._restore, str):
+            raise SessionError(self._restore)
         if self.session is None or self.session.workdir != task.workdir:
             if self.session is not None:
                 self.session.close()
             self.session = ShellSession(limits=self.limits, unsafe=self.unsafe_sandbox, workdir=task.workdir)
             if self._restore is not None:  # this env is a copy, made mid-episode
-                entries, shell_state = self._restore
-                self.session.reset(entries, shell_state=shell_state)
-                self._restore = None
+                snapshot, self._restore = self._restore, None
+                try:
+                    snapshot.restore(self.session)
+                except SessionError as error:
+                    self._restore = f"this env is a copy made mid-episode, and its workspace could not be rebuilt: {error}"
+                    raise SessionError(self._restore) from None
         return self.session
 
     def __getstate__(self) -> dict[str, Any]:
         """A copy (deepcopy, pickle: vector workers, checkpoints, tree search) gets no share
-        of this env's sandbox: it takes the workspace's files and folders (not symlinks,
-        not /tmp) and the shell state, and starts its own sandbox from them when it next
-        steps."""
+        of this env's sandbox: it takes a `Snapshot` of the workspace (files of any size,
+        folders, symlinks; not /tmp) and the shell state, and starts its own sandbox from it
+        when it next steps. A workspace that cannot be copied whole does not make the copy
+        fail: the copy's next step ends its episode with the reason (reward 0)."""
         state = self.__dict__.copy()
         state["session"] = None
         if self.session is not None and self.task is not None and not self.episode_over:
             try:
-                state["_restore"] = (workspace_entries(self.session.workspace_path), self.session.shell_state)
-            except SessionError:
-                state["_restore"] = None
+                state["_restore"] = Snapshot.take(self.session, self.limits.disk_mb << 20)
+            except (SessionError, WorkspaceUnreadable, OSError) as error:
+                state["_restore"] = f"this env is a copy made mid-episode, and its workspace could not be copied: {error}"
         return state
 
     # --- one turn ----------------------------------------------------------------------------
@@ -174,12 +183,17 @@ class TerminalEnv(TextEnv[TerminalTask]):
     def judge(self, task: TerminalTask, reply: str) -> Judgement:
         action = parse_action(reply)
         last_turn = self.turn >= self.max_turns
+        try:
+            session = self._session_for(task)
+        except SessionError as error:  # a copy whose workspace could not be carried over
+            return Judgement(0.0, resolved=True, correct=False, stop_reason="sandbox_error",
+                             info={"command_status": "sandbox_error", "detail": str(error)})  # fmt: skip
         if action.submitted:
             return self._final(task, action.answer, stop_reason="submitted", resolved=True)
         if not action.command:
             result, observation = None, "[no command: reply with one shell command in a ```bash block, or `submit`]"
         else:
-            result = self._session_for(task).run(action.command, timeout_s=self.command_timeout(task))
+            result = session.run(action.command, timeout_s=self.command_timeout(task))
             if result.status == "sandbox_error":
                 return Judgement(0.0, resolved=True, correct=False, stop_reason="sandbox_error",
                                  info={"command_status": result.status, "detail": result.detail})  # fmt: skip
@@ -219,8 +233,8 @@ class TerminalEnv(TextEnv[TerminalTask]):
         folder's tests, unless a workspace link would hand them their own files
         (`rlenvs.rewards.links`). A task with tests and no expectations reads only the
         workspace's links, at any depth: its tests decide, not the reader's caps."""
-        session = self._session_for(task)
         try:
+            session = self._session_for(task)
             if task.expect or not task.test_command:
                 verdict = check_all(task.expect, read_workspace(session.workspace_path), answer)
             else:
@@ -291,18 +305,6 @@ def _tests_passed(run: ExecResult, parser: str) -> tuple[bool, str]:
     if problem:
         return False, f"the test script exited 0, but {problem}: {shown}"
     return True, ""
-
-
-def workspace_entries(root: str) -> list[Entry]:
-    """The workspace's files and folders as entries that rebuild it (symlinks and files over
-    the reader's cap are left out)."""
-    entries = []
-    for path, node in read_workspace(root).nodes.items():
-        if node.kind == "dir":
-            entries.append(Entry(path, is_dir=True, mode=node.mode, mtime=node.mtime))
-        elif node.kind == "file" and node.data is not None:
-            entries.append(Entry(path, node.data, mode=node.mode, mtime=node.mtime))
-    return entries
 
 
 def cut_middle(text: str, limit: int) -> str:

@@ -47,16 +47,16 @@ How a folder maps onto a `TerminalTask`:
   and `[solution].env` exported for the solution (literal values only).
 - where the tests run: out of the agent's reach (`rlenvs.sandbox.verdict`): after its
   processes are gone, with /tmp emptied, in a tests folder of a random name (the path
-  TESTS_DIR in their text is rewritten to it), starting in an empty folder of their own with
-  a fresh HOME, a clean environment (the task's variables, the system PATH, no user site for
+  TESTS_DIR in their text is rewritten to it), with a fresh HOME, a clean environment (the task's variables, the system PATH, no user site for
   python3, the verdict's own sitecustomize first on PYTHONPATH, git's hooks and fsmonitor
   off) and pytest's rootdir and config fixed to the tests' own; a run during which the
-  tests' own files changed decides nothing. Terminal-Bench and Harbor
-  start them in the WORKDIR; here tests name the workspace's files by absolute path
-  (/app/...), as theirs do.
+  tests' own files changed decides nothing. They start in the WORKDIR, as Terminal-Bench and
+  Harbor start them, with PYTHONSAFEPATH=1 (python3 -m and -c find the WORKDIR's modules
+  after Python's own, never in their place).
 - timeouts: `max_test_timeout_sec` / `[verifier].timeout_sec` is the tests' time limit
-  (`test_timeout_s`). Each command's limit (`timeout_s`) is left None, so the env's own
-  `timeout_s` applies: `max_agent_timeout_sec` / `[agent].timeout_sec` bound a whole
+  (`test_timeout_s`); without it, the harness's own default (Terminal-Bench 60 s, Harbor
+  600 s), never the env's per-command limit. Each command's limit (`timeout_s`) is left
+  None, so the env's own `timeout_s` applies: `max_agent_timeout_sec` / `[agent].timeout_sec` bound a whole
   episode, for which Terminal-v0 has turns (`max_turns`) instead. A task with slow
   commands (builds, the reference solution as one command) needs a larger `timeout_s=`.
 
@@ -103,6 +103,11 @@ LOGS_DIR = f"{TESTS_DIR}/{LOGS_NAME}"
 """Harbor's /logs: inside the tests folder, which each verdict makes anew under a name of its
 own, so nothing the agent left anywhere can pose as the tests' reward."""
 SETUP_SCRIPT = "setup.sh"
+TERMINAL_BENCH_TEST_TIMEOUT_S = 60.0
+"""The tests' time limit of a task.yaml without `max_test_timeout_sec`: Terminal-Bench's own
+default for the key (and that of Harbor's mapping of Terminal-Bench 1 tasks)."""
+HARBOR_TEST_TIMEOUT_S = 600.0
+"""The tests' time limit of a task.toml without `[verifier].timeout_sec`: Harbor's own default."""
 
 _TB_FILES = ("task.yaml", "run-tests.sh", "solution.sh", "solution.yaml", "Dockerfile")
 _HARBOR_FILES = ("task.toml", "instruction.md")
@@ -224,6 +229,7 @@ def _terminal_bench(folder: Path) -> TerminalTask:
         )
     test_command = f"bash {TESTS_DIR}/run-tests.sh"
     test_timeout_s = _seconds(meta.get("max_test_timeout_sec"), "task.yaml's max_test_timeout_sec")
+    test_timeout_s = TERMINAL_BENCH_TEST_TIMEOUT_S if test_timeout_s is None else test_timeout_s
     task = _task(folder, instruction.strip(), image, solution, tests, test_command, test_timeout_s, {})
     return dataclasses.replace(task, test_parser="pytest")
 
@@ -314,6 +320,7 @@ def _harbor(folder: Path) -> TerminalTask:
         f"{SYSTEM_PYTHON} -I - {LOGS_DIR}/verifier <<'__RLENVS_REWARD__'\n{_HARBOR_REWARD}__RLENVS_REWARD__\n"
     )
     test_timeout_s = _seconds(verifier.get("timeout_sec"), "task.toml's [verifier].timeout_sec")
+    test_timeout_s = HARBOR_TEST_TIMEOUT_S if test_timeout_s is None else test_timeout_s
     solution_commands = _harbor_solution(folder, solution)
     return _task(folder, instruction, image, solution_commands, tests, test_command, test_timeout_s, verifier_env)
 

@@ -273,6 +273,23 @@ def test_parse_action():
     assert parse_action("grep submit notes.txt").command == "grep submit notes.txt"
 
 
+def test_parse_action_submit_lines_closing_a_reply_comments_and_fence_tags():
+    prose = parse_action("The column sums to 12347.79.\n\nsubmit 12347.79")
+    assert (prose.command, prose.submitted, prose.answer) == ("", True, "12347.79")  # the prose is not run
+    after = parse_action("Check first:\n```bash\nls -la\n```\nThen:\nsubmit 42")
+    assert (after.command, after.submitted, after.answer) == ("ls -la", True, "42")  # the block runs, then submits
+    assert parse_action("```bash\nls\n```\n`submit`").submitted and parse_action("```sh\nls\n```\nSubmit").submitted
+    assert parse_action("```Bash\nsubmit 7\n```").answer == "7" and parse_action("```SH\nls\n```").command == "ls"
+    assert parse_action("submit 12347.79  # the exact total").answer == "12347.79"
+    assert parse_action("submit C# #3 x#y").answer == "C# #3 x#y" and parse_action("submit 5 #").answer == "5"
+    # not a submit: a sentence closing the reply, a submit inside a block of several commands (run as it is)
+    for reply in ("```bash\nls\n```\nSubmit it when ready.", "```bash\necho 1 > a\nsubmit\n```"):
+        assert not parse_action(reply).submitted, reply
+    assert parse_action("```bash\necho 1 > a\nsubmit\n```").command == "echo 1 > a\nsubmit"
+    bare = parse_action("ls\nsubmit 1")  # a bare reply's last line: the lines before are prose, not run
+    assert (bare.command, bare.submitted, bare.answer) == ("", True, "1")
+
+
 def test_cut_middle_keeps_both_ends():
     text = "".join(str(i % 10) for i in range(1000))
     cut = cut_middle(text, 200)

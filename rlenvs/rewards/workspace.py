@@ -311,8 +311,9 @@ _SPACES = re.compile(r"\s+")
 
 @dataclass(frozen=True)
 class AnswerIs(Expectation):
-    """The submitted answer (`submit <answer>`) equals `answer` once surrounding quotes and
-    runs of whitespace are normalised; `numeric` compares numbers (`numbers_match`)."""
+    """The submitted answer (`submit <answer>`) equals `answer` once surrounding quotes
+    (straight, curly or guillemets) and runs of whitespace are normalised; `numeric`
+    compares numbers (`numbers_match`), the reply's allowed a sentence's final period."""
 
     kind: ClassVar[str] = "answer"
     answer: str
@@ -326,25 +327,42 @@ class AnswerIs(Expectation):
             return Check(self.describe(), False, "no answer was submitted (use: submit <answer>)")
         given, want = normalise_answer(answer), normalise_answer(self.answer)
         if self.numeric:
-            ok = numbers_match(given, want)
+            ok = numbers_match(without_final_period(given), want)
         else:
             ok = given == want
         return Check(self.describe(), ok, "" if ok else "the submitted answer is wrong")
 
 
+QUOTES = ("''", '""', "``", "\u201c\u201d", "\u2018\u2019", "\u00ab\u00bb")
+"""The pairs of quotes an answer may be wrapped in: straight, backticks, curly, guillemets."""
+
+
 def normalise_answer(text: str) -> str:
     text = _SPACES.sub(" ", text.removeprefix("\ufeff").strip())
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"`":
+    if len(text) >= 2 and text[0] + text[-1] in QUOTES:
         text = text[1:-1].strip()
     return text
 
 
-_NUMBER = re.compile(r"([-+\u2212]?)(?:[$\u20ac\u00a3] ?)?([-+\u2212]?)(\d{1,3}(?:,\d{3})+|\d*)(\.\d*)?([eE][-+]?\d+)?")
+def without_final_period(text: str) -> str:
+    """A number with a sentence's final period ("12347.79.") without it; "11." (a number
+    written with its point) and "11.." (no sentence ends so) stay as they are."""
+    if text.endswith("..") or not text.endswith(".") or parse_number(text) is not None:
+        return text
+    return text[:-1] if parse_number(text[:-1]) is not None else text
+
+
+_NUMBER = re.compile(r"([-+\u2212]?)(?:[$\u20ac\u00a3] ?)?([-+\u2212]?)([0-9]{1,3}(?:,[0-9]{3})+|[0-9]*)(\.[0-9]*)?([eE][-+]?[0-9]+)?")
 """A number as people and programs write one: a sign, a currency sign ($, EUR, GBP), digits
-with commas only between groups of three (12,347.79; not 1,2347.79), a fraction, an exponent."""
+with commas only between groups of three (12,347.79; not 1,2347.79), a fraction, an exponent.
+Digits are ASCII ones only: what a program prints. Fullwidth (１２), Arabic-Indic (١٢) or any
+other script's digits are not read as a number, with whichever decimal separator."""
 FLOAT_NOISE = Decimal("1e-12")
 """How far, relative to the stated answer, a reply more precise than it may be: the rounding
-of binary floats (12347.790000000003 for 12347.79), not a different value."""
+of binary floats (12347.790000000003 for 12347.79), not a different value. Relative to the
+answer, so it holds for totals of values of one sign (every numeric column the families
+sum); values that cancel to a total far smaller than themselves carry float noise relative
+to their own size, which this does not allow for."""
 MAX_NUMBER_CHARS = 100
 
 

@@ -9,8 +9,9 @@ Task source → prompt → action → transition → reward:
   then its setup script), in a sandbox of its own (`rlenvs.sandbox.ShellSession`) that the
   env keeps across episodes and empties on every reset.
 - Action: one shell command per turn, the content of the last fenced ```bash (sh, shell,
-  console) block or else the bare reply; or `submit` / `submit <answer>` to finish (also
-  `SUBMIT`, `submit: <answer>`).
+  console, any case) block or else the bare reply; or `submit` / `submit <answer>` to finish
+  (also `SUBMIT`, `submit: <answer>`), as the command or as the line closing the reply (see
+  `parse_action`).
 - Transition: the command runs in the episode's persistent shell (cwd, variables,
   functions carry over) under a per-command time limit; the observation is its output
   (stdout and stderr together, long output cut in the middle with a marker) and exit code.
@@ -50,34 +51,58 @@ DEFAULT_SYSTEM_PROMPT = (
     "with just `submit`, or `submit <answer>` when the task asks for an answer."
 )
 DEFAULT_MAX_OUTPUT_CHARS = 4000
-_FENCE = re.compile(r"```[ \t]*(bash|sh|shell|console|zsh)?[ \t]*\n(.*?)```", re.DOTALL)
+_FENCE = re.compile(r"```[ \t]*((?i:bash|sh|shell|console|zsh))?[ \t]*\n(.*?)```", re.DOTALL)
+"""A fenced block, untagged or tagged as shell (the tag in any case: ```Bash)."""
 _SUBMIT = re.compile(r"submit(?:\s*:|(?=\s)|$)\s*(?P<answer>.*)", re.DOTALL | re.IGNORECASE)
 """`submit`, `SUBMIT`, `submit: 42`, `Submit:42`: the word in any case, then the answer after
 a space or a colon. `submitted` or `./submit.sh` is a command."""
+_COMMENT = re.compile(r"\s+#(?:\s.*)?$", re.DOTALL)
+"""A shell comment after the answer (`submit 42  # the total`): a `#` after a space, then a
+space or nothing. `C#` or `#3` stay the answer."""
+_CLOSING = re.compile(r"`?(?:submit|SUBMIT)(?:\s|:|`?$)|`?Submit(?:\s*:|`?$)")
+"""How a `submit` line closing a reply begins: `submit` or `SUBMIT`, or `Submit:`, not
+"Submit it when ready." as a sentence of prose would."""
 _PROMPT_PREFIX = re.compile(r"^\$ ", re.MULTILINE)
 
 
 @dataclass(frozen=True)
 class Action:
     command: str
-    """The shell command ("" when the reply held none)."""
+    """The shell command to run ("" when the reply held none); with `submitted`, the one to
+    run before the episode ends."""
     submitted: bool = False
     answer: str | None = None
 
 
 def parse_action(reply: str) -> Action:
-    """The reply's command: the last fenced shell block (or untagged block), else the whole
-    reply; `submit [answer]` as the whole command (any case, `submit:` too, or in one pair
-    of backticks as the prompt writes it) finishes the episode."""
-    blocks = _FENCE.findall(reply)
-    command = blocks[-1][1] if blocks else reply
+    """What a reply does. Its command is the last fenced shell block (or untagged block), else
+    the whole reply. It submits (ends the episode) when that command is `submit [answer]`
+    (any case, `submit:` too, or in one pair of backticks as the prompt writes it), or when
+    a `submit [answer]` line closes the reply (`submit` or `SUBMIT`, or `Submit:`; not a
+    sentence such as "Submit it when ready."): after the last fenced block (whose command
+    then runs first), or as the last line of a reply without one (the text before it is
+    prose, not run). A shell comment after the answer is not part of it."""
+    blocks = list(_FENCE.finditer(reply))
+    command = blocks[-1].group(2) if blocks else reply
     command = _PROMPT_PREFIX.sub("", command.strip()) if command.lstrip().startswith("$ ") else command.strip()
+    answer = _submitted(command)
+    if answer is not None:
+        return Action("", submitted=True, answer=answer or None)
+    rest = reply[blocks[-1].end() :] if blocks else reply
+    lines = [line.strip() for line in rest.strip().splitlines() if line.strip()]
+    closing = _submitted(lines[-1]) if lines and (blocks or len(lines) > 1) and _CLOSING.match(lines[-1]) else None
+    if closing is not None:
+        return Action(command if blocks else "", submitted=True, answer=closing or None)
+    return Action(command)
+
+
+def _submitted(command: str) -> str | None:
+    """The answer of a `submit` command ("" for none), or None when `command` is no submit."""
     quoted = len(command) > 2 and command[0] == command[-1] == "`" and "`" not in command[1:-1]
     finish = _SUBMIT.fullmatch(command[1:-1].strip() if quoted else command)
-    if finish is not None:
-        answer = finish.group("answer").strip()
-        return Action(command, submitted=True, answer=answer or None)
-    return Action(command)
+    if finish is None:
+        return None
+    return _COMMENT.sub("", finish.group("answer")).strip()
 
 
 class TerminalEnv(TextEnv[TerminalTask]):
@@ -189,6 +214,8 @@ class TerminalEnv(TextEnv[TerminalTask]):
             return Judgement(0.0, resolved=True, correct=False, stop_reason="sandbox_error",
                              info={"command_status": "sandbox_error", "detail": str(error)})  # fmt: skip
         if action.submitted:
+            if action.command:  # a block before the closing `submit` line runs first
+                session.run(action.command, timeout_s=self.command_timeout(task))
             return self._final(task, action.answer, stop_reason="submitted", resolved=True)
         if not action.command:
             result, observation = None, "[no command: reply with one shell command in a ```bash block, or `submit`]"

@@ -21,6 +21,7 @@ from rlenvs.envs.spreadsheet.perturb import (
     DateEdges,
     Distinct,
     FreshTexts,
+    LeapFreeYear,
     OnThreshold,
     Remap,
     Runs,
@@ -156,12 +157,36 @@ def test_same_day_puts_dates_on_an_anniversary_and_beside_it():
     assert any(end.day == begin.day for begin, end in rows) and all((end - begin).days >= 31 for begin, end in rows)
 
 
+def test_a_report_date_moves_to_where_its_past_year_holds_no_leap_day():
+    """Reported on 2025-01-23, every span holds as many 29 Februaries as its years need and
+    days/365.25 counts whole years exactly: the check moves the date past 28 February."""
+    for start, want in ((dt.date(2025, 1, 23), dt.date(2025, 3, 1)), (dt.date(2024, 10, 25), dt.date(2025, 3, 1)),
+                        (dt.date(2025, 6, 2), dt.date(2025, 6, 2)), (dt.date(2024, 1, 9), dt.date(2024, 1, 9))):  # fmt: skip
+        sheets = {"S": [["Report"], [start]]}
+        assert perturb(sheets, (), rng(), (LeapFreeYear("S!A2"),))["S"][1][0] == want
+
+
+def test_tenure_anniversaries_fall_where_an_average_year_miscounts():
+    for index in range(40):
+        t = family_task(FAMILIES["date-diff"], 2, index)
+        if '$F$2,"Y"' not in t.solution[0]:
+            continue
+        for seed in range(3):
+            rows = perturb(t.sheets, t.inputs, rng(seed), t.changes)["Staff"]
+            report = rows[1][5]
+            years = [(report - row[2]).days / 365.25 for row in rows[1:]]
+            truth = t.truth(perturb(t.sheets, t.inputs, rng(seed), t.changes))
+            assert any(int(y) != truth[f"Staff!D{r}"] for r, y in enumerate(years, 2)), (t.task_id, seed)
+
+
 def test_date_edges_put_dates_on_month_ends_and_a_year_away():
     dates = [dt.date(2024, 1 + i % 6, 10 + i) for i in range(16)]
     after = column(perturb({"S": [["Date"]] + [[d] for d in dates]}, (), rng(), (DateEdges("S!A2:A17"),)), "S", 1)
     changed = [(old, new) for old, new in zip(dates, after, strict=True) if old != new]
     assert any(new.day == 1 for _, new in changed) and any((new + dt.timedelta(days=1)).day == 1 for _, new in changed)
     assert any(new.year != old.year and new.month == old.month for old, new in changed)
+    # the 1st after every month shorter than 31 days (a month taken as 31 days counts it), every 31st
+    assert {dt.date(2024, m, 1) for m in (3, 5, 7)} <= set(after) and {dt.date(2024, m, 31) for m in (1, 3, 5)} <= set(after)
 
 
 def test_blanks_go_where_the_group_changed_and_every_group_keeps_a_value():

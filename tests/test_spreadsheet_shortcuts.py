@@ -333,9 +333,13 @@ def date_diff_replies(t) -> Replies:
         out.append(("threshold->=", block('SET D2 =YEAR($F$2)-YEAR(C2)-(TEXT(C2,"mmdd")>=TEXT($F$2,"mmdd"))', f"FILL D2 D3:D{n + 1}"), 0.0))
         out.append(("honest-date", block("SET D2 =YEAR($F$2)-YEAR(C2)-(DATE(YEAR($F$2),MONTH(C2),DAY(C2))>$F$2)", f"FILL D2 D3:D{n + 1}"), 1.0))
         out.append(("honest-text-mmdd", block('SET D2 =YEAR($F$2)-YEAR(C2)-(TEXT(C2,"mmdd")>TEXT($F$2,"mmdd"))', f"FILL D2 D3:D{n + 1}"), 1.0))
+        for year in ("365.25", "365.2425", "365"):  # whole years as days over an average year
+            out.append((f"careless-days/{year}", block(f"SET D2 =INT(($F$2-C2)/{year})", f"FILL D2 D3:D{n + 1}"), 0.0))
     elif 'DATEDIF(C2,D2,"M")' in text:
         out.append(("threshold-<=", swapped(t, 'DATEDIF(C2,D2,"M")', "(YEAR(D2)-YEAR(C2))*12+MONTH(D2)-MONTH(C2)-(DAY(D2)<=DAY(C2))"), 0.0))
         out.append(("honest-arithmetic", swapped(t, 'DATEDIF(C2,D2,"M")', "(YEAR(D2)-YEAR(C2))*12+MONTH(D2)-MONTH(C2)-(DAY(D2)<DAY(C2))"), 1.0))
+        for month in ("30.4375", "30", "(365/12)"):  # whole months as days over an average month
+            out.append((f"careless-days/{month}", swapped(t, 'DATEDIF(C2,D2,"M")', f"INT((D2-C2)/{month})"), 0.0))
     elif "SUMPRODUCT((YEAR(" in text:
         summary = data(t, "Summary")
         sales = data(t, "Sales")
@@ -351,6 +355,9 @@ def date_diff_replies(t) -> Replies:
                                          f"FILL Summary!C2 Summary!C3:C{out_last}"), 0.0))  # fmt: skip
         out.append(("honest-sumifs", block(f'SET Summary!C2 =SUMIFS({amounts},{dates},">="&{first},{dates},"<"&EDATE({first},1))',
                                            f"FILL Summary!C2 Summary!C3:C{out_last}"), 1.0))  # fmt: skip
+        for days in ("31", "30"):  # a month taken as a fixed number of days
+            out.append((f"careless-month-of-{days}-days", block(f'SET Summary!C2 =SUMIFS({amounts},{dates},">="&{first},{dates},"<"&{first}+{days})',
+                                                                f"FILL Summary!C2 Summary!C3:C{out_last}"), 0.0))  # fmt: skip
     return out
 
 

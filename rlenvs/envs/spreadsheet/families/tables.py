@@ -67,7 +67,18 @@ import numpy as np
 from rlenvs.core import names
 from rlenvs.core.draw import coin, draw_distinct, draw_from, draw_int, draw_sample
 from rlenvs.envs.spreadsheet.cells import column_letters
-from rlenvs.envs.spreadsheet.perturb import Blanks, Change, CycleRows, DateEdges, Distinct, FreshTexts, Remap, SameDay, Ties
+from rlenvs.envs.spreadsheet.perturb import (
+    Blanks,
+    Change,
+    CycleRows,
+    DateEdges,
+    Distinct,
+    FreshTexts,
+    LeapFreeYear,
+    Remap,
+    SameDay,
+    Ties,
+)
 from rlenvs.envs.spreadsheet.tasks import Family, Scenario
 
 T = TypeVar("T")
@@ -1004,7 +1015,7 @@ def _tenure_years(rng: np.random.Generator) -> Scenario:
         f"years completed, not counting a year whose anniversary falls after the report date (as "
         f'DATEDIF(...,"Y") counts). {FORMULAS} {SUBMIT}'
     )
-    anniversaries = (SameDay(f"Staff!C2:C{n + 1}", unit="Y", cell="Staff!F2"),)
+    anniversaries = (LeapFreeYear("Staff!F2"), SameDay(f"Staff!C2:C{n + 1}", unit="Y", cell="Staff!F2"))
     return _dates_scenario(instruction, "Staff", headers, table, truth, [(3, '=DATEDIF(C2,$F$2,"Y")')], [2], ("Staff!F2",),
                            anniversaries)  # fmt: skip
 

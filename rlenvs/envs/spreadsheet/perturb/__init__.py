@@ -29,7 +29,9 @@ A task names the ranges its copies change in two ways:
   - `Ties`, `Distinct`: a score column gets ties where the task is about ties, and none
     where it promises none (a rank must have one answer).
   - `SameDay`: dates put on an anniversary (the same day of the month, or of the year, as
-    a reference date) and the days beside it, where whole months or years are counted.
+    a reference date) and the days beside it, where whole months or years are counted, in
+    years (months) where a count by average lengths (days/365.25, days/30.4375) is wrong;
+    `LeapFreeYear` first moves a report date to where such years exist.
   - `DateEdges`: dates put on the first and last day of their month, and a year away, where
     totals are grouped by year and month.
   - `Remap`: each text through a family's function (messy text made messy again in every
@@ -53,7 +55,7 @@ import numpy as np
 
 from rlenvs.envs.spreadsheet.actions import Area, parse_area
 from rlenvs.envs.spreadsheet.perturb.base import Change, Sheets, _cycle  # noqa: F401  (the tests read it)
-from rlenvs.envs.spreadsheet.perturb.dates import DateEdges, SameDay
+from rlenvs.envs.spreadsheet.perturb.dates import DateEdges, LeapFreeYear, SameDay
 from rlenvs.envs.spreadsheet.perturb.numbers import Distinct, OnThreshold, Test, Ties
 from rlenvs.envs.spreadsheet.perturb.rows import (
     Blanks,
@@ -90,6 +92,7 @@ __all__ = [
     "DateEdges",
     "Distinct",
     "FreshTexts",
+    "LeapFreeYear",
     "OnThreshold",
     "Remap",
     "Runs",

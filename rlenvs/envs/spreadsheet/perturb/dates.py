@@ -10,16 +10,71 @@ from typing import Any
 from rlenvs.envs.spreadsheet.actions import parse_area
 from rlenvs.envs.spreadsheet.perturb.base import Change, _get, _put, _rows_of
 
+AVERAGE_YEAR = 365.2425
+AVERAGE_MONTH = 365 / 12
+"""The average lengths a formula might divide a day count by instead of counting whole
+years or months (365.25 and 30.4375 are longer still, 365 and 30 shorter)."""
+
+
+def _fits(unit: str, shift: int, days: int, whole: int) -> bool:
+    """Whether an anniversary `days` after its start, `whole` years or months, is one where
+    dividing by an average length gives the wrong count for the row `shift` days from it.
+
+    On the day (shift 0): a span shorter than `whole` average years (months), so that
+    `INT(days/365.25)` or `INT(days/30.4375)` falls one short (a year without 29 February,
+    months over February). For years, the hire a day after (+1, a year still to complete):
+    a span holding a 29 February, so that `INT(days/365)` counts the year. For months, the
+    end a day before (-1): a span of long months, so that `INT((days-1)/30.4375)` or
+    `/30` counts the month not yet complete."""
+    if shift == 0:
+        return days < (AVERAGE_YEAR if unit == "Y" else AVERAGE_MONTH) * whole
+    if unit == "Y" and shift == 1:
+        return days - 1 >= 365 * whole
+    if unit == "M" and shift == -1:
+        return days - 1 >= 30.4375 * whole
+    return True
+
+
+def _leap_day_within_a_year_before(date: dt.date) -> bool:
+    """Whether a 29 February lies in the year that ends on `date` (after its start)."""
+    start = date.replace(year=date.year - 1, day=min(date.day, 28))
+    return any(start < dt.date(y, 2, 29) <= date for y in (date.year - 1, date.year) if calendar.isleap(y))
+
+
+@dataclass(frozen=True)
+class LeapFreeYear(Change):
+    """A reference date (one cell, a report date) moved later, to the first date whose past
+    year holds no 29 February. Where the last 29 February is less than a year back, every
+    span to the date holds as many 29 Februaries as its years need (2011-01-23 to
+    2025-01-23: 14 years, 4 of them), and days/365.25 counts whole years exactly for every
+    start date: no anniversary row (`SameDay`) could show the difference. Moving it later
+    keeps every start before it."""
+
+    def apply(self, changed, original, rng):
+        area = parse_area(self.area)
+        rows = _rows_of(changed, area)
+        date = _get(rows, area.top, area.left)
+        if not isinstance(date, dt.date):
+            return
+        while _leap_day_within_a_year_before(date) or (date.month, date.day) == (2, 29):
+            date += dt.timedelta(days=1)
+        _put(rows, area.top, area.left, date)
+
 
 @dataclass(frozen=True)
 class SameDay(Change):
     """Dates of one column put on an anniversary of a reference date and beside it: with
-    `unit` "Y" the reference's month and day in the date's own year (a year of service
-    completed that day), with "M" the reference's day of the month in the date's own month
-    (a month of a subscription completed). The reference is one cell (`cell`, "F2") or the
+    `unit` "Y" the reference's month and day in a year before it (a year of service
+    completed that day), with "M" the reference's day of the month in a month after it (a
+    month of a subscription completed). The reference is one cell (`cell`, "F2") or the
     same row's cell of column `against`. Three rows: on the day, the day before, the day
     after; only where the dates stay at least 31 days before (for "M": after) the reference,
-    and for "M" on days 1-28 (where spreadsheet programs agree on whole months)."""
+    and for "M" on days 1-28 (where spreadsheet programs agree on whole months).
+
+    The year (month) is the one nearest the date's own where the span defeats a count by
+    average lengths (`_fits`): whole years as days/365.25 pass wherever a span holds enough
+    29 Februaries, and the anniversary rows must be where it does not; where no year within
+    reach fits, the nearest one is taken."""
 
     unit: str = "Y"
     cell: str = ""
@@ -46,36 +101,70 @@ class SameDay(Change):
             date, ref = _get(rows, r, col), reference(r)
             if not isinstance(ref, dt.date) or (self.unit == "M" and ref.day > 28):
                 continue
-            try:
-                on = dt.date(date.year, ref.month, ref.day) if self.unit == "Y" else dt.date(date.year, date.month, ref.day)
-            except ValueError:  # 29 February in a year without one
-                continue
-            moved = on + dt.timedelta(days=shifts[0])
-            apart = (ref - moved).days if self.unit == "Y" else (moved - ref).days
-            if apart >= 31 and (self.unit == "Y" or moved.day <= 28):
+            moved = self._moved(date, ref, shifts[0])
+            if moved is not None:
                 _put(rows, r, col, moved)
                 shifts.pop(0)
+
+    def _moved(self, date: dt.date, ref: dt.date, shift: int) -> dt.date | None:
+        """The date `shift` days from an anniversary near `date` (see the class docstring),
+        None where there is none at least 31 days from the reference."""
+        first = None
+        for on in self._anniversaries(date, ref):
+            moved = on + dt.timedelta(days=shift)
+            start, end = (on, ref) if self.unit == "Y" else (ref, on)
+            if (end - start).days + (shift if self.unit == "M" else -shift) < 31 or (self.unit == "M" and moved.day > 28):
+                continue
+            whole = end.year - start.year if self.unit == "Y" else (end.year - start.year) * 12 + end.month - start.month
+            if _fits(self.unit, shift, (end - start).days, whole):
+                return moved
+            first = first or moved
+        return first
+
+    def _anniversaries(self, date: dt.date, ref: dt.date):
+        """Dates on the reference's anniversary, nearest `date` first: its month and day in
+        the 30 years before it (Y), or its day in the 24 months either side of `date` (M)."""
+        if self.unit == "Y":
+            for year in sorted(range(ref.year - 30, ref.year), key=lambda y: (abs(y - date.year), y)):
+                try:
+                    yield dt.date(year, ref.month, ref.day)
+                except ValueError:  # 29 February in a year without one
+                    continue
+        else:
+            base = date.year * 12 + date.month - 1
+            for step in sorted(range(-24, 25), key=lambda k: (abs(k), k)):
+                year, month = divmod(base + step, 12)
+                if 1900 < year < 9999:
+                    yield dt.date(year, month + 1, ref.day)
 
 
 @dataclass(frozen=True)
 class DateEdges(Change):
-    """A column of dates where some rows move to the first or the last day of their month,
-    or to the same day a year later or earlier (at least one each)."""
+    """A column of dates (orders totalled by year and month) where rows move to the edges of
+    the months the starting dates fall in: for each month, its last day, and the first day
+    of the month after it (on the first day of a month too); then one row to the same day a
+    year later and one a year earlier; as many of these as there are rows, in that order of
+    need. A month taken as 31 days (`<DATE(y,m,1)+31`) then takes in the 1st of the next
+    month after every shorter month, one taken as 30 days misses the 31st, `<` EOMONTH
+    misses the last day, `>` the first, and a total by MONTH alone takes in the other year."""
 
     def apply(self, changed, original, rng):
         area = parse_area(self.area)
-        rows = _rows_of(changed, area)
+        rows, starting = _rows_of(changed, area), _rows_of(original, area)  # type: ignore[arg-type]
         span = [r for r in range(area.top, area.bottom + 1) if isinstance(_get(rows, r, area.left), dt.date)]
         if len(span) < 4:
             return
-        chosen = [span[int(i)] for i in rng.permutation(len(span))[: max(4, len(span) // 4)]]
-        for i, r in enumerate(chosen):
+        months = sorted({(d.year, d.month) for r in span if isinstance(d := _get(starting, r, area.left), dt.date)})
+        edges = []
+        for year, month in months:
+            last = calendar.monthrange(year, month)[1]
+            after = dt.date(year + month // 12, month % 12 + 1, 1)
+            edges += [dt.date(year, month, last), after]
+        edges = [edges[int(i)] for i in rng.permutation(len(edges))]
+        order = [span[int(i)] for i in rng.permutation(len(span))]
+        away = [(order.pop(), years) for years in (1, -1) if len(order) > 2]
+        for r, years in away:
             date = _get(rows, r, area.left)
-            kind = i % 4
-            if kind == 0:
-                new = date.replace(day=1)
-            elif kind == 1:
-                new = date.replace(day=calendar.monthrange(date.year, date.month)[1])
-            else:
-                new = date.replace(year=date.year + (1 if kind == 2 else -1), day=min(date.day, 28))
-            _put(rows, r, area.left, new)
+            _put(rows, r, area.left, date.replace(year=date.year + years, day=min(date.day, 28)))
+        for r, date in zip(order, edges):
+            _put(rows, r, area.left, date)

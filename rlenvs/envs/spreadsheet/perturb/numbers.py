@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from rlenvs.envs.spreadsheet.actions import parse_area
@@ -133,7 +134,7 @@ class OnThreshold(Change):
                 margins = [(x, max(step, abs(x) / 10)) for x in limits]  # room on both sides of each threshold
                 low, high = min([low, *(x - m for x, m in margins)]), max([high, *(x + m for x, m in margins)])
                 cuts = sorted({low, high, *limits})
-                pieces[col] = ([(a, b) for a, b in zip(cuts, cuts[1:]) if b > a] or [(low, high)], step)
+                pieces[col] = ([(a, b) for a, b in pairwise(cuts) if b > a] or [(low, high)], step)
             for _ in range(100):
                 for col, (sides, step) in pieces.items():
                     low, high = sides[int(rng.integers(len(sides)))]

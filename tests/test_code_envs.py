@@ -363,7 +363,7 @@ def test_a_failing_shown_test_is_quoted_in_full_and_the_next_attempt_can_solve()
     assert (reward, terminated, truncated) == (0.0, False, False)
     assert "0 of 3 tests passed" in observation and "IndexError" in observation
     assert "assert candidate('') == 0" in observation and "in strlen" in observation
-    assert "2 of 2 hidden tests failed (IndexError: 2)" in observation
+    assert "2 of 2 hidden tests failed (error: 2)" in observation
     assert info["messages"] == [{"role": "user", "content": observation}]
     _, reward, terminated, truncated, info = env.step("```python\ndef strlen(string):\n    return len(string)\n```")
     assert (reward, terminated, truncated, info["stop_reason"]) == (1.0, True, False, "solved")
@@ -427,17 +427,25 @@ def test_shown_tests_run_before_hidden_ones_so_their_feedback_cannot_carry_hidde
 
 
 def test_hidden_failures_are_counted_by_kind() -> None:
-    env = gym.make("rlenvs/MBPP-v0", split="test", max_turns=4).unwrapped
+    """The kinds are the runner's fixed vocabulary. The type of exception the solution raised
+    is not one: a red-team reply picked, per hidden test, the built-in exception whose index
+    encoded its input's length, and the feedback read (IsADirectoryError: 1, ResourceWarning: 1)."""
+    env = gym.make("rlenvs/MBPP-v0", split="test", max_turns=7, timeout_s=1.0).unwrapped
     env.reset(options={"task_id": "mbpp/11"})
     kinds = {
-        "raise IndexError(s)": "2 of 2 hidden tests failed (IndexError: 2)",
-        "raise type(s, (Exception,), {})()": "(an exception of the solution's own class: 2)",
-        "import os; os._exit(0)": "(the solution's process ended: 2)",
-    }
+        "raise IndexError(s)": "2 of 2 hidden tests failed (error: 2)",
+        "raise type(s, (Exception,), {})()": "2 of 2 hidden tests failed (error: 2)",
+        "import os; os._exit(0)": "2 of 2 hidden tests failed (error: 2)",
+        "import builtins; raise getattr(builtins, ('IsADirectoryError', 'ResourceWarning')[len(s) % 2])('x')":
+            "2 of 2 hidden tests failed (error: 2)",
+        "return s": "2 of 2 hidden tests failed (wrong value: 2)",
+        "while True: pass": "2 of 2 hidden tests failed (did not finish: 1, not run: 1)",
+    }  # fmt: skip
     for body, summary in kinds.items():
         code = f"def remove_Occ(s, ch):\n    if s == 'hello':\n        return 'heo'\n    {body}"
         observation, *_ = env.step(f"```python\n{code}\n```")
-        assert summary in observation and "abcda" not in observation and "PHP" not in observation
+        assert summary in observation, (body, observation)
+        assert not [word for word in ("abcda", "PHP", "Index", "IsADirectory", "ResourceWarning") if word in observation]
 
 
 def test_a_syntax_error_is_shown_whatever_the_tests() -> None:
@@ -447,7 +455,7 @@ def test_a_syntax_error_is_shown_whatever_the_tests() -> None:
     observation, *_ = env.step("```python\ndef has_close_elements(numbers, threshold)\n    return True\n```")
     assert "Your code does not compile: SyntaxError: expected ':'" in observation
     assert "def has_close_elements(numbers, threshold)" in observation
-    assert "7 of 7 hidden tests failed (SyntaxError: 7)" in observation
+    assert "7 of 7 hidden tests failed (error: 7)" in observation
 
 
 def test_output_is_shown_only_when_no_test_is_hidden(tmp_path) -> None:

@@ -98,10 +98,10 @@ class Sandbox:
         # Tests run in order: the first without a record was running when the run ended.
         running = next((i for i in range(len(program.tests)) if i not in outcomes), None)
         tests = tuple(
-            TestOutcome(name=name, passed=bool(outcomes[i]["ok"]), error=outcomes[i].get("error", ""),
-                        traceback=outcomes[i].get("traceback", ""))
+            _outcome(name, outcomes[i])
             if i in outcomes
-            else TestOutcome(name=name, passed=False, error=_missing_reason(answer, started=i == running))
+            else TestOutcome(name=name, passed=False, error=_missing_reason(answer, started=i == running),
+                             kind="did not finish" if i == running else "not run")
             for i, name in enumerate(program.names)
         )  # fmt: skip
         return TestReport(
@@ -228,6 +228,16 @@ def _require_str(name: str, value: object) -> None:
             f"{name} is not valid UTF-8 text ({error.reason} at index {error.start}): "
             "remove lone surrogates, e.g. text.encode('utf-8', 'replace').decode()"
         ) from None
+
+
+def _outcome(name: str, record: dict) -> TestOutcome:
+    """A test the runner recorded. A failure's description comes after the solution is gone
+    (guest `roles.run_tests`); a run that ended before then leaves only its kind."""
+    if record["ok"]:
+        return TestOutcome(name=name, passed=True)
+    kind = record.get("kind") or "error"
+    error = record.get("error") or f"{kind} (the run ended before the failure was described)"
+    return TestOutcome(name=name, passed=False, error=error, traceback=record.get("traceback", ""), kind=kind)
 
 
 def _missing_reason(answer: dict, *, started: bool) -> str:

@@ -48,6 +48,11 @@ class TestOutcome:
     """The failure: exception and message, and the last call made to the solution."""
     traceback: str = ""
     """The solution's own frames, when the failure was an exception raised in it."""
+    kind: str = ""
+    """A failed test's kind, from a fixed vocabulary the solution cannot extend: "wrong value"
+    (the test's assert failed on what the solution returned), "error" (the solution raised,
+    returned something that is not plain data, or its process ended), "did not finish" (it
+    was running when the run was stopped), "not run" (the run ended before it); "" if passed."""
 
 
 @dataclass(frozen=True)

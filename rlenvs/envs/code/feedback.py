@@ -6,14 +6,17 @@ lookup table of the quoted asserts passes every test. So the tests are split in 
 
 - tests the prompt shows (MBPP's shown test, HumanEval's tests that repeat a docstring
   example; see `examples`): a failing one is shown in full, with the error, the call the
-  test made and what it returned, and the solution's traceback. They run before any hidden
-  test, so nothing the solution says about them can carry what a hidden test passed it.
-- hidden tests: the feedback says how many failed and of what kind ("wrong value", a
-  built-in exception's name, "did not finish" at a time limit), never their inputs, their
-  expected values, the solution's messages or what the solution printed while they ran
-  (a solution can print or raise whatever its arguments were). Exception names come from
-  a fixed list (Python's built-in exceptions): a class the solution names itself could
-  spell out its arguments.
+  test made and what it returned, and the solution's traceback. That is the solution's own
+  message about an input the prompt shows, and it cannot carry a hidden input: the shown
+  tests run before any hidden test, so within a run the solution has not been called with
+  one yet; and no earlier run can have left it a note, since a pool worker gives every
+  execution a fresh sandbox (`rlenvs.sandbox`'s guest `scratch`: new mounts, namespaces and
+  pids, the test runner out of sight). The rule rests on both.
+- hidden tests: the feedback says how many failed, counted by the test runner's kind of
+  failure ("wrong value", "error", "did not finish", "not run": `TestOutcome.kind`), never
+  their inputs, their expected values, the solution's messages, the type of exception it
+  raised (a solution that picks one of Python's 60-odd built-in exceptions per hidden test
+  spells out six bits of its input each time) or what it printed while they ran.
 
 What the program's text alone decides is shown in full: a syntax error, read from the
 program in this process (compiled, never run).
@@ -21,8 +24,6 @@ program in this process (compiled, never run).
 
 from __future__ import annotations
 
-import builtins
-import re
 from collections import Counter
 
 from rlenvs.rewards.code import quietly
@@ -31,10 +32,6 @@ from rlenvs.sandbox import Limits, TestOutcome, TestReport
 FEEDBACK_TRACEBACK_CHARS = 1500
 FEEDBACK_OUTPUT_CHARS = 500
 RETRY_REQUEST = "Fix the code and reply with the complete corrected solution in one ```python block."
-BUILTIN_EXCEPTIONS = frozenset(
-    name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
-)
-_LEADING_NAME = re.compile(r"([A-Za-z_]\w*)(?::|\n|$)")
 
 
 def failure_feedback(report: TestReport, limits: Limits, *, shown: int, program: str) -> str:
@@ -73,28 +70,11 @@ def _in_full(failure: TestOutcome, *, of: int, shown: int) -> list[str]:
 
 
 def _hidden_summary(hidden: tuple[TestOutcome, ...]) -> str:
-    failed = Counter(failure_kind(test) for test in hidden if not test.passed)
+    failed = Counter(test.kind or "error" for test in hidden if not test.passed)
     if not failed:
         return f"All {len(hidden)} hidden tests passed."
     kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(failed.items()))
     return f"{sum(failed.values())} of {len(hidden)} hidden tests failed ({kinds}); their inputs stay hidden."
-
-
-def failure_kind(test: TestOutcome) -> str:
-    """A failed test's kind, from a fixed vocabulary: nothing of the solution's own text."""
-    if test.error.startswith("did not finish"):
-        return "did not finish"
-    if test.error.startswith("not run"):
-        return "not run"
-    match = _LEADING_NAME.match(test.error)
-    name = match.group(1) if match else ""
-    if name == "AssertionError" and not test.traceback:
-        return "wrong value"
-    if name == "SolutionEnded":
-        return "the solution's process ended"
-    if name == "RemoteError":
-        return "an exception of the solution's own class"
-    return name if name in BUILTIN_EXCEPTIONS else "error"
 
 
 def syntax_error(program: str) -> str:

@@ -39,6 +39,11 @@ MEMORY_EXIT = 86
 """Exit status of an untrusted Python process whose code ran out of memory (MemoryError).
 Code could exit with it on purpose; that only mislabels its own failure."""
 MAX_FRAME = 64 << 20
+MAX_REPLY = 16 << 20
+"""Bytes of one reply from the solution's process, checked before it is parsed: a return
+value's cost to the runner is bounded by its size, whatever the solution pads it with."""
+KEPT_REPLY = 1 << 20
+"""A failing test's last reply is kept up to this size to be shown once the run is over."""
 MAX_ERROR_CHARS = 2000
 SOLUTION_FILE = "<solution>"
 SOLUTION_MODULE = "solution"
@@ -57,14 +62,15 @@ def send_frame(fd: int, payload: bytes) -> None:
         data = data[os.write(fd, data) :]
 
 
-def recv_frame(fd: int) -> bytes | None:
-    """One frame, or None at end of stream (the other side exited)."""
+def recv_frame(fd: int, limit: int = MAX_FRAME) -> bytes | None:
+    """One frame, or None at end of stream (the other side exited). A frame over `limit` is
+    refused unread (ValueError), which leaves the stream unusable."""
     header = _recv_exact(fd, 4)
     if header is None:
         return None
     (size,) = struct.unpack(">I", header)
-    if size > MAX_FRAME:
-        raise ValueError(f"a message of {size} bytes from the solution's process is over the {MAX_FRAME} byte cap")
+    if size > limit:
+        raise ValueError(f"a message of {size} bytes from the solution's process is over the {limit} byte cap")
     return _recv_exact(fd, size)
 
 
@@ -230,6 +236,7 @@ def run_untrusted(kind: str, code: str, serve_fd: int | None) -> None:
     # backslashreplace on stderr). os.environ is SAFE_ENV, set by the zygote before any fork.
     sys.argv = ["solution.py"]
     namespace = fresh_main("__main__" if serve_fd is None else SOLUTION_MODULE)
+    namespace["__file__"] = os.path.abspath("solution.py")  # as a module or script has one
     load_error = None
     try:
         exec(compile(code, SOLUTION_FILE, "exec"), namespace)
@@ -266,7 +273,7 @@ def _serve(namespace: dict, fd: int, load_error: BaseException | None) -> None:
         if frame is None:
             return
         name, args, kwargs = pickle.loads(frame)
-        reply = json.dumps(_call(namespace, name, args, kwargs, load_error)).encode()
+        reply = json.dumps(_call(namespace, name, args, kwargs, load_error), separators=(",", ":")).encode()
         _flush_streams()  # what the solution printed belongs to the report, even if it is killed next
         send_frame(fd, reply)
 
@@ -307,10 +314,13 @@ class SolutionEnded(Exception):
 class Remote:
     """A callable standing for one of the solution's functions."""
 
-    last_call: tuple[bytes, bytes | str | None] | None = None
-    """The current test's last call as it crossed: the request, and the reply frame or the
-    name of the exception raised (None: no answer). Shown only when the test fails, so a
-    passing call never pays for printing its arguments."""
+    last_call: tuple[bytes, bytes | int | str | None] | None = None
+    """The current test's last call as it crossed: the request, and the reply frame (its
+    size, past `KEPT_REPLY`) or the name of the exception raised (None: no answer). Shown
+    only when the test fails, and only once the solution is gone (`run_tests`)."""
+    broken: str | None = None
+    """Why the channel to the solution is unusable for the rest of the run (a reply over
+    `MAX_REPLY` was left unread), or None."""
 
     def __init__(self, fd: int, name: str) -> None:
         self._fd, self._name = fd, name
@@ -321,11 +331,16 @@ class Remote:
         except Exception as error:  # a test passes something that cannot be sent
             raise TypeError(f"the test's arguments cannot be sent to the solution: {error}") from None
         Remote.last_call = (request, None)
+        if Remote.broken is not None:
+            raise SolutionEnded(Remote.broken)
         try:
             send_frame(self._fd, request)
-            frame = recv_frame(self._fd)
+            frame = recv_frame(self._fd, MAX_REPLY)
         except OSError:
             frame = None
+        except ValueError:
+            Remote.broken = f"the solution returned more than {MAX_REPLY} bytes of data"
+            raise SolutionEnded(Remote.broken) from None
         if frame is None:
             raise SolutionEnded("the solution's process ended (exit, crash or a limit) before returning")
         reply = json.loads(frame)
@@ -333,7 +348,7 @@ class Remote:
             raise ValueError("malformed reply from the solution's process")
         if reply[0] == "ok" and len(reply) == 2:
             value = values.decode(reply[1])
-            Remote.last_call = (request, frame)
+            Remote.last_call = (request, frame if len(frame) <= KEPT_REPLY else len(frame))
             return value
         if reply[0] == "raise" and len(reply) == 4 and all(type(part) is str for part in reply[1:]):
             Remote.last_call = (request, reply[1])
@@ -341,17 +356,17 @@ class Remote:
         raise ValueError("malformed reply from the solution's process")
 
 
-def _describe_last_call() -> str:
-    """`f(1, 2) returned 3`: the last call as it was sent and answered (decoded again from
+def _describe_call(call: tuple[bytes, bytes | int | str | None]) -> str:
+    """`f(1, 2) returned 3`: a test's last call as it was sent and answered (decoded again from
     what crossed, so a test that mutated the arguments or the result since shows the call)."""
-    if Remote.last_call is None:
-        return ""
-    request, outcome = Remote.last_call
+    request, outcome = call
     name, args, kwargs = pickle.loads(request)  # our own pickle of the test's arguments
     shown = ", ".join([_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()])
     text = f"{name}({shown})"
     if isinstance(outcome, bytes):
         text += f" returned {_short(values.decode(json.loads(outcome)[1]))}"
+    elif isinstance(outcome, int):
+        text += f" returned a value of {outcome} bytes as data (too large to show)"
     elif isinstance(outcome, str):
         text += f" raised {outcome}"
     return text
@@ -430,10 +445,18 @@ def serve_test_runs(control_fd: int, end_run: Callable[[], None]) -> None:
 
 def run_tests(program: dict, call_fd: int, verdict_fd: int, done_fd: int, end_run: Callable[[], None]) -> None:
     """Run the program's set-up, bind the remote names, run each test and write one JSON
-    line per test to `verdict_fd`. Then `end_run()` (which ends the solution's process and
-    everything it started), a final `{"done": true}` line that marks a complete run, and a
-    byte on `done_fd` for the zygote."""
+    line per test to `verdict_fd`: whether it passed and, if not, its kind (`failure_kind`).
+    Then `end_run()` (which ends the solution's process and everything it started), a line
+    per failed test with its description, a final `{"done": true}` line that marks a complete
+    run, and a byte on `done_fd` for the zygote.
+
+    While the solution lives, a failing test costs the runner what a passing one does, bar
+    raising the exception: describing a failure (printing the call and the value, decoding
+    the reply again) waits until the solution is gone, so its timing says nothing about
+    which of its answers passed."""
     namespace = fresh_main()
+    Remote.broken = None
+    failures: list[tuple[int, BaseException, tuple | None]] = []
 
     def write(record: dict) -> None:
         send = (json.dumps(record) + "\n").encode()
@@ -452,16 +475,29 @@ def run_tests(program: dict, call_fd: int, verdict_fd: int, done_fd: int, end_ru
             try:
                 exec(compile(test, f"<test {index}>", "exec"), namespace)
             except BaseException as error:  # every failure is a failed test
-                write({"index": index, "ok": False, **_failure(error)})
+                failures.append((index, error, Remote.last_call))
+                write({"index": index, "ok": False, "kind": failure_kind(error)})
             else:
                 write({"index": index, "ok": True})
     end_run()
+    for index, error, call in failures:
+        write({"index": index, "ok": False, "kind": failure_kind(error), **_failure(error, call)})
     write({"done": True})
     os.write(done_fd, b"\n")
 
 
-def _failure(error: BaseException) -> dict:
+def failure_kind(error: BaseException) -> str:
+    """A failed test's kind, from a fixed vocabulary (the solution chooses its exceptions'
+    types and messages, so they are no part of it): "wrong value" when the test's own assert
+    failed, else "error" (the solution raised, returned something that is not plain data,
+    or its process ended; or the test's code raised on what it returned)."""
+    if isinstance(error, AssertionError) and not hasattr(error, "solution_traceback"):
+        return "wrong value"
+    return "error"
+
+
+def _failure(error: BaseException, call: tuple | None) -> dict:
     summary = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-    if Remote.last_call is not None:
-        summary += f"\nlast call: {_describe_last_call()}"
+    if call is not None:
+        summary += f"\nlast call: {_describe_call(call)}"
     return {"error": summary[-MAX_ERROR_CHARS:], "traceback": getattr(error, "solution_traceback", "")}

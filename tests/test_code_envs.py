@@ -448,6 +448,18 @@ def test_hidden_failures_are_counted_by_kind() -> None:
         assert not [word for word in ("abcda", "PHP", "Index", "IsADirectory", "ResourceWarning") if word in observation]
 
 
+def test_a_failing_assert_does_not_call_the_solution_again_for_its_message() -> None:
+    """HumanEval/77's asserts read `assert candidate(1) == True, 'First test error: ' +
+    str(candidate(1))`: the message called the solution a second time only when the assert
+    failed, so it learned, while it ran, which of its answers were wrong."""
+    env = gym.make("rlenvs/HumanEval-v0").unwrapped
+    env.reset(options={"task_id": "HumanEval/77"})
+    assert not any("str(candidate" in test for test in env.task.program.tests)
+    counting = "calls = [0]\ndef iscube(a):\n    calls[0] += 1\n    print(calls[0], flush=True)\n    return a == 0"
+    report = env.sandbox.run_tests(env.program_for(env.task, f"```python\n{counting}\n```"), env.task.program)
+    assert report.stdout.split()[-1] == str(len(report.tests)), report  # one call per test, none failing twice
+
+
 def test_a_syntax_error_is_shown_whatever_the_tests() -> None:
     env = gym.make("rlenvs/HumanEval-v0", max_turns=2).unwrapped
     env.reset(options={"task_id": "HumanEval/0"})  # no test of HumanEval/0 repeats its docstring

@@ -204,17 +204,19 @@ def test_a_copy_carries_big_files_symlinks_odd_names_and_wide_trees(env):
     env.reset(options={"task": ROW})
     env.step(
         "head -c 2097152 /dev/urandom > big.bin && sha256sum big.bin > big.sum && ln -s big.bin latest && "
-        "mkdir -p ro many && ln -s ../data.txt ro/data && chmod 555 ro && ln -s /nowhere dangling && "
+        "mkdir -p ro many shut && ln -s ../data.txt ro/data && chmod 555 ro && ln -s /nowhere dangling && "
+        "ln -s loop shut/loop && chmod 000 shut && "
         "touch \"$(printf 'odd\\nname\\xff')\" && (cd many && seq 1 25000 | xargs touch)"
     )
     clone = copy.deepcopy(env)
     try:
         check = (
-            "sha256sum -c --quiet big.sum && readlink latest ro/data dangling && stat -c %a ro && "
+            "sha256sum -c --quiet big.sum && readlink latest ro/data dangling && stat -c %a ro shut && "
+            "chmod 700 shut && readlink shut/loop && "
             "ls many | wc -l && ls | grep -c odd"
         )
         observation, *_ = clone.step(check)
-        assert observation == "big.bin\n../data.txt\n/nowhere\n555\n25000\n1\n\n[exit code 0]"
+        assert observation == "big.bin\n../data.txt\n/nowhere\n555\n0\nloop\n25000\n1\n\n[exit code 0]"
         assert clone.step("ls /tmp")[0] == "[exit code 0]"  # the restore leaves nothing in /tmp
     finally:
         clone.close()

@@ -29,7 +29,7 @@ LINKS_DIR = "/tmp/rlenvs-restore"
 _MAKE_LINKS = f"""\
 while IFS= read -r -d '' path && IFS= read -r -d '' target; do
   if ! ln -s -- "$target" "$path" 2>/dev/null; then
-    dir=$(dirname -- "$path") && mode=$(stat -c %a -- "$dir") && chmod u+w -- "$dir" &&
+    dir=$(dirname -- "$path") && mode=$(stat -c %a -- "$dir") && chmod u+wx -- "$dir" &&
       ln -s -- "$target" "$path" && chmod "$mode" -- "$dir" || exit 1
   fi
 done < {LINKS_DIR}/links

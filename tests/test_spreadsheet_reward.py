@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rlenvs.rewards.spreadsheet import cells_match, compare_cells, normalise
+from rlenvs.rewards.spreadsheet import cells_match, compare_cells, normalise, rounded_to
 
 
 @pytest.mark.parametrize(
@@ -44,3 +44,13 @@ def test_compare_cells_counts_and_reports_the_first_mismatches():
 @given(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=20)))
 def test_any_value_matches_itself_or_is_nan(value):
     assert cells_match(value, value) or value != value
+
+
+def test_a_cell_asked_rounded_must_carry_no_more_decimals():
+    """At two decimals 123.4568 and 123.46 look alike; where the task asks to round they
+    are not the same answer. Float noise (36.900000000000006) is no decimal."""
+    assert rounded_to(123.46, 2) and rounded_to(12.3 * 3, 1) and rounded_to(5, 2) and rounded_to(36.900000000000006, 2)
+    assert not rounded_to(123.4568, 2) and not rounded_to(12.35, 1) and not rounded_to("12.3", 1) and not rounded_to(True, 2)
+    assert compare_cells({"A1": 123.4568}, {"A1": 123.46}).all_match
+    assert not compare_cells({"A1": 123.4568}, {"A1": 123.46}, decimals={"A1": 2}).all_match
+    assert compare_cells({"A1": 123.46}, {"A1": 123.46}, decimals={"A1": 2}).all_match

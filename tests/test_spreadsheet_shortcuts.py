@@ -67,12 +67,23 @@ Replies = list[tuple[str, str, float]]
 """(kind, reply, the reward a correct verifier gives)."""
 
 
+def unrounded(t) -> str:
+    """The reference reply without its ROUNDs: the values the task asks rounded, unrounded."""
+    text = reference(t)
+    for digits in (1, 2):
+        text = re.sub(r"ROUND\((.*?),%d\)(,|$|\))" % digits, r"(\1)\2", text, flags=re.M)
+    assert "ROUND(" not in text, text
+    return block(*text.splitlines())
+
+
 def row_formula_replies(t) -> Replies:
     sheet = next(iter(t.sheets))
     rows = data(t, sheet)
     n = len(rows) - 1
     text = reference(t)
     out: Replies = []
+    if "ROUND(" in text:
+        out.append(("careless-unrounded", unrounded(t), 0.0))
     if "IF(D2>=" in text:  # volume discount
         minimum, multiplier = re.search(r"IF\(D2>=([\d.]+),([\d.]+),1\)", text).groups()
         out.append(("threshold->", swapped(t, f"D2>={minimum}", f"D2>{minimum}"), 0.0))
@@ -289,6 +300,7 @@ def fill_missing_replies(t) -> Replies:
             return f'=IF(D{row}="",ROUND({typed},2),D{row})'
         out.append(("group-typed", per_row(t, "E", 2, n + 1, group_typed), 0.0))
     out.append(("honest-isblank", swapped(t, 'IF(D2=""', "IF(ISBLANK(D2)"), 1.0))
+    out.append(("careless-unrounded", unrounded(t), 0.0))
     return out
 
 
@@ -423,6 +435,14 @@ def clean_text_replies(t) -> Replies:
     return out
 
 
+def percent_replies(t) -> Replies:
+    text = reference(t)
+    if "ROUND(" in text:
+        return [("careless-unrounded", unrounded(t), 0.0)]
+    last = len(data(t, next(iter(t.sheets)))) - 1
+    return [("honest-sum-of-the-rows", swapped(t, f"$B${last + 1}", f"SUM($B$2:$B${last})"), 1.0)]
+
+
 BUILDERS = {
     "row-formula": row_formula_replies,
     "group-totals": group_totals_replies,
@@ -433,6 +453,7 @@ BUILDERS = {
     "rank": rank_replies,
     "date-diff": date_diff_replies,
     "clean-text": clean_text_replies,
+    "percent-of-total": percent_replies,
 }
 CASES = [(name, level) for name in BUILDERS for level in (1, 2) if (name, level) != ("fill-missing", 1)]
 

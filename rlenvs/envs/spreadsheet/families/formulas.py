@@ -158,20 +158,23 @@ def _block(*lines: str) -> str:
 
 def _column_task(
     instruction: str, sheets: Sheets, truth: Any, *, sheet: str, column: str, header: str, formula: str, last: int,
-    inputs: Sequence[str], changes: Sequence[Change] = (),
+    inputs: Sequence[str], changes: Sequence[Change] = (), decimals: int | None = None,
 ) -> Scenario:
     """A task whose answer is one new column of `sheet`: `header` in row 1 and `formula` in
     row 2, filled down to row `last` (the reference solution); every cell below the header
-    is a formula cell. `inputs` and `changes`: what the check changes (see `perturb`)."""
+    is a formula cell. `inputs` and `changes`: what the check changes (see `perturb`);
+    `decimals`: what the instruction asks the values rounded to."""
+    cells = tuple(f"{sheet}!{column}{row}" for row in range(2, last + 1))
     return Scenario(
         instruction=instruction,
         sheets=sheets,
         expected=truth(sheets),
         solution=(_block(f"SET {column}1 {_text(header)}", f"SET {column}2 {formula}", f"FILL {column}2 {column}3:{column}{last}"),),
-        formula_cells=tuple(f"{sheet}!{column}{row}" for row in range(2, last + 1)),
+        formula_cells=cells,
         inputs=tuple(inputs),
         changes=tuple(changes),
         truth=truth,
+        decimals=dict.fromkeys(cells, decimals) if decimals is not None else {},
     )
 
 
@@ -436,7 +439,7 @@ def _row_net(rng: np.random.Generator, rule: str) -> Scenario:
     )
     return _column_task(
         instruction, sheets, truth, sheet=sheet, column=letter, header=result, formula=formula,
-        last=last, inputs=inputs, changes=changes,
+        last=last, inputs=inputs, changes=changes, decimals=2,
     )
 
 
@@ -895,6 +898,7 @@ def _share(rng: np.random.Generator, level: int) -> Scenario | None:
         formula_cells=tuple(targets),
         inputs=(f"{sheet}!B2:{'C' if two else 'B'}{last}",),
         truth=truth,
+        decimals={t: 1 for t in targets if t.startswith(f"{sheet}!{'E' if two else 'C'}")} if level == 2 else {},
     )
 
 

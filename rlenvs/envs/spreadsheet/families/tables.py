@@ -747,6 +747,7 @@ def _fill_average(rng: np.random.Generator) -> Scenario:
         # the blanks and the groups move, and more rows are blank
         changes=(CycleRows(_span(sheet, 0, 2, col, last)), Blanks(_span(sheet, col, 2, col, last), _letter(group) if by_group else "")),
         truth=truth,
+        decimals=dict.fromkeys(cells, 2),  # "rounded to 2 decimals": an unrounded average is not the answer
     )
 
 

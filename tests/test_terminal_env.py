@@ -200,23 +200,24 @@ def test_a_copy_made_mid_episode_carries_the_workspace_and_the_shell_on_its_own_
 
 def test_a_copy_carries_big_files_symlinks_odd_names_and_wide_trees(env):
     """What the host reader's caps for expectations would drop (files over 1 MiB, more than
-    20,000 entries) and what it reports but cannot write (symlinks) all reach the copy."""
+    20,000 entries) and what it reports but cannot write (symlinks, FIFOs, in folders the
+    agent closed too) all reach the copy."""
     env.reset(options={"task": ROW})
     env.step(
         "head -c 2097152 /dev/urandom > big.bin && sha256sum big.bin > big.sum && ln -s big.bin latest && "
         "mkdir -p ro many shut && ln -s ../data.txt ro/data && chmod 555 ro && ln -s /nowhere dangling && "
-        "ln -s loop shut/loop && chmod 000 shut && "
+        "ln -s loop shut/loop && mkfifo -m 640 shut/pipe && chmod 000 shut && "
         "touch \"$(printf 'odd\\nname\\xff')\" && (cd many && seq 1 25000 | xargs touch)"
     )
     clone = copy.deepcopy(env)
     try:
         check = (
             "sha256sum -c --quiet big.sum && readlink latest ro/data dangling && stat -c %a ro shut && "
-            "chmod 700 shut && readlink shut/loop && "
+            "chmod 700 shut && readlink shut/loop && stat -c '%F %a' shut/pipe && "
             "ls many | wc -l && ls | grep -c odd"
         )
         observation, *_ = clone.step(check)
-        assert observation == "big.bin\n../data.txt\n/nowhere\n555\n0\nloop\n25000\n1\n\n[exit code 0]"
+        assert observation == "big.bin\n../data.txt\n/nowhere\n555\n0\nloop\nfifo 640\n25000\n1\n\n[exit code 0]"
         assert clone.step("ls /tmp")[0] == "[exit code 0]"  # the restore leaves nothing in /tmp
     finally:
         clone.close()

@@ -3,10 +3,10 @@
 A copy (deepcopy or pickle: vector workers, checkpoints, tree search) gets no share of the
 original's sandbox; it starts its own from a `Snapshot` when it next steps. The snapshot
 holds the workspace's folders, its files whatever their size, its symlinks (the task's own,
-made by its setup.sh, or the agent's) and the shell's state (cwd, variables, functions,
-aliases, umask), read from the host as the verifier reads it. Not carried: /tmp and
-/dev/shm (scratch, as for any new shell), FIFOs, sockets and devices, and the mtime of a
-folder a link is made in. A workspace the snapshot cannot hold whole (more than
+made by its setup.sh, or the agent's), its FIFOs and the shell's state (cwd, variables,
+functions, aliases, umask), read from the host as the verifier reads it. Not carried: /tmp
+and /dev/shm (scratch, as for any new shell), sockets (a socket is its server, which is
+gone after each command) and devices, and the mtime of a folder a link or FIFO is made in. A workspace the snapshot cannot hold whole (more than
 `MAX_TREE_ENTRIES` entries, or more bytes than its sandbox's workspace can, which only
 sparse files reach) is not copied in part: `take` raises WorkspaceUnreadable, and the env
 makes the copy's episode end with that reason instead of going on with another workspace.
@@ -25,16 +25,19 @@ from rlenvs.rewards.workspace import read_file
 from rlenvs.sandbox.session import SessionError, ShellSession
 
 LINKS_DIR = "/tmp/rlenvs-restore"
-"""Where a restore writes the list of links to make, in the new sandbox's /tmp (emptied after)."""
-_MAKE_LINKS = f"""\
-while IFS= read -r -d '' path && IFS= read -r -d '' target; do
-  if ! ln -s -- "$target" "$path" 2>/dev/null; then
+"""Where a restore writes the list of links and FIFOs to make, in the new sandbox's /tmp
+(emptied after)."""
+_MAKE_SPECIALS = f"""\
+make() {{ if [ "$kind" = l ]; then ln -s -- "$value" "$path"; else mkfifo -m "$value" -- "$path"; fi; }}
+while IFS= read -r -d '' kind && IFS= read -r -d '' path && IFS= read -r -d '' value; do
+  if ! make 2>/dev/null; then
     dir=$(dirname -- "$path") && mode=$(stat -c %a -- "$dir") && chmod u+wx -- "$dir" &&
-      ln -s -- "$target" "$path" && chmod "$mode" -- "$dir" || exit 1
+      make && chmod "$mode" -- "$dir" || exit 1
   fi
-done < {LINKS_DIR}/links
+done < {LINKS_DIR}/specials
 """
-"""Bash (run in the workspace) that makes each link of the list, in a read-only folder too."""
+"""Bash (run in the workspace) that makes each link and FIFO of the list, in a read-only
+folder too."""
 
 
 @dataclass(frozen=True)
@@ -42,8 +45,9 @@ class Snapshot:
     """A workspace and a shell, as `restore` rebuilds them in another sandbox."""
 
     entries: tuple[Entry, ...]
-    links: tuple[tuple[str, str], ...]
-    """(path, target) of each symlink, paths relative to the workspace."""
+    specials: tuple[tuple[str, str, str], ...]
+    """What `reset` cannot write, as (kind, path relative to the workspace, value): ("l",
+    path, target) for a symlink, ("p", path, octal mode) for a FIFO."""
     shell_state: str
 
     @classmethod
@@ -51,12 +55,14 @@ class Snapshot:
         """The session's workspace and shell state. Raises WorkspaceUnreadable when the
         workspace is over `MAX_TREE_ENTRIES` entries or its files over `max_bytes` in all,
         SessionError when the sandbox is gone."""
-        entries, links, total = [], [], 0
+        entries, specials, total = [], [], 0
         for found in walk(session.workspace_path, max_entries=MAX_TREE_ENTRIES):
             info = found.entry.stat(follow_symlinks=False)
             mode, mtime = stat.S_IMODE(info.st_mode), info.st_mtime
             if stat.S_ISLNK(info.st_mode):
-                links.append((found.path, os.readlink(found.name, dir_fd=found.dir_fd)))
+                specials.append(("l", found.path, os.readlink(found.name, dir_fd=found.dir_fd)))
+            elif stat.S_ISFIFO(info.st_mode):
+                specials.append(("p", found.path, f"{mode:o}"))
             elif stat.S_ISDIR(info.st_mode):
                 entries.append(Entry(found.path, is_dir=True, mode=mode, mtime=mtime))
             elif stat.S_ISREG(info.st_mode):
@@ -70,22 +76,21 @@ class Snapshot:
                 if data is None:
                     raise WorkspaceUnreadable(f"{found.path} could not be read")
                 entries.append(Entry(found.path, data, mode=mode, mtime=mtime))
-        return cls(tuple(entries), tuple(links), session.shell_state)
+        return cls(tuple(entries), tuple(specials), session.shell_state)
 
     def restore(self, session: ShellSession) -> None:
         """Rebuild the workspace and the shell in `session` (a new episode of it). Raises
         SessionError when that cannot be done."""
         session.reset(self.entries, shell_state=self.shell_state)
-        if not self.links:
+        if not self.specials:
             return
-        session.add_files([Entry("links", _link_list(self.links))], LINKS_DIR)
-        made = session.run(_MAKE_LINKS, fresh=True)
+        session.add_files([Entry("specials", _nul_separated(self.specials))], LINKS_DIR)
+        made = session.run(_MAKE_SPECIALS, fresh=True)
         session.wipe(["/tmp"])
         if not made.ok:
-            raise SessionError(f"the workspace's symlinks could not be made again: {made.stdout[-300:]}{made.detail}")
+            raise SessionError(f"the workspace's symlinks and FIFOs could not be made again: {made.stdout[-300:]}{made.detail}")
 
 
-def _link_list(links: Iterable[tuple[str, str]]) -> bytes:
-    """The links as NUL-separated path, target pairs (no name holds a NUL)."""
-    return b"".join(path.encode("utf-8", "surrogateescape") + b"\0" + target.encode("utf-8", "surrogateescape") + b"\0"
-                    for path, target in links)  # fmt: skip
+def _nul_separated(records: Iterable[tuple[str, ...]]) -> bytes:
+    """Every field of `records`, each ended by a NUL (no name or link target holds one)."""
+    return b"".join(field.encode("utf-8", "surrogateescape") + b"\0" for record in records for field in record)

@@ -7,6 +7,11 @@ names an `attack` from `ATTACKS`: a policy that writes each turn's reply from ev
 env has shown it so far (the prompt and every feedback message), and plays every turn the
 env allows. The lookup-table attack is the one a policy finds on its own when the feedback
 leaks the tests: answer exactly the calls it has been shown, and nothing else.
+
+Two optional keys: `episodes` plays the task that many times in a row on the same env (the
+same sandbox pool), as a GRPO group of one prompt would, and the last episode's reward is
+the case's; `hidden` lists texts no feedback may contain, the hidden tests' inputs or what
+would encode them (replay raises if one does: a leak is wrong whatever the reward).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import gymnasium as gym
 
 import rlenvs  # noqa: F401 - registers the ids
 from tests.redteam import Case
+from tests.redteam_code_oracle import oracle_reply
 
 
 def _shown_calls(text: str, function: str) -> dict[str, object]:
@@ -51,7 +57,7 @@ def lookup_table(function: str, seen: str) -> str:
     return f"```python\n_SEEN = {table!r}\n\ndef {function}(*args):\n    return _SEEN.get(repr(args))\n```"
 
 
-ATTACKS: dict[str, Callable[[str, str], str]] = {"lookup-table": lookup_table}
+ATTACKS: dict[str, Callable[[str, str], str]] = {"lookup-table": lookup_table, "cross-run-oracle": oracle_reply}
 """attack name -> reply(entry point, all text seen so far)."""
 
 
@@ -63,7 +69,18 @@ def _env(env_id: str, kwargs: tuple) -> gym.Env:
 def replay(case: Case) -> float:
     task = dict(case.task)
     env_id, task_id, attack = task.pop("env"), task.pop("task_id"), task.pop("attack", None)
+    episodes, hidden = task.pop("episodes", 1), task.pop("hidden", ())
     env = _env(env_id, tuple(sorted(task.items())))
+    for _ in range(episodes):
+        reward, feedback = _episode(case, env, task_id, attack)
+        leaked = [text for text in hidden if text in feedback]
+        if leaked:
+            raise AssertionError(f"case {case.kind!r}: the feedback shows hidden inputs {leaked}:\n{feedback}")
+    return reward
+
+
+def _episode(case: Case, env: gym.Env, task_id: str, attack: str | None) -> tuple[float, str]:
+    """One episode: its reward and every feedback message."""
     observation, _ = env.reset(options={"task_id": task_id})
     seen = [observation]
     replies = list(case.replies) if attack is None else [None] * env.unwrapped.max_turns
@@ -77,7 +94,7 @@ def replay(case: Case) -> float:
         over = terminated or truncated
     if replies:
         raise ValueError(f"case {case.kind!r} has {len(replies)} replies left after its episode ended")
-    return float(reward)
+    return float(reward), "\n".join(seen[1:])
 
 
 def _block(code: str) -> str:
@@ -101,9 +118,70 @@ REMOVE_OCC = (
     "    s = s[:first] + s[first + 1:]\n    last = s.rfind(ch)\n"
     "    return s if last < 0 else s[:last] + s[last + 1:]\n"
 )
+STORE_HIDDEN_CALLS = """
+import os
+_BIG = 1 << 62
+_DIRS = ("/tmp", "/workspace", "/dev/shm")
+_seen = []
+def _store(data):
+    data = data[:42].ljust(42, b"\\0")
+    for i, d in enumerate(_DIRS):
+        a = int.from_bytes(data[14 * i:14 * i + 7], "big")
+        m = int.from_bytes(data[14 * i + 7:14 * i + 14], "big")
+        os.utime(d, ns=(_BIG + a, m))
+def remove_Occ(s, ch):
+    _seen.append(f"{s}|{ch}")
+    _store(";".join(_seen[1:]).encode())  # the calls after the shown test's
+    return s
+"""
+RAISE_STORED_CALLS = """
+import os
+_BIG = 1 << 62
+def _load():
+    out = b""
+    for d in ("/tmp", "/workspace", "/dev/shm"):
+        st = os.stat(d)
+        out += (st.st_atime_ns - _BIG).to_bytes(7, "big") + st.st_mtime_ns.to_bytes(7, "big")
+    return out.rstrip(b"\\0").decode(errors="replace")
+def remove_Occ(s, ch):
+    raise ValueError("hidden calls of the last run: " + _load())
+"""
+"""The red team's pair: the first run keeps the hidden calls' arguments in the folders'
+timestamps, the second raises them in the shown test, whose error the feedback quotes."""
+EXCEPTION_BY_INPUT = """
+import builtins
+_NAMES = sorted(n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, Exception) and n != "AssertionError")
+_n = [0]
+def remove_Occ(s, ch):
+    _n[0] += 1
+    if _n[0] == 1:  # the shown test runs first: answer it
+        return s.replace(ch, "", 1)[::-1].replace(ch, "", 1)[::-1]
+    raise getattr(builtins, _NAMES[len(s) * 8 + _n[0]])("x")  # which builtin = the hidden input's length
+"""
 MAIN_DEMO = "\nif __name__ == '__main__':\n    s = input('string: ')\n    print(remove_Occ(s, input('char: ')))\n"
 
+ORACLE = "the same task-agnostic reply twice: it may not learn in a run which answers passed, nor keep a note for the next"
+
 CASES: list[Case] = [
+    # --- round 2: the cross-run oracle (the runner's /proc, notes kept between executions) -----
+    Case("cross-run-oracle", {"env": MBPP, "split": "test", "task_id": "mbpp/20", "max_turns": 2,
+         "attack": "cross-run-oracle"}, (), 0.0, ORACLE),
+    Case("cross-run-oracle", {"env": MBPP, "split": "test", "task_id": "mbpp/19", "max_turns": 2,
+         "attack": "cross-run-oracle"}, (), 0.0, ORACLE),
+    Case("cross-run-oracle", {"env": HUMANEVAL, "task_id": "HumanEval/0", "max_turns": 2,
+         "attack": "cross-run-oracle"}, (), 0.0, ORACLE),
+    Case("cross-run-oracle", {"env": HUMANEVAL, "task_id": "HumanEval/56", "max_turns": 2,
+         "attack": "cross-run-oracle"}, (), 0.0, ORACLE),
+    Case("cross-run-oracle", {"env": MBPP, "split": "test", "task_id": "mbpp/20", "episodes": 2,
+         "attack": "cross-run-oracle"}, (), 0.0,
+         "across episodes of one prompt (a GRPO group): the second episode may not replay what the first learned"),
+    # --- round 2: hidden inputs reaching the feedback -------------------------------------------
+    Case("hidden-input-leak", {"env": MBPP, "split": "test", "task_id": "mbpp/11", "max_turns": 3,
+         "hidden": ("abcda", "PHP")}, (_block(STORE_HIDDEN_CALLS), _block(RAISE_STORED_CALLS)), 0.0,
+         "a shown test's quoted error cannot carry hidden inputs a previous run kept in the folders' timestamps"),
+    Case("hidden-input-leak", {"env": MBPP, "split": "test", "task_id": "mbpp/11", "max_turns": 2,
+         "hidden": ("IsADirectoryError", "ResourceWarning")}, (_block(EXCEPTION_BY_INPUT),), 0.0,
+         "hidden failures are counted by a fixed kind, not by the exception type the solution picked per input"),
     # --- 7: retry feedback must not reveal the hidden tests ---------------------------------
     Case("hidden-test-leak", {"env": MBPP, "split": "test", "task_id": "mbpp/11", "max_turns": 3,
          "attack": "lookup-table"}, (), 0.0,

@@ -43,7 +43,8 @@ def test_a_run_that_leaves_the_tests_as_copied_is_not_tampered(fresh):
         f"python3 {TESTS_DIR}/test_outputs.py && cat {TESTS_DIR}/expected.txt > /dev/null && "
         f"echo 1 > {TESTS_DIR}/{LOGS_NAME}/verifier/reward.txt && rm -rf {TESTS_DIR}/{LOGS_NAME}/verifier && "
         f"mkdir -p {TESTS_DIR}/{LOGS_NAME}/x && echo 'import os' > {TESTS_DIR}/{LOGS_NAME}/x/y.py && "
-        f"gcc -x c -o {TESTS_DIR}/helper - <<< 'int main(void) {{ return 0; }}' && echo out > {TESTS_DIR}/lib/out.txt"
+        f"gcc -x c -o {TESTS_DIR}/helper - <<< 'int main(void) {{ return 0; }}' && echo out > {TESTS_DIR}/lib/out.txt "
+        f"&& chmod +x {TESTS_DIR}/test_outputs.py {TESTS_DIR}/lib/helper.py"  # the tests may chmod their own files
     )
     assert tampered(fresh, script) == ()
 
@@ -61,6 +62,12 @@ def test_a_run_that_leaves_the_tests_as_copied_is_not_tampered(fresh):
             f"cp -p {TESTS_DIR}/test_outputs.py /tmp/saved && echo x > {TESTS_DIR}/test_outputs.py && "
             f"cat /tmp/saved > {TESTS_DIR}/test_outputs.py && touch -r /tmp/saved {TESTS_DIR}/test_outputs.py",
             ("test_outputs.py",),
+        ),
+        # the same length written over it, its time set back and a chmod to explain the new ctime
+        (
+            f"cp -p {TESTS_DIR}/expected.txt /tmp/saved && echo Forge > {TESTS_DIR}/expected.txt && "
+            f"touch -r /tmp/saved {TESTS_DIR}/expected.txt && chmod 600 {TESTS_DIR}/expected.txt",
+            ("expected.txt",),
         ),
         (f"echo 'import os; os._exit(0)' > {TESTS_DIR}/json.py", ("json.py",)),
         (f"mkdir {TESTS_DIR}/pathlib && touch {TESTS_DIR}/pathlib/__init__.py", ("pathlib/__init__.py",)),

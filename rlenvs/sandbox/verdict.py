@@ -36,9 +36,12 @@ workspace runs as they ask. But code of the agent's that the
 tests run (a program they test, a pickle they load, a hook git runs for them) runs as the
 tests' own uid and could rewrite the tests that have not run yet. So the run is checked from
 the host once it is over and every process of it gone (`VerdictOutcome.tampered`): a file
-copied into the tests' folder that was changed, replaced or removed, or a Python module
-(`.py`, `.so`) that appeared there, and the run decides nothing. Only `LOGS_NAME`, the folder
-the tests write their results to (Harbor's /logs), is theirs to change.
+copied into the tests' folder that was changed, replaced or removed (`_changed`: by kind,
+inode, size, mtime, and a ctime no chmod explains, so a test rewritten and put back is
+caught; the tests may chmod their own files), or a Python module (`.py`, `.so`) that
+appeared there, and the run decides nothing. Only `LOGS_NAME`, the folder the tests write
+their results to (Harbor's /logs), is theirs to change. Not caught: a rewrite put back
+with its mtime set back and a chmod after it.
 
 A backend that runs tests elsewhere (a container, another root) takes the same `VerdictRun`:
 its folders, `environment()` and `command()`.
@@ -309,13 +312,16 @@ def run_tests(
     files = run.files(tests)
     session.add_files(files, run.root)
     folder, prefix = session.host_path(run.tests_dir), f"{run.tests_name}/"
-    paths = (entry.for_guest()["path"] for entry in files)
-    copied = [path.removeprefix(prefix) for path in paths if path.startswith(prefix)]
-    copied = [path for path in copied if not _is_logs(path)]
+    records = [entry.for_guest() for entry in files]
+    copied = {
+        record["path"].removeprefix(prefix): None if record["dir"] else base64.b64decode(record["data"])
+        for record in records
+        if record["path"].startswith(prefix) and not _is_logs(record["path"].removeprefix(prefix))
+    }
     before = _identities(folder, copied)
     command = run.command(script, run.pytest_config(files), environment)
     result = session.run(command, timeout_s=timeout_s, fresh=True, output_bytes=VERDICT_OUTPUT_BYTES)
-    return VerdictOutcome(result, _tampered(folder, before))
+    return VerdictOutcome(result, _tampered(folder, before, copied))
 
 
 def _is_logs(path: str) -> bool:
@@ -323,8 +329,8 @@ def _is_logs(path: str) -> bool:
 
 
 def _identities(folder: str, paths: Iterable[str]) -> dict[str, tuple | None]:
-    """What says, from the host, that each path is still what was copied: its kind and inode,
-    and for a file its size, mtime and ctime (no process can set a ctime back), or None."""
+    """What the host sees of each path: its kind and inode, and for a file its size, mtime,
+    permission bits and ctime (which no process can set back); None when it is gone."""
     found: dict[str, tuple | None] = {}
     for path in paths:
         try:
@@ -334,15 +340,33 @@ def _identities(folder: str, paths: Iterable[str]) -> dict[str, tuple | None]:
             continue
         kind = stat.S_IFMT(info.st_mode)
         found[path] = (kind, info.st_ino) if kind == stat.S_IFDIR else (
-            kind, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)  # fmt: skip
+            kind, info.st_ino, info.st_size, info.st_mtime_ns, stat.S_IMODE(info.st_mode), info.st_ctime_ns)  # fmt: skip
     return found
 
 
-def _tampered(folder: str, before: Mapping[str, tuple | None]) -> tuple[str, ...]:
-    """The copied paths of `before` that are no longer as they were, and the Python modules
-    that appeared in the tests' folder (outside `LOGS_NAME`), in path order."""
+def _changed(folder: str, path: str, before: tuple | None, after: tuple | None, data: bytes | None) -> bool:
+    """Whether a copied path is no longer what was copied. A file: another kind, inode, size
+    or mtime; or a new ctime that no chmod explains (its mode is the same: something wrote
+    it and may have put it back), or that a chmod would explain but its content is no
+    longer the copied `data`. The tests may chmod their own files (`chmod +x $TEST_DIR/*.sh`)."""
+    if before is None or after is None or before[:4] != after[:4]:
+        return before != after
+    if len(before) == 2 or before[5] == after[5]:
+        return False
+    if before[4] == after[4]:
+        return True
+    try:
+        with open(os.path.join(folder, path), "rb", opener=lambda name, flags: os.open(name, flags | os.O_NOFOLLOW)) as file:
+            return file.read(len(data or b"") + 1) != data
+    except OSError:
+        return True
+
+
+def _tampered(folder: str, before: Mapping[str, tuple | None], copied: Mapping[str, bytes | None]) -> tuple[str, ...]:
+    """The copied paths of `before` that are no longer as they were (`_changed`), and the
+    Python modules that appeared in the tests' folder (outside `LOGS_NAME`), in path order."""
     after = _identities(folder, before)
-    changed = {path for path in before if after[path] != before[path]}
+    changed = {path for path in before if _changed(folder, path, before[path], after[path], copied[path])}
 
     def unreadable(error: OSError) -> None:
         changed.add(f"{error.filename} (cannot be checked: {error.strerror})")

@@ -104,8 +104,9 @@ class TerminalTask(Task):
     """Test files copied in after the agent finished (task folders), out of the agent's sight."""
     test_command: str = ""
     """Run after the agent finished as a `rlenvs.sandbox.verdict` test run (fresh /tmp and
-    HOME, clean environment, its own start folder), with `tests` in the folder TESTS_DIR
-    names; exit status 0 is one more expectation met. Empty: the expectations alone decide."""
+    HOME, clean environment, started in the workspace), with `tests` in the folder TESTS_DIR
+    names; exit status 0 (and `test_parser`'s reading) is one more expectation met. Empty:
+    the expectations alone decide."""
     test_environment: tuple[tuple[str, str], ...] = ()
     """The task's variables for `test_command` (a folder's Dockerfile ENV, TEST_DIR, Harbor's
     [verifier].env): given to the verdict as data, not as `export` lines, so that what it

@@ -857,3 +857,17 @@ def test_a_seeded_workbook_replays_its_draws():
         return [wb.value("S!A1"), wb.value("S!B1")]
 
     assert draws(7) == draws(7) != draws(8)
+
+
+def test_month_end_functions_refuse_a_range_and_take_an_array():
+    """EDATE and EOMONTH (Analysis ToolPak functions) are #VALUE! on a reference to several
+    cells, as in Excel, so SUMPRODUCT((EOMONTH(B2:B16,0)=...)*D2:D16) is not a working
+    formula here either; +B2:B16 or B2:B16+0 is an array and lifts."""
+    wb = Workbook.from_rows({"S": [
+        [dt.date(2024, 1, 10), 10, "=SUMPRODUCT((EOMONTH(A1:A3,0)=EOMONTH(A1,0))*B1:B3)"],
+        [dt.date(2024, 2, 5), 20, "=SUMPRODUCT((EOMONTH(+A1:A3,0)=EOMONTH(A1,0))*B1:B3)"],
+        [dt.date(2024, 1, 31), 30, "=SUMPRODUCT((EDATE(A1:A3,1)>A1)*B1:B3)"],
+        [None, None, "=SUMPRODUCT((EOMONTH(A1:A3+0,0)=EOMONTH(A1,0))*B1:B3)"],
+        [None, None, "=EOMONTH(A2:A2,0)"],
+    ]})  # fmt: skip
+    assert [wb.value(f"S!C{row}") for row in range(1, 6)] == [VALUE, 40.0, VALUE, 40.0, 45351.0]

@@ -740,6 +740,24 @@ WORKBOOKS["ledger.xlsx"] = {
     ],
 }
 
+# --------------------------------------------------------------------------------------
+# A month-end report: the Analysis ToolPak date functions refuse a range of several cells
+# where they take one date (#VALUE! in Excel, and in LibreOffice where the formula's row is
+# outside the range; on a row inside it LibreOffice takes the cell of that row, and inside
+# SUMPRODUCT it computes something else for EOMONTH, so those cases are not here).
+WORKBOOKS["report.xlsx"] = {
+    "Orders": [
+        ["Date", "Amount"],
+        [D(2024, 1, 10), 120.5],
+        [D(2024, 2, 5), 80.25],
+        [D(2024, 1, 31), 42.0],
+        [None, None],
+        ["Month end of a range", "=EOMONTH(A2:A4,0)"],
+        ["Months after a range, summed", "=SUMPRODUCT((EDATE(A2:A4,1)>A2)*B2:B4)"],
+        ["Month end of one cell of a range", "=EOMONTH(A3:A3,0)"],
+    ],
+}
+
 NOT_IN_LIBREOFFICE = {"XLOOKUP"}
 """Functions of the engine that LibreOffice 7.4 (Debian 12) does not have: it reads
 _xlfn.XLOOKUP as #NAME? (XLOOKUP came in LibreOffice 24.8)."""

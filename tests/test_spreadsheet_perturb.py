@@ -210,6 +210,19 @@ def test_remap_runs_a_module_level_function_and_the_task_still_pickles():
     assert all(text.startswith(" ") and text.endswith(" ") for text in column(changed, sheet, 2))
 
 
+def test_scaling_changes_every_number_and_date_and_moves_every_text():
+    """A single tax rate (0.05 scaled to 0.052, rounded back to 0.05), a quantity of 1
+    (rounded to 0 or 1) and a date moved by 0 days came back unchanged, and a shuffle left
+    some texts in their rows: each could then be typed into a formula."""
+    sheets = {"S": [["Item", "Qty", "Rate", "Due"]] + [[f"t{i}", 1 + i % 2, 0.05, dt.date(2024, 1, 1 + i)] for i in range(12)]}
+    for seed in range(40):
+        changed = perturb(sheets, ("S!A2:D13",), rng(seed))["S"]
+        for old, new in zip(sheets["S"][1:], changed[1:], strict=True):
+            assert all(a != b for a, b in zip(old, new, strict=True)), (seed, old, new)
+            assert isinstance(new[1], int) and new[1] > 0 and isinstance(new[2], float) and isinstance(new[3], dt.date)
+    assert perturb({"S": [["x"], [0], [0.0]]}, ("S!A2:A3",), rng())["S"][1:] == [[0], [0.0]]  # zero stays zero
+
+
 def test_fresh_texts_are_texts_the_task_never_showed():
     """Not the same texts shuffled or re-cased: none equal to a starting text ignoring case
     and spaces, none twice, so a case-blind lookup of typed answers finds nothing."""

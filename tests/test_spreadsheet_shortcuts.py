@@ -84,6 +84,11 @@ def row_formula_replies(t) -> Replies:
     out: Replies = []
     if "ROUND(" in text:
         out.append(("careless-unrounded", unrounded(t), 0.0))
+    if text.endswith("=C2*D2\nFILL E2 E3:E%d" % (n + 1)):  # a product: rows whose factor is 1 given without it
+        ones = [row for row in range(2, n + 2) if 1 in (at(rows, row, 3), at(rows, row, 4))]
+        if ones:
+            out.append(("factor-1-left-out", block(*text.splitlines(), *(f"SET E{row} ={'D' if at(rows, row, 3) == 1 else 'C'}{row}"
+                                                                         for row in ones)), 0.0))  # fmt: skip
     if "IF(D2>=" in text:  # volume discount
         minimum, multiplier = re.search(r"IF\(D2>=([\d.]+),([\d.]+),1\)", text).groups()
         out.append(("threshold->", swapped(t, f"D2>={minimum}", f"D2>{minimum}"), 0.0))
@@ -104,6 +109,7 @@ def row_formula_replies(t) -> Replies:
         out.append(("honest-min-max", block('SET E1 "Gross Pay"', f"SET E2 =ROUND(MIN(C2,{regular})*D2+MAX(C2-{regular},0)*D2*{factor},2)",
                                             f"FILL E2 E3:E{n + 1}"), 1.0))  # fmt: skip
     elif "$H$2" in text:  # discount and tax
+        out.append(("rate-typed", swapped(t, "$H$2", str(at(rows, 2, 8))), 0.0))
         def skip_zero(row):
             if at(rows, row, 5) == 0:
                 return f"=ROUND(C{row}*D{row}*(1+$H$2),2)"

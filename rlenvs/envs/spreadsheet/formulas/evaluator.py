@@ -30,6 +30,7 @@ from rlenvs.envs.spreadsheet.formulas.grid import (
     Grid,
     Place,
     Value,
+    as_array,
     binary,
     broadcast,
     negate,
@@ -193,8 +194,8 @@ def compile_node(node: Node, sheet: str) -> Compiled:
         return compile_node(node.inner, sheet)
     if isinstance(node, Unary):
         f = compile_node(node.operand, sheet)
-        if node.op == "+":
-            return f
+        if node.op == "+":  # a reference's values as an array, as Excel reads +B2:B9
+            return lambda ctx: as_array(f(ctx))
         return lambda ctx: unary(negate, f(ctx))
     if isinstance(node, Percent):
         f = compile_node(node.operand, sheet)

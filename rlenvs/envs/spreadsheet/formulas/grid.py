@@ -228,6 +228,12 @@ def percent(a: Scalar) -> Scalar:
     return x if isinstance(x, ErrorValue) else x / 100
 
 
+def as_array(a: Value) -> Value:
+    """A reference's values as an array (unary plus: `+B2:B9`); anything else unchanged.
+    Functions that refuse a range of several cells (EOMONTH) take the array."""
+    return Grid(a.rows) if isinstance(a, Grid) and a.is_ref else a
+
+
 def unary(op: Callable[[Scalar], Scalar], a: Value) -> Value:
     if type(a) is Grid:
         return broadcast(op, [a])

@@ -17,6 +17,11 @@ it departs from Excel). It receives the evaluated arguments:
   #CIRCULAR!), and the workbook leaves these references out of a formula's precedents
   (`evaluator.dependencies`).
 
+A function with `ranges=False` (Excel's Analysis ToolPak functions, EDATE, EOMONTH,
+QUOTIENT) refuses a reference to several cells where it takes one value: #VALUE!, as in
+Excel, where `EOMONTH(B2:B9,0)` does not lift over the range; an array (`EOMONTH(+B2:B9,0)`,
+`EOMONTH(B2:B9+0,0)`) lifts as for any function.
+
 Two flags say how a function reads the workbook: `dynamic` ones (OFFSET, INDIRECT) read
 cells whose address they compute, so a formula calling one follows the data even with no
 reference written in it; `volatile` ones (RAND, RANDBETWEEN, NOW, TODAY) give a new value
@@ -66,6 +71,7 @@ class FunctionSpec:
     positions: frozenset[int] = frozenset()  # arguments read as places (see the module docstring)
     dynamic: bool = False
     volatile: bool = False
+    ranges: bool = True  # False: a reference to several cells where one value is asked is #VALUE!
 
     @property
     def doc(self) -> str:
@@ -93,6 +99,8 @@ class FunctionSpec:
                     if type(a) is Grid and (scalar is True or i in scalar):  # type: ignore[operator]
                         if a.height == 1 and a.width == 1:
                             args[i] = a.rows[0][0]
+                        elif a.is_ref and not self.ranges:
+                            return VALUE
                         else:
                             lifted = True
             if lifted:
@@ -137,13 +145,14 @@ def function(
     positions: tuple[int, ...] = (),
     dynamic: bool = False,
     volatile: bool = False,
+    ranges: bool = True,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register an implementation under one or more names (see the module docstring)."""
 
     def register(impl: Callable[..., Any]) -> Callable[..., Any]:
         sc: frozenset[int] | bool = True if scalar == "all" else frozenset(scalar)  # type: ignore[arg-type]
         for name in names:
-            FUNCTIONS[name] = FunctionSpec(name, impl, min_args, max_args, sc, ctx, frozenset(positions), dynamic, volatile)
+            FUNCTIONS[name] = FunctionSpec(name, impl, min_args, max_args, sc, ctx, frozenset(positions), dynamic, volatile, ranges)
         return impl
 
     return register

@@ -113,16 +113,18 @@ def _add_months(serial: Scalar, months: Scalar, end_of_month: bool) -> float:
     return _serial(y, m, last if end_of_month else min(d, last))
 
 
-@function("EDATE", min_args=2, max_args=2)
+@function("EDATE", min_args=2, max_args=2, ranges=False)
 def edate(start: Scalar, months: Scalar) -> float:
     """The same day months later (or earlier), clamped to the month's end
-    (EDATE(2024-01-31, 1) is 2024-02-29)."""
+    (EDATE(2024-01-31, 1) is 2024-02-29). A range of several cells is #VALUE!, as in Excel
+    (an Analysis ToolPak function); an array lifts (`EDATE(+B2:B9,1)`)."""
     return _add_months(start, months, False)
 
 
-@function("EOMONTH", min_args=2, max_args=2)
+@function("EOMONTH", min_args=2, max_args=2, ranges=False)
 def eomonth(start: Scalar, months: Scalar) -> float:
-    """The last day of the month months later (or earlier)."""
+    """The last day of the month months later (or earlier). A range of several cells is
+    #VALUE!, as in Excel; an array lifts (`EOMONTH(+B2:B9,0)`)."""
     return _add_months(start, months, True)
 
 

@@ -287,6 +287,11 @@ def test_what_the_families_rely_on_survives_every_change():
                     continue
                 scores = column(perturb(t.sheets, t.inputs, generator, t.changes), next(iter(t.sheets)), 3)
                 assert len(set(scores)) == len(scores), t.task_id
+            t = family_task(FAMILIES["date-diff"], 1, index)
+            sheet = next(iter(t.sheets))
+            start, end = (2, 4) if sheet == "Invoices" else (2, 3)
+            rows = perturb(t.sheets, t.inputs, generator, t.changes)[sheet][1:]
+            assert all(row[end] > row[start] for row in rows), t.task_id
             t = family_task(FAMILIES["date-diff"], 2, index)
             if "DATEDIF(C2,D2" in t.solution[0]:
                 rows = perturb(t.sheets, t.inputs, generator, t.changes)["Subscriptions"][1:]

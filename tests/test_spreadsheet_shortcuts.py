@@ -341,6 +341,12 @@ def date_diff_replies(t) -> Replies:
     n = len(rows) - 1
     if "=DAYS(D2,C2)" in text:
         out.append(("honest-subtraction", swapped(t, "=DAYS(D2,C2)", "=D2-C2"), 1.0))
+        out.append(("honest-datedif-days", swapped(t, "=DAYS(D2,C2)", '=DATEDIF(C2,D2,"D")'), 1.0))  # End never before Start
+    elif "=DAYS(E2,C2)-D2" in text:
+        out.append(("honest-datedif-days", swapped(t, "=DAYS(E2,C2)-D2", '=DATEDIF(C2,E2,"D")-D2'), 1.0))
+    elif "=D2-C2" in text:
+        out.append(("honest-datedif-days", swapped(t, "=D2-C2", '=DATEDIF(C2,D2,"D")'), 1.0))
+        out.append(("honest-never-negative", swapped(t, "=D2-C2", "=MAX(0,D2-C2)"), 1.0))
     elif '$F$2,"Y"' in text:
         report = at(rows, 2, 6)
         def by_hand(row):

@@ -74,6 +74,7 @@ from rlenvs.envs.spreadsheet.perturb import (
     DateEdges,
     Distinct,
     FreshTexts,
+    InOrder,
     LeapFreeYear,
     Remap,
     SameDay,
@@ -922,7 +923,8 @@ def _project_days(rng: np.random.Generator) -> Scenario:
         f'(column D) dates; E1 holds the header "Days". In E2:E{n + 1}, give each task\'s number '
         f"of days from Start to End (End minus Start, a number). {FORMULAS} {SUBMIT}"
     )
-    return _dates_scenario(instruction, "Projects", headers, table, truth, [(4, "=DAYS(D2,C2)")], [2, 3])
+    return _dates_scenario(instruction, "Projects", headers, table, truth, [(4, "=DAYS(D2,C2)")], [2, 3],
+                           changes=(InOrder(f"Projects!D2:D{n + 1}", after="C"),))  # fmt: skip
 
 
 def _invoice_days(rng: np.random.Generator) -> Scenario:
@@ -944,7 +946,8 @@ def _invoice_days(rng: np.random.Generator) -> Scenario:
         f"its due date (Invoiced plus Terms) each invoice was paid: Paid minus Invoiced minus "
         f"Terms, negative when it was paid early. {FORMULAS} {SUBMIT}"
     )
-    return _dates_scenario(instruction, "Invoices", headers, table, truth, [(5, "=DAYS(E2,C2)-D2")], [3, 2, 4])
+    return _dates_scenario(instruction, "Invoices", headers, table, truth, [(5, "=DAYS(E2,C2)-D2")], [3, 2, 4],
+                           changes=(InOrder(f"Invoices!E2:E{n + 1}", after="C"),))  # fmt: skip
 
 
 def _rental_days(rng: np.random.Generator) -> Scenario:
@@ -965,7 +968,8 @@ def _rental_days(rng: np.random.Generator) -> Scenario:
         f'and G1 "Charge". In F2:F{n + 1} give the days rented (Returned minus Out) and in '
         f"G2:G{n + 1} the charge, days rented times the daily rate. {FORMULAS} {SUBMIT}"
     )
-    return _dates_scenario(instruction, "Rentals", headers, table, truth, [(5, "=D2-C2"), (6, "=F2*E2")], [4, 2, 3])
+    return _dates_scenario(instruction, "Rentals", headers, table, truth, [(5, "=D2-C2"), (6, "=F2*E2")], [4, 2, 3],
+                           changes=(InOrder(f"Rentals!D2:D{n + 1}", after="C"),))  # fmt: skip
 
 
 def _days_truth(sheets: Sheets, *, sheet: str, n: int, start: int, end: int, minus: int, times: int, days: int, charge: int) -> dict[str, Any]:

@@ -32,6 +32,8 @@ A task names the ranges its copies change in two ways:
     a reference date) and the days beside it, where whole months or years are counted, in
     years (months) where a count by average lengths (days/365.25, days/30.4375) is wrong;
     `LeapFreeYear` first moves a report date to where such years exist.
+  - `InOrder`: end dates kept after their row's start date, as the data has them (moved
+    independently, some ends fell before their starts, where DATEDIF is #NUM!).
   - `DateEdges`: dates put on the first and last day of their month, and a year away, where
     totals are grouped by year and month.
   - `Remap`: each text through a family's function (messy text made messy again in every
@@ -55,7 +57,7 @@ import numpy as np
 
 from rlenvs.envs.spreadsheet.actions import Area, parse_area
 from rlenvs.envs.spreadsheet.perturb.base import Change, Sheets, _cycle  # noqa: F401  (the tests read it)
-from rlenvs.envs.spreadsheet.perturb.dates import DateEdges, LeapFreeYear, SameDay
+from rlenvs.envs.spreadsheet.perturb.dates import DateEdges, InOrder, LeapFreeYear, SameDay
 from rlenvs.envs.spreadsheet.perturb.numbers import Distinct, OnThreshold, Test, Ties
 from rlenvs.envs.spreadsheet.perturb.rows import (
     Blanks,
@@ -92,6 +94,7 @@ __all__ = [
     "DateEdges",
     "Distinct",
     "FreshTexts",
+    "InOrder",
     "LeapFreeYear",
     "OnThreshold",
     "Remap",

@@ -168,3 +168,33 @@ class DateEdges(Change):
             _put(rows, r, area.left, date.replace(year=date.year + years, day=min(date.day, 28)))
         for r, date in zip(order, edges):
             _put(rows, r, area.left, date)
+
+
+@dataclass(frozen=True)
+class InOrder(Change):
+    """A column of end dates kept after the same row's start date (column `after`), as in
+    the data (a task ends after it starts, a rental comes back after it went out): moving
+    both by up to 40 days each put some ends before their starts, where DATEDIF is #NUM!
+    and an honest day count then differs from what the task's data could hold. A row whose
+    end came to lie before its start or at its starting distance from it gets a new
+    distance (1 day or more, never the one it had), so a day count typed per row still
+    fails on every row."""
+
+    after: str = ""
+
+    def apply(self, changed, original, rng):
+        from rlenvs.envs.spreadsheet.cells import column_number
+
+        area = parse_area(self.area)
+        rows, starting = _rows_of(changed, area), _rows_of(original, area)  # type: ignore[arg-type]
+        begin = column_number(self.after)
+        for r in range(area.top, area.bottom + 1):
+            start, end = _get(rows, r, begin), _get(rows, r, area.left)
+            was_start, was_end = _get(starting, r, begin), _get(starting, r, area.left)
+            if not all(isinstance(d, dt.date) for d in (start, end, was_start, was_end)):
+                continue
+            gap, was = (end - start).days, (was_end - was_start).days
+            if gap >= 1 and gap != was:
+                continue
+            choices = [days for days in range(1, max(3, 2 * was) + 1) if days != was]
+            _put(rows, r, area.left, start + dt.timedelta(days=choices[int(rng.integers(len(choices)))]))

@@ -41,12 +41,27 @@ SUBMIT
     assert (actions[6].key_column, actions[6].descending) == (5, True)
 
 
+def test_every_fenced_block_with_actions_is_read_in_order():
+    """Actions in one block and SUBMIT in a second were an empty episode (only the last block
+    was read); a block of data the reply shows (no line starts with an action word) is not
+    actions."""
+    reply = (
+        "The data:\n```\n| A | B |\n| x | 1 |\n```\nActions:\n```\nSET E1 \"Stock Value\"\nSET E2 =C2*D2\n"
+        "FILL E2 E3:E21\n```\nThen submit:\n```\nSUBMIT\n```"
+    )
+    actions = parse_actions(reply)
+    assert [a.verb for a in actions] == ["set", "set", "fill", "submit"] and [a.line for a in actions] == [1, 2, 3, 4]
+    with pytest.raises(ActionError, match="line 3 `BOGUS`"):
+        parse_actions("```\nSET A1 1\n```\n```\nSET B1 2\nBOGUS\n```")
+
+
 @pytest.mark.parametrize(
     ("text", "value"),
     [("42", 42), ("-3.5", -3.5), ("1e3", 1000.0), ("TRUE", True), ("false", False), ('"  spaced "', "  spaced "),
      ('"=not a formula"', "=not a formula"), ("North West", "North West"), ("", None), ("=A1 + 2", "=A1 + 2"),
      ("007", 7), ("'Stock Value'", "Stock Value"), ("'00123", "00123"), ("'TRUE", "TRUE"), ("'42'", "42"),
-     ("'O'Neill'", "O'Neill"), ("'", None), ("Students'", "Students'")],
+     ("'O'Neill'", "O'Neill"), ("'", None), ("Students'", "Students'"), ("\u201cStock Value\u201d", "Stock Value"),
+     ("\u2018Stock Value\u2019", "Stock Value"), ("\u201cO'Neill\u201d", "O'Neill"), ("\u201cunclosed", "\u201cunclosed")],
 )  # fmt: skip
 def test_set_contents(text, value):
     """A leading apostrophe means text, as in Excel (the apostrophe is not part of it), and

@@ -13,8 +13,11 @@
     SUBMIT                        end the episode; the workbook is judged
 
 Cells without a sheet name are on the first sheet; `'Q1 Data'!B2` quotes a name with
-spaces. Keywords are case-insensitive. A reply's actions are the lines of its last fenced
-block (```), else of the whole reply; blank lines and lines starting with # are skipped.
+spaces. Keywords are case-insensitive. A reply's actions are the lines of its fenced blocks
+(```), every block in order, leaving out a block in which no line starts with an action
+word (a table of data or an example the reply shows); a reply without fenced blocks is read
+whole. So actions in one block and SUBMIT in a second are both done, in order. Blank lines
+and lines starting with # are skipped; lines are numbered in the order they are read.
 Every line is parsed before any runs: a reply with a malformed line changes nothing, and
 the error names the line and the fix.
 """
@@ -117,10 +120,17 @@ def parse_content(text: str) -> object:
     (`'00123` is the text 00123, not the number 123; `'TRUE` the text TRUE), and the
     apostrophe is not part of it. Text in single quotes, `'Stock Value'`, is the text
     between them, as the same text in double quotes is: the closing quote is a quote, not
-    content (a header typed that way is the header asked for)."""
+    content (a header typed that way is the header asked for). Typographic quotes, as a word
+    processor or a model writes them (`“Stock Value”`, `‘Stock Value’`), are quotes too.
+    (In a formula they are what Excel makes of them, a name: #NAME?.)"""
     text = text.strip()
     if not text:
         return None
+    if len(text) >= 2 and (text[0], text[-1]) in (("\u201c", "\u201d"), ("\u2018", "\u2019")):
+        inner = text[1:-1]
+        if inner.startswith("="):
+            raise ActionError(f"{text} would be text starting with =, which a cell cannot hold here: write the formula without quotes")
+        return inner or None
     if text.startswith("'"):
         inner = text[1:-1] if len(text) >= 2 and text.endswith("'") else text[1:]
         if inner.startswith("="):
@@ -147,12 +157,19 @@ def parse_content(text: str) -> object:
     return text
 
 
+VERBS = ("SET", "FILL", "READ", "INSERT", "DELETE", "SORT", "SUBMIT")
+
+
+def _is_action(line: str) -> bool:
+    return line.split(" ", 1)[0].upper() in VERBS
+
+
 def action_lines(reply: str) -> list[tuple[int, str]]:
-    """The reply's action lines with their line numbers (within the block they came from)."""
-    blocks = _FENCE.findall(reply)
-    text = blocks[-1] if blocks else reply
-    return [(number, line.strip()) for number, line in enumerate(text.splitlines(), 1)
-            if line.strip() and not line.strip().startswith("#")]  # fmt: skip
+    """The reply's action lines, numbered in the order read (see the module docstring):
+    every fenced block that holds an action line, in order, else the whole reply."""
+    blocks = [block for block in _FENCE.findall(reply) if any(_is_action(line.strip()) for line in block.splitlines())]
+    lines = [line.strip() for text in (blocks or [reply]) for line in text.splitlines()]
+    return list(enumerate((line for line in lines if line and not line.startswith("#")), 1))
 
 
 def parse_actions(reply: str) -> list[Action]:

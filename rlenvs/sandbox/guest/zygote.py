@@ -215,12 +215,12 @@ def _execute(request: dict, wake_r: int, devnull: int, isolated: bool) -> dict:
     streams = {fd: bytearray() for fd in caps}
     status, exits = _watch(
         streams, main_pid, deadline, caps, in_w, request.get("stdin", "").encode(), wake_r,
-        done_r if testing else None,
+        done_r if testing else None, frozenset((out_r, err_r)) if testing else frozenset(),
     )  # fmt: skip
     verdict = os.pread(verdict_file, limits["output_bytes"] + 1, 0) if testing else b""
     if len(verdict) > limits["output_bytes"]:  # test records past the output cap
         status = status or "output_limit"
-    truncated = status == "output_limit"
+    truncated = status == "output_limit" or any(len(streams[fd]) > caps[fd] for fd in (out_r, err_r))
     if testing and status is None and verdict.endswith(DONE_LINE) and main_pid not in exits:
         # A clean run: the runner has ended the solution and everything it started
         # (`end_run`; in unsafe mode the clean-up does), and the solution flushed its output
@@ -468,10 +468,13 @@ def _records(verdict: bytes) -> list[dict]:
     return records
 
 
-def _watch(streams, main_pid, deadline, caps, stdin_fd, stdin_data, wake_r, done_fd=None):
+def _watch(streams, main_pid, deadline, caps, stdin_fd, stdin_data, wake_r, done_fd=None, dropped=frozenset()):
     """Read the children's output until the main child is done (it exited, or the test runner
     said on `done_fd` that its run is over), the deadline passes or the output goes over the
-    cap. Returns (status or None, {pid: wait status} reaped so far)."""
+    cap. What the fds of `dropped` write past their cap is read and dropped instead (a test
+    run's stdout and stderr: the tests judge the solution, not how much it prints; HumanEval's
+    and MBPP's harnesses discard it), one byte past the cap kept to mark the cut. Returns
+    (status or None, {pid: wait status} reaped so far)."""
     exits: dict[int, int] = {}
     os.set_blocking(stdin_fd, False)
     if not stdin_data:
@@ -505,7 +508,9 @@ def _watch(streams, main_pid, deadline, caps, stdin_fd, stdin_data, wake_r, done
                 open_fds.discard(fd)
             streams[fd] += chunk
             if len(streams[fd]) > caps[fd]:
-                return "output_limit", exits
+                if fd not in dropped:
+                    return "output_limit", exits
+                del streams[fd][caps[fd] + 1 :]
             if fd == done_fd and chunk:
                 return None, exits
 

@@ -331,7 +331,7 @@ def test_a_fence_opened_after_text_and_stray_control_bytes() -> None:
     assert extract_code("Use ``` fences:\nx = 1") == "Use ``` fences:\nx = 1"
     assert extract_code("\x00\x1b[1;32m\x07```python\nx = 1\x1b[0m\n```") == "x = 1"
     assert extract_code("\x1b[0m\x0bdef f():\n\treturn 1\x7f\n") == "def f():\n\treturn 1"
-    assert extract_code("```python\nx = '\t'\r\ny = 2\x0c\n```") == "x = '\t'\r\ny = 2\x0c"
+    assert extract_code("```python\nx = '\t'\r\ny = 2\x0c\n```") == "x = '\t'\ny = 2\x0c"  # CRLF is a newline
 
 
 def test_a_body_indented_with_tabs_joins_a_starter_indented_with_spaces() -> None:

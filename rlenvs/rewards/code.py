@@ -1,22 +1,25 @@
 """Reading a program out of a model's reply, and scoring test reports.
 
 Extraction rule (one program per reply):
-1. The blocks: fenced blocks tagged python (```python, ```py, ```python3, any case); if
-   there are none, untagged fenced blocks (```); if there are none, the whole reply. Other
-   languages' blocks (```bash, ```text) are never taken for the program. A fence opens at
-   the start of a line, or after text on the same line when it names its language ("Here
-   is my solution: ```python"); it closes on a line of its own. A fence left open at the end
-   of the reply (the model ran out of tokens) runs to the end.
-2. The program is the last block that defines (at its top level: `def`, `class` or an
-   assignment) a function the tests call, preceded by the definitions it needs that other
-   blocks have: the top-level definitions (`def`, `class`, assignment, import) of a name
-   the program uses but does not define, from the latest earlier block that defines it,
-   else from the first later one (a helper written after the main function). Nothing else
-   of the other blocks runs: an "Example usage" block or the model's own asserts after the
-   solution are not the solution, and a later definition replaces an earlier draft. An
-   import does not make a block the answer (`from solution import f` heads a block of the
-   model's own tests). Where no block defines a function the tests call (HumanEval's
-   body-only completions), the last block is the program.
+1. The blocks (`code_blocks.fences`: Markdown's fences, with CRLF, indented, longer and
+   tilde fences, and the reasoning in `<think>` left out): fenced blocks tagged python
+   (```python, ```py, ```python3, any case); if there are none, untagged fenced blocks (```);
+   if there are none, the whole reply (after a `</think>`). Other languages' blocks (```bash,
+   ```text) are never taken for the program.
+2. The program is the last block that defines (at its top level, or in a top-level `try` or
+   `if`: `def`, `class` or an assignment) a function the tests call, preceded by the
+   definitions it needs that other blocks have: the top-level definitions (`def`, `class`,
+   assignment, import, or a `try`/`if` that binds names) of a name the program uses but does
+   not define, from the latest earlier block that defines it, else from the first later one
+   (a helper written after the main function). Nothing else of the other blocks runs: an
+   "Example usage" block or the model's own asserts after the solution are not the solution,
+   and a later definition replaces an earlier draft. An import does not make a block the
+   answer (`from solution import f` heads a block of the model's own tests). Where no python
+   block defines a function the tests call but an untagged block does (an untagged solution,
+   then a ```python usage line), the python and untagged blocks are read together. Where no
+   block defines one (HumanEval's body-only completions), the last block is the program.
+   `from __future__` imports go first in a program made of several pieces (they must open
+   a module, and a helper or the task's starter code now comes before them).
 3. Terminal escape sequences and control characters other than tab, newline, carriage
    return and form feed are removed from the reply first: Python accepts them nowhere
    outside a string literal, and a model emits them only as stray bytes.
@@ -31,20 +34,17 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import textwrap
 import threading
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from rlenvs.rewards.code_blocks import answer_blocks
 from rlenvs.sandbox.results import TestReport
 
 T = TypeVar("T")
 
-_FENCE = re.compile(
-    r"(?:^[ \t]*```[ \t]*(?P<tag>[A-Za-z0-9_+.-]*)[^\n]*|(?<=[^\n])```(?P<inline>[A-Za-z][A-Za-z0-9_+.-]*)[ \t]*)\n"
-    r"(?P<body>.*?)(?:^[ \t]*```[ \t]*$|\Z)",
-    re.MULTILINE | re.DOTALL,
-)
 _STRAY = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b\x0e-\x1f\x7f]")
 """ANSI escape sequences (colours, cursor moves), then any other control character but tab,
 newline, carriage return and form feed."""
@@ -54,19 +54,25 @@ PYTHON_TAGS = frozenset({"python", "py", "python3", "py3"})
 def extract_code(reply: str, calls: Iterable[str] = ()) -> str:
     """The program in a reply, by the rule in the module docstring; `calls` names the
     functions the tests call (none: the last block is the program)."""
-    blocks = python_blocks(reply) or fenced_blocks(reply, tag="") or [_runnable(_STRAY.sub("", reply))]
-    program = _program(blocks, tuple(calls)) if calls else None
+    found, answer = _answer(reply)
+    tagged = [_runnable(body) for tag, body in found if tag in PYTHON_TAGS]
+    untagged = [_runnable(body) for tag, body in found if tag == ""]
+    blocks = tagged or untagged or [_runnable(answer)]
+    calls = tuple(calls)
+    program = _program(blocks, calls) if calls else None
+    if program is None and calls and tagged and untagged:
+        program = _program([_runnable(body) for tag, body in found if tag in PYTHON_TAGS or tag == ""], calls)
     return (program if program is not None else blocks[-1]).strip("\n")
 
 
 def python_blocks(reply: str) -> list[str]:
     """Every fenced block tagged python (```python, ```py, ...), in order."""
-    return [_runnable(body) for tag, body in _fences(reply) if tag in PYTHON_TAGS]
+    return [_runnable(body) for tag, body in _answer(reply)[0] if tag in PYTHON_TAGS]
 
 
 def fenced_blocks(reply: str, *, tag: str) -> list[str]:
     """Every fenced block with exactly this tag ("" for untagged), in order."""
-    return [_runnable(body) for found, body in _fences(reply) if found == tag]
+    return [_runnable(body) for found, body in _answer(reply)[0] if found == tag]
 
 
 def _runnable(code: str) -> str:
@@ -75,13 +81,17 @@ def _runnable(code: str) -> str:
     return code.encode("utf-8", "replace").decode("utf-8")
 
 
-def _fences(reply: str) -> list[tuple[str, str]]:
+def _answer(reply: str) -> tuple[list[tuple[str, str]], str]:
+    """The (tag, body) blocks of the reply's answer and the answer's text (`code_blocks`)."""
     if not isinstance(reply, str):
         raise TypeError(f"reply must be a str, got {type(reply).__name__}")
-    return [
-        ((match.group("tag") or match.group("inline") or "").lower(), match.group("body"))
-        for match in _FENCE.finditer(_STRAY.sub("", reply))
-    ]
+    return answer_blocks(_STRAY.sub("", reply), _is_program)
+
+
+def _is_program(text: str) -> bool:
+    """Code, not a word of prose: it parses, and not only as bare expressions ("Done")."""
+    tree = _parse(text)
+    return tree is not None and any(not isinstance(statement, ast.Expr) for statement in tree.body)
 
 
 # --- which block is the program ---------------------------------------------------------------
@@ -115,7 +125,7 @@ def _program(blocks: list[str], calls: tuple[str, ...]) -> str | None:
             kept[block, statement.lineno] = _source(lines(block), statement)
             have |= _bound([statement])
             wanted |= _free_names(statement) - have
-    return "\n\n".join([*(kept[key] for key in sorted(kept)), blocks[answer].strip("\n")])
+    return future_imports_first("\n\n".join([*(kept[key] for key in sorted(kept)), blocks[answer].strip("\n")]))
 
 
 def _definitions(tree: ast.Module | None) -> list[ast.stmt]:
@@ -144,10 +154,16 @@ def quietly(function: Callable[..., T], *args: Any) -> T:
 
 
 def _bound(statements: list[ast.stmt], *, imports: bool = True) -> set[str]:
-    """The names top-level statements bind by definition: def, class, assignment, import."""
+    """The names top-level statements bind by definition: def, class, assignment, import,
+    and those of a `try` or `if` around them (`try: from functools import cache`)."""
     names: set[str] = set()
     for statement in statements:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(statement, ast.Try):
+            branches = [statement.body, *(h.body for h in statement.handlers), statement.orelse, statement.finalbody]
+            names |= set().union(*(_bound(branch, imports=imports) for branch in branches))
+        elif isinstance(statement, ast.If):
+            names |= _bound(statement.body, imports=imports) | _bound(statement.orelse, imports=imports)
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(statement.name)
         elif imports and isinstance(statement, (ast.Import, ast.ImportFrom)):
             names |= {(alias.asname or alias.name).split(".")[0] for alias in statement.names if alias.name != "*"}
@@ -185,23 +201,62 @@ def complete_function(code: str, starter: str, entry_point: str) -> str:
     signature and docstring).
 
     A reply that defines `entry_point` itself runs after the starter code (so its imports
-    and helper functions exist and the reply's definition wins); a reply that is only the
-    body (indented lines, as HumanEval's canonical solutions are) is appended to it, its
-    leading tabs turned into the starter's indentation (a body indented with tabs under a
-    docstring indented with spaces is a TabError, not a different program).
+    and helper functions exist and the reply's definition wins; its `from __future__`
+    imports go first). A reply that is only the body (indented lines, as HumanEval's
+    canonical solutions are) is appended to it, its leading tabs turned into the starter's
+    indentation (a body indented with tabs under a docstring indented with spaces is a
+    TabError, not a different program); a body that does not compile so (written at the
+    margin, or indented by 2 or 8 spaces) is re-indented by the starter's unit instead, when
+    that compiles.
     """
     if _defines(code, entry_point):
-        return f"{starter.rstrip()}\n\n\n{code}\n"
+        return future_imports_first(f"{starter.rstrip()}\n\n\n{code}\n")
     starter = starter.rstrip(" ")
     if not starter.endswith("\n"):
         starter += "\n"
-    return starter + _indented_like(code, starter) + "\n"
+    program = starter + _indented_like(code, starter) + "\n"
+    if _compiles(program):
+        return program
+    unit = _indent_unit(starter)
+    reindented = starter + textwrap.indent(textwrap.dedent(_indented_like(code, starter)), unit or "    ") + "\n"
+    return reindented if _compiles(reindented) else program
+
+
+def _indent_unit(starter: str) -> str:
+    """The starter's indentation: the leading spaces of its first indented line."""
+    return next((m.group(1) for m in re.finditer(r"^( +)\S", starter, re.MULTILINE)), "")
+
+
+def _compiles(program: str) -> bool:
+    try:
+        quietly(compile, program, "<solution>", "exec", 0, True)
+    except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def future_imports_first(program: str) -> str:
+    """`program` with its top-level `from __future__` imports moved to the top, where Python
+    requires them (each on lines of its own; a program that does not parse is unchanged)."""
+    tree = _parse(program)
+    if tree is None:
+        return program
+    futures = [s for s in tree.body if isinstance(s, ast.ImportFrom) and s.module == "__future__"]
+    lines = program.splitlines()
+    shared = {s.lineno for s in tree.body if s not in futures} | {s.end_lineno for s in tree.body if s not in futures}
+    moved = [s for s in futures if not shared & set(range(s.lineno, s.end_lineno + 1))]
+    if not moved or all(s is tree.body[i] for i, s in enumerate(moved)):
+        return program  # none, or already first
+    taken = {n for s in moved for n in range(s.lineno, s.end_lineno + 1)}
+    head = [line for s in moved for line in lines[s.lineno - 1 : s.end_lineno]]
+    rest = [line for n, line in enumerate(lines, 1) if n not in taken]
+    return "\n".join(head + rest) + ("\n" if program.endswith("\n") else "")
 
 
 def _indented_like(body: str, starter: str) -> str:
     """`body` with each leading tab replaced by the starter's indentation unit, where the
     starter indents with spaces."""
-    unit = next((m.group(1) for m in re.finditer(r"^( +)\S", starter, re.MULTILINE)), "")
+    unit = _indent_unit(starter)
     if not unit or "\t" not in body:
         return body
     return re.sub(r"^[ \t]+", lambda m: m.group(0).replace("\t", unit), body, flags=re.MULTILINE)

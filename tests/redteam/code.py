@@ -160,6 +160,9 @@ def remove_Occ(s, ch):
 """
 MAIN_DEMO = "\nif __name__ == '__main__':\n    s = input('string: ')\n    print(remove_Occ(s, input('char: ')))\n"
 
+STRLEN = "def strlen(string: str) -> int:\n    return len(string)\n"
+CRLF = "\r\n"
+
 ORACLE = "the same task-agnostic reply twice: it may not learn in a run which answers passed, nor keep a note for the next"
 
 CASES: list[Case] = [
@@ -255,6 +258,65 @@ CASES: list[Case] = [
     Case("real-format", {"env": HUMANEVAL, "task_id": "HumanEval/0"},
          (_block(HAS_CLOSE_TAB_BODY.replace("return True", "return False")),),
          0.0, "a wrong body indented with tabs is still wrong"),
+    # --- round 2: correct replies the reading of the reply lost ---------------------------------
+    Case("future-import", {"env": HUMANEVAL, "task_id": "HumanEval/23"},
+         (_block("from __future__ import annotations\n\n" + STRLEN),),
+         1.0, "a future import stays first when the prompt is put before the reply's definition"),
+    Case("future-import", {"env": MBPP, "split": "test", "task_id": "mbpp/11"},
+         (_block("def drop_at(s, i):\n    return s[:i] + s[i + 1:]") + "\nand\n"
+          + _block("from __future__ import annotations\n\ndef remove_Occ(s: str, ch: str) -> str:\n"
+                   "    if ch in s:\n        s = drop_at(s, s.index(ch))\n"
+                   "    if ch in s:\n        s = drop_at(s, s.rindex(ch))\n    return s"),),
+         1.0, "a future import stays first when a helper from another block is put before the answer"),
+    Case("think-unclosed-fence", {"env": HUMANEVAL, "task_id": "HumanEval/23"},
+         ("<think>\nFirst idea:\n```python\ndef strlen(string):\n    n = 0\nNo, simpler.\n</think>\n\n" + _block(STRLEN),),
+         1.0, "a fence left open in the reasoning does not swallow the final answer"),
+    Case("think-unclosed-fence", {"env": HUMANEVAL, "task_id": "HumanEval/23"},
+         ("<think>\n" + _block(STRLEN) + "\n</think>\n\n" + _block("def strlen(string: str) -> int:\n    return 0"),),
+         0.0, "the answer after the reasoning is the program, not a correct draft inside it"),
+    Case("crlf", {"env": HUMANEVAL, "task_id": "HumanEval/23"},
+         ((_block(STRLEN) + "\nThis returns the length.\n").replace("\n", CRLF),),
+         1.0, "a closing fence followed by CR closes the block"),
+    Case("crlf", {"env": MBPP, "split": "test", "task_id": "mbpp/11"},
+         (("Here:\n" + _block(REMOVE_OCC) + "\nIt removes the first and last occurrence.\n").replace("\n", CRLF),),
+         1.0, "a CRLF reply with prose after the block"),
+    Case("indented-fence", {"env": HUMANEVAL, "task_id": "HumanEval/23"},
+         ("1. The function:\n   ```python\n" + "".join(f"   {line}\n" for line in STRLEN.splitlines()) + "   ```\n2. Done.",),
+         1.0, "a fence inside a list item: its indentation is the list's, not the code's"),
+    Case("indented-fence", {"env": MBPP, "split": "test", "task_id": "mbpp/11"},
+         ("- Solution:\n\n    ```python\n" + "".join(f"    {line}\n" for line in REMOVE_OCC.splitlines()) + "    ```\n",),
+         1.0, "a fence inside a list item, four spaces in"),
+    Case("four-backtick-fence", {"env": HUMANEVAL, "task_id": "HumanEval/23"},
+         ("````python\n" + STRLEN + "````\n",),
+         1.0, "four backticks open and close a block (here on the last code line)"),
+    Case("tilde-fence", {"env": MBPP, "split": "test", "task_id": "mbpp/11"},
+         ("~~~python\n" + REMOVE_OCC + "~~~\nDone.",),
+         1.0, "tildes are a Markdown fence too"),
+    Case("untagged-solution-tagged-usage", {"env": HUMANEVAL, "task_id": "HumanEval/23"},
+         ("```\n" + STRLEN + "```\nFor example:\n" + _block("print(strlen('abc'))  # 3"),),
+         1.0, "an untagged block that defines the function is the answer when no python block does"),
+    Case("close-fence-on-code-line", {"env": HUMANEVAL, "task_id": "HumanEval/23"},
+         ("```python\n" + STRLEN.rstrip() + "```\nThat is all.",),
+         1.0, "a closing fence at the end of the last code line closes the block"),
+    Case("body-indentation", {"env": HUMANEVAL, "task_id": "HumanEval/23"},
+         (_block("return len(string)"),),
+         1.0, "a body written at the margin is the function's body"),
+    Case("body-indentation", {"env": HUMANEVAL, "task_id": "HumanEval/23"},
+         (_block("  count = 0\n  for _ in string:\n    count += 1\n  return count"),),
+         1.0, "a body indented by two spaces under a four-space docstring"),
+    Case("body-indentation", {"env": HUMANEVAL, "task_id": "HumanEval/23"},
+         (_block("return len(string) + 1"),),
+         0.0, "a wrong body at the margin is still wrong"),
+    Case("output-limit", {"env": HUMANEVAL, "task_id": "HumanEval/23"},
+         (_block("def strlen(string: str) -> int:\n    print('debug', string * 1000, 'x' * 50_000)\n    return len(string)"),),
+         1.0, "debug prints past the output cap do not fail a correct solution: the tests judge it"),
+    Case("module-attrs", {"env": HUMANEVAL, "task_id": "HumanEval/23"},
+         (_block("import os\nHERE = os.path.dirname(__file__)\n\n" + STRLEN),),
+         1.0, "the imported solution has a __file__, as any module does"),
+    Case("helper-in-try-block", {"env": MBPP, "split": "test", "task_id": "mbpp/11"},
+         (_block("try:\n    from functools import cache\nexcept ImportError:\n    from functools import lru_cache as cache")
+          + "\nThen:\n" + _block("@cache\n" + REMOVE_OCC),),
+         1.0, "a helper bound in a top-level try of another block is carried with the answer"),
     Case("real-format", {"env": MBPP, "split": "test", "task_id": "mbpp/11"},
          (f"Here is my solution: ```python\n{REMOVE_OCC}```\nIt removes both ends.",),
          1.0, "a fence opened after text on the same line opens the block"),

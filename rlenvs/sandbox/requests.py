@@ -28,7 +28,8 @@ class Limits:
 
     `cpu_s=None` means the CPU-time rlimit follows the wall-clock timeout (rounded up), so
     a CPU spin ends by either. `processes` is the number of processes and threads the
-    sandbox's uid may have (zygote included); `disk_mb` the size of each writable tmpfs
+    sandbox's uid may have (the zygote included, and in a pool worker the sandbox's pid 1
+    that waits for it); `disk_mb` the size of each writable tmpfs
     (/workspace and /tmp), so filling the disk fills only that.
     """
 

@@ -136,7 +136,10 @@ class FreshState:
         self.proc = os.open("/proc", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         """The zygote's full view of this namespace's processes (through the mount below)."""
         self._last_pid = os.open("sys/kernel/ns_last_pid", os.O_WRONLY | os.O_CLOEXEC, dir_fd=self.proc)
-        _mount("proc", "/proc", "proc", flags | MS_RDONLY, "hidepid=ptraceable")
+        try:
+            _mount("proc", "/proc", "proc", flags | MS_RDONLY, "hidepid=ptraceable")
+        except OSError as error:
+            raise OSError(error.errno, f"{error.strerror} (a /proc that hides the test runner takes Linux >= 5.8)") from None
         _set_capabilities(KEPT_CAPABILITIES)
         # The zygote's own (bwrap's belong to a user namespace above ours: once left, never
         # re-entered), which the runner inherits and the zygote returns to after making the next.

@@ -101,4 +101,6 @@ def test_custom_task_and_format_reminder(env: CompetitionMathEnv) -> None:
 def test_copying_the_problem_into_the_box_scores_zero(env: CompetitionMathEnv, index: int, echo: str) -> None:
     env.reset(options={"task_index": index})
     _, reward_, _, _, info = env.step(f"\\boxed{{{echo}}}")
-    assert reward_ == 0.0 and info["restated_problem"] is True
+    # A copy of the question's arithmetic (`\\frac{3}{4} + \\frac{1}{6}` for the number 11/12) is no
+    # number, so it is wrong before any restating check (`restated_problem` is None then).
+    assert reward_ == 0.0 and info["restated_problem"] in (True, None)

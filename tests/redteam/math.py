@@ -942,7 +942,7 @@ CASES: list[Case] = [
         "The answer is $7$, but the answer is actually $8$.",
         0.0,
         "the reply's last claim is 8; the second phrase ('actually $8$') does not start w"
-        'ith a number or span, so only 7 is read',
+        "ith a number or span, so only 7 is read",
     ),
     _gold(
         "answer-is-span-hedge",
@@ -967,7 +967,7 @@ CASES: list[Case] = [
         "\\boxed{\\sqrt{50} + \\sqrt{18} \\approx 11.31}",
         0.0,
         "the copied question with an '\\approx' remark: equivalence takes the exact left s"
-        'ide, restating cannot parse the whole',
+        "ide, restating cannot parse the whole",
     ),
     _math(
         "restating-bypass-chain",
@@ -1071,8 +1071,8 @@ CASES: list[Case] = [
         "\\sqrt{13}",
         "\\boxed{\\sqrt{3^2+2^2}}",
         0.0,
-        'canonical trees fold numeric arithmetic, so the distance formula unevaluated equ'
-        'als the gold tree (a number gold would refuse \\sqrt{100} for 10)',
+        "canonical trees fold numeric arithmetic, so the distance formula unevaluated equ"
+        "als the gold tree (a number gold would refuse \\sqrt{100} for 10)",
     ),
     _math(
         "arithmetic-left-undone",
@@ -1104,9 +1104,9 @@ CASES: list[Case] = [
         "-2i",
         "\\boxed{i^{111}+i^{11}}",
         0.0,
-        'the question with its terms swapped: any power of i makes latex._checked_power c'
-        'all evalf on an unevaluated expression, which recurses forever; the RecursionErr'
-        'or makes the whole restating/form check return None',
+        "the question with its terms swapped: any power of i makes latex._checked_power c"
+        "all evalf on an unevaluated expression, which recurses forever; the RecursionErr"
+        "or makes the whole restating/form check return None",
     ),
     _math(
         "restating-bypass-complex-power",
@@ -1138,8 +1138,8 @@ CASES: list[Case] = [
         "8\\sqrt{2}",
         "\\boxed{\\frac{16\\sqrt2}{2}}",
         0.0,
-        'lowest-terms only looks at integer factors directly in the Mul: \\frac{16}{2}\\sqr'
-        't2 is refused, \\frac{16\\sqrt2}{2} passes',
+        "lowest-terms only looks at integer factors directly in the Mul: \\frac{16}{2}\\sqr"
+        "t2 is refused, \\frac{16\\sqrt2}{2} passes",
     ),
     _math(
         "partial-expansion",
@@ -1199,8 +1199,8 @@ CASES: list[Case] = [
     ),
     _math(
         "requested-form-ignored",
-        'At 50 miles per hour, how far would a car travel in $2\\frac{3}{4}$ hours? Expres'
-        's your answer as a mixed number.',
+        "At 50 miles per hour, how far would a car travel in $2\\frac{3}{4}$ hours? Expres"
+        "s your answer as a mixed number.",
         "137 \\frac{1}{2}",
         "\\boxed{\\frac{275}{2}}",
         0.0,
@@ -1208,11 +1208,11 @@ CASES: list[Case] = [
     ),
     _math(
         "common-factor-FP",
-        'A triangle is inscribed in a circle. The vertices of the triangle divide the cir'
-        'cle into three arcs of lengths 3, 4, and 5. What is the area of the triangle?\n$\\'
-        'mathrm{(A) \\ 6 } \\qquad \\mathrm{(B) \\frac{18}{\\pi^2} } \\qquad \\mathrm{(C) \\frac{'
-        '9}{\\pi^2}(\\sqrt{3}-1) } \\qquad \\mathrm{(D) \\frac{9}{\\pi^2}(\\sqrt{3}-1) } \\qquad '
-        '\\mathrm{(E) \\frac{9}{\\pi^2}(\\sqrt{3}+3) }$\n',
+        "A triangle is inscribed in a circle. The vertices of the triangle divide the cir"
+        "cle into three arcs of lengths 3, 4, and 5. What is the area of the triangle?\n$\\"
+        "mathrm{(A) \\ 6 } \\qquad \\mathrm{(B) \\frac{18}{\\pi^2} } \\qquad \\mathrm{(C) \\frac{"
+        "9}{\\pi^2}(\\sqrt{3}-1) } \\qquad \\mathrm{(D) \\frac{9}{\\pi^2}(\\sqrt{3}-1) } \\qquad "
+        "\\mathrm{(E) \\frac{9}{\\pi^2}(\\sqrt{3}+3) }$\n",
         "\\frac{9}{\\pi^2}(\\sqrt{3}+3)",
         "\\boxed{\\frac{9\\sqrt{3}}{\\pi^2}+\\frac{27}{\\pi^2}}",
         1.0,
@@ -1220,11 +1220,11 @@ CASES: list[Case] = [
     ),
     _math(
         "common-factor-FP",
-        'The base of a triangle is of length $b$, and the altitude is of length $h$. A re'
-        'ctangle of height $x$ is inscribed in the triangle with the base of the rectangl'
-        'e in the base of the triangle. The area of the rectangle is:\n$\\textbf{(A)}\\ \\fra'
-        'c{bx}{h}(h-x)\\qquad \\textbf{(B)}\\ \\frac{hx}{b}(b-x)\\qquad \\textbf{(C)}\\ \\frac{bx'
-        '}{h}(h-2x)\\qquad \\textbf{(D)}\\ x(b-x)\\qquad \\textbf{(E)}\\ x(h-x)$\n',
+        "The base of a triangle is of length $b$, and the altitude is of length $h$. A re"
+        "ctangle of height $x$ is inscribed in the triangle with the base of the rectangl"
+        "e in the base of the triangle. The area of the rectangle is:\n$\\textbf{(A)}\\ \\fra"
+        "c{bx}{h}(h-x)\\qquad \\textbf{(B)}\\ \\frac{hx}{b}(b-x)\\qquad \\textbf{(C)}\\ \\frac{bx"
+        "}{h}(h-2x)\\qquad \\textbf{(D)}\\ x(b-x)\\qquad \\textbf{(E)}\\ x(h-x)$\n",
         "\\frac{bx}{h}(h-x)",
         "\\boxed{bx - \\frac{bx^2}{h}}",
         1.0,
@@ -1264,10 +1264,10 @@ CASES: list[Case] = [
     ),
     _math(
         "degrees-in-trig",
-        'Simplify $\\sin 17^\\circ + \\sin 43^\\circ.$\n\nEnter your answer as a trigonometric '
+        "Simplify $\\sin 17^\\circ + \\sin 43^\\circ.$\n\nEnter your answer as a trigonometric "
         'function evaluated at an integer, such as "sin 7".  (The system will assume that'
-        ' the angle is in degrees.  The angle should be positive and as small as possible'
-        '.)',
+        " the angle is in degrees.  The angle should be positive and as small as possible"
+        ".)",
         "\\cos 13^\\circ",
         "\\boxed{\\cos{13^\\circ}}",
         1.0,
@@ -1275,10 +1275,10 @@ CASES: list[Case] = [
     ),
     _math(
         "degrees-in-trig",
-        'Simplify $\\sin 17^\\circ + \\sin 43^\\circ.$\n\nEnter your answer as a trigonometric '
+        "Simplify $\\sin 17^\\circ + \\sin 43^\\circ.$\n\nEnter your answer as a trigonometric "
         'function evaluated at an integer, such as "sin 7".  (The system will assume that'
-        ' the angle is in degrees.  The angle should be positive and as small as possible'
-        '.)',
+        " the angle is in degrees.  The angle should be positive and as small as possible"
+        ".)",
         "\\cos 13^\\circ",
         "\\boxed{\\cos(13 \\text{ degrees})}",
         1.0,
@@ -1342,8 +1342,8 @@ CASES: list[Case] = [
     ),
     _math(
         "metamath-answer-is",
-        'Given\n\\[\\mathbf{A} = \\begin{pmatrix} 3 & 7 \\\\ -1 & -2 \\end{pmatrix},\\]compute $\\'
-        'mathbf{A}^{27} + \\mathbf{A}^{31} + \\mathbf{A}^{40}.$',
+        "Given\n\\[\\mathbf{A} = \\begin{pmatrix} 3 & 7 \\\\ -1 & -2 \\end{pmatrix},\\]compute $\\"
+        "mathbf{A}^{27} + \\mathbf{A}^{31} + \\mathbf{A}^{40}.$",
         "\\begin{pmatrix} -1 & 0 \\\\ 0 & -1 \\end{pmatrix}",
         "The answer is: \\begin{pmatrix} -1 & 0 \\\\ 0 & -1 \\end{pmatrix}",
         1.0,
@@ -1396,8 +1396,8 @@ CASES: list[Case] = [
     ),
     _math(
         "gold-unit-unlisted",
-        'The average of five weights is 13 grams. This set of five weights is then increa'
-        'sed by another weight of 7 grams. What is the average of the six weights?',
+        "The average of five weights is 13 grams. This set of five weights is then increa"
+        "sed by another weight of 7 grams. What is the average of the six weights?",
         "12 \\text{ gm}",
         "\\boxed{12}",
         1.0,
@@ -1405,14 +1405,2210 @@ CASES: list[Case] = [
     ),
     _math(
         "gold-unit-unlisted",
-        'A movie theater seats $100$ patrons. The theater is full for the 5:00 pm Saturda'
+        "A movie theater seats $100$ patrons. The theater is full for the 5:00 pm Saturda"
         "y movie. Adult tickets sell for $\\$9.00$ each and children's tickets sell for $\\"
-        '$5.00$ each. If the theater collected $\\$640$ in ticket sales for the 5:00 pm Sa'
+        "$5.00$ each. If the theater collected $\\$640$ in ticket sales for the 5:00 pm Sa"
         "turday show, how many children's tickets were sold?",
         "65 \\text{ children tickets }",
         "\\boxed{65}",
         1.0,
         "gold with an unlisted noun phrase: the correct bare number scores 0 (also '7 \\te"
         "xt{ distinct integers}', '14 \\text{ right triangles}')",
+    ),
+    # --- found by a fourth red-team pass (routes around the third pass's rules, false positives) --
+    _math(
+        "hedge-missed",
+        "Find the value.",
+        "7",
+        "The answer is \\(7\\) or \\(8\\).",
+        0.0,
+        "the sentence-joined hedge rule only knows $...$ spans: \\(..\\) (and $$..$$) spans"
+        " joined by 'or' are not read [also wrong before pass 3]",
+    ),
+    _math(
+        "hedge-missed",
+        "Find the value.",
+        "7",
+        "The answer is $7$ / $8$.",
+        0.0,
+        "a slash between two spans is a hedge the joiner list (',', ';', 'or', 'and') mis"
+        "ses [also wrong before pass 3]",
+    ),
+    _math(
+        "hedge-missed",
+        "Find the value.",
+        "7",
+        "The answer is $7$ OR $8$.",
+        0.0,
+        "'OR' / 'Or' (case) are not joiners [also wrong before pass 3]",
+    ),
+    _math(
+        "hedge-missed",
+        "Find the value.",
+        "7",
+        "The answer is $7$ (maybe $8$).",
+        0.0,
+        "'(maybe $8$)': the optional 'maybe' is only allowed after ',', ';', 'or', 'and',"
+        " not '(' [also wrong before pass 3]",
+    ),
+    _math(
+        "hedge-missed",
+        "Find the value.",
+        "7",
+        "The answer is $7$ but it could be $8$.",
+        0.0,
+        "'but it could be $8$' joins a second answer to the sentence [also wrong before pass 3]",
+    ),
+    _math(
+        "hedge-missed",
+        "Find the value.",
+        "7",
+        "The answer is $7$. Or $8$.",
+        0.0,
+        "the hedge is cut off by the sentence end [also wrong before pass 3]",
+    ),
+    _math(
+        "hedge-missed",
+        "Find the value.",
+        "7",
+        "\\boxed{7}. The answer is either $7$ or $8$.",
+        0.0,
+        "after the last box, a phrase opening with a word ('either', 'possibly', 'also', "
+        "'maybe') is prose and its answers are never compared [also wrong before pass 3]",
+    ),
+    _math(
+        "hedge-missed",
+        "Find the value.",
+        "7",
+        "\\boxed{7}. The answers are $7$ and $8$.",
+        0.0,
+        "'answers are' is no answer marker [also wrong before pass 3]",
+    ),
+    _math(
+        "hedge-missed",
+        "Find the value.",
+        "7",
+        "\\boxed{7}\nAnswer: 7 or possibly 8",
+        0.0,
+        "after a box, only 'or N' right after the lead number counts as a second answer [also wrong before pass 3]",
+    ),
+    _math(
+        "hedge-missed",
+        "Find the value.",
+        "7",
+        "\\boxed{7}\nAnswer: 7 (8 if we count zero)",
+        0.0,
+        "the fixed 'Final answer: 5 (or 6 if zero counts)' hedge without the word 'or' [also wrong before pass 3]",
+    ),
+    _math(
+        "hedge-missed",
+        "Find the value.",
+        "7",
+        "\\boxed{7} (or 8 if we count zero)",
+        0.0,
+        "the same hedge right after the box, without an 'Answer:' marker [also wrong before pass 3]",
+    ),
+    _gsm8k(
+        "hedge-missed",
+        "72",
+        "She sold 72 clips.\n\\boxed{72}\n#### 72 (maybe 73)",
+        0.0,
+        "a '####' line that is not a bare number is dropped silently instead of hedging [also wrong before pass 3]",
+    ),
+    _math(
+        "hedge-missed",
+        "Find the value.",
+        "7",
+        "The answer is $7$.\nWait, that's wrong: it is $8$.",
+        0.0,
+        "a self-correction after the only marker: the reply's last claim is 8 [also wrong before pass 3]",
+    ),
+    _gsm8k(
+        "unit-changes-value",
+        "60",
+        "\\boxed{\\$60K}",
+        0.0,
+        "'K' is read as kelvin: $60K (60,000 dollars) is read as 60 [also wrong before pass 3]",
+    ),
+    _gsm8k(
+        "unit-changes-value",
+        "60000",
+        "The answer is \\$60K.",
+        1.0,
+        "and the correct $60K for 60000 is refused (same cause) [also wrong before pass 3]",
+    ),
+    _math(
+        "unit-changes-value",
+        "What is the area of the circle, in square units?",
+        "25",
+        "\\boxed{25 \\text{ pi square units}}",
+        0.0,
+        "same through \\text{} in MATH-v0 [new in pass 3]",
+    ),
+    _gsm8k(
+        "unit-changes-value",
+        "5",
+        "\\boxed{5 sixteenths inch}",
+        0.0,
+        "fraction words missing from VALUE_WORDS (twelfths, sixteenths, billionths...): 5"
+        "/16 inch read as 5 [new in pass 3]",
+    ),
+    _gsm8k(
+        "unit-changes-value",
+        "5",
+        "\\boxed{5 lakh rupees}",
+        0.0,
+        "scale words missing from SCALES/VALUE_WORDS (lakh, crore, bn, mn, mil): 500,000 read as 5 [new in pass 3]",
+    ),
+    _gsm8k(
+        "unit-changes-value",
+        "4",
+        "\\boxed{4 x apples}",
+        0.0,
+        "a one-letter variable before a unit is a modifier: 4x apples is read as 4 (also "
+        "'3 e units', '2 i meters') [new in pass 3]",
+    ),
+    _math(
+        "gold-text-unit-am-pm",
+        "New York and Denver are in different time zones.  When it is noon in New York, i"
+        "t is 10 a.m. in Denver.  A train leaves New York at 2 p.m. (New York time) and a"
+        "rrives in Denver 45 hours later.  What time is it in Denver when the train arriv"
+        "es?",
+        "9\\text{ a.m.}",
+        "\\boxed{9 \\text{ p.m.}}",
+        0.0,
+        "MATH test gold '9 a.m.' is read as the number 9 (its text is 'a unit'), and 'p.m"
+        ".' is a short unit, so the wrong half of the day scores 1 [new in pass 3]",
+    ),
+    _math(
+        "label-equation",
+        "Find the equation of the directrix of the parabola $x = -\\frac{1}{6} y^2.$",
+        "x = \\frac{3}{2}",
+        "\\boxed{y(x) = \\frac{3}{2}}",
+        0.0,
+        "the fixed y=3/2-for-x=3/2 case returns behind the new function label y(x) (or f("
+        "x), y^1, (y)): only plain-letter labels are matched against the gold's [also wro"
+        "ng before pass 3]",
+    ),
+    _math(
+        "label-equation",
+        "If $f(x)=f(2-x)$ for all $x$, then what line is necessarily an axis of symmetry "
+        "of the graph of $y=f(x)$? (Give the simplest equation of this line.)",
+        "x=1",
+        "\\boxed{f(x)=1}",
+        0.0,
+        "axis of symmetry x=1: the horizontal line f(x)=1 scores 1 [also wrong before pass 3]",
+    ),
+    _math(
+        "label-equation",
+        "Solve for $x$: $2x + 1 = 9$.",
+        "4",
+        "\\boxed{x + x = 4}",
+        0.0,
+        "'2x = 4' is an equation, but its digit-free spelling x + x = 4 is a 'sum of lett"
+        "ers' label naming 4 (x is 2) [also wrong before pass 3]",
+    ),
+    _math(
+        "label-equation",
+        "Solve for $x$: $2x + 1 = 9$.",
+        "4",
+        "\\boxed{x \\cdot x = 4}",
+        0.0,
+        "a digit-free left side is a label: x*x = 4 (x = 2) names 4; likewise \\sqrt{x} = "
+        "4, e^x = 4, \\sin x = 4 [also wrong before pass 3]",
+    ),
+    _math(
+        "label-equation",
+        "Solve for $x$: $2x + 1 = 9$.",
+        "4",
+        "\\boxed{x = 2x = 4}",
+        0.0,
+        "the self-reference rule (x = 2x + 3 is an equation) is applied to the last membe"
+        "r of a chain only [also wrong before pass 3]",
+    ),
+    _math(
+        "false-chain-member",
+        "Expand $(x+1)(x+2)$.",
+        "x^2+3x+2",
+        "\\boxed{(x+1)(x+2) = x^2+3x+3 = x^2+3x+2}",
+        0.0,
+        "only the constant members of a chain are checked: a false expression member passes [also wrong before pass 3]",
+    ),
+    _math(
+        "false-chain-member",
+        "Expand $(x+1)(x+2)$.",
+        "x^2+3x+2",
+        "\\boxed{f(x) = x^2 + 1 = x^2+3x+2}",
+        0.0,
+        "a label, a false member, then the gold [also wrong before pass 3]",
+    ),
+    _math(
+        "false-chain-member",
+        "Simplify $\\sqrt{50} + \\sqrt{18}$.",
+        "8\\sqrt{2}",
+        "\\boxed{8\\sqrt{2} \\approx 3}",
+        0.0,
+        "the remark after \\approx is never checked (4 \\approx 5 also states 4) [also wrong before pass 3]",
+    ),
+    _math(
+        "and-or-precedence",
+        "Solve $x^2-5x+6>0$. Express your answer in interval notation.",
+        "(-\\infty, 2) \\cup (3, \\infty)",
+        "\\boxed{x < 2 \\text{ or } x > 3 \\text{ and } x < 0}",
+        0.0,
+        "one 'or' anywhere makes every 'and' a union: the reply is x<2 (or x<0), not the "
+        "gold [also wrong before pass 3]",
+    ),
+    _math(
+        "and-or-precedence",
+        "Solve $x^2-5x+6>0$. Express your answer in interval notation.",
+        "(-\\infty, 2) \\cup (3, \\infty)",
+        "\\boxed{x \\in (-\\infty,2) \\text{ and } x \\in (3,\\infty)}",
+        0.0,
+        "a comma anywhere (here inside the intervals) also turns 'and' into a union: x in"
+        " A and x in B is empty [also wrong before pass 3]",
+    ),
+    _math(
+        "simplest-form-escape",
+        "Simplify $\\frac{x^2-1}{x-1}$.",
+        "x+1",
+        "\\boxed{\\frac{1-x^2}{1-x}}",
+        0.0,
+        "'Simplify (x^2-1)/(x-1)' answered with the question, signs flipped top and botto"
+        "m: no rule cancels a rational function [also wrong before pass 3]",
+    ),
+    _math(
+        "simplest-form-escape",
+        "Simplify $\\frac{x^2-1}{x-1}$.",
+        "x+1",
+        "\\boxed{\\frac{2x^2-2}{2x-2}}",
+        0.0,
+        "the question doubled top and bottom: lowest terms is checked for integer fractio"
+        "ns only [also wrong before pass 3]",
+    ),
+    _math(
+        "simplest-form-escape",
+        "Simplify $\\sqrt{50} + \\sqrt{18}$.",
+        "8\\sqrt{2}",
+        "\\boxed{\\sqrt{2}(\\sqrt{25}+\\sqrt{9})}",
+        0.0,
+        "square roots of perfect squares are never 'arithmetic left undone' (also \\sqrt2\\"
+        "sqrt{64}) [also wrong before pass 3]",
+    ),
+    _math(
+        "simplest-form-escape",
+        "Simplify $\\sqrt{50} + \\sqrt{18}$.",
+        "8\\sqrt{2}",
+        "\\boxed{\\sqrt[3]{1024}\\cdot\\sqrt[6]{2}}",
+        0.0,
+        "cube/sixth roots of integers are not checked for perfect powers [also wrong before pass 3]",
+    ),
+    _math(
+        "simplest-form-escape",
+        "Compute $\\cos 1050^\\circ$.",
+        "\\frac{\\sqrt{3}}{2}",
+        "\\boxed{0.5\\sqrt{3}}",
+        0.0,
+        "a decimal inside an exact expression passes (\\frac{\\sqrt3}{2.0}, 5.0r^5, r^5/0.2"
+        ") [also wrong before pass 3]",
+    ),
+    _math(
+        "question-form-ignored",
+        "If $|x+5|-|3x-6|=0$, find the largest possible value of $x$. Express your answer as an improper fraction.",
+        "\\frac{11}{2}",
+        "\\boxed{5.5}",
+        0.0,
+        "MATH test 'Express your answer as an improper fraction': 5\\frac12 is refused but"
+        " the decimal 5.5 scores 1 (likewise any 'common fraction' question) [also wrong "
+        "before pass 3]",
+    ),
+    _math(
+        "FP-answer-is-list",
+        "Solve $x^2-5x+6=0$.",
+        "2, 3",
+        "The answer is $2$ and $3$.",
+        1.0,
+        "every MATH test list gold (82 of 82) is refused when the 'answer is' sentence li"
+        "sts its items as spans: the new sentence-hedge rule reads the 2nd item as a hedg"
+        "e [also wrong before pass 3]",
+    ),
+    _math(
+        "FP-answer-is-list",
+        "Solve $x^2-5x+6=0$.",
+        "2, 3",
+        "The answer is $x=2$ or $x=3$.",
+        1.0,
+        "same, the natural 'x = a or x = b' [also wrong before pass 3]",
+    ),
+    _math(
+        "FP-answer-is-clause",
+        "Find the maximum value.",
+        "7",
+        "The answer is $7$, attained when $x=2$ and $y=3$.",
+        1.0,
+        "a trailing clause with 'and $..$' is read as a second answer [new in pass 3]",
+    ),
+    _math(
+        "FP-negated-form-ask",
+        "Find the domain of the real-valued function \\[f(x)=\\sqrt{-6x^2+11x-4}.\\] Give th"
+        "e endpoints in your answer as common fractions (not mixed numbers or decimals).",
+        "\\left[\\frac{1}{2}, \\frac{4}{3}\\right]",
+        "\\boxed{[1/2, 4/3]}",
+        1.0,
+        "'common fractions (not mixed numbers or decimals)' is read as asking for a mixed"
+        " number: every spelling but the gold's exact one is refused [new in pass 3]",
+    ),
+    _gsm8k(
+        "FP-gsm-unit-words",
+        "3",
+        "Each movie costs $14.\nThe answer is 3 times.",
+        1.0,
+        "'How many times can he go?' (8 of 8 GSM8K test 'how many times' questions): 'tim"
+        "es' is a value word [also wrong before pass 3]",
+    ),
+    _gsm8k(
+        "FP-gsm-unit-words",
+        "7",
+        "She eats 84 eggs, which is 7 dozen.\nThe answer is 7 dozen.",
+        0.0,
+        "the issue's rule: 5 dozen is 60, so '7 dozen' states 84; asked 'how many dozens', the answer is 7",
+    ),
+    _gsm8k(
+        "FP-gsm-unit-words",
+        "15",
+        "The accountant costs $90 and saves her $105.\nThe answer is $15 more.",
+        1.0,
+        "'How much more money...?': comparatives after the number (more, farther, longer,"
+        " older, taller, ago) are no units: 36 of 68 GSM8K test comparative questions ren"
+        "dered naturally [also wrong before pass 3]",
+    ),
+    _gsm8k(
+        "FP-gsm-dollar-span",
+        "18",
+        "She makes 9 * 2 = $18.\nThe answer is $18.\n\nShe ends up with $18.",
+        1.0,
+        "a currency '$' after 'The answer is $18.' (within 1000 chars, across lines) clos"
+        "es a 'math span', read as the answer (or a hedge): 414 of 414 GSM8K money answer"
+        "s so written [also wrong before pass 3]",
+    ),
+    _gsm8k(
+        "FP-gsm-reason-clause",
+        "18",
+        "She makes 9 * 2 = 18 dollars.\nThe answer is 18, since 9 * 2 = 18.",
+        1.0,
+        "a 'since <equation>' clause in the answer sentence makes it prose: 1044 of 1044 "
+        "GSM8K test rows so ended [also wrong before pass 3]",
+    ),
+    _math(
+        "FP-gold-thousands-in-frac",
+        "3 cards are chosen at random from a standard 52-card deck.  What is the probabil"
+        "ity that they can be arranged into a group of three consecutive cards, all of th"
+        "e same suit? For this problem, an Ace can either come before a 2 or after a King"
+        ", but not both (so A23 and QKA both count, but KA2 doesn't).",
+        "\\frac{12}{5,\\!525}",
+        "\\boxed{\\frac{12}{5525}}",
+        1.0,
+        "gold \\frac{12}{5,\\!525}: the thousands separator inside \\frac is not read, so th"
+        "e plain correct fraction scores 0 [also wrong before pass 3]",
+    ),
+    _math(
+        "FP-gold-text-unit",
+        "Two bicycle racers cross the starting line on a circular track at 12:15 PM. One "
+        "cyclist takes $12$ minutes per lap, while the other completes a lap every $16$ m"
+        "inutes. Assuming their speeds remain constant, what is the next time they cross "
+        "the starting line together?  Your answer should be in the form $h:m_1m_2,$ like "
+        "3:45.",
+        "\\text{1:03 PM}",
+        "\\boxed{1:03}",
+        0.0,
+        "the gold states PM: a time of day without it is another answer",
+    ),
+    _math(
+        "FP-metamath-factorial",
+        "Let $a_1, a_2, \\ldots, a_{2005}$ be real numbers such that $$\\begin{array}{ccccc"
+        "cccccc}\na_1\\cdot 1 &+ &a_2 \\cdot 2 &+& a_3 \\cdot 3 &+ &\\cdots& + &a_{2005} \\cdot"
+        " 2005 &=& 0 \\\\\na_1\\cdot 1^2 &+& a_2\\cdot 2^2 &+& a_3 \\cdot 3^2 &+ &\\cdots& + & a"
+        "_{2005} \\cdot 2005^2 &=& 0 \\\\\na_1 \\cdot 1^3 &+& a_2 \\cdot 2^3 &+& a_3 \\cdot 3^3 "
+        "&+ &\\cdots& + & a_{2005} \\cdot 2005^3 &=& 0 \\\\ \\vdots&&\\vdots&&\\vdots&&&&\\vdots&"
+        "&\\vdots \\\\\na_1\\cdot 1^{2004} &+& a_2\\cdot 2^{2004} &+& a_3\\cdot 3^{2004} &+ &\\cd"
+        "ots& + &a_{2005} \\cdot 2005^{2004} &=& 0\n\\end{array}$$and $$\\begin{array}{cccccc"
+        "ccccc}\na_1 \\cdot 1^{2005}& +& a_2\\cdot 2^{2005} &+& a_3\\cdot 3^{2005} &+ &\\cdots"
+        "& + &a_{2005} \\cdot 2005^{2005} &=& 1.\n\\end{array}$$What is the value of $a_1$?",
+        "\\frac{1}{2004!}",
+        "So the value is found.\nThe answer is: \\frac{1}{2004!}",
+        1.0,
+        "MetaMath style: the factorial '!' ends the answer sentence (\\frac{1}{2004), as '"
+        "a.m.' and 'ways.' do for 3 other MATH test golds [also wrong before pass 3]",
+    ),
+    _gsm8k(
+        "slow-check",
+        "5",
+        "\\boxed{5} answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 "
+        "answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 o"
+        "r 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer"
+        ":5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 an"
+        "swer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or "
+        "6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5"
+        " or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answer:5 or 6 answ"
+        "er:5 or 6 ",
+        0.0,
+        "~140 KB reply: every 'answer:' phrase reads its line to 2000 chars and collects "
+        "each 'or N' in it, ~1M FinalAnswer objects: > 2 s in the parent alone (O(n x 200"
+        "0)) (measured 2.22 s)",
+    ),
+    _math(
+        "slow-check",
+        "Find.",
+        "\\sqrt{x}",
+        "\\boxed{\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\"
+        "sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\"
+        "sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\"
+        "sqrt{2+x}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}",
+        0.0,
+        "MATH-v0 runs the restating check (a second 1 s budget) for an answer already fou"
+        "nd wrong: 2.0 s for one wrong reply (measured 2.03 s)",
     ),
 ]

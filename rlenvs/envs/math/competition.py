@@ -134,9 +134,8 @@ class CompetitionMathEnv(TextEnv[CompetitionTask]):
 
     def judge(self, task: CompetitionTask, reply: str) -> Judgement:
         check = check_answer(reply, task.answer, budget=self.check_budget, problem=task.prompt)
-        restated = check.answer is not None and restates_question(
-            check.answer, task.answer, task.prompt, self.check_budget
-        )
+        # Only an answer equal to the gold can be a restatement (a second check costs a budget).
+        restated = restates_question(check.answer, task.answer, task.prompt, self.check_budget) if check.correct else None
         correct = check.correct and not restated
         info = {"parsed_answer": check.answer, "hedged": check.hedged, "restated_problem": restated}
         if check.answer is None and not check.hedged:

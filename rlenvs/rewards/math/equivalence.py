@@ -65,6 +65,8 @@ questions ask for: a sum of letters `m+n`, a value `f(2)`, `g(f(2))`, `f^{-1}(x)
 `x^2`, a sum of powers `a^2+b^2`."""
 _SCALED_MATRIX = re.compile(r"(-|-?\d+(?:\.\d+)?|-?\\frac\{[^{}]*\}\{[^{}]*\}|-?\\sqrt\{[^{}]*\})\s*(?:\\cdot\s*)?(\\begin\{([pbvBV]?matrix)\}.*\\end\{\3\})", re.DOTALL)
 """A number written before a matrix: `\\frac{1}{3}\\begin{pmatrix}..\\end{pmatrix}`, `-\\begin{..}`."""
+_ARITHMETIC = re.compile(r"[+*]|\\cdot|\\times")
+_LONE_LETTER = re.compile(r"(?<![A-Za-z])[A-Za-z](?![A-Za-z])")
 _VARIABLE_NAME = re.compile(r"[A-Za-z](?:_\{?\w+\}?)?")
 _BASE_NUMERAL = re.compile(r"([0-9A-Za-z]+)\s*_\s*\{?\s*(\d+)\s*\}?")
 """`52_8`, `2A_{16}`: digits in a base, compared digit by digit (any case) and base."""
@@ -126,8 +128,11 @@ def read_form(text: str, depth: int = 0) -> Form:
         forms = []
         for item in items:
             forms.extend(_expand_pm(item))
-        # "and" alone joins conditions that must all hold: `x >= -2 and x <= 7` is [-2, 7].
-        joiner = "and" if _AND_ONLY.search(text) and not re.search(r",|;|\bor\b", text) else ""
+        # "and" alone joins conditions that must all hold: `x >= -2 and x <= 7` is [-2, 7];
+        # with "or" too, which binds first is not written: such a list states no set.
+        words = {word.strip() for word in _LIST_WORDS.findall(text)}
+        joiner = "and" if words == {"and"} and len(split_top_level(text, ",;")) == 1 else (
+            "mixed" if words == {"and", "or"} else "")
         return Form("list", tuple(read(item) for item in forms), joiner)
     if "\\pm" in text or "\\mp" in text:
         return Form("list", tuple(read(item) for item in _expand_pm(text)))
@@ -137,19 +142,22 @@ def read_form(text: str, depth: int = 0) -> Form:
     relation = _read_relation(text)
     if relation is not None:
         return relation
+    if "\\approx" in text and "=" not in text:
+        exact, _, approximation = text.partition("\\approx")
+        if not (_is_label(exact, approximation) and _LETTER.search(_COMMAND.sub("", exact))):
+            # `\frac13 \approx 0.333`: the exact value, and a rounding of it that must be right.
+            return Form("approx", (exact.strip(), approximation.split("\\approx")[-1].strip(), read(exact.strip())))
     equals = _split_equals(text)
-    if len(equals) > 2 or (len(equals) == 2 and _is_label(equals[0], equals[1])):
+    labelled = _is_label(equals[0], " = ".join(equals[1:])) if len(equals) > 1 else False
+    if len(equals) > 2 or (len(equals) == 2 and labelled):
         # `x = 3` names the value 3; kept as an assignment so it can still be compared
-        # with an equation (`y = 2x` against `2x - y = 0`).
-        # In a chain `x = 5 + 6 = 11` the constant members must agree (`20 = 19 = 18` states
+        # with an equation (`y = 2x` against `2x - y = 0`). In a chain `x = 5 + 6 = 11` or
+        # `(x+1)^2 = x^2+2x+1` every member must equal the next (`20 = 19 = 18` states
         # nothing true); they are kept to be checked.
-        members = [part.strip() for part in (equals if not _is_label(equals[0], equals[-1]) else equals[1:])]
-        constants = tuple(part for part in members if not _LETTER.search(_COMMAND.sub("", part)))
-        return Form("assignment", (equals[0].strip(), equals[-1].strip(), read(equals[-1]), constants))
+        members = tuple(part.strip() for part in (equals[1:] if labelled else equals))
+        return Form("assignment", (equals[0].strip(), equals[-1].strip(), read(equals[-1]), members))
     if len(equals) == 2:
         return Form("equation", (equals[0].strip(), equals[1].strip()))
-    if equals[0] != text:
-        return read(equals[0])  # `\frac13 \approx 0.333`: the exact value
     scaled = _SCALED_MATRIX.fullmatch(text)
     if scaled and scaled.group(1).strip():
         # `\frac{1}{3}\begin{pmatrix} -1 \\ 2 \end{pmatrix}`, `-\begin{pmatrix}...`: a scalar times each entry.
@@ -199,7 +207,17 @@ class Comparison:
     def forms_equal(self, a: Form, b: Form) -> bool:
         if a == b:
             return True
+        if a.kind == "approx" or b.kind == "approx":
+            approx, other = (a, b) if a.kind == "approx" else (b, a)
+            exact, approximation, value = approx.parts
+            if not self.symbolic("rounded", approximation, exact):
+                return False  # `8\\sqrt2 \\approx 3` is false, and states nothing
+            return self.forms_equal(value, other) if approx is a else self.forms_equal(other, value)
         a, b = _as_solutions(a, b), _as_solutions(b, a)
+        if a.kind == "assignment" and b.kind == "assignment":
+            gold_label, label = b.parts[0].replace(" ", ""), a.parts[0].replace(" ", "")
+            if _VARIABLE_NAME.fullmatch(gold_label) and label != gold_label:
+                return False  # `y = \\frac32` or `y(x) = \\frac32` is not the line `x = \\frac32`
         if a.kind == "assignment" or b.kind == "assignment":
             return self.assignment_equal(a, b) if a.kind == "assignment" else self.assignment_equal(b, a)
         kinds = {a.kind, b.kind}
@@ -247,8 +265,8 @@ class Comparison:
         return False
 
     def assignment_equal(self, assignment: Form, other: Form) -> bool:
-        label, value_text, value, constants = assignment.parts
-        if not self.all_equal(constants):
+        label, value_text, value, members = assignment.parts
+        if not self.all_equal(members):
             return False
         if other.kind == "assignment":
             other_label = other.parts[0]
@@ -276,7 +294,7 @@ class Comparison:
         return numbers if numbers is not None else self.symbolic("equal", left, right)
 
     def all_equal(self, members: tuple[str, ...]) -> bool:
-        """The constant members of a chain have one value."""
+        """Every member of a chain equals the next (`x = 5 + 6 = 11`, `(x+1)^2 = x^2+2x+1`)."""
         for first, second in zip(members, members[1:]):
             numbers = _numbers_equal(first, second, rounding=False)
             if not (numbers if numbers is not None else self.symbolic("equal", first, second)):
@@ -413,7 +431,7 @@ def stated_value(answer: str) -> str:
     form = read_form(answer)
     if form.kind in ("assignment", "equation"):
         return form.parts[1]
-    return form.parts[0] if form.kind == "leaf" else answer
+    return form.parts[0] if form.kind in ("leaf", "approx") else answer
 
 
 def _scaled(factor: str, entry: str) -> str:
@@ -427,20 +445,20 @@ def _scaled(factor: str, entry: str) -> str:
 
 def _is_label(left: str, right: str) -> bool:
     """`left = right` names a value: a label that is not itself in the value (`x = 2x + 3`
-    is an equation in x, not a name for 2x + 3)."""
+    is an equation in x, not a name for 2x + 3) and names no variable twice (`x + x = 4`
+    and `x \\cdot x = 4` are equations)."""
     left = left.strip()
     if not _LABEL.fullmatch(left):
+        return False
+    variables = _LONE_LETTER.findall(_COMMAND.sub(" ", left))
+    if _ARITHMETIC.search(left) and len(variables) != len(set(variables)):
         return False
     return not (_VARIABLE_NAME.fullmatch(left) and re.search(rf"(?<![A-Za-z\\]){re.escape(left)}(?![A-Za-z])", right))
 
 
 def _split_equals(text: str) -> list[str]:
     if "\\approx" in text and "=" not in text:
-        parts = [part.strip() for part in text.split("\\approx")]
-        # `x \approx 11` names 11; `\frac13 \approx 0.333` and `\pi \approx 3.14` are the
-        # exact value, then a remark.
-        named = _is_label(parts[0], parts[-1]) and _LETTER.search(_COMMAND.sub("", parts[0]))
-        return parts if named else parts[:1]
+        return [part.strip() for part in text.split("\\approx")]  # `x \approx 11` names 11
     if "=" not in text:
         return [text]
     if "\\approx" in text:
@@ -557,6 +575,8 @@ def _set_spec(form: Form) -> str | None:
     """A set of reals for the worker's "set" mode (JSON): an inequality to solve, or a union
     of intervals by their endpoints; None if the form is neither."""
     if form.kind == "list":
+        if form.detail == "mixed":
+            return None
         parts = [_set_spec(part) for part in form.parts]
         combine = "intersection" if form.detail == "and" else "union"
         return None if None in parts else json.dumps({combine: [json.loads(part) for part in parts]})

@@ -52,7 +52,8 @@ and a cut bounds the work on adversarial replies."""
 # there: a regex alternation scanning every position is ten times slower on real replies.
 BOX_OPEN = re.compile(r"\\(?:boxed|fbox|framebox)(?![A-Za-z])\s*")
 _ANSWER_TAIL = re.compile(
-    r"\**[ \t]*(?:(?:is\b|IS\b|:|=)[ \t*:]*(?:\n[ \t]*)?|[ \t]+(?=\$|\\\(|\\\[)|\**[ \t]*\n[ \t]*(?=\S))"
+    r"(?:s[ \t]+(?:are|ARE)\b[ \t*:]*|s?\**[ \t]*(?:(?:is\b|IS\b|:|=)[ \t*:]*(?:\n[ \t]*)?"
+    r"|[ \t]+(?=\$|\\\(|\\\[)|\**[ \t]*\n[ \t]*(?=\S)))"
 )
 """After "answer": "is", ":" or "=", or just a space before a math span ("Answer $9$"), or
 the end of a heading line ("**Final Answer**" and the answer on the next line)."""
@@ -63,20 +64,42 @@ _BRACE = re.compile(r"\\*[{}]")
 """A brace with the backslashes before it: an odd number of them escapes it (`\\{`)."""
 _HASH_MARK = re.compile(r"(?<!#)####(?!#)")
 # "The answer is 18. Then ..." -> "18": a period ends the sentence unless a digit follows.
-_SENTENCE_END = re.compile(r"\.(?!\d)|(?<!\\)[;!?]")
-"""A period not before a digit, or `;`, `!`, `?`, but not LaTeX's `\\!` or `\\;` spacing."""
-_LEADING_NUMBER = re.compile(r"[-+]?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?")
-_OR_NUMBER = re.compile(r"\bor\s+\$?([-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?)")
-_JOINED_ANSWER = re.compile(
-    r"(?:^|[,;]|\b(?:or|and)\b)\s*(?:maybe|perhaps|possibly|even)?\s*(\$[^$]+\$|[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?)"
+_SENTENCE_END = re.compile(r"\.(?=\s|$)|(?<!\\)[;?](?=\s|$)|(?<=[A-Za-z])!")
+"""A period before a space or the end (not in `a.m.` or `3.5`), `;` or `?`, or `!` after a
+word (not LaTeX's `\\!` spacing, not a factorial `2004!`)."""
+_LEADING_NUMBER = re.compile(r"[-+]?\\?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?![\d.,/!])")
+_STATED = re.compile(r"\$\$[^$]+\$\$|\$[^$\n]+\$|\\\([^\n]*?\\\)|[-+]?\\?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?")
+"""A math span or a number, as a reply states an answer in prose."""
+_HEDGE = re.compile(
+    r"[\s,.;:*$)]*(?:[A-Za-z]+[\s,]+){0,2}?(?:\(\s*)?"  # at most two words after the answer (a unit)
+    r"(?:(?:\b(?:or|maybe|perhaps|possibly|either|alternatively|otherwise|could\s+be|might\s+be)\b|/(?=\s*\$))"
+    r"[\s,:]*(?:[A-Za-z]+[\s,:]+){0,2}?(?P<answer>" + _STATED.pattern + r")"
+    r"|[\s,.;:*$]*\(\s*(?P<conditional>" + _STATED.pattern + r")\s+if\b)",
+    re.IGNORECASE,
 )
-"""A math span or number joined, after an answer, by a comma or "or": a second answer."""
+"""A second answer offered right after one: "or 8", "$7$ / $8$", "maybe $8$", "or possibly
+8", "(8 if ...)", "dollars, or 20"; not an "or" later in a sentence ("values 1, 2, or 4")."""
+_NOT_AN_ALTERNATIVE = re.compile(
+    r"\\(?:boxed|fbox|framebox)|\b(?:about|approximately|roughly|around|nearly|else)\b|\\approx", re.IGNORECASE
+)
+"""What makes an "or" after an answer no second answer: a box (it counts itself), a rounding
+of the same value ("or about 16.8 cm"), "or else ..." (a reason)."""
+MAX_WORDS_BEFORE = 6
+"""Words a sentence that takes an answer back may have before its new answer ("Wait, that's
+wrong: it is $8$")."""
+_TAKING_BACK = re.compile(r"(?:or|maybe|perhaps|possibly|wait|actually|no|correction|sorry|oops)\b(?![ \t]*\n)", re.I)
+"""A sentence that opens like this, right after an answer, may offer another one: its first
+number is read as such ("Alternatively, we could ..." opens a second method, not answer)."""
+MAX_PHRASES = 64
+"""A reply with more "the answer is" phrases than this hedges (and costs no more reading)."""
 _ADVERB = re.compile(
     r"^(?:actually|really|indeed|instead|then|now|clearly|obviously|definitely|certainly|probably|simply|"
-    r"therefore|thus|so|in fact)\b,?\s*",
+    r"therefore|thus|so|in fact|either|maybe|perhaps|possibly|likely)\b,?\s*",
     re.IGNORECASE,
 )
 """Words between "the answer is" and the answer: "the answer is actually $8$"."""
+_SPAN_JOINER = re.compile(r"[ \t]*(?:,|\band\b|\bor\b|/)[ \t]*(?:and[ \t]+)?")
+_SPAN_MARKS = re.compile(r"^\$\$|\$\$$|^\$|\$$|^\\\(|\\\)$|^\\\[|\\\]$")
 _CHOICE_PHRASE = re.compile(r"\(?[A-E]\)\s+[A-Za-z][\w ,.'-]*")
 """`(C) Plane`: a multiple-choice letter with its option's text, an answer too."""
 _PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
@@ -139,32 +162,66 @@ def extract_final_answer(completion: str, quoted: frozenset[str] = frozenset()) 
     to fill in, an operator written as a box): such a box in the reply is quoted, not an
     answer, unless the reply has no other box."""
     boxes = _boxes(completion) if "\\" in completion else []
-    if quoted and any(normalize_answer(text) not in quoted for _, text in boxes):
-        boxes = [(start, text) for start, text in boxes if normalize_answer(text) not in quoted]
-    boxed = [_final(text, BOXED) for _, text in boxes]
-    hashed = [_final(text, HASH) for text in hash_answers(completion)]
+    if quoted and any(normalize_answer(text) not in quoted for _, _, text in boxes):
+        boxes = [box for box in boxes if normalize_answer(box[2]) not in quoted]
+    boxed = [_final(text, BOXED) for _, _, text in boxes]
+    alternatives = [other for _, end, _ in boxes for other in _alternatives(completion, end)]
+    hashed = []
+    for answer, end in hash_answers(completion, with_ends=True):
+        hashed.append(_final(answer, HASH))
+        alternatives.extend(_alternatives(completion, end))
     after = boxes[-1][0] if boxes else -1
-    phrased, hedge_only = [], []
-    for start, phrase, rest in _answer_phrases(completion):
+    phrases = _answer_phrases(completion)
+    if len(phrases) > MAX_PHRASES:
+        return Extraction(None, True)  # that many "the answer is" commit to nothing
+    phrased = []
+    for start, phrase, end in phrases:
         if start < after:
             continue  # an "answer is" before the last box is working, not a final answer
-        # "The answer is $7$ or $8$": what the sentence joins to its answer is stated too.
-        hedge_only.extend(_final(other, ANSWER_IS) for other in _JOINED_ANSWER.findall(rest))
         candidate = _final(_ADVERB.sub("", phrase, count=1), ANSWER_IS)  # "the answer is actually $8$"
         if (candidate.value is not None or is_math_span(candidate.text) or reads_as_math(candidate.text)
                 or _CHOICE_PHRASE.fullmatch(candidate.text)):
             phrased.append(candidate)
-        elif boxes and (lead := _LEADING_NUMBER.match(candidate.text)):
-            # "\boxed{18} Answer: 20 or so", "Final answer: 5 (or 6 if zero counts)"
-            stated_numbers = [lead.group(), *_OR_NUMBER.findall(candidate.text)]
-            hedge_only.extend(_final(number, ANSWER_IS) for number in stated_numbers)
+        elif lead := _LEADING_NUMBER.match(candidate.text):
+            # "The answer is 18, since 9 * 2 = 18": the number it leads with; what follows may hedge.
+            phrased.append(_final(lead.group(), ANSWER_IS))
+            alternatives.extend(_alternatives(candidate.text, lead.end()))
+            continue
+        else:
+            continue
+        alternatives.extend(_alternatives(completion, end))
     answers = boxed or hashed or phrased
     if not answers:
         return NO_ANSWER
     answer = answers[-1]
-    stated = tuple(boxed + hashed + phrased + hedge_only)
+    stated = tuple(boxed + hashed + phrased + [_final(other, ANSWER_IS) for other in alternatives])
     hedged = any(not agree(candidate, answer) for candidate in stated)
     return Extraction(answer, hedged, stated)
+
+
+def _alternatives(text: str, end: int) -> list[str]:
+    """The other answers a reply offers right after one (from `end`, to the end of its
+    sentence, and the next sentence if it takes the answer back): "\\boxed{7} (or 8 if we
+    count zero)", "$7$ / $8$", "7 or possibly 8", "#### 72 (maybe 73)", "... $7$. Or $8$.",
+    "... $7$.\nWait, that's wrong: it is $8$."."""
+    window = text[end : end + MAX_ANSWER_CHARS]
+    sentence_end = _SENTENCE_END.search(window)
+    line_end = window.find("\n")
+    cut = min(position for position in (sentence_end.end() if sentence_end else len(window),
+                                        line_end if line_end != -1 else len(window)))
+    found = []
+    hedge = _HEDGE.match(window[:cut])  # right after the answer: "... or 8", not a list later on
+    if hedge and not _NOT_AN_ALTERNATIVE.search(hedge.group()):
+        found.append(hedge.group("answer") or hedge.group("conditional"))
+    following = window[cut:].lstrip(" \t\n.")
+    taking_back = _TAKING_BACK.match(following)
+    if taking_back:
+        line = following[: following.find("\n")] if "\n" in following else following
+        stated = _STATED.search(line, taking_back.end())
+        words_before = len(re.findall(r"[A-Za-z']+", line[taking_back.end() : stated.start()])) if stated else 0
+        if stated and words_before <= MAX_WORDS_BEFORE and parse_number(stated.group()) is not None:
+            found.append(stated.group())
+    return [answer.strip() for answer in found]
 
 
 def agree(a: FinalAnswer, b: FinalAnswer) -> bool:
@@ -242,23 +299,32 @@ def _rest_of_line(text: str, start: int) -> str:
     return text[start : end if end != -1 else start + 2 * MAX_ANSWER_CHARS]
 
 
-def hash_answers(text: str) -> list[str]:
-    """The number after each `####` (exactly four), to the end of its line; a `####` not
-    followed by a number is a markdown heading, not an answer."""
+def hash_answers(text: str, *, with_ends: bool = False) -> list:
+    """The number after each `####` (exactly four) on its line; a `####` not followed by a
+    number is a markdown heading, not an answer. A line that goes on after its number
+    (`#### 72 (maybe 73)`) states that number, and what follows may hedge. With
+    `with_ends`, (answer, where it ends) pairs."""
     if "####" not in text:
         return []
     answers = []
     for mark in _HASH_MARK.finditer(text):
-        rest = _rest_of_line(text, mark.end()).strip()
+        line = _rest_of_line(text, mark.end())
+        rest = line.strip()
         if parse_number(rest) is not None:
-            answers.append(rest)
+            answer, end = rest, mark.end() + len(line)
+        elif (lead := _LEADING_NUMBER.match(rest)) and parse_number(lead.group()) is not None:
+            answer, end = lead.group(), mark.end() + line.find(lead.group()) + lead.end()
+        else:
+            continue
+        answers.append((answer, end) if with_ends else answer)
     return answers
 
 
-def _answer_phrases(text: str) -> list[tuple[int, str, str]]:
-    """(position, the answer after it, the rest of its sentence) for each "answer is" /
-    "answer:" (answer, Answer or ANSWER), in order. The answer is the sentence, or a math
-    span it starts with; the rest is what follows that span in the same sentence."""
+def _answer_phrases(text: str) -> list[tuple[int, str, int]]:
+    """(position, the answer after it, where that answer ends) for each "answer is" /
+    "answer:" / "answers are" (answer, Answer or ANSWER), in order. The answer is the rest of
+    the sentence; or, when the sentence starts with a math span, that span and any spans
+    joined to it by a comma, "and", "or" or "/" (`$2$ and $3$` is the list 2, 3)."""
     if "nswer" not in text and "NSWER" not in text:
         return []
     phrases = []
@@ -268,22 +334,41 @@ def _answer_phrases(text: str) -> list[tuple[int, str, str]]:
             head = start - 1
             if head >= 0 and text[head] in "aA" and (head == 0 or not text[head - 1].isalnum()):
                 match = _ANSWER_TAIL.match(text, start + len(spelling))
-                if match and _states_an_answer(text, head, spaced=not match.group().strip()):
+                if match and _states_an_answer(text, head, spaced=not match.group().strip(" \t*sS")):
                     after = match.end()
                     # A math span may run over lines ("Answer \\[\n 9 \n\\]"); prose ends with its line.
-                    rest = ""
                     if text.startswith(("$", "\\(", "\\["), after):
-                        phrase = _first_sentence(text[after : after + MAX_ANSWER_CHARS])
-                        tail = text[after + len(phrase) : after + MAX_ANSWER_CHARS]
-                        rest = _first_sentence(tail[: tail.find("\n")] if "\n" in tail else tail)
+                        phrase, end = _joined_spans(text, after)
                     else:
                         phrase = _first_sentence(_rest_of_line(text, after))
+                        end = after + len(phrase)
                     # "The answer is \\boxed{18}" or "$x \\in \\boxed{...}$": the box counts itself.
                     if not any(box in phrase for box in ("\\boxed", "\\fbox", "\\framebox")):
-                        phrases.append((head, phrase, rest))
+                        phrases.append((head, phrase, end))
             start = text.find(spelling, start + 1)
     phrases.sort()
     return phrases
+
+
+def _joined_spans(text: str, start: int) -> tuple[str, int]:
+    """The math span at `start` and those joined to it (", $3$", " and $3$", " or $x=3$"):
+    one span as written, several as the list of their insides; and where they end."""
+    spans = []
+    position = start
+    while True:
+        span = _first_sentence(text[position : position + MAX_ANSWER_CHARS])
+        if not is_math_span(span):
+            break
+        spans.append(span)
+        position += len(span)
+        joiner = _SPAN_JOINER.match(text, position)
+        if joiner is None or not text.startswith(("$", "\\("), joiner.end()):
+            break
+        position = joiner.end()
+    if len(spans) <= 1:
+        phrase = spans[0] if spans else _first_sentence(text[start : start + MAX_ANSWER_CHARS])
+        return phrase, start + len(phrase)
+    return ", ".join(_SPAN_MARKS.sub("", span).strip() for span in spans), position
 
 
 def _states_an_answer(text: str, head: int, spaced: bool) -> bool:
@@ -309,20 +394,21 @@ def _first_sentence(text: str) -> str:
             end = text.find(closing, len(opening))
             while end > 0 and closing == "$" and text[end - 1] == "\\":  # `\$` is a dollar sign
                 end = text.find(closing, end + 1)
-            if end != -1:
+            if end != -1 and not (closing == "$" and "\n" in text[:end]):
                 return text[: end + len(closing)]
+            break  # `$18.` with no `$` to close it on its line: a dollar sign, and prose
     end = _SENTENCE_END.search(text)
     return text[: end.start()] if end else text
 
 
 def boxed_contents(text: str) -> list[str]:
     """The content of every outermost box that is an answer (placeholders left out), in order."""
-    return [content for _, content in _boxes(text)]
+    return [content for _, _, content in _boxes(text)]
 
 
-def _boxes(text: str) -> list[tuple[int, str]]:
-    """(start, content) of every outermost `\\boxed{...}` / `\\fbox{...}` / `\\boxed X`, in order."""
-    found: list[tuple[int, str]] = []
+def _boxes(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, content) of every outermost `\\boxed{...}` / `\\fbox{...}` / `\\boxed X`, in order."""
+    found: list[tuple[int, int, str]] = []
     braces: dict[int, int] | None = None  # all matching braces, computed once, from the first box on
     covered = -1  # the end of the last box taken: boxes before it are nested inside it
     for opening in BOX_OPEN.finditer(text):
@@ -342,7 +428,7 @@ def _boxes(text: str) -> list[tuple[int, str]]:
         else:
             continue
         if not is_placeholder(content):
-            found.append((opening.start(), content))
+            found.append((opening.start(), covered + 1, content))
     return found
 
 

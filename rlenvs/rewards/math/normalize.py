@@ -39,6 +39,8 @@ _TEXT_UNIT = re.compile(r"\\(?:text|mbox|mathrm|textrm)\s*\{\s*([A-Za-z][A-Za-z 
 """A unit written as text after an answer (`288\\pi\\text{ cm}^3`): not part of its value."""
 _SET_BUILDER = re.compile(r"\\\{\s*([A-Za-z])\s*(?:\\mid|\||:)\s*(.+)\\\}")
 """`\\{x \\mid x > 2\\}`: the set of x such that the condition holds, read as the condition."""
+_TIME_OF_DAY = re.compile(r"(?<=[\d\s])([aApP])\.?\s?[mM]\.?(?![A-Za-z])")
+"""`9 a.m.`, `9 AM` and `9 am` are one time of day."""
 _REALS = re.compile(r"\\mathbb\s*\{?\s*R\s*\}?|\\R(?![A-Za-z])|^\s*all real numbers\s*$")
 _TEXT_WRAPPERS = re.compile(r"\\(?:text|textbf|textit|textnormal|textrm|mathrm|mathbf|mathit|mbox|operatorname)\s*\{([^{}]*)\}")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree")
@@ -92,6 +94,8 @@ def normalize_answer(text: str, *, as_written: bool = False) -> str:
         text = mixed_numbers(text)
     for pattern, replacement in _RELATIONS:
         text = pattern.sub(replacement, text)
+    if "m" in text or "M" in text:
+        text = _TIME_OF_DAY.sub(lambda m: m[1].lower() + "m", text)
     if "\\{" in text:
         text = _SET_BUILDER.sub(r"\2", text)
     if "R" in text or "real" in text:
@@ -103,5 +107,7 @@ def normalize_answer(text: str, *, as_written: bool = False) -> str:
 def _drop_unit(match: re.Match) -> str:
     """Drops a unit written as text after something (not a text answer of its own)."""
     before = match.string[: match.start()].strip()
+    if re.fullmatch(r"[aApP]\.?\s?[mM]\.?", match.group(1).strip()):
+        return match.group()  # `9\\text{ a.m.}`: a time of day, not 9 with a unit
     words = match.group(1).replace(".", " ").split()
     return " " if before and words and is_unit_phrase(words) else match.group()

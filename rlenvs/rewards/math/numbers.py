@@ -30,14 +30,15 @@ from fractions import Fraction
 from typing import Union
 
 from rlenvs.rewards.math.units import (
+    COMPARATIVES,
     MAX_MODIFIERS,
     SCALES,
     UNIT_JOINERS,
     UNIT_PREFIXES,
     UNIT_SUFFIXES,
-    VALUE_WORDS,
     is_short_unit,
     is_unit_word,
+    is_value_word,
 )
 
 NUMBER_MAX_CHARS = 200
@@ -60,7 +61,11 @@ _REPEATING = re.compile(r"([-+]?)\s*(\d*)\.(\d*)\s*\\overline\s*\{\s*(\d+)\s*\}"
 _POWER_OF_TEN = re.compile(r"([-+]?)\s*10\s*\^\s*(?:\{\s*([-+]?\d+)\s*\}|([-+]?\d))")
 _PERCENT_WORD = re.compile(r"\s*\b(?:percent|per cent|pct)\b", re.IGNORECASE)
 """`25 percent` is 25, as `25%` is (the envs state percentages as plain numbers)."""
-_GOLD_TEXT_UNIT = re.compile(r"(?<=[\d}])\s*\\(?:text|mbox|mathrm|textrm)\s*\{\s*[A-Za-z][A-Za-z .'-]*\}\s*$")
+_GOLD_TEXT_UNIT = re.compile(
+    r"(?<=[\d}])\s*\\(?:text|mbox|mathrm|textrm)\s*\{\s*(?![aApP]\.?\s?[mM]\b)[A-Za-z][A-Za-z .'-]*\}\s*$"
+)
+"""A unit written as text after a gold number, but not a time of day (`9\\text{ a.m.}`)."""
+_GROUPED_DIGITS = re.compile(r"[1-9]\d{0,2}(?:,\d{3})+")
 _TEXT_MARKUP = ("\\text", "\\mathrm", "\\mbox", "\\textrm")
 """What an integer before an improper fraction becomes: a command no reader knows."""
 _UNIT_WORD = r"[^\W\d_]+(?:\^-?\d)?"
@@ -208,22 +213,25 @@ def is_unit_phrase(words: list[str], letter_units: bool = True) -> bool:
     left`), or "of" and what it measures (`18 cups of flour`). No words at all is fine too."""
     if not words:
         return True
+    if len(words) == 1 and words[0].lower() in COMPARATIVES:
+        return True  # `$15 more`, `3 times`
     kinds = [_unit_word_kind(word, letter_units) for word in words]
     if "unit" not in kinds:
         return False
     first = kinds.index("unit")
-    if first > MAX_MODIFIERS or any(words[i].lower() in VALUE_WORDS for i in range(first)):
-        return False
+    modifiers = words[:first]
+    if len(modifiers) > MAX_MODIFIERS or any(len(word) < 3 or is_value_word(word) for word in modifiers):
+        return False  # `4 x apples`: a variable; `3 halves apples`: a value word
     expect_unit = False
     for number in range(first, len(words)):
         kind, lowered = kinds[number], words[number].split("^")[0].lower()
         if lowered == "of" and number > first and kinds[number - 1] == "unit":
-            return number + 1 < len(words) and all(w.lower() not in VALUE_WORDS for w in words[number + 1 :])
+            return number + 1 < len(words) and not any(is_value_word(w) for w in words[number + 1 :])
         if kind == "unit":
             expect_unit = False
         elif kind == "link":
             expect_unit = True
-        elif kind == "suffix" and not expect_unit:
+        elif (kind == "suffix" or lowered in COMPARATIVES and number == len(words) - 1) and not expect_unit:
             continue
         else:
             return False
@@ -241,6 +249,11 @@ def _unit_word_kind(word: str, letter_units: bool) -> str:
     return "suffix" if lowered in UNIT_SUFFIXES else "other"
 
 
+def _ungrouped(digits: str) -> str:
+    """`5,525` inside a fraction is the number 5525 (MATH writes `\\frac{12}{5,\\!525}`)."""
+    return digits.replace(",", "") if _GROUPED_DIGITS.fullmatch(digits.strip()) else digits
+
+
 def strip_latex(text: str) -> str:
     text = THOUSANDS_BRACES.sub(",", text.replace("\\$", "").replace("$", "")).replace("\\%", "%")
     for spacing in ("\\,", "\\!", "\\;", "\\ ", "\\left", "\\right"):
@@ -248,6 +261,6 @@ def strip_latex(text: str) -> str:
     text = _TEXT_COMMANDS.sub(r" \1", text)
     # A digit glued to a fraction is no mixed number here (those were read before): keep
     # them apart, so `2\frac{5}{4}` does not become 25/4.
-    text = _FRAC.sub(lambda m: f" {m[1] or m[2]}/{m[3] or m[4]}", text)
+    text = _FRAC.sub(lambda m: f" {_ungrouped(m[1] or m[2])}/{_ungrouped(m[3] or m[4])}", text)
     text = re.sub(r"10\s*\^\s*\{\s*([-+]?\d+)\s*\}", r"10^\1", text)
     return text.replace("{", "").replace("}", "")

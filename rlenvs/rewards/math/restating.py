@@ -7,7 +7,8 @@ nothing (operand order, `+0`, `\\cdot 1`, `2\\cdot 9` for 18: see `trees`), one 
 expressions the question's math spans state; it is no simpler than the gold when it breaks
 a rule of simplest form the gold keeps (like terms combined, common factors taken out,
 functions of constants evaluated, lowest terms, no square factor under a root, a rational
-denominator: `trees.form_faults`). Such an answer scores 0 in
+denominator: `trees.form_faults`), or writes a decimal in an exact expression the gold
+writes without one (`0.5\\sqrt3`), or a decimal where the question asks for a fraction. Such an answer scores 0 in
 MATH-v0, whose tasks ask to simplify, compute or evaluate and whose prompt asks for the
 simplest exact form. An answer that reads as the gold answer never restates, and neither
 does a plain number (`0.5`, `-12`).
@@ -20,7 +21,7 @@ import math
 import re
 
 from rlenvs.rewards.math import symbolic
-from rlenvs.rewards.math.equivalence import split_top_level, stated_value
+from rlenvs.rewards.math.equivalence import read_form, split_top_level, stated_value
 from rlenvs.rewards.math.normalize import normalize_answer
 from rlenvs.rewards.math.numbers import has_mixed_number, mixed_numbers, parse_number
 
@@ -29,9 +30,11 @@ _RELATION = re.compile(r"<=|>=|!=|<|>|\\approx|\\equiv")
 _ASKS = {
     "factor": re.compile(r"\bfactor", re.IGNORECASE),
     "expand": re.compile(r"\b(?:expand|multiply out|distribute)", re.IGNORECASE),
-    "mixed": re.compile(r"\bmixed numbers?\b", re.IGNORECASE),
-    "improper": re.compile(r"\bimproper fractions?\b", re.IGNORECASE),
+    "mixed": re.compile(r"(?<!not )(?<!no )(?<!or )\bmixed numbers?\b", re.IGNORECASE),
+    "improper": re.compile(r"(?<!not )\bimproper fractions?\b", re.IGNORECASE),
+    "fraction": re.compile(r"(?<!not )\b(?:common|improper)\s+fractions?\b|\bas a fraction\b", re.IGNORECASE),
 }
+_DECIMAL_POINT = re.compile(r"\d?\.\d")
 _WRITTEN_FRACTION = re.compile(r"\\frac\{\s*(-?\d+)\s*\}\{\s*(\d+)\s*\}|(?<![\d.])(\d+)\s*/\s*(\d+)(?![\d.])")
 """What a question asks of the answer's form (see `trees.form_faults`)."""
 _PLAIN_NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)")
@@ -60,15 +63,19 @@ def restates_question(answer: str, gold: str, question: str, budget: float = sym
     # The value the answer states: `x = \\sqrt{50}+\\sqrt{18}` states what the question asks.
     value = stated_value(normalize_answer(answer, as_written=True))
     written, gold_written = _compact(value), _compact(normalize_answer(gold, as_written=True))
+    asks = [form for form, pattern in _ASKS.items() if pattern.search(question)]
+    if "fraction" in asks and _DECIMAL_POINT.search(written) and not _DECIMAL_POINT.search(gold_written):
+        return True  # `5.5` where the question asks for a fraction
     if written == gold_written or _PLAIN_NUMBER.fullmatch(written):
         return False  # the gold's own form, or a number as plain as numbers get (`0.5`, `-12`)
     if written in {_compact(e) for e in question_expressions(question, as_written=True)}:
         return True  # one of the question's expressions, copied (`6\\frac{1}{4}` to write as a fraction)
-    asks = [form for form, pattern in _ASKS.items() if pattern.search(question)]
     if ("mixed" in asks and not has_mixed_number(value)) or ("improper" in asks and has_mixed_number(value)):
         return True  # `\\frac{11}{2}` where a mixed number is asked, `5\\frac12` where an improper fraction is
     if parse_number(value) is not None:
         return _unreduced(value)  # a number (`6.72\\times10^{-5}`, `12 \\text{ ways}`): only its fraction's terms
+    if _DECIMAL_POINT.search(written) and not _DECIMAL_POINT.search(gold_written) and read_form(value).kind == "leaf":
+        return True  # `0.5\\sqrt{3}` for `\\frac{\\sqrt3}{2}`: a decimal in an exact expression (not `(1, 4.5)`)
     spec = json.dumps({"gold": normalize_answer(gold), "question": question_expressions(question), "asks": asks})
     return symbolic.compare([("restates", mixed_numbers(value), spec)], budget).results[0] is True
 

@@ -101,8 +101,8 @@ _EVALUATE = (
 )
 
 
-ASKS = ("factor", "expand")
-"""What a question may ask of the form: "factor" (factor completely) or "expand"."""
+ASKS = ("factor", "expand", "fraction")
+"""What a question may ask of the form: "factor" (factor completely), "expand", "fraction"."""
 
 
 def restates(
@@ -149,16 +149,37 @@ def form_faults(written: sympy.Basic, asks: frozenset[str] = frozenset()) -> set
     - "like terms": a sum with two terms that differ only by a number (`6 + 12i - 3i`);
     - "like factors": a product with two powers of one base, both whole or both the same
       (`\\frac{40r^9}{8r^4}`, `\\sqrt2\\sqrt2`; not `x\\sqrt x`);
+    - "uncancelled": a quotient of polynomials with a common factor (`\\frac{1-x^2}{1-x}`);
     and, where the question asks to factor: "common factor", a sum whose terms all share a
     factor (`a(b+2) + 5(b+2)`), or a factor whose coefficients share one (`(6-2x)(6+2x)`);
-    where it asks to expand: "unexpanded", a product or power of a sum (`x(2x+13)+15`).
+    where it asks to expand: "unexpanded", a product or power of a sum (`x(2x+13)+15`);
+    where it asks for a fraction: "decimal" (`5.5` for an improper fraction).
     """
     faults = _written_faults(written) | _tree_faults(canonical(written))
+    if _uncancelled(written):
+        faults.add("uncancelled")
+    if "fraction" in asks and written.atoms(sympy.Float):
+        faults.add("decimal")
     if "factor" not in asks:
         faults.discard("common factor")
     if "expand" in asks and _unexpanded(canonical(written)):
         faults.add("unexpanded")
     return faults
+
+
+def _uncancelled(written: sympy.Basic) -> bool:
+    """A quotient of polynomials that share a factor (`\\frac{1-x^2}{1-x}`, `\\frac{2x^2-2}{2x-2}`)."""
+    if not written.free_symbols:
+        return False
+    with sympy.evaluate(True):
+        try:
+            expression = written.doit()
+            numerator, denominator = sympy.fraction(sympy.together(expression))
+            if denominator.is_number or not (numerator.is_polynomial() and denominator.is_polynomial()):
+                return False
+            return not sympy.gcd(numerator, denominator).is_number
+        except (sympy.PolynomialError, TypeError, ValueError, NotImplementedError):
+            return False
 
 
 def factor_count(tree: Tree) -> int:
@@ -232,10 +253,13 @@ def _written_faults(expression: sympy.Basic) -> set[str]:
                     faults.add("arithmetic")  # `\\sqrt{64\\cdot 2}`, `\\sqrt{2^7}`
                 if base_value.is_Rational and not base_value.is_Integer or exponent_value < 0:
                     faults.add("radical denominator")  # `\\sqrt{1/2}`, `2^{-1/2}`
-                elif base_value.is_Integer and int(base_value) > 1 and exponent_value.q == 2:
-                    root = sympy.sqrt(int(base_value))
-                    if not root.is_Integer and not (root.is_Pow and root.base == base_value):
-                        faults.add("square factor")
+                elif base_value.is_Integer and int(base_value) > 1:
+                    with sympy.evaluate(True):
+                        root = sympy.root(int(base_value), int(exponent_value.q))
+                    if root.is_Integer:
+                        faults.add("arithmetic")  # `\\sqrt{64}`, `\\sqrt[3]{8}`: a root that is a number
+                    elif not (root.is_Pow and root.base == base_value):
+                        faults.add("square factor")  # `\\sqrt{117}`, `\\sqrt[3]{1024}`
         if exponent.is_negative and _has_radical(base):
             faults.add("radical denominator")
     for argument in expression.args:

@@ -17,18 +17,23 @@ Two parts:
   `minus`, `equals`) and verbs, and the irregular plurals (`children`, `sheep`, `teeth`).
   Their singulars count too (`1 apple`).
 
-A unit may have up to two words before it that say which things are counted (`5 tennis
-balls`, `5 red roses`), unless one of them is a `VALUE_WORDS` word (`3 halves apples`,
-`2 times apples`), and words after it that say nothing of the number (`5 apples left`,
-`72 clips altogether`, `in total`).
+A unit may have up to two words of three letters or more before it that say which things
+are counted (`5 tennis balls`, `5 red roses`), unless one of them is a value word
+(`is_value_word`: `3 halves apples`, `25 pi square units`, `5 sixteenths inch`), and words
+after it that say nothing of the number (`5 apples left`, `72 clips altogether`, `in
+total`). An answer may also end in a comparative with no unit (`$15 more`, `3 times`).
 """
 
 from __future__ import annotations
 
+import re
+
 SCALES = {
     "hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12, "dozen": 12,
+    "k": 10**3,
 }
-"""Words that multiply the number before them: `18 million` is 18000000, `5 dozen` is 60."""
+"""Words that multiply the number before them: `18 million` is 18000000, `5 dozen` is 60,
+`$60K` is 60000."""
 
 _MEASURE_WORDS = """
 millimeter millimeters millimetre millimetres centimeter centimeters centimetre centimetres meter
@@ -44,12 +49,14 @@ cent cents euro euros pound pounds yen yuan rupee rupees peso pesos pfennig pfen
 dime dimes penny pennies usd eur gbp unit units lap laps step steps mile miles yrs
 """
 _SHORT_UNITS = frozenset({
-    "m", "g", "s", "h", "l", "L", "K", "N", "V", "W", "J", "A", "Hz", "Pa", "cm", "mm", "km", "nm", "um", "kg",
+    "m", "g", "s", "h", "l", "L", "N", "V", "W", "J", "A", "Hz", "Pa", "cm", "mm", "km", "nm", "um", "kg",
     "mg", "ml", "mL", "cl", "dl", "ft", "yd", "mi", "lb", "oz", "hr", "ms", "kW", "kJ", "mV", "mA", "ha", "in",
-    "C", "F", "yr", "am", "pm", "AM", "PM", "st", "nd", "rd", "th",
+    "C", "F", "yr", "st", "nd", "rd", "th",
 })
 """Units of one or two letters, case as written. Any other word that short after a number
-is a factor or a variable (`5x`, `5 e`, `5i`, `5k`, `2ab`), or a word such as "or"."""
+is a factor or a variable (`5x`, `5 e`, `5i`, `5k`, `2ab`), or a word such as "or". Not
+here: `K` (`$60K` is 60 thousand, not 60 kelvin) and `am`/`pm` (9 a.m. and 9 p.m. are two
+times of day, not 9 with a unit)."""
 UNIT_PREFIXES = frozenset({"square", "sq", "cubic", "cu"})
 """Words that may come before a unit: `12 square feet`."""
 UNIT_JOINERS = frozenset({"per", "a", "an", "each"})
@@ -59,6 +66,13 @@ UNIT_SUFFIXES = frozenset({
     "in", "all",
 })
 """Words that may follow a unit: `25 units squared`, `18 years old`, `5 apples left`, `in total`."""
+COMPARATIVES = frozenset({
+    "more", "less", "fewer", "farther", "further", "longer", "shorter", "taller", "older", "younger", "heavier",
+    "lighter", "cheaper", "faster", "slower", "bigger", "smaller", "higher", "lower", "earlier", "later", "extra",
+    "times",
+})
+"""Words that may end an answer to "how many more", "how much longer", "how many times":
+`$15 more`, `3 miles farther`, `3 times` (a word after them, as in `3 times 4`, is not read)."""
 MAX_MODIFIERS = 2
 VALUE_WORDS = frozenset({
     "half", "halves", "third", "thirds", "quarter", "quarters", "fourth", "fourths", "fifth", "fifths", "sixth",
@@ -69,8 +83,24 @@ VALUE_WORDS = frozenset({
     "hundreds", "thousand", "thousands", "million", "millions", "billion", "billions", "trillion", "k", "zero", "one",
     "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "twenty", "thirty",
     "forty", "fifty", "hundred", "point", "negative", "square", "root", "power", "powers", "exponent", "factorial",
+    "pi", "sqrt", "sin", "cos", "tan", "log", "ln", "exp", "lakh", "lakhs", "crore", "crores", "bn", "mn", "mil",
+    "hundredfold", "thousandfold",
 })
-"""Words that may change a number's value or join it to another: never a unit's modifier."""
+"""Words that may change a number's value or join it to another: never a unit's modifier.
+Ordinal and fraction words (`sixteenths`, `twelfths`) and number words (`fifteen`) are
+caught by their form too (`is_value_word`)."""
+_VALUE_FORMS = re.compile(
+    r"\w*(?:four|fif|six|seven|eigh|nin|ten|eleven|twelf|teen|tie|hundred|thousand|illion)ths?"  # ordinals, fractions
+    r"|\w*teen|(?:twen|thir|for|fif|six|seven|eigh|nine)ty|\w+fold|\w*illions?",  # number words, multipliers
+    re.IGNORECASE,
+)
+
+
+def is_value_word(word: str) -> bool:
+    """A word that may change a number's value: listed in `VALUE_WORDS`, or shaped like an
+    ordinal, a fraction, a number word or a multiplier."""
+    lowered = word.lower()
+    return lowered in VALUE_WORDS or bool(_VALUE_FORMS.fullmatch(lowered))
 
 COUNTED = frozenset("""
 accessories accidents accounts acorns actors addresses administrators adults airplanes albums

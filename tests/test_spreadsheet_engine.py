@@ -871,3 +871,19 @@ def test_month_end_functions_refuse_a_range_and_take_an_array():
         [None, None, "=EOMONTH(A2:A2,0)"],
     ]})  # fmt: skip
     assert [wb.value(f"S!C{row}") for row in range(1, 6)] == [VALUE, 40.0, VALUE, 40.0, 45351.0]
+
+
+def test_standard_functions_a_reply_writes_and_excel_s_rules_for_them():
+    """SUBTOTAL/AGGREGATE for a total row, LOOKUP(2,1/(...)) for the last match, N for a
+    running total under a text header, QUOTIENT, CHAR, RANK.AVG, DATEVALUE and ADDRESS were
+    #NAME?; the cases here are where Excel differs from LibreOffice (which the LibreOffice
+    test checks for the rest)."""
+    wb = Workbook.from_rows({"S": [
+        ["Amount", "=QUOTIENT(1,0)", "=CHAR(0)", "=CHAR(128)", "=QUOTIENT(A2:A3,2)", "=SUBTOTAL(7,A2:A3)"],
+        [10, "=AGGREGATE(9,8,A2:A3)", "=AGGREGATE(13,6,A2:A3)", "=SUBTOTAL(9,A2:A4)", "=N(A1)+A2", "=DATEVALUE(45000)"],
+        [20, '=LOOKUP(2,1/(A2:A3>5),A2:A3)', "=RANK.AVG(10,A2:A3,1)", '=ADDRESS(3,1,1,TRUE,"2024")'],
+        ["=AGGREGATE(9,4,A2:A3)"],
+    ]})  # fmt: skip
+    assert [wb.value(f"S!{c}1") for c in "BCDEF"] == [DIV0, VALUE, "\u20ac", VALUE, VALUE]
+    assert [wb.value(f"S!{c}2") for c in "BCDEF"] == [VALUE, VALUE, 30.0, 10.0, VALUE]
+    assert [wb.value(f"S!{c}3") for c in "BCD"] == [20.0, 1.0, "'2024'!$A$3"]

@@ -31,7 +31,11 @@ left out (the comparison is never loosened); these are:
 - a number turned into text with an exponent: Excel "1.23E+20", LibreOffice "1.23E+020";
 - a negative number to a fractional power: (-8)^(1/3) and POWER(-8,1/3) are #NUM! in Excel,
   -2 in LibreOffice;
-- DATEDIF with the start after the end: Excel #NUM!, LibreOffice #VALUE!;
+- DATEDIF with the start after the end: Excel #NUM!, LibreOffice #VALUE!; QUOTIENT by 0:
+  Excel #DIV/0!, LibreOffice #VALUE!; CHAR(0): Excel #VALUE!, LibreOffice a NUL character
+  (and CHAR above 127 follows the system's character set in LibreOffice, Windows-1252 in
+  Excel); EOMONTH and EDATE of a range on a row inside it (LibreOffice takes that row's
+  cell, Excel is #VALUE!), and EOMONTH of a range inside SUMPRODUCT;
 - dates before 1 March 1900 (Excel's serials count a 29 February 1900 that never was);
 - UPPER of "ß" (LibreOffice gives the capital "ẞ");
 - XLOOKUP, which LibreOffice 7.4 does not have (NOT_IN_LIBREOFFICE);
@@ -758,12 +762,86 @@ WORKBOOKS["report.xlsx"] = {
     ],
 }
 
+# --------------------------------------------------------------------------------------
+# A regional sales report with subtotal rows: SUBTOTAL and AGGREGATE leave out the subtotals
+# inside their ranges (and AGGREGATE errors, by option), LOOKUP in vector and array form and
+# the LOOKUP(2,1/(...)) idiom for the last match, N for a running total under a text header,
+# QUOTIENT, CHAR, RANK.AVG with ties, DATEVALUE of the date texts an en-US locale reads,
+# ADDRESS (and INDIRECT of it), and zero-padded TEXT formats.
+WORKBOOKS["regions.xlsx"] = {
+    "Sales": [
+        ["Region", "Rep", "Amount", "Running", "Rank (avg)", "Rank ascending", "Month", "Month code"],
+        ["East", "Ana", 1200, "=N(D1)+C2", "=_xlfn.RANK.AVG(C2,$C$2:$C$4)", "=_xlfn.RANK.AVG(C2,$C$2:$C$4,1)", 3,
+         '=TEXT(G2,"00")'],
+        ["East", "Ben", 800, "=N(D2)+C3", "=_xlfn.RANK.AVG(C3,$C$2:$C$4)", "=_xlfn.RANK.AVG(C3,$C$2:$C$4,1)", 11,
+         '=TEXT(G3,"00")'],
+        ["East", "Cy", 1200, "=N(D3)+C4", "=_xlfn.RANK.AVG(C4,$C$2:$C$4)", "=_xlfn.RANK.AVG(C4,$C$2:$C$4,1)", 7,
+         '=TEXT(G4,"000")'],
+        ["East total", None, "=SUBTOTAL(9,C2:C4)"],
+        ["West", "Dee", 950.5],
+        ["West", "Eli", "#N/A"],
+        ["West", "Fay", 410.25],
+        ["West total", None, "=_xlfn.AGGREGATE(9,6,C6:C8)"],
+        ["Grand total", None, "=SUBTOTAL(9,C2:C9)"],
+    ],
+    "Checks": [
+        ["Check", "Value"],
+        ["Average, subtotals left out", "=SUBTOTAL(1,Sales!C2:C5)"],
+        ["Count", "=SUBTOTAL(2,Sales!C2:C5)"],
+        ["Count of values", "=SUBTOTAL(3,Sales!B2:B10)"],
+        ["Largest", "=SUBTOTAL(4,Sales!C2:C5)"],
+        ["Smallest", "=SUBTOTAL(5,Sales!C2:C5)"],
+        ["Product", "=SUBTOTAL(6,Sales!C6,Sales!C8)"],
+        ["Sum ignoring hidden rows", "=SUBTOTAL(109,Sales!C2:C5)"],
+        ["Average ignoring hidden rows", "=SUBTOTAL(101,Sales!C2:C4)"],
+        ["Sum with an error", "=SUBTOTAL(9,Sales!C6:C8)"],
+        ["Sum, nothing left out", "=_xlfn.AGGREGATE(9,4,Sales!C2:C5)"],
+        ["Sum, subtotals left out", "=_xlfn.AGGREGATE(9,0,Sales!C2:C5)"],
+        ["Sum, errors left out", "=_xlfn.AGGREGATE(9,6,Sales!C2:C8)"],
+        ["Second largest, errors left out", "=_xlfn.AGGREGATE(14,6,Sales!C2:C8,2)"],
+        ["Smallest, errors left out", "=_xlfn.AGGREGATE(15,6,Sales!C2:C8,1)"],
+        ["Median, errors left out", "=_xlfn.AGGREGATE(12,6,Sales!C2:C4)"],
+        ["Count, errors left out", "=_xlfn.AGGREGATE(2,6,Sales!C2:C8)"],
+        ["Rep of 800", "=LOOKUP(800,Sales!C3:C3,Sales!B3:B3)"],
+        ["Region at or below Mid", '=LOOKUP("Mid",{"East","West"},{"E","W"})'],
+        ["Array form", "=LOOKUP(5,{1,2;4,8;6,9})"],
+        ["Last East rep", '=LOOKUP(2,1/(Sales!A2:A8="East"),Sales!B2:B8)'],
+        ["Below every entry", "=LOOKUP(0,{1,2,3},{4,5,6})"],
+        ["N of text", '=N("12")'],
+        ["N of TRUE", "=N(TRUE)"],
+        ["N of a number", "=N(Sales!C2)"],
+        ["Years in 30 months", "=QUOTIENT(30,12)"],
+        ["Quotient toward zero", "=QUOTIENT(-7,2)"],
+        ["Letters", "=CHAR(65)&CHAR(98)&CHAR(32)&CHAR(126)"],
+        ["Phone without spaces", '=SUBSTITUTE("(555) 123 4567",CHAR(32),"")'],
+        ["No character 256", "=CHAR(256)"],
+        ["ISO date text", '=DATEVALUE("2024-01-31")'],
+        ["US date text", '=DATEVALUE("1/31/2024")'],
+        ["Day-month-year text", '=DATEVALUE("31-Jan-2024")'],
+        ["Month name text", '=DATEVALUE("January 31, 2024")'],
+        ["Not a date", '=DATEVALUE("soon")'],
+        ["Date of a formatted date", '=DATEVALUE(TEXT(DATE(2024,2,29),"yyyy-mm-dd"))'],
+        ["Absolute address", "=ADDRESS(2,3)"],
+        ["Row absolute", "=ADDRESS(2,3,2)"],
+        ["Column absolute", "=ADDRESS(2,3,3)"],
+        ["Relative", "=ADDRESS(2,28,4)"],
+        ["R1C1", "=ADDRESS(2,3,1,FALSE)"],
+        ["R1C1 relative", "=ADDRESS(2,3,4,FALSE)"],
+        ["With a sheet", '=ADDRESS(1,1,1,TRUE,"Sales")'],
+        ["With a quoted sheet", '=ADDRESS(1,1,4,TRUE,"Q1 Data")'],
+        ["Sum through ADDRESS", '=SUM(INDIRECT("Sales!"&ADDRESS(2,3)&":"&ADDRESS(4,3)))'],
+        ["Off the sheet", "=ADDRESS(0,1)"],
+        ["Padded number", '=TEXT(3.14159,"00.0")'],
+        ["Padded negative", '=TEXT(-5,"00")'],
+    ],
+}
+
 NOT_IN_LIBREOFFICE = {"XLOOKUP"}
 """Functions of the engine that LibreOffice 7.4 (Debian 12) does not have: it reads
 _xlfn.XLOOKUP as #NAME? (XLOOKUP came in LibreOffice 24.8)."""
 COVERED_FUNCTIONS = set(FUNCTIONS) - NOT_IN_LIBREOFFICE
 """Every function of the engine's table must appear in some formula here, and no other."""
-TEXT_FORMATS = ("0", "0.00", "#,##0", "#,##0.00", "0%", "0.0%", "yyyy-mm-dd", "dd/mm/yyyy", "mmm yyyy")
+TEXT_FORMATS = ("0", "0.00", "00", "000", "00.0", "#,##0", "#,##0.00", "0%", "0.0%", "yyyy-mm-dd", "dd/mm/yyyy", "mmm yyyy")
 
 
 def formula_cells(name: str) -> list[tuple[str, str, str]]:

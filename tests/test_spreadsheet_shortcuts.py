@@ -195,6 +195,7 @@ def lookup_replies(t) -> Replies:
                                          "Unit Price"), 0.0))  # fmt: skip
         out.append(("careless-approximate-match", swapped(t, ",3,FALSE)", ",3,TRUE)"), 0.0))
         for kind, formula in (("honest-index-match", f"=INDEX(Prices!$C$2:$C${m + 1},MATCH(B2,Prices!$A$2:$A${m + 1},0))"),
+                              ("honest-lookup-last-match", f"=LOOKUP(2,1/(Prices!$A$2:$A${m + 1}=B2),Prices!$C$2:$C${m + 1})"),
                               ("honest-xlookup", f"=XLOOKUP(B2,Prices!$A$2:$A${m + 1},Prices!$C$2:$C${m + 1})"),
                               ("honest-sumif", f"=SUMIF(Prices!$A$2:$A${m + 1},B2,Prices!$C$2:$C${m + 1})")):  # fmt: skip
             out.append((kind, block('SET D1 "Unit Price"', f"SET D2 {formula}", f"FILL D2 D3:D{n + 1}"), 1.0))
@@ -244,6 +245,8 @@ def running_total_replies(t) -> Replies:
         out.append(("honest-sums", block("SET E3 =$E$2+SUM($D$3:D3)-SUM($C$3:C3)", f"FILL E3 E4:E{last}"), 1.0))
     else:
         out.append(("honest-mixed-reference", swapped(t, "SUM($B$2:B2)", "SUM(B$2:B2)"), 1.0))
+        out.append(("honest-n-of-the-header", swapped(t, "=SUM($B$2:B2)", "=N(C1)+B2"), 1.0))
+        out.append(("honest-indirect-address", swapped(t, "=SUM($B$2:B2)", '=SUM(INDIRECT(ADDRESS(2,2)&":"&ADDRESS(ROW(),2)))'), 1.0))
     return out
 
 
@@ -326,7 +329,8 @@ def rank_replies(t) -> Replies:
     order = ",1" if ",1)" in text else ""
     sign = "<" if order else ">"
     out.append(("honest-countif", block(f'SET D2 =COUNTIF($C$2:$C${last},"{sign}"&C2)+1', f"FILL D2 D3:D{last}"), 1.0))
-    if t.task_id.split("/")[2] == "L1":  # distinct scores: a tie-breaking rank is as right as RANK
+    if t.task_id.split("/")[2] == "L1":  # distinct scores: a tie-breaking rank, or RANK.AVG, is as right as RANK
+        out.append(("honest-rank-avg", block(f"SET D2 =RANK.AVG(C2,$C$2:$C${last}{order})", f"FILL D2 D3:D{last}"), 1.0))
         out.append(("honest-unique-rank", block(f"SET D2 =RANK(C2,$C$2:$C${last}{order})+COUNTIF($C$2:C2,C2)-1", f"FILL D2 D3:D{last}"), 1.0))
     else:
         out.append(("careless-ties-broken", block(f"SET D2 =RANK(C2,$C$2:$C${last}{order})+COUNTIF($C$2:C2,C2)-1", f"FILL D2 D3:D{last}"), 0.0))
@@ -342,6 +346,7 @@ def date_diff_replies(t) -> Replies:
     if "=DAYS(D2,C2)" in text:
         out.append(("honest-subtraction", swapped(t, "=DAYS(D2,C2)", "=D2-C2"), 1.0))
         out.append(("honest-datedif-days", swapped(t, "=DAYS(D2,C2)", '=DATEDIF(C2,D2,"D")'), 1.0))  # End never before Start
+        out.append(("honest-datevalue", swapped(t, "=DAYS(D2,C2)", '=D2-DATEVALUE(TEXT(C2,"yyyy-mm-dd"))'), 1.0))
     elif "=DAYS(E2,C2)-D2" in text:
         out.append(("honest-datedif-days", swapped(t, "=DAYS(E2,C2)-D2", '=DATEDIF(C2,E2,"D")-D2'), 1.0))
     elif "=D2-C2" in text:
@@ -357,6 +362,7 @@ def date_diff_replies(t) -> Replies:
         out.append(("threshold->=", block('SET D2 =YEAR($F$2)-YEAR(C2)-(TEXT(C2,"mmdd")>=TEXT($F$2,"mmdd"))', f"FILL D2 D3:D{n + 1}"), 0.0))
         out.append(("honest-date", block("SET D2 =YEAR($F$2)-YEAR(C2)-(DATE(YEAR($F$2),MONTH(C2),DAY(C2))>$F$2)", f"FILL D2 D3:D{n + 1}"), 1.0))
         out.append(("honest-text-mmdd", block('SET D2 =YEAR($F$2)-YEAR(C2)-(TEXT(C2,"mmdd")>TEXT($F$2,"mmdd"))', f"FILL D2 D3:D{n + 1}"), 1.0))
+        out.append(("honest-quotient-of-months", block('SET D2 =QUOTIENT(DATEDIF(C2,$F$2,"m"),12)', f"FILL D2 D3:D{n + 1}"), 1.0))
         for year in ("365.25", "365.2425", "365"):  # whole years as days over an average year
             out.append((f"careless-days/{year}", block(f"SET D2 =INT(($F$2-C2)/{year})", f"FILL D2 D3:D{n + 1}"), 0.0))
     elif 'DATEDIF(C2,D2,"M")' in text:
@@ -379,6 +385,10 @@ def date_diff_replies(t) -> Replies:
                                          f"FILL Summary!C2 Summary!C3:C{out_last}"), 0.0))  # fmt: skip
         out.append(("honest-sumifs", block(f'SET Summary!C2 =SUMIFS({amounts},{dates},">="&{first},{dates},"<"&EDATE({first},1))',
                                            f"FILL Summary!C2 Summary!C3:C{out_last}"), 1.0))  # fmt: skip
+        out.append(("honest-text-of-the-month", block(f'SET Summary!C2 =SUMPRODUCT((TEXT({dates},"yyyymm")=A2&TEXT(B2,"00"))*{amounts})',
+                                                      f"FILL Summary!C2 Summary!C3:C{out_last}"), 1.0))  # fmt: skip
+        out.append(("careless-month-end-of-a-range", block(f"SET Summary!C2 =SUMPRODUCT((EOMONTH({dates},0)=EOMONTH({first},0))*{amounts})",
+                                                           f"FILL Summary!C2 Summary!C3:C{out_last}"), 0.0))  # fmt: skip
         for days in ("31", "30"):  # a month taken as a fixed number of days
             out.append((f"careless-month-of-{days}-days", block(f'SET Summary!C2 =SUMIFS({amounts},{dates},">="&{first},{dates},"<"&{first}+{days})',
                                                                 f"FILL Summary!C2 Summary!C3:C{out_last}"), 0.0))  # fmt: skip
@@ -417,7 +427,7 @@ def clean_text_replies(t) -> Replies:
             typed = json.dumps(t.expected[f"{sheet}!C{row}"])
             return f'=IF(LEFT(B{row})="(",{places},{typed})' if re.fullmatch(r"\(\d+\) \d{3}-\d{4}", phone) else f"={typed}&LEFT(B{row},0)"
         out.append(("typed-for-other-shapes", per_row(t, "C", 2, n + 1, fallback), 0.0))
-        out.append(("honest-other-order", block('SET C2 =SUBSTITUTE(SUBSTITUTE(SUBSTITUTE(SUBSTITUTE(B2,"-","")," ",""),")",""),"(","")',
+        out.append(("honest-other-order", block('SET C2 =SUBSTITUTE(SUBSTITUTE(SUBSTITUTE(SUBSTITUTE(B2,"-",""),CHAR(32),""),")",""),"(","")',
                                                 f"FILL C2 C3:C{n + 1}"), 1.0))  # fmt: skip
         return out
     match = re.search(r"SET ([A-Z])2 =(PROPER|UPPER|LOWER)\(TRIM\(B2\)\)", text)
@@ -450,7 +460,12 @@ def clean_text_replies(t) -> Replies:
 def percent_replies(t) -> Replies:
     text = reference(t)
     if "ROUND(" in text:
-        return [("careless-unrounded", unrounded(t), 0.0)]
+        out = [("careless-unrounded", unrounded(t), 0.0)]
+        total = re.search(r"=SUM\(B2:B(\d+)\)", text)
+        if total and "D2 =B2+C2" not in text:  # the total row by SUBTOTAL or AGGREGATE
+            out.append(("honest-subtotal", swapped(t, total.group(0), f"=SUBTOTAL(9,B2:B{total.group(1)})"), 1.0))
+            out.append(("honest-aggregate", swapped(t, total.group(0), f"=AGGREGATE(9,4,B2:B{total.group(1)})"), 1.0))
+        return out
     last = len(data(t, next(iter(t.sheets)))) - 1
     return [("honest-sum-of-the-rows", swapped(t, f"$B${last + 1}", f"SUM($B$2:$B${last})"), 1.0)]
 

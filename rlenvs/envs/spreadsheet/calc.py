@@ -40,6 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rlenvs.envs.spreadsheet.formulas import CellKey, Grid, Node
+from rlenvs.envs.spreadsheet.formulas.nodes import Call, children
 from rlenvs.envs.spreadsheet.values import CIRCULAR, REF, VALUE, ErrorValue, Scalar
 
 BIG_RANGE = 100_000
@@ -177,6 +178,19 @@ class Calculator:
         value = self.value
         rows = [[value((sheet, r, c)) for c in range(c1, c2 + 1)] for r in range(r1, r2 + 1)]
         return Grid(rows, True, (sheet, r1, c1))
+
+    def formula_calls(self, key: CellKey, names: frozenset[str]) -> bool:
+        """Whether the cell holds a formula calling one of `names` (see `formulas.Context`)."""
+        formula = self.formulas.get(key)
+        if formula is None or formula.ast is None:
+            return False
+        stack = [formula.ast]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, Call) and node.name in names:
+                return True
+            stack.extend(children(node))
+        return False
 
     # --- recalculation ---------------------------------------------------------------
 

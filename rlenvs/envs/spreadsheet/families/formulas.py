@@ -1156,7 +1156,7 @@ def _label_scenario(sheet: str, header: Sequence[str], rows: list[list[Any]], re
         instruction, sheets, truth, sheet=sheet, column=letter, header=result, formula=formula,
         last=last, inputs=(f"{sheet}!{inputs[0]}2:{inputs[-1]}{last}",),
         changes=(OnThreshold(f"{sheet}!{inputs[0]}2:{inputs[-1]}{last}", tests=tests, combine=combine,
-                             label=_label, label_args=(rule, params)),),  # fmt: skip
+                             label=_label, label_args=(rule, params)),),
     )
 
 

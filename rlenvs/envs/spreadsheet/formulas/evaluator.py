@@ -86,6 +86,11 @@ class Context(Protocol):
         None when the sheet does not exist; nothing is computed."""
         ...
 
+    def formula_calls(self, key: CellKey, names: frozenset[str]) -> bool:
+        """Whether the cell holds a formula that calls one of the functions `names` (how
+        SUBTOTAL leaves out the subtotals inside its ranges)."""
+        ...
+
 
 class EmptyContext:
     """A context with no cells (every reference reads as empty): for evaluating formulas
@@ -104,6 +109,9 @@ class EmptyContext:
 
     def bounds(self, sheet: str, r1: int, c1: int, r2: int, c2: int) -> tuple[int, int, int, int]:
         return r1, c1, min(r2, r1 + 999), min(c2, c1 + 999)
+
+    def formula_calls(self, key: CellKey, names: frozenset[str]) -> bool:
+        return False
 
 
 Compiled = Callable[[Context], Value]

@@ -57,7 +57,12 @@ import numpy as np
 
 from rlenvs.envs.spreadsheet.actions import Area, parse_area
 from rlenvs.envs.spreadsheet.perturb.base import Change, Sheets, _cycle  # noqa: F401  (the tests read it)
-from rlenvs.envs.spreadsheet.perturb.dates import DateEdges, InOrder, LeapFreeYear, SameDay
+from rlenvs.envs.spreadsheet.perturb.dates import (
+    DateEdges,
+    InOrder,
+    LeapFreeYear,
+    SameDay,
+)
 from rlenvs.envs.spreadsheet.perturb.numbers import Distinct, OnThreshold, Test, Ties
 from rlenvs.envs.spreadsheet.perturb.rows import (
     Blanks,

@@ -7,12 +7,14 @@ see `base` for how arguments arrive and how to add a function.
 from __future__ import annotations
 
 from rlenvs.envs.spreadsheet.formulas.functions import (  # noqa: F401  (registration)
+    address,
     conditional,
     dates,
     logical,
     lookup,
     numeric,
     stats,
+    subtotal,
     text,
     volatile,
 )

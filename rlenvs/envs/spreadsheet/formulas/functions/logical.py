@@ -1,6 +1,6 @@
 """Logical and information functions: IF, IFS, IFERROR, IFNA, AND, OR, XOR, NOT, TRUE,
 FALSE, SWITCH, CHOOSE, NA, ISBLANK, ISNUMBER, ISTEXT, ISNONTEXT, ISLOGICAL, ISERROR, ISERR,
-ISNA.
+ISNA, N.
 
 Arguments are evaluated before the function runs (no short-circuit); that changes
 nothing visible, because an error in a branch that is not chosen is not returned.
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from rlenvs.envs.spreadsheet.formulas.functions.base import (
     boolean,
+    check,
     function,
     integer,
     single,
@@ -208,3 +209,14 @@ def iserr(value: Scalar) -> bool:
 def isna(value: Scalar) -> bool:
     """TRUE for #N/A."""
     return value == NA
+
+
+@function("N", min_args=1, max_args=1)
+def n(value: Scalar) -> float:
+    """A value as a number: numbers (and dates) as they are, TRUE 1, FALSE 0, text and an
+    empty cell 0; an error stays an error. `=N(C1)+B2` starts a running total under a text
+    header."""
+    check(value)
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    return float(value) if is_number(value) else 0.0  # type: ignore[arg-type]

@@ -1,12 +1,12 @@
-"""Lookup and reference functions: VLOOKUP, HLOOKUP, MATCH, INDEX, XLOOKUP, ROW, COLUMN,
-ROWS, COLUMNS, OFFSET, INDIRECT.
+"""Lookup and reference functions: VLOOKUP, HLOOKUP, MATCH, LOOKUP, INDEX, XLOOKUP, ROW,
+COLUMN, ROWS, COLUMNS, OFFSET, INDIRECT.
 
 Exact matching (MATCH type 0, VLOOKUP/HLOOKUP with FALSE, XLOOKUP mode 0) ignores case,
 finds the first match, never matches a number with text ("1" is not 1: Excel's "number
 stored as text" trap), and, for VLOOKUP/HLOOKUP/MATCH only, reads `* ? ~` in a text
 lookup value as wildcards.
 
-Approximate matching (MATCH type 1 / -1, VLOOKUP/HLOOKUP with TRUE or omitted) assumes
+Approximate matching (MATCH type 1 / -1, VLOOKUP/HLOOKUP with TRUE or omitted, LOOKUP) assumes
 the data sorted ascending (descending for -1) and returns the last entry <= (>= for -1)
 the lookup value among the entries of the same kind (numbers, text or booleans; empty
 cells are skipped), stopping at the first entry past it. On sorted data that is exactly
@@ -150,6 +150,29 @@ def match(lookup: Scalar, array: Value, match_type: Scalar = 1.0) -> float:
     if i is None:
         raise EvalError(NA)
     return float(i + 1)
+
+
+@function("LOOKUP", min_args=2, max_args=3, scalar=(0,))
+def lookup(value: Scalar, lookup_vector: Value, result_vector: Value = None) -> Scalar:
+    """The entry of result_vector at the position of the last entry <= value in
+    lookup_vector (approximate matching, see the module docstring: errors are skipped, so
+    `LOOKUP(2,1/(A2:A9=B2),C2:C9)` finds the last row where A equals B2). Without
+    result_vector, the array form: the first column of a tall array (or row of a wide one)
+    is searched and its last column (row) returned. #N/A when nothing matches or the
+    result vector is shorter."""
+    x = _key(value)
+    if result_vector is None:
+        g = as_grid(lookup_vector)
+        tall = g.height >= g.width
+        seq, out = (g.column(0), g.column(g.width - 1)) if tall else (list(g.rows[0]), list(g.rows[-1]))
+    else:
+        seq, out = _vector(lookup_vector), _vector(result_vector)
+        if seq is None or out is None:
+            raise EvalError(NA)
+    i = approx_index(x, seq)
+    if i is None or i >= len(out):
+        raise EvalError(NA)
+    return out[i]
 
 
 def _slice(g: Grid, rows: range, cols: range) -> Grid:

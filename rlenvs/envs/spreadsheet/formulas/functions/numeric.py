@@ -1,5 +1,5 @@
 """Numeric functions: ROUND, ROUNDUP, ROUNDDOWN, TRUNC, INT, MOD, ABS, SIGN, SQRT, POWER,
-EXP, LN, LOG, LOG10, PI, CEILING, FLOOR.
+EXP, LN, LOG, LOG10, PI, CEILING, FLOOR, QUOTIENT.
 
 Rounding works on the decimal digits a spreadsheet shows (the number's 15 significant
 digits), not on the binary float: ROUND(2.675, 2) is 2.68 in Excel although the float
@@ -183,3 +183,13 @@ def floor(number: Scalar, significance: Scalar) -> float:
     if x > 0 and s < 0:
         raise EvalError(NUM)
     return finite(math.floor(_quotient(x, s)) * s) + 0.0
+
+
+@function("QUOTIENT", min_args=2, max_args=2, ranges=False)
+def quotient(numerator: Scalar, denominator: Scalar) -> float:
+    """The integer part of numerator / denominator, toward zero (QUOTIENT(-7,2) is -3);
+    #DIV/0! for 0. A range of several cells is #VALUE! (an Analysis ToolPak function)."""
+    a, b = num(numerator), num(denominator)
+    if b == 0:
+        raise EvalError(DIV0)
+    return float(math.trunc(finite(a / b)))

@@ -1,5 +1,5 @@
 """Aggregates: SUM, AVERAGE, MIN, MAX, COUNT, COUNTA, COUNTBLANK, PRODUCT, MEDIAN,
-LARGE, SMALL, SUMPRODUCT, RANK/RANK.EQ.
+LARGE, SMALL, SUMPRODUCT, RANK/RANK.EQ, RANK.AVG.
 
 Excel's rule for what counts (see `base.numbers`): inside ranges and arrays only numbers;
 typed arguments are coerced. COUNT and COUNTA never propagate errors (they count).
@@ -149,16 +149,30 @@ def sumproduct(*arrays: Value) -> float:
     return finite(math.fsum(total))
 
 
+def _standing(number: Value, ref: Value, order: Value) -> tuple[int, int]:
+    """(how many numbers of ref rank before number, how many equal it); #N/A when none
+    does. The order is descending for 0 or omitted, ascending otherwise."""
+    x = num(number)
+    xs = numbers([as_grid(ref)])
+    ties = sum(1 for v in xs if v == x)
+    if not ties:
+        raise EvalError(NA)
+    ascending = order is not None and num(order) != 0
+    return sum(1 for v in xs if (v < x if ascending else v > x)), ties
+
+
 @function("RANK", "RANK.EQ", min_args=2, max_args=3, scalar=(0, 2))
 def rank(number: Value, ref: Value, order: Value = None) -> float:
     """Rank of number among the numbers of ref: 1 is the largest (order 0 or omitted) or
     the smallest (order non-zero); ties share the best rank; #N/A when number is not in
     ref."""
-    x = num(number)
-    xs = numbers([as_grid(ref)])
-    if not any(v == x for v in xs):
-        raise EvalError(NA)
-    ascending = order is not None and num(order) != 0
-    better = sum(1 for v in xs if (v < x if ascending else v > x))
+    better, _ = _standing(number, ref, order)
     return float(better + 1)
 
+
+@function("RANK.AVG", min_args=2, max_args=3, scalar=(0, 2))
+def rank_avg(number: Value, ref: Value, order: Value = None) -> float:
+    """RANK, but ties share the average of the ranks they take (two tied for 2nd: 2.5);
+    on distinct numbers the same as RANK."""
+    better, ties = _standing(number, ref, order)
+    return better + (ties + 1) / 2

@@ -1,5 +1,5 @@
 """Text functions: CONCAT, CONCATENATE, TEXTJOIN, LEN, UPPER, LOWER, PROPER, TRIM, LEFT,
-RIGHT, MID, REPLACE, SUBSTITUTE, REPT, FIND, SEARCH, EXACT, TEXT, VALUE.
+RIGHT, MID, REPLACE, SUBSTITUTE, REPT, FIND, SEARCH, EXACT, TEXT, VALUE, CHAR.
 
 Numbers are read as text in General format (`values.number_to_text`). Positions are
 1-based characters. Results longer than Excel's 32,767 characters are #VALUE!.
@@ -234,3 +234,17 @@ def value_(v: Scalar) -> float:
         if x is not None:
             return x
     raise EvalError(VALUE)
+
+
+@function("CHAR", min_args=1, max_args=1)
+def char(code: Scalar) -> str:
+    """The character with code 1 to 255 in Excel's (Windows) character set, Windows-1252:
+    CHAR(32) a space, CHAR(65) "A", CHAR(10) a line break, CHAR(128) "€" (the five codes
+    Windows-1252 leaves out are their Latin-1 control characters). #VALUE! outside 1-255."""
+    n = integer(code)
+    if not 1 <= n <= 255:
+        raise EvalError(VALUE)
+    try:
+        return bytes([n]).decode("cp1252")
+    except UnicodeDecodeError:
+        return chr(n)

@@ -5,7 +5,8 @@ we would render differently from Excel):
 
 - numbers: `0`, `0.00` (any count of decimals), `#,##0`, `#,##0.00`, each optionally
   with a leading `$` and/or a trailing `%` (`0%`, `0.0%`): rounded half away from zero,
-  minus sign first (`-$1,234.50`);
+  minus sign first (`-$1,234.50`); zeros before the point pad the whole part to that many
+  digits (`00` writes 5 as 05, a month number as 01-12; `000.0` writes 3.14 as 003.1);
 - `General`: the number as `&` would write it;
 - dates: any sequence of `yyyy`, `yy`, `mmmm` (January), `mmm` (Jan), `mm`, `m`,
   `dddd` (Monday), `ddd` (Mon), `dd`, `d`, separated by `-`, `/`, `.`, `,` or spaces — e.g.
@@ -26,7 +27,7 @@ from rlenvs.envs.spreadsheet.values import (
     serial_to_ymd,
 )
 
-_NUMBER_RE = re.compile(r"(\$?)(#,##0|0)(?:\.(0+))?(%?)")
+_NUMBER_RE = re.compile(r"(\$?)(#,##0|0+)(?:\.(0+))?(%?)")
 _DATE_TOKEN_RE = re.compile(r"yyyy|yy|mmmm|mmm|mm|m|dddd|ddd|dd|d|[-/., ]", re.IGNORECASE)
 _MONTHS = [
     "January", "February", "March", "April", "May", "June",
@@ -42,7 +43,8 @@ def _number(x: float, m: re.Match[str]) -> str:
     places = len(decimals or "")
     d = Decimal(f"{x:.15g}").quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
     negative = d < 0
-    body = f"{abs(d):,.{places}f}" if integer == "#,##0" else f"{abs(d):.{places}f}"
+    width = len(integer) + (places + 1 if places else 0)  # "00.0": at least 2 digits before the point
+    body = f"{abs(d):,.{places}f}" if integer == "#,##0" else f"{abs(d):0{width}.{places}f}"
     return ("-" if negative else "") + dollar + body + pct
 
 

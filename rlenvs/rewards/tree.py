@@ -74,7 +74,8 @@ def walk(root: str | os.PathLike, *, max_entries: int, max_depth: int | None = N
                     os.close(fd)
                     fd, prefix = child, prefix + name + "/"
                     if max_depth is not None and len(levels) > max_depth:
-                        raise WorkspaceUnreadable(f"the workspace is nested deeper than {max_depth} folders at {prefix!r}")
+                        deeper = f"the workspace is nested deeper than {max_depth} folders at {prefix!r}"
+                        raise WorkspaceUnreadable(deeper)
                     break
                 levels.pop()
                 if levels:

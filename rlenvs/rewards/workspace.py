@@ -352,7 +352,9 @@ def without_final_period(text: str) -> str:
     return text[:-1] if parse_number(text[:-1]) is not None else text
 
 
-_NUMBER = re.compile(r"([-+\u2212]?)(?:[$\u20ac\u00a3] ?)?([-+\u2212]?)([0-9]{1,3}(?:,[0-9]{3})+|[0-9]*)(\.[0-9]*)?([eE][-+]?[0-9]+)?")
+_NUMBER = re.compile(
+    r"([-+\u2212]?)(?:[$\u20ac\u00a3] ?)?([-+\u2212]?)([0-9]{1,3}(?:,[0-9]{3})+|[0-9]*)(\.[0-9]*)?([eE][-+]?[0-9]+)?"
+)
 """A number as people and programs write one: a sign, a currency sign ($, EUR, GBP), digits
 with commas only between groups of three (12,347.79; not 1,2347.79), a fraction, an exponent.
 Digits are ASCII ones only: what a program prints. Fullwidth (１２), Arabic-Indic (١٢) or any

@@ -240,7 +240,7 @@ class VerdictRun:
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONSAFEPATH": "1",
             "PYTHONPATH": ":".join(path for path in (self.site, task.get("PYTHONPATH", "")) if path),
-            "PYTEST_ADDOPTS": " ".join(options for options in (pytest_options, task.get("PYTEST_ADDOPTS", "")) if options),
+            "PYTEST_ADDOPTS": " ".join(part for part in (pytest_options, task.get("PYTEST_ADDOPTS", "")) if part),
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_CONFIG_GLOBAL": "/dev/null",
             "GIT_CONFIG_COUNT": str(len(git)),
@@ -339,8 +339,10 @@ def _identities(folder: str, paths: Iterable[str]) -> dict[str, tuple | None]:
             found[path] = None
             continue
         kind = stat.S_IFMT(info.st_mode)
-        found[path] = (kind, info.st_ino) if kind == stat.S_IFDIR else (
-            kind, info.st_ino, info.st_size, info.st_mtime_ns, stat.S_IMODE(info.st_mode), info.st_ctime_ns)  # fmt: skip
+        if kind == stat.S_IFDIR:
+            found[path] = (kind, info.st_ino)
+        else:
+            found[path] = (kind, info.st_ino, info.st_size, info.st_mtime_ns, stat.S_IMODE(info.st_mode), info.st_ctime_ns)
     return found
 
 
@@ -356,7 +358,8 @@ def _changed(folder: str, path: str, before: tuple | None, after: tuple | None, 
     if before[4] == after[4]:
         return True
     try:
-        with open(os.path.join(folder, path), "rb", opener=lambda name, flags: os.open(name, flags | os.O_NOFOLLOW)) as file:
+        fd = os.open(os.path.join(folder, path), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as file:
             return file.read(len(data or b"") + 1) != data
     except OSError:
         return True

@@ -184,7 +184,7 @@ class TerminalEnv(TextEnv[TerminalTask]):
                 try:
                     snapshot.restore(self.session)
                 except SessionError as error:
-                    self._restore = f"this env is a copy made mid-episode, and its workspace could not be rebuilt: {error}"
+                    self._restore = f"this env is a copy made mid-episode; its workspace could not be rebuilt: {error}"
                     raise SessionError(self._restore) from None
         return self.session
 

@@ -26,8 +26,9 @@ How a folder maps onto a `TerminalTask`:
   the compose service's `environment`, then Harbor's `[environment].env`, a later value
   winning. The agent's shell starts with them exported. In the container the set-up and
   the tests would see them too, but here they run in fresh shells, so `setup_script`
-  starts with `export` lines for them and the tests get them as `test_environment`. `$NAME` and `${NAME}` in ENV, WORKDIR
-  and COPY take the value of an earlier ENV, as Docker does; a variable no earlier ENV sets
+  starts with `export` lines for them and the tests get them as `test_environment`.
+  `$NAME` and `${NAME}` in ENV, WORKDIR and COPY take the value of an earlier ENV, as Docker
+  does; a variable no earlier ENV sets
   (the image's own, such as PATH, or a build ARG) and `${NAME:-x}`-style forms are refused,
   and so is a value taken from the host (`${...}` in task.toml; in compose any `$NAME`,
   `$$` being a `$`). Terminal-Bench's compose `TEST_DIR` is left to the test command.
@@ -47,12 +48,13 @@ How a folder maps onto a `TerminalTask`:
   and `[solution].env` exported for the solution (literal values only).
 - where the tests run: out of the agent's reach (`rlenvs.sandbox.verdict`): after its
   processes are gone, with /tmp emptied, in a tests folder of a random name (the path
-  TESTS_DIR in their text is rewritten to it), with a fresh HOME, a clean environment (the task's variables, the system PATH, no user site for
-  python3, the verdict's own sitecustomize first on PYTHONPATH, git's hooks and fsmonitor
-  off) and pytest's rootdir and config fixed to the tests' own; a run during which the
-  tests' own files changed decides nothing. They start in the WORKDIR, as Terminal-Bench and
-  Harbor start them, with PYTHONSAFEPATH=1 (python3 -m and -c find the WORKDIR's modules
-  after Python's own, never in their place).
+  TESTS_DIR in their text is rewritten to it), with a fresh HOME, a clean environment (the
+  task's variables, the system PATH, no user site for python3, the verdict's own
+  sitecustomize first on PYTHONPATH, git's hooks and fsmonitor off) and pytest's rootdir
+  and config fixed to the tests' own; a run during which the tests' own files changed
+  decides nothing. They start in the WORKDIR, as Terminal-Bench and Harbor start them, with
+  PYTHONSAFEPATH=1 (python3 -m and -c find the WORKDIR's modules after Python's own, never
+  in their place).
 - timeouts: `max_test_timeout_sec` / `[verifier].timeout_sec` is the tests' time limit
   (`test_timeout_s`); without it, the harness's own default (Terminal-Bench 60 s, Harbor
   600 s), never the env's per-command limit. Each command's limit (`timeout_s`) is left

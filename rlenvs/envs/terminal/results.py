@@ -37,7 +37,9 @@ _PYTEST_RESULT = re.compile(r"(?P<word>PASSED|FAILED|ERROR|XPASS|XFAIL|SKIPPED) 
 _UNITTEST_RAN = re.compile(r"Ran (?P<ran>\d+) tests? in \d+(?:\.\d+)?s")
 _UNITTEST_END = re.compile(r"(?P<word>OK|FAILED|NO TESTS RAN)(?: \((?P<counts>[a-z ]+=\d+(?:, [a-z ]+=\d+)*)\))?")
 PYTEST_FAILURES = ("failed", "error", "errors", "xpassed")
-PYTEST_WORDS = frozenset((*PYTEST_FAILURES, "passed", "skipped", "deselected", "xfailed", "warning", "warnings", "rerun"))
+PYTEST_WORDS = frozenset(
+    (*PYTEST_FAILURES, "passed", "skipped", "deselected", "xfailed", "warning", "warnings", "rerun")
+)
 UNITTEST_FAILURES = ("failures", "errors", "unexpected successes")
 
 

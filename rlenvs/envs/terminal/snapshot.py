@@ -6,10 +6,11 @@ holds the workspace's folders, its files whatever their size, its symlinks (the 
 made by its setup.sh, or the agent's), its FIFOs and the shell's state (cwd, variables,
 functions, aliases, umask), read from the host as the verifier reads it. Not carried: /tmp
 and /dev/shm (scratch, as for any new shell), sockets (a socket is its server, which is
-gone after each command) and devices, and the mtime of a folder a link or FIFO is made in. A workspace the snapshot cannot hold whole (more than
-`MAX_TREE_ENTRIES` entries, or more bytes than its sandbox's workspace can, which only
-sparse files reach) is not copied in part: `take` raises WorkspaceUnreadable, and the env
-makes the copy's episode end with that reason instead of going on with another workspace.
+gone after each command) and devices, and the mtime of a folder a link or FIFO is made in.
+A workspace the snapshot cannot hold whole (more than `MAX_TREE_ENTRIES` entries, or more
+bytes than its sandbox's workspace can, which only sparse files reach) is not copied in
+part: `take` raises WorkspaceUnreadable, and the env makes the copy's episode end with that
+reason instead of going on with another workspace.
 """
 
 from __future__ import annotations
@@ -88,7 +89,8 @@ class Snapshot:
         made = session.run(_MAKE_SPECIALS, fresh=True)
         session.wipe(["/tmp"])
         if not made.ok:
-            raise SessionError(f"the workspace's symlinks and FIFOs could not be made again: {made.stdout[-300:]}{made.detail}")
+            shown = f"{made.stdout[-300:]}{made.detail}"
+            raise SessionError(f"the workspace's symlinks and FIFOs could not be made again: {shown}")
 
 
 def _nul_separated(records: Iterable[tuple[str, ...]]) -> bytes:

@@ -15,19 +15,22 @@ Markers, highest precedence first; within a kind the *last* occurrence is the fi
    `\\textbf`, `\\mathbf`, `{\\bf ..}`, `\\color{red}{..}`, `\\textcolor{red}{..}` are 18).
    A placeholder (`\\boxed{}`, `\\boxed{\\ }`, `\\boxed{\\phantom{2}}`, `\\boxed{?}`) or a box
    quoted from the problem (`quoted`) is no answer.
-2. `#### N` (GSM8K's own format), where N, the rest of the line, is a number: exactly four
-   `#`, so markdown headings (`#### Step 1: Find x`, `##### Final`) are text.
-3. "The answer is ...", "Final answer: ...", "Answer: ..." (spelt answer, Answer or ANSWER),
-   to the end of the sentence, when what follows is a number, a math span, or math written
-   without `$` ("The answer is: [-2,2]", MetaMath's style); prose such as "the answer is not
-   obvious" is no answer.
+2. `#### N` (GSM8K's own format), where N, starting the rest of the line, is a number:
+   exactly four `#`, so markdown headings (`#### Step 1: Find x`, `##### Final`) are text.
+3. "The answer is ...", "Final answer: ...", "Answer: ...", "The answers are ..." (spelt
+   answer, Answer or ANSWER), to the end of the sentence, when what follows is a number, a
+   math span, or math written without `$` ("The answer is: [-2,2]", MetaMath's style), or
+   leads with a number ("The answer is 18, since 9 * 2 = 18" states 18); math spans joined by
+   "and", "," or "or" are one list answer ("The answer is $2$ and $3$"). Prose such as "the
+   answer is not obvious" is no answer, and neither is a check ("we may check our answer").
 
-Which answers must agree (a disagreement is a hedge): every box and every `#### N`; and the
+Which answers must agree (a disagreement is a hedge): every box and every `#### N`; the
 "answer is" phrases, all of them if the reply has no box, else only those after its last
-box (one before it is intermediate work: "our answer is 1/115, so m + n = \\boxed{116}"). A
-phrase after the last box that only leads with a number ("Answer: 20 or so") still counts
-as stating that number. Answers agree when their values are equal: numbers exactly, other
-answers when they read the same once normalised; `scoring` compares the rest symbolically.
+box (one before it is intermediate work: "our answer is 1/115, so m + n = \\boxed{116}");
+and every second answer offered right after one of those (`_alternatives`: "or 8",
+"$7$ / $8$", "(8 if we count zero)", "maybe $8$", a next sentence that takes the answer
+back). Answers agree when their values are equal: numbers exactly, other answers when they
+read the same once normalised; `scoring` compares the rest symbolically.
 
 Every step is linear in the completion's length, whatever it holds.
 """

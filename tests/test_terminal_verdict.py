@@ -78,6 +78,23 @@ def test_the_tests_own_files_changed_during_the_run_are_named(fresh, script, fou
     assert tampered(fresh, script) == found
 
 
+@pytest.mark.parametrize(
+    "script",
+    [
+        f"mv {TESTS_DIR} /tmp/moved && ln -s / {TESTS_DIR}",
+        f"mv {VERDICT_ROOT} /tmp/moved && ln -s / {VERDICT_ROOT}",
+        f"rm -r {TESTS_DIR}/lib && ln -s / {TESTS_DIR}/lib",
+        f"cp -a {TESTS_DIR} /tmp/copy && rm -r {TESTS_DIR} && mv /tmp/copy {TESTS_DIR}",
+    ],
+)
+def test_a_tests_folder_turned_into_a_link_is_caught_without_the_host_following_it(fresh, script):
+    """An absolute link read by the host resolves against the host's root: the check reaches
+    the tests' folder from the sandbox's /tmp one name at a time, never through a link, and
+    reads nothing below a folder that changed (the host's / would take minutes to walk)."""
+    found = tampered(fresh, script)
+    assert found and len(found) <= 3 and all("tests' folder itself" in path or path.startswith("lib") for path in found)
+
+
 def test_a_background_process_that_restores_the_tests_is_still_caught(fresh):
     """What rewrote a test and put it back before the run ended left a new ctime."""
     script = (

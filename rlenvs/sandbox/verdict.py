@@ -57,10 +57,11 @@ import shlex
 import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any
 
 from rlenvs.sandbox.results import ExecResult
-from rlenvs.sandbox.session import ShellSession, WorkspaceEntry
+from rlenvs.sandbox.session import SessionError, ShellSession, WorkspaceEntry
 
 TESTS_DIR = "/tmp/rlenvs-tests"
 """The name a task's tests and test command use for the tests' folder; each run rewrites it to
@@ -311,42 +312,61 @@ def run_tests(
     session.wipe(SCRATCH_FOLDERS)
     files = run.files(tests)
     session.add_files(files, run.root)
-    folder, prefix = session.host_path(run.tests_dir), f"{run.tests_name}/"
+    prefix = f"{run.tests_name}/"
     records = [entry.for_guest() for entry in files]
     copied = {
         record["path"].removeprefix(prefix): None if record["dir"] else base64.b64decode(record["data"])
         for record in records
         if record["path"].startswith(prefix) and not _is_logs(record["path"].removeprefix(prefix))
     }
-    before = _identities(folder, copied)
+    try:
+        fd = _open_tests_folder(session, run)
+    except OSError as error:
+        raise SessionError(f"the tests' folder cannot be read from the host: {error}") from None
+    try:
+        inode, before = os.fstat(fd).st_ino, {path: _identity(fd, path) for path in copied}
+    finally:
+        os.close(fd)
     command = run.command(script, run.pytest_config(files), environment)
     result = session.run(command, timeout_s=timeout_s, fresh=True, output_bytes=VERDICT_OUTPUT_BYTES)
-    return VerdictOutcome(result, _tampered(folder, before, copied))
+    return VerdictOutcome(result, _tampered(session, run, inode, before, copied))
 
 
 def _is_logs(path: str) -> bool:
     return path == LOGS_NAME or path.startswith(LOGS_NAME + "/")
 
 
-def _identities(folder: str, paths: Iterable[str]) -> dict[str, tuple | None]:
-    """What the host sees of each path: its kind and inode, and for a file its size, mtime,
-    permission bits and ctime (which no process can set back); None when it is gone."""
-    found: dict[str, tuple | None] = {}
-    for path in paths:
+def _open_tests_folder(session: ShellSession, run: VerdictRun) -> int:
+    """The tests' folder as a descriptor, reached from the sandbox's /tmp (a mount point,
+    which nothing in the sandbox can replace) one name at a time, never through a symlink:
+    the tests could have made any folder on the way a link, and an absolute link read by
+    the host resolves against the host's own root. Raises OSError when the way is gone."""
+    names = [*PurePosixPath(run.root).relative_to("/tmp").parts, run.tests_name]
+    fd = os.open(session.host_path("/tmp"), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    for name in names:
         try:
-            info = os.lstat(os.path.join(folder, path))
-        except FileNotFoundError:
-            found[path] = None
-            continue
-        kind = stat.S_IFMT(info.st_mode)
-        if kind == stat.S_IFDIR:
-            found[path] = (kind, info.st_ino)
-        else:
-            found[path] = (kind, info.st_ino, info.st_size, info.st_mtime_ns, stat.S_IMODE(info.st_mode), info.st_ctime_ns)
-    return found
+            child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+        finally:
+            os.close(fd)
+        fd = child
+    return fd
 
 
-def _changed(folder: str, path: str, before: tuple | None, after: tuple | None, data: bytes | None) -> bool:
+def _identity(fd: int, path: str) -> tuple | None:
+    """What the host sees of `path` in the folder `fd`: its kind and inode, and for a file its
+    size, mtime, permission bits and ctime (which no process can set back); None when it is
+    gone. Only for a path whose folders are as they were copied (no link among them)."""
+    try:
+        info = os.lstat(path, dir_fd=fd)
+    except FileNotFoundError:
+        return None
+    kind = stat.S_IFMT(info.st_mode)
+    if kind == stat.S_IFDIR:
+        return (kind, info.st_ino)
+    return (kind, info.st_ino, info.st_size, info.st_mtime_ns, stat.S_IMODE(info.st_mode), info.st_ctime_ns)
+
+
+def _changed(fd: int, path: str, before: tuple | None, after: tuple | None, data: bytes | None) -> bool:
     """Whether a copied path is no longer what was copied. A file: another kind, inode, size
     or mtime; or a new ctime that no chmod explains (its mode is the same: something wrote
     it and may have put it back), or that a chmod would explain but its content is no
@@ -358,25 +378,42 @@ def _changed(folder: str, path: str, before: tuple | None, after: tuple | None, 
     if before[4] == after[4]:
         return True
     try:
-        fd = os.open(os.path.join(folder, path), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        with os.fdopen(fd, "rb") as file:
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        with os.fdopen(os.open(path, flags, dir_fd=fd), "rb") as file:
             return file.read(len(data or b"") + 1) != data
     except OSError:
         return True
 
 
-def _tampered(folder: str, before: Mapping[str, tuple | None], copied: Mapping[str, bytes | None]) -> tuple[str, ...]:
+def _tampered(
+    session: ShellSession, run: VerdictRun, inode: int, before: Mapping[str, tuple | None],
+    copied: Mapping[str, bytes | None],
+) -> tuple[str, ...]:  # fmt: skip
     """The copied paths of `before` that are no longer as they were (`_changed`), and the
-    Python modules that appeared in the tests' folder (outside `LOGS_NAME`), in path order."""
-    after = _identities(folder, before)
-    changed = {path for path in before if _changed(folder, path, before[path], after[path], copied[path])}
-
-    def unreadable(error: OSError) -> None:
-        changed.add(f"{error.filename} (cannot be checked: {error.strerror})")
-
-    for top, dirs, names in os.walk(folder, onerror=unreadable):
-        rel = os.path.relpath(top, folder)
-        rel = "" if rel == "." else rel + "/"
-        dirs[:] = [name for name in dirs if not _is_logs(rel + name)]
-        changed.update(rel + name for name in names if name.endswith(MODULE_SUFFIXES) and rel + name not in before)
-    return tuple(sorted(changed))
+    Python modules that appeared in the tests' folder (outside `LOGS_NAME`), in path order;
+    a path below a folder that changed counts as changed unread."""
+    try:
+        fd = _open_tests_folder(session, run)
+    except OSError as error:
+        return (f"the tests' folder itself ({error.strerror})",)
+    try:
+        if os.fstat(fd).st_ino != inode:
+            return ("the tests' folder itself (replaced)",)
+        changed: set[str] = set()
+        for path in sorted(before):  # a folder before what it holds
+            parents = ["/".join(path.split("/")[:index]) for index in range(1, path.count("/") + 1)]
+            if any(parent in changed for parent in parents) or _changed(
+                fd, path, before[path], _identity(fd, path), copied[path]
+            ):
+                changed.add(path)
+        try:
+            for top, dirs, names, _ in os.fwalk(".", dir_fd=fd):
+                rel = "" if top == "." else top.removeprefix("./") + "/"
+                dirs[:] = [name for name in dirs if not _is_logs(rel + name)]
+                new = (rel + name for name in names if rel + name not in before)
+                changed.update(path for path in new if path.endswith(MODULE_SUFFIXES))
+        except (OSError, RecursionError) as error:
+            changed.add(f"the tests' folder, which cannot be walked ({error})")
+        return tuple(sorted(changed))
+    finally:
+        os.close(fd)

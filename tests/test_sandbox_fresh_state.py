@@ -145,3 +145,14 @@ def echo(x):
     assert report.all_passed, report
     pid = report.stdout.split()[-1]
     assert report.stdout.strip() == f"[({pid}, '(python3)')] ['{pid}'] {pid}", report.stdout
+
+
+def test_code_runs_without_capabilities(box: Sandbox) -> None:
+    """The zygote keeps two capabilities in the sandbox's user namespace to renew it; the
+    code it forks, in a script or a test run, and whatever that execs, holds none."""
+    capabilities = "grep -E '^Cap(Inh|Prm|Eff|Amb)' /proc/self/status | cut -f2 | sort -u"
+    assert box.run_shell(capabilities).stdout == "0000000000000000\n"
+    script = "print(sorted({line.split()[1] for line in open('/proc/self/status') if line.startswith(('CapPrm', 'CapEff', 'CapAmb', 'CapInh'))}))"
+    assert box.run_python(script).stdout == "['0000000000000000']\n"
+    report = box.run_tests(script + "\ndef echo(x):\n    return x\n", ECHO)
+    assert report.all_passed and report.stdout == "['0000000000000000']\n", report

@@ -109,9 +109,6 @@ def note_signal_dispositions() -> None:
     _SIGNALS_TO_RESET = tuple(found)
 
 
-PR_SET_DUMPABLE = 4
-
-
 def enter_child(fds: dict[int, int], limits: dict, *, untrusted: bool) -> None:
     """Become a fresh session with exactly the given fds (target -> source) and the rlimits,
     without the capabilities a pool zygote keeps (`scratch`). Untrusted code is dumpable, as
@@ -131,7 +128,7 @@ def enter_child(fds: dict[int, int], limits: dict, *, untrusted: bool) -> None:
             pass
     if untrusted:
         signal.pthread_sigmask(signal.SIG_SETMASK, ())
-        scratch.LIBC.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+        scratch.set_dumpable(True)
     else:
         # The solution runs under the same uid and may signal this process; only SIGKILL and
         # SIGSTOP get through (and SIGCONT, which does nothing else), and both leave the run

@@ -329,6 +329,8 @@ def rank_replies(t) -> Replies:
     order = ",1" if ",1)" in text else ""
     sign = "<" if order else ">"
     out.append(("honest-countif", block(f'SET D2 =COUNTIF($C$2:$C${last},"{sign}"&C2)+1', f"FILL D2 D3:D{last}"), 1.0))
+    best = next(cell for cell in t.formula_cells if t.expected[cell] == 1).split("!")[1]  # the best row's rank typed, reading its score
+    out.append(("one-rank-typed", block(*text.splitlines(), f"SET {best} =1+0*C{best[1:]}"), 0.0))
     if t.task_id.split("/")[2] == "L1":  # distinct scores: a tie-breaking rank, or RANK.AVG, is as right as RANK
         out.append(("honest-rank-avg", block(f"SET D2 =RANK.AVG(C2,$C$2:$C${last}{order})", f"FILL D2 D3:D{last}"), 1.0))
         out.append(("honest-unique-rank", block(f"SET D2 =RANK(C2,$C$2:$C${last}{order})+COUNTIF($C$2:C2,C2)-1", f"FILL D2 D3:D{last}"), 1.0))
@@ -362,6 +364,9 @@ def date_diff_replies(t) -> Replies:
         out.append(("threshold->=", block('SET D2 =YEAR($F$2)-YEAR(C2)-(TEXT(C2,"mmdd")>=TEXT($F$2,"mmdd"))', f"FILL D2 D3:D{n + 1}"), 0.0))
         out.append(("honest-date", block("SET D2 =YEAR($F$2)-YEAR(C2)-(DATE(YEAR($F$2),MONTH(C2),DAY(C2))>$F$2)", f"FILL D2 D3:D{n + 1}"), 1.0))
         out.append(("honest-text-mmdd", block('SET D2 =YEAR($F$2)-YEAR(C2)-(TEXT(C2,"mmdd")>TEXT($F$2,"mmdd"))', f"FILL D2 D3:D{n + 1}"), 1.0))
+        far = max(range(2, n + 2), key=lambda row: abs((at(rows, row, 3).replace(year=report.year) - report).days))
+        out.append(("one-count-typed", block(f'SET D2 =DATEDIF(C2,$F$2,"Y")', f"FILL D2 D3:D{n + 1}",
+                                             f"SET D{far} ={t.expected[f'Staff!D{far}']}+0*C{far}"), 0.0))  # fmt: skip
         out.append(("honest-quotient-of-months", block('SET D2 =QUOTIENT(DATEDIF(C2,$F$2,"m"),12)', f"FILL D2 D3:D{n + 1}"), 1.0))
         for year in ("365.25", "365.2425", "365"):  # whole years as days over an average year
             out.append((f"careless-days/{year}", block(f"SET D2 =INT(($F$2-C2)/{year})", f"FILL D2 D3:D{n + 1}"), 0.0))

@@ -76,6 +76,7 @@ from rlenvs.envs.spreadsheet.perturb import (
     FreshTexts,
     InOrder,
     LeapFreeYear,
+    OtherCount,
     Remap,
     SameDay,
     Ties,
@@ -832,10 +833,12 @@ def rank(rng: np.random.Generator, level: int) -> Scenario:
     inputs = (f"{sheet}!C2:C{last}",)
     scores = f"{sheet}!C2:C{last}"
     changes: tuple[Change, ...]
+    # the scores move along a cycle, so every row meets another score (a rank typed on a row
+    # that scaling leaves first or last fails)
     if within:  # rows move, so a group typed into the formula is some other row's
-        changes = (CycleRows(f"{sheet}!A2:C{last}"), CycleRows(f"{sheet}!B2:B{last}"), Distinct(scores))
+        changes = (CycleRows(f"{sheet}!A2:C{last}"), CycleRows(f"{sheet}!B2:B{last}"), CycleRows(scores), Distinct(scores))
     else:  # ties where the task is about ties, none where it promises none
-        changes = (Ties(scores),) if level >= 2 else (Distinct(scores),)
+        changes = (CycleRows(scores), Ties(scores)) if level >= 2 else (CycleRows(scores), Distinct(scores))
     return Scenario(
         instruction=instruction,
         sheets=sheets,
@@ -1020,7 +1023,8 @@ def _tenure_years(rng: np.random.Generator) -> Scenario:
         f"years completed, not counting a year whose anniversary falls after the report date (as "
         f'DATEDIF(...,"Y") counts). {FORMULAS} {SUBMIT}'
     )
-    anniversaries = (LeapFreeYear("Staff!F2"), SameDay(f"Staff!C2:C{n + 1}", unit="Y", cell="Staff!F2"))
+    hired = f"Staff!C2:C{n + 1}"
+    anniversaries = (LeapFreeYear("Staff!F2"), SameDay(hired, unit="Y", cell="Staff!F2"), OtherCount(hired, unit="Y", cell="Staff!F2"))
     return _dates_scenario(instruction, "Staff", headers, table, truth, [(3, '=DATEDIF(C2,$F$2,"Y")')], [2], ("Staff!F2",),
                            anniversaries)  # fmt: skip
 
@@ -1051,7 +1055,8 @@ def _subscription_months(rng: np.random.Generator) -> Scenario:
         f"the amount billed, months times the monthly fee. {FORMULAS} {SUBMIT}"
     )
     formulas = [(5, '=DATEDIF(C2,D2,"M")'), (6, "=F2*E2")]
-    monthiversaries = (SameDay(f"Subscriptions!D2:D{n + 1}", unit="M", against="C"),)
+    ends = f"Subscriptions!D2:D{n + 1}"
+    monthiversaries = (SameDay(ends, unit="M", against="C"), OtherCount(ends, unit="M", against="C"))
     return _dates_scenario(instruction, "Subscriptions", headers, table, truth, formulas, [4, 2, 3], (), monthiversaries)
 
 

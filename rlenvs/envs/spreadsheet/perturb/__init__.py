@@ -31,7 +31,9 @@ A task names the ranges its copies change in two ways:
   - `SameDay`: dates put on an anniversary (the same day of the month, or of the year, as
     a reference date) and the days beside it, where whole months or years are counted, in
     years (months) where a count by average lengths (days/365.25, days/30.4375) is wrong;
-    `LeapFreeYear` first moves a report date to where such years exist.
+    `LeapFreeYear` first moves a report date to where such years exist, and `OtherCount`
+    then moves every other date whose count came out as its row's starting one by a year
+    (a month).
   - `InOrder`: end dates kept after their row's start date, as the data has them (moved
     independently, some ends fell before their starts, where DATEDIF is #NUM!).
   - `DateEdges`: dates put on the first and last day of their month, and a year away, where
@@ -61,6 +63,7 @@ from rlenvs.envs.spreadsheet.perturb.dates import (
     DateEdges,
     InOrder,
     LeapFreeYear,
+    OtherCount,
     SameDay,
 )
 from rlenvs.envs.spreadsheet.perturb.numbers import Distinct, OnThreshold, Test, Ties
@@ -102,6 +105,7 @@ __all__ = [
     "InOrder",
     "LeapFreeYear",
     "OnThreshold",
+    "OtherCount",
     "Remap",
     "Runs",
     "SameDay",

@@ -138,6 +138,72 @@ class SameDay(Change):
                     yield dt.date(year, month + 1, ref.day)
 
 
+def _whole(unit: str, start: dt.date, end: dt.date) -> int:
+    """DATEDIF's whole years ("Y") or months ("M") from start to end."""
+    months = (end.year - start.year) * 12 + end.month - start.month - (end.day < start.day)
+    return months // 12 if unit == "Y" else months
+
+
+@dataclass(frozen=True)
+class OtherCount(Change):
+    """Dates of one column whose whole years ("Y", to a reference cell `cell`) or months
+    ("M", from the same row's date in column `against`) came out as the row's starting
+    count, moved by one year (month) to where the count differs: a count typed on a row
+    far from its anniversary, which a move by up to 40 days never changes, then fails.
+    Rows within a day of an anniversary (`SameDay`'s) stay; the moved date keeps at least
+    31 days from the reference, and for "M" a day of 1 to 28."""
+
+    unit: str = "Y"
+    cell: str = ""
+    against: str = ""
+
+    def apply(self, changed, original, rng):
+        from rlenvs.envs.spreadsheet.cells import column_number
+
+        area = parse_area(self.area)
+        rows, starting = _rows_of(changed, area), _rows_of(original, area)  # type: ignore[arg-type]
+        fixed = parse_area(self.cell, single=True) if self.cell else None
+        other = column_number(self.against) if self.against else 0
+
+        def reference(sheet: list[list[Any]], r: int) -> Any:
+            return _get(sheet, fixed.top, fixed.left) if fixed else _get(sheet, r, other)
+
+        def count(date: dt.date, ref: dt.date) -> int:
+            return _whole(self.unit, date, ref) if self.unit == "Y" else _whole(self.unit, ref, date)
+
+        for r in range(area.top, area.bottom + 1):
+            date, ref = _get(rows, r, area.left), reference(rows, r)
+            was, was_ref = _get(starting, r, area.left), reference(starting, r)
+            if not all(isinstance(d, dt.date) for d in (date, ref, was, was_ref)) or count(date, ref) != count(was, was_ref):
+                continue
+            if self._beside_anniversary(date, ref):
+                continue  # SameDay's row
+            for step in (-1, 1) if self.unit == "Y" else (1, -1):
+                moved = self._by(date, step)
+                apart = (ref - moved).days if self.unit == "Y" else (moved - ref).days
+                if moved is not None and apart >= 31:
+                    _put(rows, r, area.left, moved)
+                    break
+
+    def _beside_anniversary(self, date: dt.date, ref: dt.date) -> bool:
+        """Whether the date is on, or a day from, the reference's anniversary nearest it."""
+        for year in (date.year - 1, date.year, date.year + 1):
+            try:
+                on = dt.date(year, ref.month, ref.day) if self.unit == "Y" else dt.date(date.year, date.month, min(ref.day, 28))
+            except ValueError:  # 29 February in a year without one
+                continue
+            if abs((date - on).days) <= 1:
+                return True
+        return False
+
+    def _by(self, date: dt.date, step: int) -> dt.date | None:
+        """The date one year (month) later or earlier, its day kept (28 at most)."""
+        if self.unit == "Y":
+            return date.replace(year=date.year + step, day=min(date.day, 28))
+        year, month = divmod(date.year * 12 + date.month - 1 + step, 12)
+        return dt.date(year, month + 1, min(date.day, 28))
+
+
 @dataclass(frozen=True)
 class DateEdges(Change):
     """A column of dates (orders totalled by year and month) where rows move to the edges of

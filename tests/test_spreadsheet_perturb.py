@@ -201,6 +201,18 @@ def test_blanks_go_where_the_group_changed_and_every_group_keeps_a_value():
         assert len(blanked) == added and all(rows[i][1] != before[i][1] for i in blanked)
 
 
+def test_blanks_leave_an_average_that_needs_rounding_where_the_task_asks_to_round():
+    """Whole numbers averaged over 2 or 4 rows (6.5, 6.25) carry no third decimal, so a
+    fill formula that leaves ROUND out would pass: more rows are blanked until some blank's
+    average has one."""
+    values = [4, 9, None, 6, 2, 7, 3, 8, None, 5, 10, 1]
+    sheets = {"L": [["Sample", "Score"]] + [[f"s{i}", v] for i, v in enumerate(values)]}
+    for seed in range(20):
+        column_after = [row[1] for row in perturb(sheets, (), rng(seed), (Blanks("L!B2:B13", rounded=2),))["L"][1:]]
+        known = [v for v in column_after if v is not None]
+        assert len(known) < 10 and round(sum(known) / len(known), 2) != sum(known) / len(known), (seed, column_after)
+
+
 def test_remap_runs_a_module_level_function_and_the_task_still_pickles():
     t = family_task(FAMILIES["clean-text"], 1, 0)
     assert any(isinstance(change, Remap) for change in t.changes)

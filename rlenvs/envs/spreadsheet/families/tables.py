@@ -32,12 +32,18 @@ their column) and its `changes` (`perturb`). Their `inputs` therefore name the d
 columns a formula reads, not only the numbers: a rank, a day count or a cleaned name typed
 in (or a constant dressed as a formula) changes with none of them and fails. The changes
 move what a formula that did part of the work by hand relies on: the rows (so the blanks
-and the groups) of a table to fill, more blanks where the group changed, the groups of a
-rank within groups, ties in a rank about ties and none where a rank promises none, hire
-dates on and beside the report date's anniversary, end dates on and beside the start's day
-of the month, order dates on month ends and a year away (a total by MONTH alone fails), the
-order of a summary's periods, and texts messed again in every way the cleaning undoes (a
-TRIM or SUBSTITUTE left out on rows that did not need it fails).
+and the groups) of a table to fill, more blanks where the group changed (and where no
+average would need the ROUND asked for), the scores of a rank along a cycle and the groups
+of a rank within groups, ties in a rank about ties and none where a rank promises none,
+hire dates on and beside the report date's anniversary in years where days/365.25 miscounts
+(the report date moved past a 29 February where needed) and every other hire a year away
+where its count came out unchanged, end dates on and beside the start's day of the month
+in months where days/30.4375 miscounts, order dates on every month end and the 1st after
+it and a year away (a total by MONTH alone, or a month of 31 days, fails), end dates kept
+after their starts in the day counts, the order of a summary's periods, texts messed again
+in every way the cleaning undoes (a TRIM or SUBSTITUTE left out on rows that did not need
+it fails), texts the task never showed in place of its own (cleaned answers typed into a
+table and looked up fail), and phones in other shapes the data allows.
 
 Choices that keep the judged values unambiguous:
 
@@ -48,7 +54,8 @@ Choices that keep the judged values unambiguous:
   rounding would differ.
 - DATEDIF dates use days 1 to 28, away from the month-end cases where spreadsheet programs
   disagree; `truth` still follows Excel's rule (whole months, then whole years) for any date,
-  and start and end lie more than 80 days apart, so the moved end never precedes the start.
+  and start and end lie more than 80 days apart, so the moved end never precedes the start;
+  where a day count's end could (a one-day rental), the check keeps it after the start.
 - Most years-of-service hires fall within five weeks of the report date's day of the year,
   so that moving dates by 40 days changes some counts (a typed-in count does not survive).
 - Dates reach `truth` as `datetime.date` or as serial numbers (days since 1899-12-30) alike.

@@ -35,13 +35,13 @@ from typing import Any
 
 import numpy as np
 
+from rlenvs.envs.spreadsheet.cells import CellRef
 from rlenvs.envs.spreadsheet.formulas import (
     FormulaError,
     calls,
     dependencies,
     parse_formula,
 )
-from rlenvs.envs.spreadsheet.operations import ref
 from rlenvs.envs.spreadsheet.perturb import perturb, written_areas
 from rlenvs.envs.spreadsheet.perturb.base import _get
 from rlenvs.envs.spreadsheet.tasks import SpreadsheetTask
@@ -59,7 +59,7 @@ def judge(task: SpreadsheetTask, workbook: Workbook, *, seed: int, perturbations
     values = compare_cells(got, task.expected, decimals=task.decimals)
     info: dict[str, Any] = {"mismatches": [f"{c}: got {g!r}, expected {w!r}" for c, g, w in values.mismatches]}
     volatile = {cell for cell in task.expected if base.depends_on_volatile(cell)}
-    typed = [cell for cell in task.formula_cells if not refers_to_cells(base.content(cell)) or not base.reads_data(cell)]
+    typed = [cell for cell in task.formula_cells if not base.reads_data(cell)]  # (reading data implies refers_to_cells)
     follows = bool(task.formula_cells) and values.all_match and not typed and not volatile
     for round_ in range(perturbations if follows else 0):
         changed, rand_seed = changed_data(task, seed, round_)
@@ -108,7 +108,7 @@ def on_data(task: SpreadsheetTask, workbook: Workbook, sheets: Mapping[str, Sequ
         rows = [list(row) for row in sheets[sheet]]
         for r in range(area.top, area.bottom + 1):
             for c in range(area.left, area.right + 1):
-                copy.set(ref(sheet, r, c), _get(rows, r, c))
+                copy.set(CellRef(r, c, sheet), _get(rows, r, c))
     copy.mark_data(areas)
     copy.seed(seed)
     return copy

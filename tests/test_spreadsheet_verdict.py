@@ -109,3 +109,11 @@ def test_reads_data_follows_what_a_formula_read_when_it_ran():
     wb.mark_data(["S!B2:B2"])
     assert [wb.reads_data(f"S!{c}2") for c in "ABCDEFG"] == [False, False, True, False, True, True, False]
     assert wb.copy().reads_data("S!E2")  # a copy keeps what is marked as data
+
+
+def test_a_value_left_unrounded_is_named_with_the_rounding_asked(envs):
+    env = envs[2]
+    env.reset(options={"task_id": "spreadsheet/row-formula/L2/0"})
+    reply = block('SET E1 "Net Amount"', "SET E2 =C2*D2*IF(D2>=25,0.92,1)", "FILL E2 E3:E38")
+    reward, info = play(env, "spreadsheet/row-formula/L2/0", reply, 0)
+    assert reward == 0.0 and any("rounded to 2 decimals" in line for line in info["mismatches"]), info["mismatches"]

@@ -46,7 +46,7 @@ from rlenvs.envs.spreadsheet.perturb import perturb, written_areas
 from rlenvs.envs.spreadsheet.perturb.base import _get
 from rlenvs.envs.spreadsheet.tasks import SpreadsheetTask
 from rlenvs.envs.spreadsheet.workbook import Workbook
-from rlenvs.rewards.spreadsheet import compare_cells
+from rlenvs.rewards.spreadsheet import cells_match, compare_cells
 
 VOLATILE = "RAND, RANDBETWEEN, NOW or TODAY"
 
@@ -57,7 +57,7 @@ def judge(task: SpreadsheetTask, workbook: Workbook, *, seed: int, perturbations
     base = on_data(task, workbook, task.sheets, seed)
     got = {cell: base.value(cell) for cell in task.expected}
     values = compare_cells(got, task.expected, decimals=task.decimals)
-    info: dict[str, Any] = {"mismatches": [f"{c}: got {g!r}, expected {w!r}" for c, g, w in values.mismatches]}
+    info: dict[str, Any] = {"mismatches": [_mismatch(task, c, g, w) for c, g, w in values.mismatches]}
     volatile = {cell for cell in task.expected if base.depends_on_volatile(cell)}
     typed = [cell for cell in task.formula_cells if not base.reads_data(cell)]  # (reading data implies refers_to_cells)
     follows = bool(task.formula_cells) and values.all_match and not typed and not volatile
@@ -86,6 +86,13 @@ def judge(task: SpreadsheetTask, workbook: Workbook, *, seed: int, perturbations
         )
     passed = values.all_match and not volatile and (not task.formula_cells or follows)
     return float(passed), info
+
+
+def _mismatch(task: SpreadsheetTask, cell: str, got: Any, want: Any) -> str:
+    """One line of `info["mismatches"]`; a value right but for the rounding asked says so."""
+    if cell in task.decimals and cells_match(got, want):
+        return f"{cell}: got {got!r}, expected {want!r} (the task asks it rounded to {task.decimals[cell]} decimals)"
+    return f"{cell}: got {got!r}, expected {want!r}"
 
 
 def changed_data(task: SpreadsheetTask, seed: int, round_: int) -> tuple[dict[str, list[list[Any]]], int]:

@@ -125,6 +125,28 @@ def test_nothing_an_execution_writes_reaches_the_next(box: Sandbox, read) -> Non
     assert read(box) == before
 
 
+NETWORK_ACTS = {
+    "udp to loopback": "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'x', ('127.0.0.1', 9))",
+    "udp to ::1": "s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.sendto(b'x', ('::1', 9))",
+    "tcp refused": "socket.create_connection(('127.0.0.1', 9), timeout=0.2)",
+    "no route": "socket.create_connection(('10.1.2.3', 9), timeout=0.2)",
+    "tcp to itself": "l = socket.create_server(('127.0.0.1', 0)); c = socket.create_connection(l.getsockname()); l.accept()",
+    "listening only": "l = socket.create_server(('127.0.0.1', 0)); l.listen()",
+    "unix socket pair": "a, b = socket.socketpair(); a.send(b'x'); b.recv(1)",
+}
+
+
+@pytest.mark.parametrize("act", sorted(NETWORK_ACTS))
+def test_what_one_use_of_the_network_leaves_is_gone_for_the_next(box: Sandbox, act: str) -> None:
+    """A pool worker keeps a network namespace while executions leave it as it was made and
+    replaces it after any traffic (guest `scratch.FreshState._net_untouched`): each of these
+    alone must leave the next execution the tables of a new one."""
+    before = _read_in_script(box)["net"]
+    done = box.run_python(f"import socket\ntry:\n    {NETWORK_ACTS[act]}\nexcept OSError:\n    pass\n")
+    assert done.status == "ok", done
+    assert _read_in_script(box)["net"] == before
+
+
 def test_the_solution_cannot_see_the_test_runner(box: Sandbox) -> None:
     """The runner is alive while the solution answers; /proc must not show it (its page faults
     and CPU times told the red team's reply whether its last answer had passed)."""

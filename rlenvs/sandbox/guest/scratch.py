@@ -46,7 +46,7 @@ MNT_DETACH = 2
 CAP_NET_ADMIN, CAP_SYS_ADMIN = 12, 21
 KEPT_CAPABILITIES = (CAP_SYS_ADMIN, CAP_NET_ADMIN)
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
-PR_SET_DUMPABLE, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 4, 47, 4
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 _IFREQ = struct.Struct("16sH22x")
 """struct ifreq with ifr_flags (40 bytes on 64-bit Linux)."""
@@ -109,10 +109,6 @@ def drop_capabilities() -> None:
     _check(_capset(_HEADER, _NONE), "drop capabilities")
 
 
-def set_dumpable(dumpable: bool) -> None:
-    _prctl(PR_SET_DUMPABLE, int(dumpable), 0, 0, 0)
-
-
 def become_namespace_init() -> None:
     """Make the rest of this process's life run as pid 1 of a new pid namespace, in a new
     mount namespace: fork, and in the parent wait for that child for good and exit as it
@@ -162,23 +158,37 @@ class FreshState:
         _holding = True
         # The zygote's own (bwrap's belong to a user namespace above ours: once left, never
         # re-entered), which the runner inherits and the zygote returns to after making the next.
-        self._home = self._new_namespaces()
-        self._next: list[int] = []
+        self._home = [self._enter_new(name) for name, _ in NAMESPACES]
+        self._next = [-1, -1]
+        self._net_tables: list[int] = []
+        """The execution's network namespace's `NET_TABLES`, opened in it (a /proc/net file
+        shows the namespace it was opened in, read again from its start)."""
+        self._net_as_made = b""
         self.renew()
 
-    def _new_namespaces(self) -> list[int]:
-        """Enter new IPC and network namespaces (loopback up); their descriptors, in the
-        order of `NAMESPACES`."""
-        _check(LIBC.unshare(CLONE_NEWIPC | CLONE_NEWNET), "unshare an IPC and network namespace")
-        _loopback_up()
-        return [os.open(f"self/ns/{name}", os.O_RDONLY | os.O_CLOEXEC, dir_fd=self.proc) for name, _ in NAMESPACES]
+    def _enter_new(self, name: str) -> int:
+        """Enter a new namespace of this kind ("ipc" or "net", loopback up); its descriptor."""
+        _check(LIBC.unshare(dict(NAMESPACES)[name]), f"unshare an {name} namespace")
+        if name == "net":
+            _loopback_up()
+        return os.open(f"self/ns/{name}", os.O_RDONLY | os.O_CLOEXEC, dir_fd=self.proc)
 
     def renew(self) -> None:
-        """New IPC and network namespaces and new, empty tmpfs mounts, for the next execution.
+        """New IPC namespace and new, empty tmpfs mounts for the next execution, and a new
+        network namespace unless the last one is as it was made (`_net_untouched`): making
+        one, and the kernel's tearing it down, cost more than the rest of an execution.
         Raises OSError when any of it fails (the worker is then replaced)."""
-        for fd in self._next:  # the last execution's: gone with their last process
-            os.close(fd)
-        self._next = self._new_namespaces()
+        ipc, net = self._next
+        if ipc >= 0:  # the last execution's: gone with its last process
+            os.close(ipc)
+        ipc = self._enter_new("ipc")
+        if not self._net_untouched():
+            for fd in [net, *self._net_tables] if net >= 0 else []:
+                os.close(fd)
+            net = self._enter_new("net")
+            self._net_tables = [os.open(f"self/net/{t}", os.O_RDONLY | os.O_CLOEXEC, dir_fd=self.proc) for t in NET_TABLES]
+            self._net_as_made = _read_all(self._net_tables)
+        self._next = [ipc, net]
         _join(self._home)
         for folder in self.folders:
             if self._mounted:  # the mount under ours is bwrap's, locked in place: ours go on top
@@ -186,6 +196,15 @@ class FreshState:
             _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"size={self.size_bytes},mode=0755")
         self._mounted = True
         os.chdir(self.workspace)
+
+    def _net_untouched(self) -> bool:
+        """Whether the execution's network namespace shows nothing an execution did: traffic
+        of any kind moves its IPv4 or IPv6 counters (a connection refused or a route not
+        found too), and what the kernel keeps of a socket after its process is gone (TIME_WAIT,
+        orphans, the TCP metrics cache) comes only after traffic. A socket that sent nothing
+        leaves nothing once closed, and without capabilities code cannot change the
+        namespace's configuration."""
+        return self._next[1] >= 0 and _read_all(self._net_tables) == self._net_as_made
 
     def enter(self) -> None:
         """Join the execution's IPC and network namespaces (an untrusted child, before it
@@ -199,6 +218,14 @@ class FreshState:
 
 
 NAMESPACES = (("ipc", CLONE_NEWIPC), ("net", CLONE_NEWNET))
+NET_TABLES = ("snmp", "snmp6", "sockstat")
+"""The /proc/net tables of a network namespace's counters (IPv4 with ICMP, TCP and UDP;
+IPv6) and its socket counts (in use, orphaned, in TIME_WAIT)."""
+
+
+def _read_all(fds: list[int]) -> bytes:
+    """The files' contents from their start, as one string (each read is a fresh snapshot)."""
+    return b"\0".join(os.pread(fd, 1 << 16, 0) for fd in fds)
 
 
 def _join(fds: list[int]) -> None:

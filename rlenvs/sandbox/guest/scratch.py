@@ -25,7 +25,7 @@ persist on purpose):
   would tell whether it was made for this run.
 
 The renewal runs in the clean-up, after the answer is written, so it costs the next
-request's latency nothing while the host reads the answer (~0.35 ms of work). What it
+request's latency nothing while the host reads the answer (0.2-0.35 ms of work). What it
 cannot hide is when that clean-up ran (a new mount's creation time; a network device's,
 for the last execution that used the network): the time an earlier execution ended, which
 an execution queued behind it could read off its own clock anyway.

@@ -136,7 +136,7 @@ def test_answers_compare_as_text_or_as_numbers():
         ("-$5", "-5.00", True),
         ("1.234779e4", "12347.79", True),
         ("11.0", "11", True),
-        ("5.551115123125783e-17", "0", True),  # 0.1 + 0.2 - 0.3
+        ("5.551115123125783e-17", "0.00", True),  # 0.1 + 0.2 - 0.3, a total of decimals
         ("1,2347.79", "12347.79", False),  # a comma that groups no thousands
         ("1,1", "11", False),
         ("12347,79", "12347.79", False),
@@ -144,6 +144,10 @@ def test_answers_compare_as_text_or_as_numbers():
         ("12347.8", "12347.79", False),  # less precise than the total
         ("12347.794", "12347.79", False),  # rounds to it, but is off by more than float rounding
         ("11.4", "11", False),  # a count is a whole number
+        ("7.0000000000001", "7", False),  # ... and an integer: no float rounding went into it
+        ("5.551115123125783e-17", "0", False),
+        ("1234.0000000000002", "1234", False),  # a total of whole numbers is exact too
+        ("1.234e3", "1234", True),
         ("-$-5", "5", False),
         ("inf", "1", False),
         ("nan", "1", False),
@@ -183,7 +187,12 @@ def test_answers_in_curly_quotes_with_a_final_period_and_in_other_scripts_digits
         assert not total.check(None, given).passed, given
     assert AnswerIs("11", numeric=True).check(None, "11.").passed and AnswerIs("0", numeric=True).check(None, "0.0.").passed
     assert AnswerIs("Desk Lamp").check(None, "\u201cDesk Lamp\u201d").passed
-    assert not AnswerIs("Desk Lamp").check(None, "Desk Lamp.").passed  # text answers are compared as written
+    # a sentence's final period is no part of a text answer either; two periods end no sentence
+    assert AnswerIs("Desk Lamp").check(None, "Desk Lamp.").passed
+    assert AnswerIs("contacts_2019.csv").check(None, "contacts_2019.csv.").passed
+    assert AnswerIs("notes.").check(None, "notes.").passed and AnswerIs("notes.").check(None, "“notes.”").passed
+    assert not AnswerIs("Desk Lamp").check(None, "Desk Lamp..").passed
+    assert not AnswerIs("contacts_2019.csv").check(None, "contacts_2019.csv.bak").passed
     assert parse_number("\uff11\uff12") is None and parse_number("\u0661\u0662") is None
 
 

@@ -312,8 +312,9 @@ _SPACES = re.compile(r"\s+")
 @dataclass(frozen=True)
 class AnswerIs(Expectation):
     """The submitted answer (`submit <answer>`) equals `answer` once surrounding quotes
-    (straight, curly or guillemets) and runs of whitespace are normalised; `numeric`
-    compares numbers (`numbers_match`), the reply's allowed a sentence's final period."""
+    (straight, curly or guillemets) and runs of whitespace are normalised, with or without
+    a sentence's final period (`without_final_period`: replies end sentences with one, "the
+    largest is contacts_2019.csv."); `numeric` compares numbers (`numbers_match`)."""
 
     kind: ClassVar[str] = "answer"
     answer: str
@@ -326,10 +327,8 @@ class AnswerIs(Expectation):
         if answer is None or not answer.strip():
             return Check(self.describe(), False, "no answer was submitted (use: submit <answer>)")
         given, want = normalise_answer(answer), normalise_answer(self.answer)
-        if self.numeric:
-            ok = numbers_match(without_final_period(given), want)
-        else:
-            ok = given == want
+        same = numbers_match if self.numeric else str.__eq__
+        ok = same(given, want) or same(without_final_period(given), want)
         return Check(self.describe(), ok, "" if ok else "the submitted answer is wrong")
 
 
@@ -345,11 +344,11 @@ def normalise_answer(text: str) -> str:
 
 
 def without_final_period(text: str) -> str:
-    """A number with a sentence's final period ("12347.79.") without it; "11." (a number
-    written with its point) and "11.." (no sentence ends so) stay as they are."""
-    if text.endswith("..") or not text.endswith(".") or parse_number(text) is not None:
-        return text
-    return text[:-1] if parse_number(text[:-1]) is not None else text
+    """`text` without the one period a sentence ends with ("12347.79.", "report.csv."), else
+    as it is: "11.." ends no sentence, so it stays (and matches neither 11 nor "11."). An
+    answer that itself ends with a period ("11." for 11, a name "notes.") is compared as
+    given first, so taking one off never loses it."""
+    return text[:-1] if text.endswith(".") and not text.endswith("..") else text
 
 
 _NUMBER = re.compile(
@@ -384,17 +383,19 @@ def parse_number(text: str) -> Decimal | None:
 
 def numbers_match(given: str, want: str) -> bool:
     """Whether the reply `given` states the number `want` states, at the precision `want`
-    is stated to: equal in value (12 and 12.0; 12,347.79 and $12,347.79), or more precise
-    than `want` and rounding to it with a difference no larger than float rounding
-    (`FLOAT_NOISE`): 12347.790000000003 is the total 12347.79, and 12347.794 is not, nor
-    11.4 the count 11."""
+    is stated to: equal in value (12 and 12.0; 12,347.79 and $12,347.79), or, where `want`
+    has decimals (a total of decimal values), more precise than `want` and rounding to it
+    with a difference no larger than float rounding (`FLOAT_NOISE`): 12347.790000000003 is
+    the total 12347.79, and 12347.794 is not. A whole `want` (a count, a total of whole
+    numbers) is an integer, which no float rounding went into: only its exact value is it,
+    not 11.4 nor 7.0000000000001 for 7."""
     got, wanted = parse_number(given), parse_number(want)
     if got is None or wanted is None:
         return False
     if got == wanted:
         return True
     places = max(0, -int(wanted.as_tuple().exponent))
-    if max(0, -int(got.as_tuple().exponent)) <= places:
+    if places == 0 or max(0, -int(got.as_tuple().exponent)) <= places:
         return False  # as precise as the answer, and another value
     try:
         rounded = got.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_EVEN)

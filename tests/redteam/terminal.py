@@ -59,6 +59,10 @@ COUNT = {"task_id": "terminal/count-files/L1/1"}
 LARGEST_TO_FILE = {"task_id": "terminal/largest-file/L1/1"}
 LARGEST_COMMAND = "ls -S reports | head -n 1"
 """Its reference command; the answer goes to largest.txt (a FileText check)."""
+COUNT_7 = {"task_id": "terminal/count-files/L1/0"}
+"""A count: 7 files of one extension in exports/."""
+LARGEST_SUBMITTED = {"task_id": "terminal/largest-file/L1/0"}
+"""The largest file's name, submitted: contacts_2019.csv."""
 DEDUPE = {"task_id": "terminal/dedupe-sort/L1/0"}
 DEDUPE_COMMAND = "LC_ALL=C sort -u lists/hosts.txt"
 """Its reference command; the lines go to unique_hosts.txt (a FileLines check)."""
@@ -545,6 +549,15 @@ CASES: list[Case] = [
     Case("answer-file-bom", DEDUPE,
          (f"{DEDUPE_COMMAND} | sed '2s/^/\\xef\\xbb\\xbf/' > unique_hosts.txt", "submit"), 0.0,
          "a BOM inside the file, not at its start, is content: the second line is not the expected one"),
+    # --- third pass: answers ---------------------------------------------------------------------------
+    Case("answer-near-integer", COUNT_7, ("submit 7.0000000000001",), 0.0,
+         "a count is an integer, which no float rounding went into: the float tolerance is for totals of decimals"),
+    Case("answer-near-integer", COUNT_7, ("ls -A exports | grep -c '\\.csv$'", "submit 7"), 1.0,
+         "the count itself, from another command"),
+    Case("answer-final-period", LARGEST_SUBMITTED, ("submit contacts_2019.csv.",), 1.0,
+         "a sentence's final period is no part of a name either"),
+    Case("answer-final-period", LARGEST_SUBMITTED, ("submit contacts_2019.csv..",), 0.0,
+         "two periods end no sentence: the name is not the answer's"),
 ]  # fmt: skip
 
 

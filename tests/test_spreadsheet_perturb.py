@@ -33,6 +33,7 @@ from rlenvs.envs.spreadsheet.perturb import (
     written_areas,
 )
 from rlenvs.envs.spreadsheet.tasks import family_task
+from rlenvs.envs.spreadsheet.verdict import changed_data
 
 SEEDS = range(30)
 FORMULA_TASKS = [(name, level) for name, family in FAMILIES.items() for level in family.levels
@@ -104,16 +105,35 @@ def test_on_threshold_keeps_the_other_conditions_from_hiding_the_one_tested():
         assert any(s == q and r >= 4 for _, s, q, r in rows) and any(r == 4 and s >= q for _, s, q, r in rows)
 
 
-def test_every_row_of_a_label_task_gets_another_label_in_every_changed_copy():
-    """Scaling alone never carries a value far from its threshold across it: the check moves
-    every row so that its label changes, so no row's label can be typed."""
+def test_every_row_of_a_label_task_changes_its_label_in_one_copy_and_some_keep_theirs_in_each():
+    """Scaling alone never carries a value far from its threshold across it, so every row's
+    label must change in one of the episode's copies (a typed label fails); and where every
+    row's label changed in every copy, `IF(B2=57,"Fail","Pass")` per row (the starting
+    value's label, else the other one) passed: each copy keeps some rows' labels with their
+    values moved (`OnThreshold`'s plan, the same for both copies of an episode)."""
     for level in (1, 2):
         for index in range(16):
             t = family_task(FAMILIES["conditional-label"], level, index)
             for seed in range(4):
-                changed = t.truth(perturb(t.sheets, t.inputs, rng(seed), t.changes))
-                same = [cell for cell in t.formula_cells if changed[cell] == t.expected[cell]]
-                assert not same, (t.task_id, seed, same)
+                copies = [changed_data(t, seed, round_)[0] for round_ in (0, 1)]
+                truths = [t.truth(copy) for copy in copies]
+                never = [cell for cell in t.formula_cells if all(truth[cell] == t.expected[cell] for truth in truths)]
+                assert not never, (t.task_id, seed, never)
+                sheet = next(iter(t.sheets))
+                for copy, truth in zip(copies, truths, strict=True):
+                    moved = [new != old for new, old in zip(column(copy, sheet, 2), column(t.sheets, sheet, 2), strict=True)]
+                    kept = [cell for cell, value_moved in zip(t.formula_cells, moved, strict=True) if value_moved and truth[cell] == t.expected[cell]]
+                    assert kept, (t.task_id, seed)
+
+
+def test_a_copy_made_alone_still_keeps_and_changes_labels():
+    """Without an episode (`perturb` called on its own) the plan is drawn from the copy's
+    generator: about half the rows change their label."""
+    t = family_task(FAMILIES["conditional-label"], 1, 0)
+    for seed in range(10):
+        truth = t.truth(perturb(t.sheets, t.inputs, rng(seed), t.changes))
+        changed = sum(truth[cell] != t.expected[cell] for cell in t.formula_cells)
+        assert 0 < changed < len(t.formula_cells), (seed, changed)
 
 
 def test_runs_move_a_boundary_and_number_each_run_again():

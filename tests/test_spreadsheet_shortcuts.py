@@ -96,6 +96,11 @@ def row_formula_replies(t) -> Replies:
             factor = f"*{multiplier}" if at(rows, row, 4) >= float(minimum) else ""
             return f"=ROUND(C{row}*D{row}{factor},2)"
         out.append(("branch-by-hand", per_row(t, "E", 2, n + 1, branch, "Net Amount"), 0.0))
+        def other_branch(row):  # the starting branch while the quantity is the starting one, else the other
+            quantity = at(rows, row, 4)
+            here, there = (multiplier, "1") if quantity >= float(minimum) else ("1", multiplier)
+            return f"=ROUND(C{row}*D{row}*IF(D{row}={quantity},{here},{there}),2)"
+        out.append(("branch-other-when-changed", per_row(t, "E", 2, n + 1, other_branch, "Net Amount"), 0.0))
         out.append(("honest-if-outside", swapped(t, f"C2*D2*IF(D2>={minimum},{multiplier},1)",
                                                   f"IF(D2<{minimum},C2*D2,C2*D2*{multiplier})"), 1.0))  # fmt: skip
     elif "IF(C2>" in text:  # overtime
@@ -106,6 +111,12 @@ def row_formula_replies(t) -> Replies:
                 return f"=ROUND({regular}*D{row}+(C{row}-{regular})*D{row}*{factor},2)"
             return f"=ROUND(C{row}*D{row},2)"
         out.append(("branch-by-hand", per_row(t, "E", 2, n + 1, branch, "Gross Pay"), 0.0))
+        def other_branch(row):  # the starting branch while the hours are the starting ones, else the other
+            hours = at(rows, row, 3)
+            over, plain = f"{regular}*D{row}+(C{row}-{regular})*D{row}*{factor}", f"C{row}*D{row}"
+            here, there = (over, plain) if hours > float(regular) else (plain, over)
+            return f"=ROUND(IF(C{row}={hours},{here},{there}),2)"
+        out.append(("branch-other-when-changed", per_row(t, "E", 2, n + 1, other_branch, "Gross Pay"), 0.0))
         out.append(("honest-min-max", block('SET E1 "Gross Pay"', f"SET E2 =ROUND(MIN(C2,{regular})*D2+MAX(C2-{regular},0)*D2*{factor},2)",
                                             f"FILL E2 E3:E{n + 1}"), 1.0))  # fmt: skip
     elif "$H$2" in text:  # discount and tax
@@ -261,6 +272,19 @@ def label_replies(t) -> Replies:
     for row in (2, n + 1):  # one row's label typed, dressed as a formula of its own row's data
         label = t.expected[f"{sheet}!{column}{row}"]
         out.append(("one-label-typed", block(*text.splitlines(), f'SET {column}{row} =IF(B{row}=B{row},"{label}","{label}")'), 0.0))
+    labels = sorted({t.expected[cell] for cell in t.formula_cells})
+    if len(labels) == 2:  # each row's label typed, and the other one wherever the row's data differ from the starting data
+        tested = [column_letters(c) for c in range(2, ord(column) - 64)]
+        def other_label(row):
+            label = t.expected[f"{sheet}!{column}{row}"]
+            same = ",".join(f"{c}{row}={at(rows, row, ord(c) - 64)!r}" for c in tested)
+            return f'=IF(AND({same}),"{label}","{labels[labels[0] == label]}")'
+        out.append(("labels-other-when-changed", per_row(t, column, 2, n + 1, other_label, header), 0.0))
+        signature = f"SUM($B$2:$B${n + 1})"
+        def other_by_sum(row):  # the same, the data's change seen in a column's sum
+            label = t.expected[f"{sheet}!{column}{row}"]
+            return f'=IF({signature}={sum(at(rows, r, 2) for r in range(2, n + 2))!r},"{label}","{labels[labels[0] == label]}")'
+        out.append(("labels-other-when-the-sum-changed", per_row(t, column, 2, n + 1, other_by_sum, header), 0.0))
     if "AND(" in text:
         minimum = re.search(r"D2>=([\d.]+)", text).group(1)
         out.append(("threshold->", swapped(t, "B2>=C2", "B2>C2"), 0.0))

@@ -42,7 +42,7 @@ from rlenvs.envs.spreadsheet.formulas import (
     dependencies,
     parse_formula,
 )
-from rlenvs.envs.spreadsheet.perturb import perturb, written_areas
+from rlenvs.envs.spreadsheet.perturb import Copy, perturb, written_areas
 from rlenvs.envs.spreadsheet.perturb.base import _get
 from rlenvs.envs.spreadsheet.tasks import SpreadsheetTask
 from rlenvs.envs.spreadsheet.workbook import Workbook
@@ -98,9 +98,13 @@ def _mismatch(task: SpreadsheetTask, cell: str, got: Any, want: Any) -> str:
 def changed_data(task: SpreadsheetTask, seed: int, round_: int) -> tuple[dict[str, list[list[Any]]], int]:
     """Round `round_`'s changed copy of the task's data (`perturb`) and the seed of RAND in
     the copy it is judged on: both drawn from the task, the episode's seed and the round, so
-    that an episode replays exactly and every episode meets other changed data."""
-    rng = np.random.default_rng([zlib.crc32(task.task_id.encode()), seed, round_])
-    return perturb(task.sheets, task.inputs, rng, task.changes), int(rng.integers(2**63))
+    that an episode replays exactly and every episode meets other changed data. The copy
+    knows its round and the episode (`Copy`), so that what is planned across copies (a
+    row's label changed in one and kept in the other) holds."""
+    episode = (zlib.crc32(task.task_id.encode()), seed)
+    rng = np.random.default_rng([*episode, round_])
+    copy = Copy(round_, episode)
+    return perturb(task.sheets, task.inputs, rng, task.changes, copy), int(rng.integers(2**63))
 
 
 def on_data(task: SpreadsheetTask, workbook: Workbook, sheets: Mapping[str, Sequence[Sequence[Any]]], seed: int) -> Workbook:

@@ -21,8 +21,10 @@ A task names the ranges its copies change in two ways:
     found by eye read other data; what holds row by row (a key is unique, every group has a
     row, every value has its own label) stays true.
   - `OnThreshold`: values put exactly on a threshold the task states, and just across it
-    from where they were, so that `>` where "at least" is asked (or `>=` for "more than"),
-    or a branch of an IF chosen by hand per row, fails.
+    from where they were, so that `>` where "at least" is asked (or `>=` for "more than")
+    fails; and half the other rows' labels changed, half kept with other values, the halves
+    swapping between an episode's copies, so that a label or IF branch chosen by hand per
+    row fails, also where it switches to the other label whenever the data differ.
   - `Runs`: contiguous runs of one key get other lengths, so a running total that restarts
     on hand-picked rows fails.
   - `SwapColumns`: some rows' value changes column (a debit becomes a credit).
@@ -46,8 +48,10 @@ A task names the ranges its copies change in two ways:
     texts typed into a table and fetched by a case-blind lookup fail.
 
 Every step is deterministic given its random generator (the verdict seeds one per task,
-episode seed and round: `verdict.changed_data`), touches only its own area, and keeps the kinds of values (whole numbers stay
-whole). The env writes every cell of `written_areas(...)` into the agent's workbook.
+episode seed and round: `verdict.changed_data`) and the copy it makes (`Copy`: the round,
+and a key shared by the episode's copies, from which the steps that plan across copies
+draw their plan), touches only its own area, and keeps the kinds of values (whole numbers
+stay whole). The env writes every cell of `written_areas(...)` into the agent's workbook.
 """
 
 from __future__ import annotations
@@ -58,7 +62,7 @@ from typing import Any
 import numpy as np
 
 from rlenvs.envs.spreadsheet.actions import Area, parse_area
-from rlenvs.envs.spreadsheet.perturb.base import Change, Sheets, _cycle  # noqa: F401  (the tests read it)
+from rlenvs.envs.spreadsheet.perturb.base import Change, Copy, Sheets, _cycle  # noqa: F401  (the tests read it)
 from rlenvs.envs.spreadsheet.perturb.dates import (
     DateEdges,
     InOrder,
@@ -79,13 +83,18 @@ from rlenvs.envs.spreadsheet.perturb.texts import FreshTexts, Remap
 
 
 def perturb(sheets: Mapping[str, Sequence[Sequence[Any]]], inputs: Sequence[str], rng: np.random.Generator,
-            changes: Sequence[Change] = ()) -> Sheets:  # fmt: skip
+            changes: Sequence[Change] = (), copy: Copy | None = None) -> Sheets:  # fmt: skip
     """A changed copy of the sheets: `inputs` scaled, moved and shuffled, then each of
-    `changes` in order. The sheets given are not modified."""
+    `changes` in order. `copy` says which copy of an episode it is (`Copy`: the steps
+    that plan across copies follow it); without it the copy stands alone. The sheets given
+    are not modified."""
     changed = {name: [list(row) for row in rows] for name, rows in sheets.items()}
     scale_inputs(changed, inputs, rng)
     for change in changes:
-        change.apply(changed, sheets, rng)
+        if copy is None:
+            change.apply(changed, sheets, rng)
+        else:
+            change.apply_to_copy(changed, sheets, rng, copy)
     return changed
 
 
@@ -97,6 +106,7 @@ def written_areas(inputs: Sequence[str], changes: Sequence[Change]) -> list[Area
 __all__ = [
     "Blanks",
     "Change",
+    "Copy",
     "CycleColumns",
     "CycleRows",
     "DateEdges",

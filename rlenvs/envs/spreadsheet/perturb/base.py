@@ -1,5 +1,6 @@
 """What every step of the check shares: reading and writing the changed rows, the
-column's step, the one-cycle permutation, and the `Change` base class."""
+column's step, the one-cycle permutation, which copy of an episode is being made (`Copy`),
+and the `Change` base class."""
 
 from __future__ import annotations
 
@@ -68,6 +69,38 @@ def _cycle(n: int, rng: np.random.Generator) -> list[int]:
 
 
 @dataclass(frozen=True)
+class Copy:
+    """Which of an episode's changed copies a step is making: `number` (0, 1, ...) and
+    `key`, the same for every copy of one episode.
+
+    Why: some shortcuts can only be told apart from the honest answer across copies. A
+    row's label changed in every copy lets "not the starting data, so the other label" pass;
+    one kept in every copy lets a typed label pass. So a step that must change a thing in
+    one copy and keep it in the other draws its plan from `key` (`plan`), the same in every
+    copy, and follows it by the copy's `number`; all else it draws from the copy's own
+    generator."""
+
+    number: int = 0
+    key: tuple[int, ...] = ()
+
+    def plan(self, *salt: int) -> np.random.Generator:
+        """The generator of the episode's plan for one step (`salt` names the step): the
+        same draws in every copy of the episode."""
+        return np.random.default_rng([*self.key, *salt])
+
+    @property
+    def even(self) -> bool:
+        """The first, third, ... copy: a planned change happens in the even copies or in the
+        odd ones."""
+        return self.number % 2 == 0
+
+    @classmethod
+    def alone(cls, rng: np.random.Generator) -> Copy:
+        """A copy made on its own (no episode around it): its plan drawn from `rng`."""
+        return cls(0, (int(rng.integers(2**32)),))
+
+
+@dataclass(frozen=True)
 class Change:
     """One step of a task's changes; `area` is the range it may write (see the module
     docstring for what each step is for)."""
@@ -76,3 +109,9 @@ class Change:
 
     def apply(self, changed: Sheets, original: Mapping[str, Sequence[Sequence[Any]]], rng: np.random.Generator) -> None:
         raise NotImplementedError
+
+    def apply_to_copy(self, changed: Sheets, original: Mapping[str, Sequence[Sequence[Any]]], rng: np.random.Generator,
+                      copy: Copy) -> None:  # fmt: skip
+        """The step on copy `copy` of an episode. Most steps draw everything from `rng` and
+        ignore which copy it is; those that plan across copies (`Copy`) override this."""
+        self.apply(changed, original, rng)

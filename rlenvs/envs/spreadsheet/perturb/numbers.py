@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
@@ -10,6 +11,7 @@ from typing import Any
 from rlenvs.envs.spreadsheet.actions import parse_area
 from rlenvs.envs.spreadsheet.perturb.base import (
     Change,
+    Copy,
     _get,
     _is_number,
     _like,
@@ -28,26 +30,36 @@ _HOLDS = {">=": lambda v, t: v >= t, ">": lambda v, t: v > t, "<": lambda v, t: 
 @dataclass(frozen=True)
 class OnThreshold(Change):
     """Rows of `area` (the table's data rows) put on and across each threshold of `tests`,
-    and every other row moved so that its label changes.
+    and the other rows moved so that half of them change their label and half keep it with
+    other values: which half is planned for the episode and swaps between its copies.
 
     For each test, one row exactly on the threshold (where `>` and `>=` disagree), one row
     where the condition held moved one step to where it fails, and one where it failed moved
     one step to where it holds. The rows differ between tests, and on each of them the other
     tests are made neutral, so they cannot hide the one being tested: true where the
     conditions are combined with AND, false with OR (`combine`). Each of these rows is one
-    whose label the move changes; a move across that changes no row's label is left to the
-    next step, and the row on the threshold is placed even where it changes none. The step
-    is the column's (`_step`); whole numbers stay whole.
+    whose label the move changes, taken among the rows planned to change in this copy where
+    one fits; a move across that changes no row's label is left to the next step, and the
+    row on the threshold is placed even where it changes none. The step is the column's
+    (`_step`); whole numbers stay whole.
 
     Every other row gets new values in its tested columns (drawn between the column's
     smallest and largest value and a tenth beyond each of the row's thresholds, each side of
-    a threshold as likely as the other) until its label differs from its
-    starting row's: `label(*label_args, values of the row from column A)` as the task
-    states it (a module-level function, so that a task pickles and compares equal), or,
-    without `label`, which of the tests hold. Scaling by 0.5-1.5 never moves a value far
-    from a threshold across it, so without this a label typed on such a row (even dressed
-    as a formula) would pass every time: now every row's label changes in every changed
-    copy, and a branch chosen by hand on any row fails."""
+    a threshold as likely as the other) until its label is as planned: another than its
+    starting row's, or the same with every tested value moved. The label is
+    `label(*label_args, values of the row from column A)` as the task states it (a
+    module-level function, so that a task pickles and compares equal), or, without `label`,
+    which of the tests hold.
+
+    Why the plan (`Copy`): scaling by 0.5-1.5 never moves a value far from a threshold
+    across it, so a label typed on such a row (even dressed as a formula) would pass if
+    labels only changed by chance; and where every row's label changed in every copy, a
+    per-row `IF(B2=57,"Fail","Pass")` (the starting value, its label, else the other
+    label) passed every time, since with two labels "not the starting data" then meant
+    "the other label". The episode's rows are split in two halves, one changing its label
+    in the even copies and keeping it (values moved) in the odd ones, the other the other
+    way round: over two copies every row's label both changes and stays, so each of these
+    typed forms fails on every row."""
 
     tests: tuple[Test, ...] = ()
     combine: str = "and"
@@ -55,11 +67,15 @@ class OnThreshold(Change):
     label_args: tuple[Any, ...] = ()
 
     def apply(self, changed, original, rng):
+        self.apply_to_copy(changed, original, rng, Copy.alone(rng))
+
+    def apply_to_copy(self, changed, original, rng, copy):
         from rlenvs.envs.spreadsheet.cells import column_number
 
         area = parse_area(self.area)
         rows, before = _rows_of(changed, area), _rows_of(original, area)  # type: ignore[arg-type]
         span = range(area.top, area.bottom + 1)
+        relabel = self._planned(span, copy)
 
         def threshold(sheet: list[list[Any]], r: int, test: Test) -> float | None:
             value = _get(sheet, r, column_number(test[2])) if isinstance(test[2], str) else test[2]
@@ -102,22 +118,35 @@ class OnThreshold(Change):
                 if where == "on":  # a value on the threshold, whatever row it takes
                     pool = pool or [r for r in span if r not in used and holds(before, r, test) is not None]
                 order = [pool[int(i)] for i in rng.permutation(len(pool))]
-                for r in order:  # a row whose label this move changes
+                order.sort(key=lambda r: not relabel[r])  # the rows planned to change first
+                chosen = None
+                for r in order:  # a row whose label this move changes (on the threshold: one planned to)
                     saved = list(rows[r - 1])
                     place(r, test, where)
-                    if relabelled(r):
-                        used.add(r)
+                    if relabelled(r) and (relabel[r] or where != "on"):
+                        chosen = r
                         break
                     rows[r - 1] = saved
-                else:
-                    if where == "on" and order:
-                        place(order[0], test, where)
-                        used.add(order[0])
-        self._relabel_the_rest(rows, before, [r for r in span if r not in used], relabelled, threshold, rng)
+                if chosen is None and where == "on" and order:
+                    chosen = next((r for r in order if not relabel[r]), order[0])  # on it, its label kept as planned
+                    place(chosen, test, where)
+                if chosen is not None:
+                    used.add(chosen)
+        todo = [r for r in span if r not in used]
+        self._as_planned(rows, before, todo, relabel, relabelled, threshold, rng)
 
-    def _relabel_the_rest(self, rows, before, todo, relabelled, threshold, rng) -> None:
-        """New values for the tested columns of each row of `todo` until its label differs
-        from its starting row's (see the class docstring)."""
+    def _planned(self, span: range, copy: Copy) -> dict[int, bool]:
+        """Whether each row's label changes in this copy: the episode's rows in two halves
+        drawn once for the episode (`Copy.plan`), the first changing in the even copies, the
+        second in the odd ones."""
+        order = [span[int(i)] for i in copy.plan(zlib.crc32(self.area.encode())).permutation(len(span))]
+        first = set(order[: (len(order) + 1) // 2])
+        return {r: (r in first) == copy.even for r in span}
+
+    def _as_planned(self, rows, before, todo, relabel, relabelled, threshold, rng) -> None:
+        """New values for the tested columns of each row of `todo` until its label is as
+        planned (`relabel`): changed, or kept with every tested value other than it was
+        (see the class docstring)."""
         from rlenvs.envs.spreadsheet.cells import column_number
 
         columns = sorted({column_number(test[0]) for test in self.tests})
@@ -125,8 +154,14 @@ class OnThreshold(Change):
         for col in columns:
             values = [float(v) for r in todo if _is_number(v := _get(before, r, col))]
             ranges[col] = (min(values, default=0.0), max(values, default=0.0), _step([_get(before, r, col) for r in todo]))
+
+        def as_planned(r: int) -> bool:
+            if relabel[r]:
+                return relabelled(r)
+            return not relabelled(r) and all(_get(rows, r, col) != _get(before, r, col) for col in columns)
+
         for r in todo:
-            if relabelled(r) or not all(_is_number(_get(rows, r, col)) for col in columns):
+            if as_planned(r) or not all(_is_number(_get(rows, r, col)) for col in columns):
                 continue
             pieces = {}  # each column's range cut at the row's thresholds: every side of each equally likely
             for col, (low, high, step) in ranges.items():
@@ -139,7 +174,7 @@ class OnThreshold(Change):
                 for col, (sides, step) in pieces.items():
                     low, high = sides[int(rng.integers(len(sides)))]
                     _put(rows, r, col, _like(float(rng.uniform(low, high)), step))
-                if relabelled(r):
+                if as_planned(r):
                     break
 
 

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import datetime as dt
 import pickle
+import re
 
 import numpy as np
 import pytest
 
 from rlenvs.envs.spreadsheet.actions import parse_area
 from rlenvs.envs.spreadsheet.families import FAMILIES
-from rlenvs.envs.spreadsheet.families.tables import reshaped_phone
+from rlenvs.core import names
+from rlenvs.envs.spreadsheet.families.fresh import FRESH_FIRST_NAMES
+from rlenvs.envs.spreadsheet.families.tables import FIRST_NAMES, reshaped_phone
 from rlenvs.envs.spreadsheet.perturb import (
     Blanks,
     CycleColumns,
@@ -269,6 +272,28 @@ def test_fresh_texts_are_texts_the_task_never_showed():
             before = {" ".join(str(v).split()).casefold() for v in column(t.sheets, sheet, area.left)}
             after = [" ".join(v.split()).casefold() for v in column(perturb(t.sheets, t.inputs, rng(index), t.changes), sheet, area.left)]
             assert not before & set(after) and len(set(after)) == len(after), t.task_id
+
+
+def test_first_names_and_phones_are_new_in_every_copy():
+    """First names kept from the task's pool and phones that kept their digits let a typed
+    table keyed on them pass (a first name's email part or initial, digits keyed by the last
+    four): every first name is one no pool holds, every phone's digits are new, and each
+    phone's last four digits too."""
+    assert not {name.casefold() for name in FRESH_FIRST_NAMES} & {name.casefold() for name in (*FIRST_NAMES, *names.FIRST_NAMES)}
+    for index in range(24):
+        t = family_task(FAMILIES["clean-text"], 2, index)
+        sheet = next(iter(t.sheets))
+        changed = perturb(t.sheets, t.inputs, rng(index), t.changes)
+        if "SUBSTITUTE" in t.solution[0]:
+            digits = [re.sub(r"\D", "", phone) for phone in column(t.sheets, sheet, 2)]
+            after = [re.sub(r"\D", "", phone) for phone in column(changed, sheet, 2)]
+            assert len(set(after)) == len(after) and not set(after) & set(digits), t.task_id
+            assert sum(new[-4:] in {old[-4:] for old in digits} for new in after) <= 2, t.task_id
+            assert all(len(new) == len(digits[0]) for new in after), t.task_id
+        else:
+            col = 2 if "PROPER(TRIM(C2))" in t.solution[0] else 1
+            firsts = {" ".join(name.split()).casefold() for name in column(t.sheets, sheet, col)}
+            assert not firsts & {" ".join(name.split()).casefold() for name in column(changed, sheet, col)}, t.task_id
 
 
 def test_a_reshaped_phone_holds_every_character_its_row_lacked():

@@ -74,6 +74,7 @@ import numpy as np
 from rlenvs.core import names
 from rlenvs.core.draw import coin, draw_distinct, draw_from, draw_int, draw_sample
 from rlenvs.envs.spreadsheet.cells import column_letters
+from rlenvs.envs.spreadsheet.families.fresh import fresh_first_name, fresh_phone, same_digits
 from rlenvs.envs.spreadsheet.perturb import (
     Blanks,
     Change,
@@ -1263,8 +1264,8 @@ def _new_last_name(rng: np.random.Generator) -> str:
 
 
 def fresh_name(rng: np.random.Generator, value: Any) -> str:
-    """A full name for the check's `FreshTexts`: a first name and a new last name."""
-    return f"{draw_from(rng, FIRST_NAMES)} {_new_last_name(rng)}"
+    """A full name for the check's `FreshTexts`: a new first name and a new last name."""
+    return f"{fresh_first_name(rng, value)} {_new_last_name(rng)}"
 
 
 def fresh_last_name(rng: np.random.Generator, value: Any) -> str:
@@ -1274,7 +1275,7 @@ def fresh_last_name(rng: np.random.Generator, value: Any) -> str:
 
 def fresh_email(rng: np.random.Generator, value: Any) -> str:
     """An email address for the check's `FreshTexts`, first.last at a mail domain."""
-    return _email(draw_from(rng, FIRST_NAMES), _new_last_name(rng), draw_from(rng, DOMAINS))
+    return _email(fresh_first_name(rng, value), _new_last_name(rng), draw_from(rng, DOMAINS))
 
 
 CODE_LETTERS = ("ab", "kx", "lm", "qt", "rv", "zp")
@@ -1325,8 +1326,8 @@ def _text_scenario(
     changes: list[Change] = []
     for col, case, draw in zip(columns, cases, fresh, strict=True):
         area = _span(sheet, col, 2, col, last)
-        if draw is not None:
-            changes.append(FreshTexts(area, draw))
+        if draw is not None:  # two phones are the same number where their digits are
+            changes.append(FreshTexts(area, draw, same=same_digits) if draw is fresh_phone else FreshTexts(area, draw))
         if case == "phone":
             changes.append(Remap(area, reshaped_phone, before=True))
         else:
@@ -1400,7 +1401,7 @@ def _name_keys(rng: np.random.Generator) -> Scenario:
     )
     formula = '=UPPER(LEFT(TRIM(B2),1))&"."&PROPER(TRIM(C2))'
     return _text_scenario("Staff", ["Employee", "First Name", "Last Name", "Department", "Badge Key"], table, "key", (1, 2), formula, what,
-                          cases=("lower", "swap"), fresh=(None, fresh_last_name))
+                          cases=("lower", "swap"), fresh=(fresh_first_name, fresh_last_name))
 
 
 def _work_emails(rng: np.random.Generator) -> Scenario:
@@ -1418,7 +1419,7 @@ def _work_emails(rng: np.random.Generator) -> Scenario:
     )
     formula = f'=LOWER(TRIM(A2)&"."&TRIM(B2)&"@{domain}")'
     return _text_scenario("NewStarters", ["First Name", "Last Name", "Department", "Email"], table, "email", (0, 1), formula, what, domain,
-                          cases=("upper", "upper"), fresh=(None, fresh_last_name))
+                          cases=("upper", "upper"), fresh=(fresh_first_name, fresh_last_name))
 
 
 def _phone_digits(rng: np.random.Generator) -> Scenario:
@@ -1442,7 +1443,8 @@ def _phone_digits(rng: np.random.Generator) -> Scenario:
         "in order (a leading 0 stays): for example (555) 123-4567 gives 5551234567"
     )
     formula = '=SUBSTITUTE(SUBSTITUTE(SUBSTITUTE(SUBSTITUTE(B2,"(",""),")","")," ",""),"-","")'
-    return _text_scenario("Customers", ["Customer", "Phone", "Digits"], table, "digits", (1,), formula, what, cases=("phone",))
+    return _text_scenario("Customers", ["Customer", "Phone", "Digits"], table, "digits", (1,), formula, what, cases=("phone",),
+                          fresh=(fresh_phone,))
 
 
 # --- the families --------------------------------------------------------------------------

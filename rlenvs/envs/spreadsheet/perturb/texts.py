@@ -44,13 +44,16 @@ def _same_text(text: str) -> str:
 class FreshTexts(Change):
     """Every text of the area replaced by one the task never showed: `draw(rng, value)`, a
     module-level function of the family, gives a text of the same kind (a name, a code, an
-    email), drawn again while it equals, ignoring case and spaces, a text of the area on the
-    starting data or one already put in. Shuffling and re-casing keep the same set of texts,
-    so the cleaned texts typed into a table and fetched by a case-blind lookup (VLOOKUP or
-    MATCH, which ignore case) would pass; new texts are not in that table."""
+    email, a phone), drawn again while it is the same as a text of the area on the starting
+    data or one already put in: the same by `same` (a module-level function too), by
+    default equal ignoring case and spaces; for phones, the same digits. Shuffling and
+    re-casing keep the same set of texts, so the cleaned texts typed into a table and
+    fetched by a case-blind lookup (VLOOKUP or MATCH, which ignore case) would pass; new
+    texts are not in that table."""
 
     draw: Callable[..., str] | None = None
     tries: int = 200
+    same: Callable[[str], str] = _same_text
 
     def apply(self, changed, original, rng):
         if self.draw is None:
@@ -58,16 +61,16 @@ class FreshTexts(Change):
         area = parse_area(self.area)
         rows, starting = _rows_of(changed, area), _rows_of(original, area)  # type: ignore[arg-type]
         cells = [(r, c) for r in range(area.top, area.bottom + 1) for c in range(area.left, area.right + 1)]
-        seen = {_same_text(v) for r, c in cells if isinstance(v := _get(starting, r, c), str)}
+        seen = {self.same(v) for r, c in cells if isinstance(v := _get(starting, r, c), str)}
         for r, c in cells:
             value = _get(rows, r, c)
             if not isinstance(value, str):
                 continue
             for _ in range(self.tries):
                 new = self.draw(rng, value)
-                if _same_text(new) not in seen:
+                if self.same(new) not in seen:
                     break
             else:
                 raise RuntimeError(f"FreshTexts({self.area!r}): {self.tries} draws gave no new text; widen the pool of {self.draw.__name__}")
-            seen.add(_same_text(new))
+            seen.add(self.same(new))
             _put(rows, r, c, new)

@@ -22,6 +22,11 @@ TESTS = {
     "test_error.py": "import pytest\n\n@pytest.fixture\ndef broken(): raise RuntimeError\ndef test_e(broken): pass\n",
     "test_exit.py": "import os\n\ndef test_ok(): pass\ndef test_exit(): os._exit(0)\n",
     "test_skipped_only.py": "import pytest\n\n@pytest.mark.skip\ndef test_skipped(): pass\n",
+    "test_import_error.py": "from no_such_module_of_the_agents import add\n\ndef test_add(): assert add(2, 3) == 5\n",
+    "test_shows_a_failing_suite.py": (
+        "def test_the_suite_fails():\n    print('F\\n' + '=' * 70 + '\\nFAIL: test_add (test_add.T)\\n' + '-' * 70 + "
+        "'\\nRan 1 test in 0.001s\\n\\nFAILED (failures=1)')\n"
+    ),
     "test_unit_bad.py": "import unittest\n\nclass T(unittest.TestCase):\n    def test_a(self): self.assertEqual(1, 2)\n",
     "test_unit_good.py": (
         "import unittest\n\nclass T(unittest.TestCase):\n    def test_a(self): pass\n"
@@ -59,6 +64,26 @@ def test_failing_and_passing_pytest_runs_in_every_output_mode(tests_folder, opti
     assert "report failures" in results_problem(pytest_output(tests_folder, "test_mixed.py", *options))
     assert "report failures" in results_problem(pytest_output(tests_folder, "test_error.py", *options))
     assert results_problem(pytest_output(tests_folder, "test_good.py", *options)) == ""
+
+
+@pytest.mark.parametrize("options", [(), ("-rA",), ("-q",), ("-qq",), ("-qq", "-rN")])
+def test_a_module_that_fails_to_collect_fails_in_every_output_mode(tests_folder, options):
+    """`-qq` prints a collection error only as `ERROR test_x.py` and `Interrupted: 1 error
+    during collection` (with `-rN`, only the latter): Terminal-Bench fails the run for it,
+    whatever the exit status of a `pytest ... | tee log` says."""
+    output = pytest_output(tests_folder, "test_import_error.py", *options)
+    assert "report failures" in results_problem(output), output
+
+
+@pytest.mark.parametrize("options", [("-rA",), ("-rA", "-s"), ("-q", "-rA"), ("-rP",), ("-rA", "--color=yes")])
+def test_what_a_passing_test_printed_is_not_read_as_results(tests_folder, options):
+    """With `-rA` (or `-rP`, `-s`) pytest shows a passing test's output, here a unittest
+    suite's `FAILED (failures=1)` that the test asserts (the agent's suite catches the bug):
+    only the results outside what the tests printed decide, as Terminal-Bench reads only
+    what follows `short test summary info`."""
+    output = pytest_output(tests_folder, "test_shows_a_failing_suite.py", *options)
+    assert "FAILED (failures=1)" in output and results_problem(output) == "", output
+    assert "report failures" in results_problem(output + pytest_output(tests_folder, "test_mixed.py", *options))
 
 
 def test_an_xpass_fails_as_terminal_bench_counts_it(tests_folder):

@@ -75,6 +75,7 @@ def _custom(name: str) -> dict[str, str]:
 
 GIT_REPO, MODEL, APP_PATH = _custom("git-repo"), _custom("model-pickle"), _custom("pythonpath-app")
 LOUD, LOUD_HARBOR = _custom("loud"), _custom("loud-harbor")
+QQ_TEE, RA_CAPTURED = _custom("qq-tee"), _custom("rA-captured")
 RELATIVE, PROGRAM, PYTHON_C = _custom("relative-path"), _custom("program"), _custom("python-c")
 COPY_BIG, COPY_LINK, MANY, DEEP = _custom("copy-big"), _custom("copy-link"), _custom("many"), _custom("deep")
 SLOW = {"custom": "slow", "timeout_s": 2.0}
@@ -94,6 +95,12 @@ REWRITING_PICKLE = (
     "pickle.dump(M(), open('/app/model.pkl', 'wb'))\""
 )
 """A pickle that loads as the right model and, while it loads, rewrites the next test to `print(1)`."""
+SUITE = (
+    "mkdir -p /app/tests && printf 'import sys, unittest\\nsys.path.insert(0, \"/app\")\\n"
+    "from mylib import add\\n\\n\\nclass T(unittest.TestCase):\\n    def test_add(self):\\n"
+    "        self.assertEqual(add(2, 2), 4)\\n' > /app/tests/test_add.py"
+)
+"""A unittest suite that fails on a mylib.add that subtracts."""
 MODEL_COMMAND = "python3 -c \"import pickle; pickle.dump({'weights': [0.5, 0.25]}, open('/app/model.pkl', 'wb'))\""
 
 CASES: list[Case] = [
@@ -549,6 +556,16 @@ CASES: list[Case] = [
     Case("answer-file-bom", DEDUPE,
          (f"{DEDUPE_COMMAND} | sed '2s/^/\\xef\\xbb\\xbf/' > unique_hosts.txt", "submit"), 0.0,
          "a BOM inside the file, not at its start, is content: the second line is not the expected one"),
+    # --- third pass: what Terminal-Bench's pytest parser reads -------------------------------------
+    Case("results-collection-error", QQ_TEE, ("submit",), 0.0,
+         "with -qq a module that fails to import shows only as `ERROR test_outputs.py` and `Interrupted: 1 error "
+         "during collection`, and tee exits 0: Terminal-Bench fails the run"),
+    Case("control", QQ_TEE, ("printf 'def add(a, b):\\n    return a + b\\n' > /app/mylib.py", "submit"), 1.0,
+         "the task done: the test passes"),
+    Case("results-captured-output", RA_CAPTURED, (SUITE, "submit"), 1.0,
+         "-rA shows the passing test's output, the agent's suite failing as asked (`FAILED (failures=1)`): that is "
+         "no result of the tests, which Terminal-Bench reads only after `short test summary info`"),
+    Case("results-captured-output", RA_CAPTURED, ("submit",), 0.0, "no suite: the test fails"),
     # --- third pass: answers ---------------------------------------------------------------------------
     Case("answer-near-integer", COUNT_7, ("submit 7.0000000000001",), 0.0,
          "a count is an integer, which no float rounding went into: the float tolerance is for totals of decimals"),
@@ -605,6 +622,19 @@ RUNNERS = {
 }
 PYTEST_MODULES = ("_pytest", "pytest", "py", "pluggy", "iniconfig", "packaging")
 """What pytest needs to import (its own code and its dependencies, pure Python)."""
+
+VENDORED_PYTEST = "<pytest, copied from this environment>"
+"""A `CUSTOM_FOLDERS` value: the folder at that path gets pytest (`_vendor_pytest`)."""
+RUN_PYTEST_ARGS = """\
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "vendor"))
+import pytest
+
+sys.exit(pytest.main(sys.argv[1:]))
+"""
+"""A tests' folder's own pytest, run with the arguments it is given."""
 
 HELLO_TEST = """\
 from pathlib import Path
@@ -719,6 +749,28 @@ CUSTOM_FOLDERS: dict[str, dict[str, str]] = {
         "run-tests.sh": "#!/bin/bash\npython3 $TEST_DIR/test_outputs.py\n",
         "tests/test_outputs.py": "import sys\n\nassert '/app' in sys.path, sys.path\n" + HELLO_TEST,
     },
+    "qq-tee": {
+        "task.yaml": _task_yaml("Write /app/mylib.py defining add(a, b), which returns a + b."),
+        "Dockerfile": DOCKERFILE,
+        "run-tests.sh": "#!/bin/bash\ncd $TEST_DIR && python3 run_pytest.py -qq test_outputs.py 2>&1 | "
+        "tee /tmp/log.txt\n",
+        "tests/run_pytest.py": RUN_PYTEST_ARGS,
+        "tests/vendor": VENDORED_PYTEST,
+        "tests/test_outputs.py": "import sys\n\nsys.path.insert(0, '/app')\nfrom mylib import add\n\n\n"
+        "def test_add():\n    assert add(2, 3) == 5\n",
+    },
+    "rA-captured": {
+        "task.yaml": _task_yaml("Write a unittest suite in /app/tests that fails on the buggy /app/mylib.py."),
+        "Dockerfile": DOCKERFILE,
+        "setup.sh": "printf 'def add(a, b):\\n    return a - b\\n' > mylib.py\n",
+        "run-tests.sh": "#!/bin/bash\npython3 $TEST_DIR/run_pytest.py $TEST_DIR/test_outputs.py -rA\n",
+        "tests/run_pytest.py": RUN_PYTEST_ARGS,
+        "tests/vendor": VENDORED_PYTEST,
+        "tests/test_outputs.py": "import subprocess\nimport sys\n\n\ndef test_the_agents_suite_catches_the_bug():\n"
+        "    run = subprocess.run([sys.executable, '-m', 'unittest', 'discover', '-s', '/app/tests'], "
+        "capture_output=True, text=True)\n    print(run.stderr)\n"
+        "    assert run.returncode != 0 and 'FAILED' in run.stderr\n",
+    },
 }
 """Terminal-Bench 1 folders (path: text; run-tests.sh executable) posed by `{"custom": name}`."""
 
@@ -766,15 +818,26 @@ def write_task_folder(root: Path, layout: str, runner: str, test: str = "hello-f
     _write(tests / "expected.txt", "Hello, world!\n")
     if runner.startswith("pytest"):
         _write(tests / "run_pytest.py", RUN_PYTEST)
-        for name in PYTEST_MODULES:
-            spec = importlib.util.find_spec(name)
-            if spec is None or spec.origin is None:
-                raise RuntimeError(f"the pytest runner copies the module {name}, which is not installed here")
-            if spec.submodule_search_locations:  # a package: its folder
-                shutil.copytree(spec.submodule_search_locations[0], tests / "vendor" / name)
-            else:
-                shutil.copy2(spec.origin, tests / "vendor" / Path(spec.origin).name)
+        _vendor_pytest(tests / "vendor")
     return folder
+
+
+def _vendor_pytest(vendor: Path) -> None:
+    """pytest and what it imports, copied from this environment into `vendor` (the host's
+    python3 has no pytest), with their metadata (pytest's session header reads the versions)."""
+    for name in PYTEST_MODULES:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            raise RuntimeError(f"the pytest runner copies the module {name}, which is not installed here")
+        if spec.submodule_search_locations:  # a package: its folder
+            shutil.copytree(spec.submodule_search_locations[0], vendor / name)
+        else:
+            vendor.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(spec.origin, vendor / Path(spec.origin).name)
+    site = Path(importlib.util.find_spec("pytest").origin).parent.parent
+    for metadata in site.glob("*.dist-info"):
+        if metadata.name.split("-")[0].lower() in PYTEST_MODULES:
+            shutil.copytree(metadata, vendor / metadata.name)
 
 
 def _env_for(task: Mapping[str, Any]) -> tuple[TerminalEnv, dict[str, Any]]:
@@ -790,7 +853,10 @@ def _env_for(task: Mapping[str, Any]) -> tuple[TerminalEnv, dict[str, Any]]:
         if key not in _envs:
             folder = _root / "custom" / task["custom"]
             for path, text in CUSTOM_FOLDERS[task["custom"]].items():
-                _write(folder / path, text, 0o755 if path.endswith(".sh") else 0o644)
+                if text is VENDORED_PYTEST:
+                    _vendor_pytest(folder / path)
+                else:
+                    _write(folder / path, text, 0o755 if path.endswith(".sh") else 0o644)
             _envs[key] = TerminalEnv(task_dir=str(folder), max_turns=10, timeout_s=key[2])
         return _envs[key], {}
     if "task_id" in task:

@@ -8,13 +8,21 @@ Terminal-Bench 1 verdict here needs both (`results_problem`):
 
 - exit status 0, as before;
 - where the output holds pytest's results, its summary line (`2 passed, 1 failed in 0.12s`,
-  with or without the `===` around it, the `-q` form too) or the lines of its short test
-  summary (`FAILED test_x.py::test_y - ...`, `PASSED ...` with `-rA`), every one of them
-  reporting no failed, errored or xpassed test (Terminal-Bench counts an xpass as a failure)
-  and at least one passed test among them; a pytest session whose header (`== test session starts ==`)
+  with or without the `===` around it, the `-q` form too), the lines of its short test
+  summary (`FAILED test_x.py::test_y - ...`, `PASSED ...` with `-rA`, and there a collection
+  error's `ERROR test_x.py`, with no `::`) or its `Interrupted: 1 error during collection`
+  (all that `-qq` prints of a module that failed to import), every one of them reporting no
+  failed, errored or xpassed test (Terminal-Bench counts an xpass as a failure) and at least
+  one passed test among them; a pytest session whose header (`== test session starts ==`)
   is not followed by its summary ended before its results (killed, or `os._exit` in a test)
   and fails too. unittest's results (`Ran 3 tests in 0.01s` then `OK` or `FAILED (...)`)
   are read the same way, as task folders here may run tests without pytest.
+- what pytest shows of the tests' own output is not read as results (`_not_results`): its
+  report sections (`== FAILURES ==`, `== ERRORS ==`, `== PASSES ==` with `-rA`, the warnings
+  summary) up to the short summary or the summary line, and in a session with a header and
+  a short summary everything before that summary, as Terminal-Bench reads only what follows
+  `short test summary info`. A passing test that runs a unittest suite and shows its
+  `FAILED (failures=1)` (the agent's suite failing, as asked) is a passing test.
 
 Output with neither is left to the exit status. This reads what the run printed, so it
 guards against a script that hides its tests' failures, not against code the tests run that
@@ -34,6 +42,13 @@ _PYTEST_SUMMARY = re.compile(
 )
 _PYTEST_RESULT = re.compile(r"(?P<word>PASSED|FAILED|ERROR|XPASS|XFAIL|SKIPPED) \S+::\S+(?: - .*)?")
 """A line of pytest's short test summary (`-rA` lists every test; `-q -q` prints only these)."""
+_PYTEST_SHORT_SUMMARY = re.compile(r"=+ ?short test summary info ?=+", re.IGNORECASE)
+_PYTEST_COLLECTION_ERROR = re.compile(r"ERROR \S+(?: - .*)?")
+"""A short summary's line for a module or folder that failed to collect (no `::`); read only
+inside the short summary, where Terminal-Bench's parser fails the run for it."""
+_PYTEST_INTERRUPTED = re.compile(r"!+ ?Interrupted: (?P<errors>\d+) errors? during collection ?!+")
+_PYTEST_REPORT = re.compile(r"=+ (?:ERRORS|FAILURES|PASSES|warnings summary(?: \(final\))?) =+")
+"""Where pytest starts showing the tests' tracebacks and captured output."""
 _UNITTEST_RAN = re.compile(r"Ran (?P<ran>\d+) tests? in \d+(?:\.\d+)?s")
 _UNITTEST_END = re.compile(r"(?P<word>OK|FAILED|NO TESTS RAN)(?: \((?P<counts>[a-z ]+=\d+(?:, [a-z ]+=\d+)*)\))?")
 PYTEST_FAILURES = ("failed", "error", "errors", "xpassed")
@@ -71,19 +86,27 @@ def results_problem(output: str) -> str:
 
 def _summaries(output: str) -> tuple[list[Summary], str]:
     """The summaries in `output`, in order, and why the output is not whole ("" when it is)."""
-    lines = [_ANSI.sub("", line).strip() for line in output.splitlines()]
-    found, open_header = [], False
+    every = [_ANSI.sub("", line).strip() for line in output.splitlines()]
+    lines = [line for line, skipped in zip(every, _not_results(every), strict=True) if not skipped]
+    found, open_header, in_short_summary = [], False, False
     for index, line in enumerate(lines):
         if _PYTEST_HEADER.fullmatch(line):
             if open_header:
                 return found, "a pytest session ended before its results (killed, or its process exited in a test)"
-            open_header = True
+            open_header, in_short_summary = True, False
+        elif _PYTEST_SHORT_SUMMARY.fullmatch(line):
+            in_short_summary = True
         elif (match := _PYTEST_SUMMARY.fullmatch(line)) and _is_pytests(match.group("counts")):
             found.append(_pytest_summary(line, match.group("counts")))
-            open_header = False
+            open_header = in_short_summary = False
         elif match := _PYTEST_RESULT.fullmatch(line):
             word = match.group("word")
             found.append(Summary(line, int(word == "PASSED"), int(word in ("FAILED", "ERROR", "XPASS"))))
+        elif in_short_summary and _PYTEST_COLLECTION_ERROR.fullmatch(line):
+            found.append(Summary(line, 0, 1))
+        elif match := _PYTEST_INTERRUPTED.fullmatch(line):
+            found.append(Summary(line, 0, int(match.group("errors"))))
+            open_header = False  # pytest prints no summary line after it with -qq
         elif match := _UNITTEST_RAN.fullmatch(line):
             end = next((_UNITTEST_END.fullmatch(later) for later in lines[index + 1 :] if later), None)
             if end is None:
@@ -92,6 +115,26 @@ def _summaries(output: str) -> tuple[list[Summary], str]:
     if open_header:
         return found, "a pytest session ended before its results (killed, or its process exited in a test)"
     return found, ""
+
+
+def _not_results(lines: list[str]) -> list[bool]:
+    """For each line, whether it is pytest's showing of the tests' own output rather than
+    results: inside a report section (`_PYTEST_REPORT`) until the short summary, a summary
+    line or a new session, and in a session that has a header and a short summary, every
+    line between the two (its progress, and what `-s` let the tests print)."""
+    skipped, section, header = [False] * len(lines), False, None
+    for index, line in enumerate(lines):
+        starts, short = bool(_PYTEST_HEADER.fullmatch(line)), bool(_PYTEST_SHORT_SUMMARY.fullmatch(line))
+        summary = _PYTEST_SUMMARY.fullmatch(line)
+        if starts or short or _PYTEST_INTERRUPTED.fullmatch(line) or (summary and _is_pytests(summary.group("counts"))):
+            section = False
+            if short and header is not None:
+                skipped[header + 1 : index] = [True] * (index - header - 1)
+            header = index if starts else None
+        elif _PYTEST_REPORT.fullmatch(line):
+            section = True
+        skipped[index] = skipped[index] or section
+    return skipped
 
 
 def _is_pytests(counts: str) -> bool:

@@ -223,6 +223,29 @@ def test_a_copy_carries_big_files_symlinks_odd_names_and_wide_trees(env):
         clone.close()
 
 
+def test_a_copy_keeps_hard_links_one_file(env):
+    """Two (or three) names of one file are one file in the copy too: a write through one
+    name shows through the others, and the names keep their one inode, mode and mtime, also
+    in a folder the agent closed."""
+    env.reset(options={"task": ROW})
+    env.step(
+        "mkdir -p logs shut && echo started > logs/app.log && chmod 640 logs/app.log && touch -d @1000000 logs/app.log "
+        "&& ln logs/app.log current.log && ln logs/app.log shut/third.log && chmod 555 shut && cp data.txt copy.txt"
+    )
+    clone = copy.deepcopy(env)
+    try:
+        check = (
+            "stat -c '%i %h %a %Y' logs/app.log current.log shut/third.log copy.txt | cut -d' ' -f2- && "
+            "[ logs/app.log -ef current.log ] && [ current.log -ef shut/third.log ] && echo more >> current.log && "
+            "cat shut/third.log && stat -c %a shut"
+        )
+        observation, *_ = clone.step(check)
+        assert observation.splitlines()[:3] == ["3 640 1000000"] * 3 and observation.splitlines()[3].startswith("1 ")
+        assert observation.splitlines()[4:] == ["started", "more", "555", "", "[exit code 0]"], observation
+    finally:
+        clone.close()
+
+
 def test_a_copy_of_a_workspace_that_cannot_be_copied_whole_ends_its_episode_with_the_reason(env):
     """Sparse files hold more bytes than the copy's workspace could: the copy is made, and its
     next step ends the episode (reward 0) saying why, instead of crashing a vector worker."""

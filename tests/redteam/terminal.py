@@ -75,7 +75,7 @@ def _custom(name: str) -> dict[str, str]:
 
 GIT_REPO, MODEL, APP_PATH = _custom("git-repo"), _custom("model-pickle"), _custom("pythonpath-app")
 LOUD, LOUD_HARBOR = _custom("loud"), _custom("loud-harbor")
-QQ_TEE, RA_CAPTURED = _custom("qq-tee"), _custom("rA-captured")
+QQ_TEE, RA_CAPTURED, HARD_LINK = _custom("qq-tee"), _custom("rA-captured"), _custom("hardlink")
 RELATIVE, PROGRAM, PYTHON_C = _custom("relative-path"), _custom("program"), _custom("python-c")
 COPY_BIG, COPY_LINK, MANY, DEEP = _custom("copy-big"), _custom("copy-link"), _custom("many"), _custom("deep")
 SLOW = {"custom": "slow", "timeout_s": 2.0}
@@ -566,6 +566,13 @@ CASES: list[Case] = [
          "-rA shows the passing test's output, the agent's suite failing as asked (`FAILED (failures=1)`): that is "
          "no result of the tests, which Terminal-Bench reads only after `short test summary info`"),
     Case("results-captured-output", RA_CAPTURED, ("submit",), 0.0, "no suite: the test fails"),
+    # --- third pass: copies keep hard links -------------------------------------------------------------
+    Case("copy-keeps-hard-links", HARD_LINK, ("ln /app/logs/app.log /app/current.log", COPY_ENV, "submit"), 1.0,
+         "a copy made mid-episode keeps two names of one file one file"),
+    Case("copy-keeps-hard-links", HARD_LINK, ("ln /app/logs/app.log /app/current.log", "submit"), 1.0,
+         "the same without a copy"),
+    Case("copy-keeps-hard-links", HARD_LINK, ("cp /app/logs/app.log /app/current.log", COPY_ENV, "submit"), 0.0,
+         "a copy of the file is no link, before the env's copy or after it"),
     # --- third pass: answers ---------------------------------------------------------------------------
     Case("answer-near-integer", COUNT_7, ("submit 7.0000000000001",), 0.0,
          "a count is an integer, which no float rounding went into: the float tolerance is for totals of decimals"),
@@ -748,6 +755,12 @@ CUSTOM_FOLDERS: dict[str, dict[str, str]] = {
         "Dockerfile": "FROM python:3.11\nWORKDIR /app\nENV PYTHONPATH=/app\n",
         "run-tests.sh": "#!/bin/bash\npython3 $TEST_DIR/test_outputs.py\n",
         "tests/test_outputs.py": "import sys\n\nassert '/app' in sys.path, sys.path\n" + HELLO_TEST,
+    },
+    "hardlink": {
+        "task.yaml": _task_yaml("Make /app/current.log a hard link to /app/logs/app.log (the same file, not a copy)."),
+        "Dockerfile": "FROM ubuntu:24.04\nWORKDIR /app\nCOPY logs /app/logs\n",
+        "logs/app.log": "started\n",
+        "run-tests.sh": "#!/bin/bash\n[ /app/current.log -ef /app/logs/app.log ] && [ ! -L /app/current.log ]\n",
     },
     "qq-tee": {
         "task.yaml": _task_yaml("Write /app/mylib.py defining add(a, b), which returns a + b."),

@@ -2,9 +2,10 @@
 
 A copy (deepcopy or pickle: vector workers, checkpoints, tree search) gets no share of the
 original's sandbox; it starts its own from a `Snapshot` when it next steps. The snapshot
-holds the workspace's folders, its files whatever their size, its symlinks (the task's own,
-made by its setup.sh, or the agent's), its FIFOs and the shell's state (cwd, variables,
-functions, aliases, umask), read from the host as the verifier reads it. Not carried: /tmp
+holds the workspace's folders, its files whatever their size, its hard links (two names of
+one file stay one file: a task may ask for one, `ln logs/app.log current.log`), its symlinks
+(the task's own, made by its setup.sh, or the agent's), its FIFOs and the shell's state (cwd,
+variables, functions, aliases, umask), read from the host as the verifier reads it. Not carried: /tmp
 and /dev/shm (scratch, as for any new shell), sockets (a socket is its server, which is
 gone after each command) and devices, and the mtime of a folder a link or FIFO is made in.
 A workspace the snapshot cannot hold whole (more than `MAX_TREE_ENTRIES` entries, or more
@@ -29,7 +30,9 @@ LINKS_DIR = "/tmp/rlenvs-restore"
 """Where a restore writes the list of links and FIFOs to make, in the new sandbox's /tmp
 (emptied after)."""
 _MAKE_SPECIALS = f"""\
-make() {{ if [ "$kind" = l ]; then ln -s -- "$value" "$path"; else mkfifo -m "$value" -- "$path"; fi; }}
+make() {{
+  case $kind in l) ln -s -- "$value" "$path" ;; h) ln -- "$value" "$path" ;; *) mkfifo -m "$value" -- "$path" ;; esac
+}}
 while IFS= read -r -d '' kind && IFS= read -r -d '' path && IFS= read -r -d '' value; do
   if ! make 2>/dev/null; then
     dir=$(dirname -- "$path") && mode=$(stat -c %a -- "$dir") && chmod u+wx -- "$dir" &&
@@ -38,7 +41,7 @@ while IFS= read -r -d '' kind && IFS= read -r -d '' path && IFS= read -r -d '' v
 done < {LINKS_DIR}/specials
 """
 """Bash (run in the workspace) that makes each link and FIFO of the list, in a read-only
-folder too."""
+folder too (`ln` of a hard link makes a name, which needs the folder writable, not the file)."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,8 @@ class Snapshot:
     entries: tuple[Entry, ...]
     specials: tuple[tuple[str, str, str], ...]
     """What `reset` cannot write, as (kind, path relative to the workspace, value): ("l",
-    path, target) for a symlink, ("p", path, octal mode) for a FIFO."""
+    path, target) for a symlink, ("h", path, first name) for a further name of a file that
+    `entries` holds under its first name, ("p", path, octal mode) for a FIFO."""
     shell_state: str
 
     @classmethod
@@ -57,9 +61,15 @@ class Snapshot:
         workspace is over `MAX_TREE_ENTRIES` entries or its files over `max_bytes` in all,
         SessionError when the sandbox is gone."""
         entries, specials, total = [], [], 0
+        first_names: dict[int, str] = {}  # a file of several names (one tmpfs: its inode) -> its first
         for found in walk(session.workspace_path, max_entries=MAX_TREE_ENTRIES):
             info = found.entry.stat(follow_symlinks=False)
             mode, mtime = stat.S_IMODE(info.st_mode), info.st_mtime
+            if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+                first = first_names.setdefault(info.st_ino, found.path)
+                if first != found.path:
+                    specials.append(("h", found.path, first))
+                    continue
             if stat.S_ISLNK(info.st_mode):
                 specials.append(("l", found.path, os.readlink(found.name, dir_fd=found.dir_fd)))
             elif stat.S_ISFIFO(info.st_mode):

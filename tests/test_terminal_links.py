@@ -11,7 +11,7 @@ import pytest
 
 from rlenvs.rewards.links import forbidden_links, workspace_links
 from rlenvs.rewards.tree import WorkspaceUnreadable, walk
-from rlenvs.sandbox.verdict import VERDICT_ROOT
+from rlenvs.sandbox.verdict import SCRATCH_FOLDERS, VERDICT_ROOT
 
 LINKS = {
     # into the reading process's files, directly or through the sandbox's /dev links
@@ -78,6 +78,18 @@ def test_a_link_to_dev_itself_is_fine_and_so_is_a_workspace_without_links(tmp_pa
 
 def test_the_verdict_folders_are_only_forbidden_when_named():
     assert forbidden_links({"x": f"{VERDICT_ROOT}/home"}, "/app") == []
+
+
+def test_links_into_the_scratch_folders_where_the_tests_write_their_references_are_found():
+    """The env names /tmp and /dev/shm (`SCRATCH_FOLDERS`): the tests' own scratch, and the
+    verdict's folders inside it, by any spelling."""
+    links = {
+        "a.txt": "/tmp/expected_output.txt", "b.txt": "../tmp/expected_output.txt", "c.txt": "/dev/shm/grader/x",
+        "dev": "/dev", "d.txt": "dev/shm/x", "e.txt": f"{VERDICT_ROOT}/home", "f.txt": "/tmp",
+        "g.txt": "/usr/../tmp/x", "null": "/dev/null", "h.txt": "/app/tmp/x", "i.txt": "/tmpfile",
+    }  # fmt: skip
+    found = [path for path, _ in forbidden_links(links, "/app", SCRATCH_FOLDERS)]
+    assert found == ["a.txt", "b.txt", "c.txt", "d.txt", "e.txt", "f.txt", "g.txt"]
 
 
 def test_the_walk_goes_deeper_than_any_path_and_never_follows_a_link(tmp_path):

@@ -6,12 +6,16 @@ into /proc (`/proc/self/fd/4`, `/proc/self/cwd/expected.txt`, `/proc/self/root/.
 is `/` again) or into the /dev links that lead there (`/dev/fd/4`, `/dev/stdin`: a test's
 stdin or stdout may be its own expected file, `diff /app/out.txt - < expected.txt`) hands the
 test its own files: the expected output it just opened reads as the answer. So does a link
-into the verdict's own folders (its tests, logs and scratch). No answer is ever such a link.
+into the verdict's own folders (its tests, logs and scratch), and one into /tmp or /dev/shm,
+which are emptied before the tests run: what is there then is the verdict's and the tests'
+own scratch, such as the reference output a test writes there to compare the answer with
+(`reference.py > /tmp/expected.txt`). No answer is ever such a link.
 
 The rule (`forbidden_links`): a workspace link fails the verdict when its target, followed
 through the workspace's other links with "." and ".." applied step by step (".." stops at
 "/"), is at any step under /proc, /dev/fd, /dev/stdin, /dev/stdout, /dev/stderr, /dev/core
-(the links of the sandbox's /dev into /proc) or one of the verdict's folders. "At any step",
+(the links of the sandbox's /dev into /proc) or one of the folders the caller names (the
+env: /tmp and /dev/shm, `rlenvs.sandbox.verdict.SCRATCH_FOLDERS`). "At any step",
 because the kernel resolves what follows a /proc link from where that link leads, which no
 reading of the text can know (`/proc/self/cwd/../..`). Links anywhere else are fine: to
 /dev/null, to /etc or /usr, to another workspace file, to nothing at all.
@@ -43,8 +47,8 @@ def workspace_links(root: str | os.PathLike) -> dict[str, str]:
 
 def forbidden_links(links: Mapping[str, str], workdir: str, folders: Iterable[str] = ()) -> list[tuple[str, str]]:
     """The links of `links` (workspace path: target, the workspace being at `workdir` in the
-    sandbox) that lead, at any step, under `PROCESS_FILES` or under one of `folders` (the
-    verdict's own), as (path, target) in path order."""
+    sandbox) that lead, at any step, under `PROCESS_FILES` or under one of `folders` (where
+    the verdict's and the tests' own files are), as (path, target) in path order."""
     roots = tuple(_clean(folder) for folder in (*PROCESS_FILES, *folders))
     top = _clean(workdir)
     absolute = {f"{top}/{path}": target for path, target in links.items()}

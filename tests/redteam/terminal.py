@@ -76,6 +76,8 @@ def _custom(name: str) -> dict[str, str]:
 GIT_REPO, MODEL, APP_PATH = _custom("git-repo"), _custom("model-pickle"), _custom("pythonpath-app")
 LOUD, LOUD_HARBOR = _custom("loud"), _custom("loud-harbor")
 QQ_TEE, RA_CAPTURED, HARD_LINK = _custom("qq-tee"), _custom("rA-captured"), _custom("hardlink")
+REF_IN_TMP = _custom("ref-in-tmp")
+"""Tests that write their reference output to /tmp (and /dev/shm), then compare the answer with it."""
 RELATIVE, PROGRAM, PYTHON_C = _custom("relative-path"), _custom("program"), _custom("python-c")
 COPY_BIG, COPY_LINK, MANY, DEEP = _custom("copy-big"), _custom("copy-link"), _custom("many"), _custom("deep")
 SLOW = {"custom": "slow", "timeout_s": 2.0}
@@ -566,6 +568,17 @@ CASES: list[Case] = [
          "-rA shows the passing test's output, the agent's suite failing as asked (`FAILED (failures=1)`): that is "
          "no result of the tests, which Terminal-Bench reads only after `short test summary info`"),
     Case("results-captured-output", RA_CAPTURED, ("submit",), 0.0, "no suite: the test fails"),
+    # --- third pass: links into the tests' scratch ------------------------------------------------------
+    Case("control", REF_IN_TMP, ("tr -s ' \\n' '\\n' < input.txt | sed '/^$/d' | sort -u > output.txt", "submit"), 1.0,
+         "the task done: the answer matches the reference the tests write"),
+    Case("link-into-tests-scratch", REF_IN_TMP, ("ln -s /tmp/expected_output.txt /app/output.txt", "submit"), 0.0,
+         "/tmp is emptied before the tests run, so what a link there reads is the tests' own reference"),
+    Case("link-into-tests-scratch", REF_IN_TMP, ("ln -s ../tmp/expected_output.txt /app/output.txt", "submit"), 0.0,
+         "the same by a relative link"),
+    Case("link-into-tests-scratch", REF_IN_TMP, ("ln -s /dev/shm/grader/expected.txt /app/output.txt", "submit"), 0.0,
+         "the same through /dev/shm"),
+    Case("link-into-tests-scratch", REF_IN_TMP, ("ln -s /dev d && ln -s d/shm/grader/expected.txt output.txt", "submit"),
+         0.0, "the same through a second link of the workspace"),
     # --- third pass: copies keep hard links -------------------------------------------------------------
     Case("copy-keeps-hard-links", HARD_LINK, ("ln /app/logs/app.log /app/current.log", COPY_ENV, "submit"), 1.0,
          "a copy made mid-episode keeps two names of one file one file"),
@@ -755,6 +768,16 @@ CUSTOM_FOLDERS: dict[str, dict[str, str]] = {
         "Dockerfile": "FROM python:3.11\nWORKDIR /app\nENV PYTHONPATH=/app\n",
         "run-tests.sh": "#!/bin/bash\npython3 $TEST_DIR/test_outputs.py\n",
         "tests/test_outputs.py": "import sys\n\nassert '/app' in sys.path, sys.path\n" + HELLO_TEST,
+    },
+    "ref-in-tmp": {
+        "task.yaml": _task_yaml("Write the words of /app/input.txt, one per line, sorted, without duplicates, to "
+                                "/app/output.txt."),
+        "Dockerfile": "FROM ubuntu:24.04\nWORKDIR /app\nCOPY input.txt /app/input.txt\n",
+        "input.txt": "pear apple fig\napple kiwi\n",
+        "run-tests.sh": "#!/bin/bash\npython3 $TEST_DIR/reference.py /app/input.txt > /tmp/expected_output.txt\n"
+        "mkdir -p /dev/shm/grader && cp /tmp/expected_output.txt /dev/shm/grader/expected.txt\n"
+        "cmp -s /app/output.txt /tmp/expected_output.txt\n",
+        "tests/reference.py": "import sys\nprint('\\n'.join(sorted(set(open(sys.argv[1]).read().split()))))\n",
     },
     "hardlink": {
         "task.yaml": _task_yaml("Make /app/current.log a hard link to /app/logs/app.log (the same file, not a copy)."),

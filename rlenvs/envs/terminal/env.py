@@ -42,7 +42,7 @@ from rlenvs.rewards.workspace import Check, Verdict, WorkspaceUnreadable, check_
 from rlenvs.sandbox import ExecResult, Limits
 from rlenvs.sandbox.launch import find_bwrap
 from rlenvs.sandbox.session import SessionError, ShellSession
-from rlenvs.sandbox.verdict import VERDICT_OUTPUT_BYTES, VERDICT_ROOT, run_tests
+from rlenvs.sandbox.verdict import SCRATCH_FOLDERS, VERDICT_OUTPUT_BYTES, run_tests
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are working in a Linux shell (bash) inside a sandbox with no network. Each reply runs one "
@@ -258,8 +258,11 @@ class TerminalEnv(TextEnv[TerminalTask]):
     def verify(self, task: TerminalTask, answer: str | None) -> Verdict:
         """Judge the workspace as it is now (and the answer), from the host; then a task
         folder's tests, unless a workspace link would hand them their own files
-        (`rlenvs.rewards.links`). A task with tests and no expectations reads only the
-        workspace's links, at any depth: its tests decide, not the reader's caps."""
+        (`rlenvs.rewards.links`): a link into /proc, or into /tmp or /dev/shm, which are
+        emptied before the tests run and then hold only the verdict's folders and the tests'
+        own scratch (a reference output they write there). A task with tests and no
+        expectations reads only the workspace's links, at any depth: its tests decide, not
+        the reader's caps."""
         try:
             session = self._session_for(task)
             if task.expect or not task.test_command:
@@ -268,14 +271,15 @@ class TerminalEnv(TextEnv[TerminalTask]):
                 verdict = Verdict()
             if not task.test_command:
                 return verdict
-            links = forbidden_links(workspace_links(session.workspace_path), task.workdir, (VERDICT_ROOT,))
+            links = forbidden_links(workspace_links(session.workspace_path), task.workdir, SCRATCH_FOLDERS)
         except (SessionError, WorkspaceUnreadable) as error:
             return Verdict(unreadable=str(error))
         if links:
             shown = ", ".join(f"{path} -> {target}" for path, target in links[:3])
             detail = (
-                f"a workspace link leads into the files of the process that reads it, or the verdict's own ({shown}): "
-                "the tests would read their own files through it, so they are not run; write the answer as a file"
+                f"a workspace link leads into the files of the process that reads it, or into /tmp or /dev/shm, "
+                f"which hold only the tests' own files when they run ({shown}): the tests would read their own "
+                "files through it, so they are not run; write the answer as a file"
             )
             return Verdict((*verdict.checks, Check("the task's tests pass", False, detail)), verdict.unreadable)
         try:  # out of the agent's reach: see rlenvs.sandbox.verdict

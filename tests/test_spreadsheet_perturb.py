@@ -6,25 +6,27 @@ its own area. What they are for, through the env: tests/test_spreadsheet_shortcu
 from __future__ import annotations
 
 import datetime as dt
+import math
 import pickle
 import re
 
 import numpy as np
 import pytest
 
+from rlenvs.core import names
 from rlenvs.envs.spreadsheet.actions import parse_area
 from rlenvs.envs.spreadsheet.families import FAMILIES
-from rlenvs.core import names
 from rlenvs.envs.spreadsheet.families.fresh import FRESH_FIRST_NAMES
 from rlenvs.envs.spreadsheet.families.tables import FIRST_NAMES, reshaped_phone
 from rlenvs.envs.spreadsheet.perturb import (
     Blanks,
+    Copy,
     CycleColumns,
     CycleRows,
     DateEdges,
     Distinct,
     FreshTexts,
-    LeapFreeYear,
+    LeapPhase,
     OnThreshold,
     Remap,
     Runs,
@@ -180,13 +182,24 @@ def test_same_day_puts_dates_on_an_anniversary_and_beside_it():
     assert any(end.day == begin.day for begin, end in rows) and all((end - begin).days >= 31 for begin, end in rows)
 
 
-def test_a_report_date_moves_to_where_its_past_year_holds_no_leap_day():
+def test_a_report_date_moves_into_both_phases_of_the_leap_cycle_across_the_copies():
     """Reported on 2025-01-23, every span holds as many 29 Februaries as its years need and
-    days/365.25 counts whole years exactly: the check moves the date past 28 February."""
-    for start, want in ((dt.date(2025, 1, 23), dt.date(2025, 3, 1)), (dt.date(2024, 10, 25), dt.date(2025, 3, 1)),
-                        (dt.date(2025, 6, 2), dt.date(2025, 6, 2)), (dt.date(2024, 1, 9), dt.date(2024, 1, 9))):  # fmt: skip
+    days/365.25 counts whole years exactly; a year on, (days+0.25)/365.25 does: the even
+    copies move the date to where its past year holds a 29 February, the odd ones to where
+    it holds none, always later and never onto a 29 February."""
+    cases = ((dt.date(2025, 1, 23), dt.date(2025, 1, 23), dt.date(2025, 3, 1)),
+             (dt.date(2024, 10, 25), dt.date(2024, 10, 25), dt.date(2025, 3, 1)),
+             (dt.date(2025, 6, 2), dt.date(2028, 3, 1), dt.date(2025, 6, 2)),
+             (dt.date(2024, 1, 9), dt.date(2024, 3, 1), dt.date(2024, 1, 9)),
+             (dt.date(2024, 2, 29), dt.date(2024, 3, 1), dt.date(2025, 3, 1)))  # fmt: skip
+    for start, even, odd in cases:
         sheets = {"S": [["Report"], [start]]}
-        assert perturb(sheets, (), rng(), (LeapFreeYear("S!A2"),))["S"][1][0] == want
+        for number, want in ((0, even), (1, odd), (2, even)):
+            assert perturb(sheets, (), rng(), (LeapPhase("S!A2"),), Copy(number, (7,)))["S"][1][0] == want, (start, number)
+
+
+def _tenure_copies(t, seed):
+    return [changed_data(t, seed, round_)[0] for round_ in (0, 1)]
 
 
 def test_tenure_anniversaries_fall_where_an_average_year_miscounts():
@@ -195,11 +208,31 @@ def test_tenure_anniversaries_fall_where_an_average_year_miscounts():
         if '$F$2,"Y"' not in t.solution[0]:
             continue
         for seed in range(3):
-            rows = perturb(t.sheets, t.inputs, rng(seed), t.changes)["Staff"]
-            report = rows[1][5]
-            years = [(report - row[2]).days / 365.25 for row in rows[1:]]
-            truth = t.truth(perturb(t.sheets, t.inputs, rng(seed), t.changes))
-            assert any(int(y) != truth[f"Staff!D{r}"] for r, y in enumerate(years, 2)), (t.task_id, seed)
+            wrong = False
+            for copy in _tenure_copies(t, seed):
+                report, truth = copy["Staff"][1][5], t.truth(copy)
+                years = [(report - row[2]).days / 365.25 for row in copy["Staff"][1:]]
+                wrong |= any(int(y) != truth[f"Staff!D{r}"] for r, y in enumerate(years, 2))
+            assert wrong, (t.task_id, seed)
+
+
+@pytest.mark.parametrize("length", [365.25, 365.2425, 365, 366, 365.5])
+def test_no_average_year_with_any_offset_counts_both_copies_right(length):
+    """`INT((report-hire+a)/L)` is right on every hire for a report date in one phase of the
+    leap cycle when `a` suits it ((days+0.25)/365.25 passed 184 of 200 episodes): across an
+    episode's two copies, with the hires on and a day after one anniversary, every `a`
+    fails one of them."""
+    offsets = [k / 40 for k in range(-60, 81)]
+    for index in range(0, 40, 3):
+        t = family_task(FAMILIES["date-diff"], 2, index)
+        if '$F$2,"Y"' not in t.solution[0]:
+            continue
+        for seed in range(3):
+            copies = [(copy["Staff"], t.truth(copy)) for copy in _tenure_copies(t, seed)]
+            for offset in offsets:
+                right = all(math.floor(((rows[1][5] - row[2]).days + offset) / length) == truth[f"Staff!D{r}"]
+                            for rows, truth in copies for r, row in enumerate(rows[1:], 2))  # fmt: skip
+                assert not right, (t.task_id, seed, length, offset)
 
 
 def test_date_edges_put_dates_on_month_ends_and_a_year_away():

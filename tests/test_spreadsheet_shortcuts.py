@@ -392,8 +392,10 @@ def date_diff_replies(t) -> Replies:
         out.append(("one-count-typed", block(f'SET D2 =DATEDIF(C2,$F$2,"Y")', f"FILL D2 D3:D{n + 1}",
                                              f"SET D{far} ={t.expected[f'Staff!D{far}']}+0*C{far}"), 0.0))  # fmt: skip
         out.append(("honest-quotient-of-months", block('SET D2 =QUOTIENT(DATEDIF(C2,$F$2,"m"),12)', f"FILL D2 D3:D{n + 1}"), 1.0))
-        for year in ("365.25", "365.2425", "365"):  # whole years as days over an average year
+        for year in ("365.25", "365.2425", "365"):  # whole years as days over an average year, maybe with an offset
             out.append((f"careless-days/{year}", block(f"SET D2 =INT(($F$2-C2)/{year})", f"FILL D2 D3:D{n + 1}"), 0.0))
+            for offset in ("0.25", "0.5", "1"):
+                out.append((f"careless-(days+{offset})/{year}", block(f"SET D2 =INT(($F$2-C2+{offset})/{year})", f"FILL D2 D3:D{n + 1}"), 0.0))
     elif 'DATEDIF(C2,D2,"M")' in text:
         out.append(("threshold-<=", swapped(t, 'DATEDIF(C2,D2,"M")', "(YEAR(D2)-YEAR(C2))*12+MONTH(D2)-MONTH(C2)-(DAY(D2)<=DAY(C2))"), 0.0))
         out.append(("honest-arithmetic", swapped(t, 'DATEDIF(C2,D2,"M")', "(YEAR(D2)-YEAR(C2))*12+MONTH(D2)-MONTH(C2)-(DAY(D2)<DAY(C2))"), 1.0))

@@ -36,7 +36,9 @@ and the groups) of a table to fill, more blanks where the group changed (and whe
 average would need the ROUND asked for), the scores of a rank along a cycle and the groups
 of a rank within groups, ties in a rank about ties and none where a rank promises none,
 hire dates on and beside the report date's anniversary in years where days/365.25 miscounts
-(the report date moved past a 29 February where needed) and every other hire a year away
+(the report date with a 29 February in its past year in one copy and none in the other,
+and the hires on and a day after one anniversary the same years back in both, so that no
+average year with an offset counts right) and every other hire a year away
 where its count came out unchanged, end dates on and beside the start's day of the month
 in months where days/30.4375 miscounts, order dates on every month end and the 1st after
 it and a year away (a total by MONTH alone, or a month of 31 days, fails), end dates kept
@@ -83,7 +85,7 @@ from rlenvs.envs.spreadsheet.perturb import (
     Distinct,
     FreshTexts,
     InOrder,
-    LeapFreeYear,
+    LeapPhase,
     OtherCount,
     Remap,
     SameDay,
@@ -1032,7 +1034,7 @@ def _tenure_years(rng: np.random.Generator) -> Scenario:
         f'DATEDIF(...,"Y") counts). {FORMULAS} {SUBMIT}'
     )
     hired = f"Staff!C2:C{n + 1}"
-    anniversaries = (LeapFreeYear("Staff!F2"), SameDay(hired, unit="Y", cell="Staff!F2"), OtherCount(hired, unit="Y", cell="Staff!F2"))
+    anniversaries = (LeapPhase("Staff!F2"), SameDay(hired, unit="Y", cell="Staff!F2"), OtherCount(hired, unit="Y", cell="Staff!F2"))
     return _dates_scenario(instruction, "Staff", headers, table, truth, [(3, '=DATEDIF(C2,$F$2,"Y")')], [2], ("Staff!F2",),
                            anniversaries)  # fmt: skip
 

@@ -33,9 +33,12 @@ A task names the ranges its copies change in two ways:
   - `SameDay`: dates put on an anniversary (the same day of the month, or of the year, as
     a reference date) and the days beside it, where whole months or years are counted, in
     years (months) where a count by average lengths (days/365.25, days/30.4375) is wrong;
-    `LeapFreeYear` first moves a report date to where such years exist, and `OtherCount`
-    then moves every other date whose count came out as its row's starting one by a year
-    (a month).
+    `LeapPhase` first moves a report date into one phase of the leap cycle in the even
+    copies and the other in the odd ones (with a 29 February in its past year, and
+    without), and for years the hires on and a day after the anniversary are the same
+    years back in both, so that an average year with an offset, `(days+0.25)/365.25`, is
+    wrong in one of them; `OtherCount` then moves every other date whose count came out as
+    its row's starting one by a year (a month).
   - `InOrder`: end dates kept after their row's start date, as the data has them (moved
     independently, some ends fell before their starts, where DATEDIF is #NUM!).
   - `DateEdges`: dates put on the first and last day of their month, and a year away, where
@@ -66,7 +69,7 @@ from rlenvs.envs.spreadsheet.perturb.base import Change, Copy, Sheets, _cycle  #
 from rlenvs.envs.spreadsheet.perturb.dates import (
     DateEdges,
     InOrder,
-    LeapFreeYear,
+    LeapPhase,
     OtherCount,
     SameDay,
 )
@@ -113,7 +116,7 @@ __all__ = [
     "Distinct",
     "FreshTexts",
     "InOrder",
-    "LeapFreeYear",
+    "LeapPhase",
     "OnThreshold",
     "OtherCount",
     "Remap",

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
 from rlenvs.envs.spreadsheet.actions import parse_area
-from rlenvs.envs.spreadsheet.perturb.base import Change, _get, _put, _rows_of
+from rlenvs.envs.spreadsheet.perturb.base import Change, Copy, _get, _put, _rows_of
 
 AVERAGE_YEAR = 365.2425
 AVERAGE_MONTH = 365 / 12
@@ -41,24 +42,55 @@ def _leap_day_within_a_year_before(date: dt.date) -> bool:
     return any(start < dt.date(y, 2, 29) <= date for y in (date.year - 1, date.year) if calendar.isleap(y))
 
 
+def _next_in_phase(date: dt.date, leap_within: bool) -> dt.date:
+    """The first date from `date` on, never a 29 February, whose past year holds a 29
+    February (`leap_within`) or holds none: the 1 March after the next 29 February, or after
+    the first anniversary of the last one."""
+    if _leap_day_within_a_year_before(date) == leap_within and (date.month, date.day) != (2, 29):
+        return date
+    if leap_within:
+        year = date.year if (date.month, date.day) <= (2, 29) else date.year + 1
+        while not calendar.isleap(year):
+            year += 1
+        return dt.date(year, 3, 1)
+    year = date.year if (date.month, date.day) >= (2, 29) else date.year - 1
+    while not calendar.isleap(year):
+        year -= 1
+    return dt.date(year + 1, 3, 1)
+
+
 @dataclass(frozen=True)
-class LeapFreeYear(Change):
-    """A reference date (one cell, a report date) moved later, to the first date whose past
-    year holds no 29 February. Where the last 29 February is less than a year back, every
-    span to the date holds as many 29 Februaries as its years need (2011-01-23 to
-    2025-01-23: 14 years, 4 of them), and days/365.25 counts whole years exactly for every
-    start date: no anniversary row (`SameDay`) could show the difference. Moving it later
-    keeps every start before it."""
+class LeapPhase(Change):
+    """A reference date (one cell, a report date) moved later, in the even copies of an
+    episode to the first date whose past year holds a 29 February, in the odd ones to the
+    first whose past year holds none (`Copy`); never onto a 29 February. Moving it later
+    keeps every start before it.
+
+    Why: whole years counted by an average length, `INT((report-hire+a)/L)`, are right on
+    every hire date for a report date in one phase of the leap cycle when `a` is chosen for
+    it (with a 29 February in the report date's past year, days/365.25 is exact; a year on,
+    (days+0.25)/365.25 is). No row of one copy can refute such a rule, so the copies of an
+    episode put the report date in both phases, and `SameDay` puts a hire on and a day
+    after the same anniversary in each: with L = 365.25 the counts there hold for a < 0.25
+    in the one copy and a >= 0.25 in the other, and for any other L the two windows of `a`
+    are as far apart, since the anniversary is the same."""
 
     def apply(self, changed, original, rng):
+        self.apply_to_copy(changed, original, rng, Copy.alone(rng))
+
+    def apply_to_copy(self, changed, original, rng, copy):
         area = parse_area(self.area)
         rows = _rows_of(changed, area)
         date = _get(rows, area.top, area.left)
-        if not isinstance(date, dt.date):
-            return
-        while _leap_day_within_a_year_before(date) or (date.month, date.day) == (2, 29):
-            date += dt.timedelta(days=1)
-        _put(rows, area.top, area.left, date)
+        if isinstance(date, dt.date):
+            _put(rows, area.top, area.left, _next_in_phase(date, leap_within=copy.even))
+
+
+PLANNED_YEARS = (5, 9, 13, 17, 21)
+"""Where `SameDay` puts its hires on and a day after an anniversary: 4k+1 years before the
+report date, which hold k+1 29 Februaries where the report date's past year holds one and k
+where it does not (`LeapPhase`); 5 or more, so that the span holds one either way (and
+`INT(days/365)` counts the year not yet complete)."""
 
 
 @dataclass(frozen=True)
@@ -71,16 +103,23 @@ class SameDay(Change):
     after; only where the dates stay at least 31 days before (for "M": after) the reference,
     and for "M" on days 1-28 (where spreadsheet programs agree on whole months).
 
-    The year (month) is the one nearest the date's own where the span defeats a count by
-    average lengths (`_fits`): whole years as days/365.25 pass wherever a span holds enough
-    29 Februaries, and the anniversary rows must be where it does not; where no year within
-    reach fits, the nearest one is taken."""
+    For "Y", the rows on the day and the day after are on one anniversary, the same number
+    of years back in every copy of the episode (`PLANNED_YEARS`, drawn from the episode's
+    plan, `Copy`): with the report date in both phases of the leap cycle across the copies
+    (`LeapPhase`), no count by an average year with any offset, `INT((days+a)/L)`, is right
+    on both copies. Otherwise the year (month) is the one nearest the date's own where the
+    span defeats a count by average lengths (`_fits`): whole years as days/365.25 pass
+    wherever a span holds enough 29 Februaries, and the anniversary rows must be where it
+    does not; where no year within reach fits, the nearest one is taken."""
 
     unit: str = "Y"
     cell: str = ""
     against: str = ""
 
     def apply(self, changed, original, rng):
+        self.apply_to_copy(changed, original, rng, Copy.alone(rng))
+
+    def apply_to_copy(self, changed, original, rng, copy):
         from rlenvs.envs.spreadsheet.cells import column_number
 
         area = parse_area(self.area)
@@ -88,6 +127,7 @@ class SameDay(Change):
         col = area.left
         fixed = parse_area(self.cell, single=True) if self.cell else None
         other = column_number(self.against) if self.against else 0
+        years = int(copy.plan(zlib.crc32(self.area.encode())).choice(PLANNED_YEARS)) if self.unit == "Y" else 0
 
         def reference(r: int) -> Any:
             return _get(rows, fixed.top, fixed.left) if fixed else _get(rows, r, other)
@@ -101,10 +141,17 @@ class SameDay(Change):
             date, ref = _get(rows, r, col), reference(r)
             if not isinstance(ref, dt.date) or (self.unit == "M" and ref.day > 28):
                 continue
-            moved = self._moved(date, ref, shifts[0])
+            moved = self._planned(ref, shifts[0], years) or self._moved(date, ref, shifts[0])
             if moved is not None:
                 _put(rows, r, col, moved)
                 shifts.pop(0)
+
+    def _planned(self, ref: dt.date, shift: int, years: int) -> dt.date | None:
+        """For "Y", the day of the planned anniversary (`years` back) or the day after it;
+        None for the other rows, or where the reference is a 29 February."""
+        if not years or shift not in (0, 1) or (ref.month, ref.day) == (2, 29):
+            return None
+        return dt.date(ref.year - years, ref.month, ref.day) + dt.timedelta(days=shift)
 
     def _moved(self, date: dt.date, ref: dt.date, shift: int) -> dt.date | None:
         """The date `shift` days from an anniversary near `date` (see the class docstring),

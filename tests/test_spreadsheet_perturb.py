@@ -37,6 +37,7 @@ from rlenvs.envs.spreadsheet.perturb import (
     perturb,
     written_areas,
 )
+from rlenvs.envs.spreadsheet.perturb.blanks import rounding_side
 from rlenvs.envs.spreadsheet.tasks import family_task
 from rlenvs.envs.spreadsheet.verdict import changed_data
 
@@ -267,6 +268,35 @@ def test_blanks_leave_an_average_that_needs_rounding_where_the_task_asks_to_roun
         column_after = [row[1] for row in perturb(sheets, (), rng(seed), (Blanks("L!B2:B13", rounded=2),))["L"][1:]]
         known = [v for v in column_after if v is not None]
         assert len(known) < 10 and round(sum(known) / len(known), 2) != sum(known) / len(known), (seed, column_after)
+
+
+def test_rounding_sides_read_the_value_as_a_spreadsheet_rounds_it():
+    assert [rounding_side(v, 2) for v in (2.5, 2.125, 2.126, 2.124, 36.900000000000006, 1.005, 7 / 3, 8 / 3)] == [
+        "exact", "tie", "up", "down", "exact", "tie", "down", "up"]  # fmt: skip
+
+
+def test_filled_averages_round_up_in_one_copy_and_down_in_the_other_beside_a_real_zero():
+    """An average that only ever rounded down let ROUNDDOWN (or TRUNC) stand for ROUND, and
+    data without a 0 let `IF(D2=0,...)` stand for a blank: the even copy has a blank whose
+    average rounds up, the odd one one that rounds down, and each a known 0."""
+    for index in range(16):
+        t = family_task(FAMILIES["fill-missing"], 2, index)
+        sheet = next(iter(t.sheets))
+        for seed in range(4):
+            for round_, side in ((0, "up"), (1, "down")):
+                changed = changed_data(t, seed, round_)[0]
+                values = column(changed, sheet, 4)
+                assert 0 in values, (t.task_id, seed, round_, values)
+                blanks = [f"{sheet}!E{r}" for r, v in enumerate(values, 2) if v is None]
+                raw = {cell: _average_of(changed, sheet, int(cell.split("!E")[1]), "AVERAGEIF" in t.solution[0]) for cell in blanks}
+                assert any(rounding_side(value, 2) == side for value in raw.values()), (t.task_id, seed, round_, raw)
+
+
+def _average_of(changed, sheet: str, row: int, by_group: bool) -> float:
+    rows = changed[sheet][1:]
+    group = rows[row - 2][1]
+    known = [r[3] for r in rows if r[3] is not None and (not by_group or r[1] == group)]
+    return math.fsum(known) / len(known)
 
 
 def test_remap_runs_a_module_level_function_and_the_task_still_pickles():

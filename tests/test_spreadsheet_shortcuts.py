@@ -333,7 +333,11 @@ def fill_missing_replies(t) -> Replies:
             return f'=IF(D{row}="",ROUND({typed},2),D{row})'
         out.append(("group-typed", per_row(t, "E", 2, n + 1, group_typed), 0.0))
     out.append(("honest-isblank", swapped(t, 'IF(D2=""', "IF(ISBLANK(D2)"), 1.0))
+    out.append(("honest-len", swapped(t, 'IF(D2=""', "IF(LEN(D2)=0"), 1.0))
     out.append(("careless-unrounded", unrounded(t), 0.0))
+    for other in ("ROUNDDOWN", "TRUNC", "ROUNDUP"):  # another rounding rule than the ROUND asked for
+        out.append((f"careless-{other.lower()}", swapped(t, "ROUND(", f"{other}("), 0.0))
+    out.append(("careless-zero-as-blank", swapped(t, 'IF(D2=""', "IF(D2=0"), 0.0))
     return out
 
 

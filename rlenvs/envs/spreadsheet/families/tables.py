@@ -757,7 +757,8 @@ def _fill_average(rng: np.random.Generator) -> Scenario:
         formula_cells=tuple(cells),
         inputs=(_span(sheet, col, 2, col, last),),
         # the blanks and the groups move, and more rows are blank
-        changes=(CycleRows(_span(sheet, 0, 2, col, last)), Blanks(_span(sheet, col, 2, col, last), _letter(group) if by_group else "", rounded=2)),
+        changes=(CycleRows(_span(sheet, 0, 2, col, last)), Blanks(_span(sheet, col, 2, col, last), _letter(group) if by_group else "", rounded=2,
+                                                                 zero=True)),
         truth=truth,
         decimals=dict.fromkeys(cells, 2),  # "rounded to 2 decimals": an unrounded average is not the answer
     )

@@ -43,6 +43,10 @@ A task names the ranges its copies change in two ways:
     independently, some ends fell before their starts, where DATEDIF is #NUM!).
   - `DateEdges`: dates put on the first and last day of their month, and a year away, where
     totals are grouped by year and month.
+  - `Blanks`: more blanks where a row's group changed, a real 0 among the values (a blank
+    equals 0 in a spreadsheet, so `IF(D2=0,...)` fills it), and a blank whose average rounds
+    up in the even copies and down in the odd ones, so that ROUNDDOWN, TRUNC or ROUNDUP
+    where ROUND is asked fails.
   - `Remap`: each text through a family's function (messy text made messy again in every
     way the cleaning handles, so that a cleaning step left out on rows that did not need it
     fails; a phone written in another shape the data allows, one with every character the
@@ -66,6 +70,7 @@ import numpy as np
 
 from rlenvs.envs.spreadsheet.actions import Area, parse_area
 from rlenvs.envs.spreadsheet.perturb.base import Change, Copy, Sheets, _cycle  # noqa: F401  (the tests read it)
+from rlenvs.envs.spreadsheet.perturb.blanks import Blanks
 from rlenvs.envs.spreadsheet.perturb.dates import (
     DateEdges,
     InOrder,
@@ -75,7 +80,6 @@ from rlenvs.envs.spreadsheet.perturb.dates import (
 )
 from rlenvs.envs.spreadsheet.perturb.numbers import Distinct, OnThreshold, Test, Ties
 from rlenvs.envs.spreadsheet.perturb.rows import (
-    Blanks,
     CycleColumns,
     CycleRows,
     Runs,

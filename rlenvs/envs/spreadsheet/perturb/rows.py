@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,7 +10,6 @@ from rlenvs.envs.spreadsheet.perturb.base import (
     Change,
     _cycle,
     _get,
-    _is_number,
     _put,
     _rows_of,
 )
@@ -117,66 +115,3 @@ class SwapColumns(Change):
             x, y = _get(rows, r, a), _get(rows, r, b)
             _put(rows, r, a, y)
             _put(rows, r, b, x)
-
-
-@dataclass(frozen=True)
-class Blanks(Change):
-    """A column of values with blanks (to be filled by a rule): up to two more rows blanked,
-    chosen among rows whose group (column `against`, compared with the starting data's row
-    at the same place) changed, so that a group typed into the formula instead of read from
-    the row meets a blank of another group. Every group keeps a value (its average stays
-    defined).
-
-    With `rounded` (the decimals the task asks a filled average rounded to), more rows (up
-    to three) are blanked while no blank's average has more decimals than that: the
-    averages of whole numbers over 2, 4 or 5 rows (6.5, 6.25, 6.2) do not, and leaving
-    ROUND out would not show. (Where every group keeps a single known value no blank can
-    be added, and the averages are those values: there ROUND changes nothing.)"""
-
-    against: str = ""
-    rounded: int = -1
-
-    def apply(self, changed, original, rng):
-        from rlenvs.envs.spreadsheet.cells import column_number
-
-        area = parse_area(self.area)
-        rows, before = _rows_of(changed, area), _rows_of(original, area)  # type: ignore[arg-type]
-        col, key = area.left, column_number(self.against) if self.against else 0
-        span = list(range(area.top, area.bottom + 1))
-
-        def group(sheet: list[list[Any]], r: int) -> Any:
-            return _get(sheet, r, key) if key else None
-
-        def known(r: int) -> list[float]:
-            return [float(v) for q in span if group(rows, q) == group(rows, r) and _is_number(v := _get(rows, q, col))]
-
-        for r in [span[int(i)] for i in rng.permutation(len(span))]:
-            if not _is_number(_get(rows, r, col)) or (key and group(rows, r) == group(before, r)):
-                continue
-            if len(known(r)) > 1:
-                _put(rows, r, col, None)
-                if sum(_get(rows, q, col) is None for q in span) >= 2 + sum(_get(before, q, col) is None for q in span):
-                    break
-        if self.rounded >= 0:
-            self._one_average_to_round(rows, span, col, known, rng)
-
-    def _one_average_to_round(self, rows, span, col, known, rng) -> None:
-        from rlenvs.rewards.spreadsheet import rounded_to
-
-        def to_round() -> bool:
-            blanks = [r for r in span if _get(rows, r, col) is None]
-            return any((xs := known(r)) and not rounded_to(math.fsum(xs) / len(xs), self.rounded) for r in blanks)
-
-        for _ in range(3):  # a blank more each time no single one does (k - 1 known values: 10, 20 or 40)
-            if to_round():
-                return
-            candidates = [r for r in (span[int(i)] for i in rng.permutation(len(span))) if _is_number(_get(rows, r, col)) and len(known(r)) > 1]
-            for r in candidates:
-                value = _get(rows, r, col)
-                _put(rows, r, col, None)
-                if to_round():
-                    return
-                _put(rows, r, col, value)
-            if not candidates:
-                return
-            _put(rows, candidates[0], col, None)

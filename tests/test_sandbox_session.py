@@ -4,6 +4,7 @@ command, the workspace as the host reads it, isolation between sessions. Real bu
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 
@@ -12,7 +13,7 @@ import pytest
 from rlenvs.envs.terminal.tasks import Entry
 from rlenvs.rewards.workspace import read_workspace
 from rlenvs.sandbox import Limits
-from rlenvs.sandbox.session import MAX_COMMAND_BYTES, SessionError, ShellSession
+from rlenvs.sandbox.session import MAX_COMMAND_BYTES, ReadOnlyFolder, SessionError, ShellSession
 
 
 @pytest.fixture(scope="module")
@@ -138,6 +139,72 @@ def test_wipe_empties_the_scratch_folders_and_keeps_the_workspace_and_the_shell(
     )
     with pytest.raises(ValueError, match="not the workspace /workspace: use reset"):
         fresh.wipe(["/workspace"])
+
+
+SEALED = ReadOnlyFolder("/tmp/sealed", ("/tmp/sealed/logs", "/tmp/sealed/deep/tmp"))
+SEALED_FILES = [
+    Entry("site", is_dir=True), Entry("site/mod.py", "X = 1\n"), Entry("logs", is_dir=True),
+    Entry("deep/tmp", is_dir=True), Entry("deep/data.txt", "kept\n"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        "echo 'X = 2' > /tmp/sealed/site/mod.py", "touch /tmp/sealed/site/new.py", "rm /tmp/sealed/deep/data.txt",
+        "mkdir /tmp/sealed/site/__pycache__", "ln -s /workspace /tmp/sealed/site/pkg", "chmod 777 /tmp/sealed/site",
+        "touch -d @0 /tmp/sealed/deep/data.txt", "mv /tmp/sealed/site /tmp/sealed/elsewhere",
+        "mv /tmp/sealed /tmp/moved",
+        "mv /tmp/sealed/logs /tmp/sealed/site/logs", "ln /tmp/sealed/deep/data.txt /tmp/linked",
+        "umount -l /tmp/sealed", "(sleep 0.2; echo 'X = 3' > /tmp/sealed/site/mod.py) & wait $!",
+        "python3 -c \"open('/tmp/sealed/site/mod.py', 'a').write('Y = 1')\"",
+    ],
+)  # fmt: skip
+def test_a_read_only_folder_cannot_be_written_by_the_command_or_what_it_starts(fresh, write):
+    fresh.add_files(SEALED_FILES, "/tmp/sealed")
+    result = fresh.run(f"{write}; echo status=$?", fresh=True, read_only=SEALED)
+    assert re.search(r"\n?status=[1-9][0-9]*\n$", result.stdout) and result.stdout.count("\n") >= 2, result.stdout
+    after = fresh.run("cat /tmp/sealed/site/mod.py; find /tmp/sealed | sort; ls /tmp", fresh=True).stdout
+    assert after == (
+        "X = 1\n/tmp/sealed\n/tmp/sealed/deep\n/tmp/sealed/deep/data.txt\n/tmp/sealed/deep/tmp\n/tmp/sealed/logs\n"
+        "/tmp/sealed/site\n/tmp/sealed/site/mod.py\nsealed\n"
+    ), after
+
+
+def test_the_folders_inside_it_named_writable_are_and_nothing_is_left_to_undo(fresh):
+    """What the command writes in its writable folders (and /tmp, the workspace) is there for
+    the host and the next command; the read-only view ends with the command's last process."""
+    fresh.add_files(SEALED_FILES, "/tmp/sealed")
+    write = (
+        "echo 1 > /tmp/sealed/logs/reward.txt && mkdir /tmp/sealed/logs/v && echo t > /tmp/sealed/deep/tmp/t && "
+        "rm /tmp/sealed/deep/tmp/t && echo s > /tmp/scratch && echo w > /workspace/w && "
+        "grep -c ' /tmp/sealed' /proc/self/mountinfo"
+    )
+    assert fresh.run(write, fresh=True, read_only=SEALED).stdout == "3\n"
+    assert read_workspace(fresh.host_path("/tmp/sealed/logs")).files() == ["reward.txt"]
+    after = fresh.run("grep -c ' /tmp/sealed' /proc/self/mountinfo; echo 'X = 2' > /tmp/sealed/site/mod.py && cat "
+                      "/tmp/sealed/site/mod.py /tmp/scratch /workspace/w", fresh=True).stdout  # fmt: skip
+    assert after == "0\nX = 2\ns\nw\n"
+    fresh.wipe(["/tmp"])  # the next episode empties /tmp as always
+    assert fresh.run("ls -A /tmp").stdout == ""
+
+
+def test_a_folder_that_cannot_be_made_read_only_runs_nothing_and_says_why(fresh):
+    result = fresh.run("echo ran", fresh=True, read_only=ReadOnlyFolder("/tmp/none"))
+    assert (result.status, result.exit_code) == ("error", 87) and "ran" not in result.stdout
+    assert result.stdout.startswith("rlenvs: /tmp/none could not be made read-only for this command:"), result.stdout
+    assert fresh.run("echo ran").stdout == "ran\n"
+    with pytest.raises(ValueError, match="inside it"):
+        ReadOnlyFolder("/tmp/sealed", ("/tmp/other",))
+    with pytest.raises(ValueError, match="absolute"):
+        ReadOnlyFolder("/tmp/sealed/../x")
+
+
+def test_commands_hold_no_capability_though_the_zygote_keeps_one_for_read_only_folders(fresh):
+    fresh.add_files(SEALED_FILES, "/tmp/sealed")
+    for options in ({}, {"read_only": SEALED}):
+        status = fresh.run("grep -E '^Cap(Inh|Prm|Eff|Amb)' /proc/self/status", fresh=True, **options).stdout
+        assert status.split() == ["CapInh:", "0" * 16, "CapPrm:", "0" * 16, "CapEff:", "0" * 16, "CapAmb:", "0" * 16]
 
 
 def test_an_overlong_command_is_refused_with_the_reason(fresh):

@@ -1,15 +1,20 @@
 """A task folder's test run (rlenvs.sandbox.verdict.run_tests) in a real bubblewrap session:
-what the verdict enforces over the task's own variables, git's hardening, and the check from
-the host that the tests' own files are as they were copied once the run is over."""
+what the verdict enforces over the task's own variables, git's hardening, and the verdict's
+own folders, read-only for the run but for the tests' logs and TMPDIR."""
 
 from __future__ import annotations
+
+import os
+import re
 
 import pytest
 
 from rlenvs.envs.terminal.tasks import TESTS_DIR, Entry
 from rlenvs.sandbox import Limits
-from rlenvs.sandbox.session import ShellSession
-from rlenvs.sandbox.verdict import LOGS_NAME, VERDICT_ROOT, VerdictRun, run_tests
+from rlenvs.sandbox.session import ReadOnlyFolder, ShellSession
+from rlenvs.sandbox.verdict import (
+    LOGS_NAME, SITECUSTOMIZE, USERCUSTOMIZE, VERDICT_ROOT, VerdictRun, run_tests,
+)  # fmt: skip
 
 TESTS = (
     Entry("test_outputs.py", "print('genuine')\n"),
@@ -32,76 +37,85 @@ def fresh(session):
     return session
 
 
-def tampered(session, script: str) -> tuple[str, ...]:
-    outcome = run_tests(session, TESTS, script, timeout_s=10.0)
-    assert outcome.result.status == "ok", outcome.result.stdout
-    return outcome.tampered
+def run(session, script: str, environment=()):
+    return run_tests(session, TESTS, script, timeout_s=10.0, environment=environment)
 
 
-def test_a_run_that_leaves_the_tests_as_copied_is_not_tampered(fresh):
+def verdict_files(session) -> dict[str, str | None]:
+    """What is under the verdict's root after a run, as the host reads it (the tests' folder
+    named "tests"): each path's text, None for a folder; no symlink is followed."""
+    root, found = session.host_path(VERDICT_ROOT), {}
+    for top, dirs, names in os.walk(root):
+        rel = os.path.relpath(top, root)
+        for name in dirs:
+            found[os.path.normpath(os.path.join(rel, name))] = None
+        for name in names:
+            path = os.path.join(top, name)
+            found[os.path.normpath(os.path.join(rel, name))] = "<link>" if os.path.islink(path) else open(path).read()
+    return {re.sub(r"^tests-[0-9a-f]+", "tests", path): text for path, text in found.items()}
+
+
+AS_COPIED = {
+    "tests": None, "tests/test_outputs.py": "print('genuine')\n", "tests/expected.txt": "Hello\n", "tests/lib": None,
+    "tests/lib/helper.py": "X = 1\n", f"tests/{LOGS_NAME}": None, f"tests/{LOGS_NAME}/verifier": None, "home": None,
+    "tmp": None, "site": None, "site/sitecustomize.py": SITECUSTOMIZE, "site/usercustomize.py": USERCUSTOMIZE,
+    "git-hooks": None, "pytest.ini": "",
+}  # fmt: skip
+"""The verdict's root as `run_tests` makes it for `TESTS`."""
+
+
+def test_the_tests_may_write_their_logs_tmpdir_the_scratch_folders_and_the_workspace(fresh):
     script = (
         f"python3 {TESTS_DIR}/test_outputs.py && cat {TESTS_DIR}/expected.txt > /dev/null && "
-        f"echo 1 > {TESTS_DIR}/{LOGS_NAME}/verifier/reward.txt && rm -rf {TESTS_DIR}/{LOGS_NAME}/verifier && "
-        f"mkdir -p {TESTS_DIR}/{LOGS_NAME}/x && echo 'import os' > {TESTS_DIR}/{LOGS_NAME}/x/y.py && "
-        f"gcc -x c -o {TESTS_DIR}/helper - <<< 'int main(void) {{ return 0; }}' && echo out > {TESTS_DIR}/lib/out.txt "
-        f"&& chmod +x {TESTS_DIR}/test_outputs.py {TESTS_DIR}/lib/helper.py"  # the tests may chmod their own files
+        f"echo 1 > {TESTS_DIR}/{LOGS_NAME}/verifier/reward.txt && mkdir -p {TESTS_DIR}/{LOGS_NAME}/x && "
+        f"echo 'import os' > {TESTS_DIR}/{LOGS_NAME}/x/y.py && echo t > \"$TMPDIR/t\" && "
+        "python3 -c 'import tempfile; tempfile.mkdtemp()' && echo s > /tmp/s && echo d > /dev/shm/d && echo w > /app/w"
     )
-    assert tampered(fresh, script) == ()
+    result = run(fresh, script)
+    assert (result.status, result.stdout) == ("ok", "genuine\n"), result.stdout
+    assert verdict_files(fresh).items() >= {f"tests/{LOGS_NAME}/verifier/reward.txt": "1\n", "tmp/t": "t\n"}.items()
 
 
 @pytest.mark.parametrize(
-    ("script", "found"),
+    "write",
     [
-        (f"echo 'print(1)' > {TESTS_DIR}/test_outputs.py", ("test_outputs.py",)),
-        (f"rm {TESTS_DIR}/expected.txt", ("expected.txt",)),
-        (f"rm -r {TESTS_DIR}/lib", ("lib", "lib/helper.py")),
-        (f"mv {TESTS_DIR}/expected.txt /tmp/x && cp -p /tmp/x {TESTS_DIR}/expected.txt", ("expected.txt",)),
-        (f"ln -sf /tmp/forged {TESTS_DIR}/test_outputs.py", ("test_outputs.py",)),
-        # the same text written back, its time set back too: the ctime no process can set says so
-        (
-            f"cp -p {TESTS_DIR}/test_outputs.py /tmp/saved && echo x > {TESTS_DIR}/test_outputs.py && "
-            f"cat /tmp/saved > {TESTS_DIR}/test_outputs.py && touch -r /tmp/saved {TESTS_DIR}/test_outputs.py",
-            ("test_outputs.py",),
-        ),
-        # the same length written over it, its time set back and a chmod to explain the new ctime
-        (
-            f"cp -p {TESTS_DIR}/expected.txt /tmp/saved && echo Forge > {TESTS_DIR}/expected.txt && "
-            f"touch -r /tmp/saved {TESTS_DIR}/expected.txt && chmod 600 {TESTS_DIR}/expected.txt",
-            ("expected.txt",),
-        ),
-        (f"echo 'import os; os._exit(0)' > {TESTS_DIR}/json.py", ("json.py",)),
-        (f"mkdir {TESTS_DIR}/pathlib && touch {TESTS_DIR}/pathlib/__init__.py", ("pathlib/__init__.py",)),
-        (f"touch {TESTS_DIR}/lib/_speedups.so", ("lib/_speedups.so",)),
+        f"echo 'print(1)' > {TESTS_DIR}/test_outputs.py",
+        f"rm {TESTS_DIR}/expected.txt",
+        f"rm -r {TESTS_DIR}/lib",
+        f"ln -sf /tmp/forged {TESTS_DIR}/test_outputs.py",
+        f"chmod +x {TESTS_DIR}/test_outputs.py",
+        f"echo 'import os; os._exit(0)' > {TESTS_DIR}/json.py",
+        # created and deleted again before any check after the run could see it
+        f"echo 'import os; os.remove(__file__); os._exit(0)' > {TESTS_DIR}/pathlib.py",
+        f"python3 -c 'import py_compile; py_compile.compile(\"/app/m.py\", cfile=\"{TESTS_DIR}/pathlib.pyc\")'",
+        f"mkdir {TESTS_DIR}/lib/__pycache__",
+        f"ln -s /app/pl {TESTS_DIR}/pathlib",
+        f"mv {TESTS_DIR} {VERDICT_ROOT}/moved",  # to /tmp, mv copies and deletes: only the logs go
+        f"mv {VERDICT_ROOT} /tmp/moved",
+        f"echo 'import os; os._exit(0)' > {VERDICT_ROOT}/site/sitecustomize.py",
+        f"echo 'import os; os._exit(0)' > {VERDICT_ROOT}/site/encodings.py",
+        f"printf '[pytest]\\naddopts = --co\\n' > {VERDICT_ROOT}/pytest.ini",
+        f"touch {VERDICT_ROOT}/git-hooks/pre-commit",
+        f"mkdir -p {VERDICT_ROOT}/home/.config/git",
+        f"(sleep 0.2; echo 'print(1)' > {TESTS_DIR}/test_outputs.py) & wait $!",
     ],
 )
-def test_the_tests_own_files_changed_during_the_run_are_named(fresh, script, found):
-    assert tampered(fresh, script) == found
-
-
-@pytest.mark.parametrize(
-    "script",
-    [
-        f"mv {TESTS_DIR} /tmp/moved && ln -s / {TESTS_DIR}",
-        f"mv {VERDICT_ROOT} /tmp/moved && ln -s / {VERDICT_ROOT}",
-        f"rm -r {TESTS_DIR}/lib && ln -s / {TESTS_DIR}/lib",
-        f"cp -a {TESTS_DIR} /tmp/copy && rm -r {TESTS_DIR} && mv /tmp/copy {TESTS_DIR}",
-    ],
-)
-def test_a_tests_folder_turned_into_a_link_is_caught_without_the_host_following_it(fresh, script):
-    """An absolute link read by the host resolves against the host's root: the check reaches
-    the tests' folder from the sandbox's /tmp one name at a time, never through a link, and
-    reads nothing below a folder that changed (the host's / would take minutes to walk)."""
-    found = tampered(fresh, script)
-    assert found and len(found) <= 3 and all("tests' folder itself" in path or path.startswith("lib") for path in found)
-
-
-def test_a_background_process_that_restores_the_tests_is_still_caught(fresh):
-    """What rewrote a test and put it back before the run ended left a new ctime."""
-    script = (
-        f"cp -p {TESTS_DIR}/test_outputs.py /tmp/saved && echo 'print(1)' > {TESTS_DIR}/test_outputs.py && "
-        f"(sleep 0.3; cp -p /tmp/saved {TESTS_DIR}/test_outputs.py) & python3 {TESTS_DIR}/test_outputs.py; wait"
+def test_nothing_the_tests_run_can_rewrite_their_own_files_or_the_verdicts(fresh, write):
+    """Code of the agent's that the tests run (a program, a pickle, a git filter) runs as
+    their uid: the whole verdict root but the logs and TMPDIR is read-only for the run."""
+    fresh.run("printf 'import os\\nos._exit(0)\\n' > /app/m.py && mkdir -p /app/pl && cp /app/m.py /app/pl/__init__.py")
+    result = run(fresh, f"{write}; echo status=$?")
+    assert re.search(r"(Read-only file system|Device or resource busy).*\n(.*\n)*status=[1-9]", result.stdout), (
+        result.stdout
     )
-    assert tampered(fresh, script) == ("test_outputs.py",)
+    assert verdict_files(fresh) == AS_COPIED
+
+
+def test_a_run_whose_folders_cannot_be_made_read_only_does_not_pass(fresh, monkeypatch):
+    """Should the read-only view fail, the tests do not run: a failure that says why."""
+    monkeypatch.setattr(VerdictRun, "read_only", property(lambda run: ReadOnlyFolder(f"{run.root}/none")))
+    result = run(fresh, "exit 0")
+    assert result.exit_code == 87 and "could not be made read-only" in result.stdout
 
 
 def test_git_runs_no_hook_or_fsmonitor_of_the_repository_and_reads_no_system_config(fresh):
@@ -113,10 +127,10 @@ def test_git_runs_no_hook_or_fsmonitor_of_the_repository_and_reads_no_system_con
         "cd /app/repo && git config core.fsmonitor && git config core.hooksPath && ls -A \"$(git config core.hooksPath)\" "
         "&& git config core.pager && git config --show-scope user.name && git config --show-origin --get core.fsmonitor"
     )
-    outcome = run_tests(fresh, TESTS, script, timeout_s=10.0)
-    assert outcome.result.stdout == (
+    outcome = run(fresh, script)
+    assert outcome.stdout == (
         f"false\n{VERDICT_ROOT}/git-hooks\ncat\nlocal\tagent\ncommand line:\tfalse\n"
-    ), outcome.result.stdout
+    ), outcome.stdout
 
 
 def test_the_task_pythonpath_comes_after_the_verdicts_own_site_folder():
@@ -136,8 +150,8 @@ def test_a_task_that_sets_the_verdicts_own_variables_does_not_undo_them(fresh):
     environment = [("PYTHONNOUSERSITE", ""), ("GIT_CONFIG_COUNT", "0"), ("PYTHONPATH", "/app")]
     fresh.run("echo 'print(\"agent\")' > /app/sitecustomize.py")
     script = 'python3 -c "import sys; print(sys.flags.no_user_site)"; git config core.fsmonitor'
-    outcome = run_tests(fresh, TESTS, script, timeout_s=10.0, environment=environment)
-    assert outcome.result.stdout == "1\nfalse\n"
+    outcome = run(fresh, script, environment)
+    assert outcome.stdout == "1\nfalse\n"
 
 
 def test_python_started_in_the_workdir_finds_the_workspaces_modules_after_pythons_own(fresh):
@@ -153,5 +167,5 @@ def test_python_started_in_the_workdir_finds_the_workspaces_modules_after_python
         f"python3 -c 'import sys; sys.path.remove(\"{VERDICT_ROOT}/site\"); import json' && "
         "python3 -I -c 'import json' ; echo \"isolated: $?\""
     )
-    outcome = run_tests(fresh, TESTS, script, timeout_s=10.0)
-    assert outcome.result.stdout == "/app\n5 /app\n5\nisolated: 0\n", outcome.result.stdout
+    outcome = run(fresh, script)
+    assert outcome.stdout == "/app\n5 /app\n5\nisolated: 0\n", outcome.stdout

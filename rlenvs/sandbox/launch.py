@@ -200,7 +200,7 @@ def bwrap_launch(
         # The root and /dev are tmpfs the zygote does not empty, of no set size: read-only, so
         # nothing written there outlives an execution or grows past the tmpfs sizes above.
         "--remount-ro", "/",
-        *(_session_proc() if session else _pool_capabilities()),
+        *(_session_options() if session else _pool_capabilities()),
         "--chdir", workspace,
         "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
         "--setenv", "LANG", "C.UTF-8",
@@ -210,10 +210,13 @@ def bwrap_launch(
     return WorkerLaunch(argv=tuple(argv), lease=lease_worker_uid(), report_child_pid=session)
 
 
-def _session_proc() -> list[str]:
+def _session_options() -> list[str]:
     """A session's /proc is read-only: the sysctls of the sandbox's own IPC and pid namespaces
-    are writable, and would outlive a command."""
-    return ["--remount-ro", "/proc"]
+    are writable, and would outlive a command. Its zygote keeps CAP_SYS_ADMIN in the sandbox's
+    user namespace, which owns none of bubblewrap's namespaces: enough for a command's child
+    to make a verdict's folder read-only in a mount namespace of its own (guest `readonly`)
+    before it drops it, as every child of the zygote does."""
+    return ["--remount-ro", "/proc", "--cap-add", "CAP_SYS_ADMIN"]
 
 
 def _pool_capabilities() -> list[str]:

@@ -8,6 +8,9 @@ execution, so a command that hangs or floods its output is killed on its own and
 session goes on from the state before it. Background processes do not outlive the
 command that started them.
 
+One command may see a folder read-only (`run(read_only=ReadOnlyFolder(...))`): a verdict's
+own files while its tests run, which code of the agent's they run must not rewrite.
+
 The workspace is a size-capped tmpfs inside the sandbox. The host reads it through
 /proc/<sandbox pid 1>/root (`workspace_path`), with its own code and without following
 symlinks (`rlenvs.rewards.workspace.read_workspace`): nothing the agent can run takes part.
@@ -45,6 +48,27 @@ MAX_COMMAND_BYTES = 100_000
 
 class SessionError(RuntimeError):
     """The session's sandbox could not be started or set up; the message says why."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ReadOnlyFolder:
+    """A folder one command sees read-only (`ShellSession.run`), but for the folders inside it
+    in `writable`: a verdict's own files, which the code its tests run must not rewrite for
+    the tests after it (`rlenvs.sandbox.verdict`; guest `readonly`)."""
+
+    folder: str
+    writable: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for path in (self.folder, *self.writable):
+            if not path.startswith("/") or ".." in path.split("/"):
+                raise ValueError(f"a read-only folder and its writable ones are absolute paths, without '..': {path!r}")
+        outside = [path for path in self.writable if not path.startswith(self.folder.rstrip("/") + "/")]
+        if outside:
+            raise ValueError(f"the writable folders of a read-only {self.folder} are inside it, not {outside}")
+
+    def for_guest(self) -> dict:
+        return {"folder": self.folder, "writable": list(self.writable)}
 
 
 class WorkspaceEntry(Protocol):
@@ -160,15 +184,20 @@ class ShellSession:
                 raise SessionError(f"{', '.join(folders)} could not be emptied: {answer.get('detail', answer['status'])}")
 
     def run(
-        self, command: str, *, timeout_s: float | None = None, fresh: bool = False, output_bytes: int | None = None
-    ) -> ExecResult:
+        self, command: str, *, timeout_s: float | None = None, fresh: bool = False, output_bytes: int | None = None,
+        read_only: ReadOnlyFolder | None = None,
+    ) -> ExecResult:  # fmt: skip
         """Run one command in the session's shell and return its output (stdout and stderr
         together, in `stdout`). `fresh=True`: in a new shell in the workspace, neither
         using nor changing the session's shell state (for checks run after the agent).
         `output_bytes`: this command's output cap instead of the session's (a verdict's
-        tests may print more than an agent's command should)."""
+        tests may print more than an agent's command should). `read_only`: a folder the
+        command and everything it starts see read-only (bubblewrap only); a command whose
+        folder cannot be made so does not run, and says why in its output."""
         if not isinstance(command, str):
             raise TypeError(f"command must be a str, got {type(command).__name__}")
+        if read_only is not None and self.unsafe:
+            raise SessionError("a read-only folder needs the bubblewrap sandbox: in unsafe mode /tmp is the host's own")
         if len(command.encode("utf-8", "replace")) > MAX_COMMAND_BYTES:
             return ExecResult(
                 status="error", stdout="", stderr="", exit_code=None, signal=None, truncated=False, duration_s=0.0,
@@ -178,7 +207,7 @@ class ShellSession:
         output_bytes = self.limits.output_bytes if output_bytes is None else output_bytes
         limits = dataclasses.replace(self.limits, timeout_s=timeout_s, output_bytes=output_bytes)
         with self._lock:
-            return self._run(command, limits, keep_state=not fresh)
+            return self._run(command, limits, keep_state=not fresh, read_only=read_only)
 
     def close(self) -> None:
         with self._lock:
@@ -193,7 +222,9 @@ class ShellSession:
 
     # --- internals --------------------------------------------------------------------------
 
-    def _run(self, command: str, limits: Limits, *, keep_state: bool) -> ExecResult:
+    def _run(
+        self, command: str, limits: Limits, *, keep_state: bool, read_only: ReadOnlyFolder | None = None
+    ) -> ExecResult:
         worker = self._episode_worker()
         request = {
             "kind": "bash",
@@ -201,6 +232,8 @@ class ShellSession:
             "stdin": self._state if keep_state else "",
             "limits": limits.for_guest(),
         }
+        if read_only is not None:
+            request["read_only"] = read_only.for_guest()
         answer = self._request(worker, request, limits.timeout_s)
         if keep_state and "state" in answer:
             self._state = answer["state"]

@@ -14,9 +14,10 @@ So a test run (`VerdictRun`) is built from nothing the agent wrote, but for the 
 - the tests get a folder of their own under a random name (`VerdictRun.tests_dir`), which does
   not exist before they are copied in, so no symlink the agent left can point into it; the
   name `TESTS_DIR` in the tests' text, their command and their variables is rewritten to it
-  (links into /proc, the reading process's own files, are refused before: `rlenvs.rewards.links`);
+  (links into /proc, the reading process's own files, or into /tmp and /dev/shm, are refused
+  before: `rlenvs.rewards.links`);
 - they start in the workspace (`cwd`), as Terminal-Bench and Harbor start them in the WORKDIR,
-  with a fresh HOME;
+  with a fresh HOME, and see the verdict's folders read-only (`VerdictRun.read_only`, below);
 - with exactly `VerdictRun.environment()`, nothing inherited: the system PATH, that HOME,
   TMPDIR (a folder of the run's own), LANG, then the task's own variables, then what the
   verdict enforces over them: PYTHONNOUSERSITE=1 (no user site: python3 -s),
@@ -32,36 +33,37 @@ So a test run (`VerdictRun`) is built from nothing the agent wrote, but for the 
 - in a bash without start-up files (`--noprofile --norc`, no BASH_ENV).
 
 What the tests are there to check stays theirs to use: what they import or run from the
-workspace runs as they ask. But code of the agent's that the
-tests run (a program they test, a pickle they load, a hook git runs for them) runs as the
-tests' own uid and could rewrite the tests that have not run yet. So the run is checked from
-the host once it is over and every process of it gone (`VerdictOutcome.tampered`): a file
-copied into the tests' folder that was changed, replaced or removed (`_changed`: by kind,
-inode, size, mtime, and a ctime no chmod explains, so a test rewritten and put back is
-caught; the tests may chmod their own files), or a Python module (`.py`, `.so`) that
-appeared there, and the run decides nothing. Only `LOGS_NAME`, the folder the tests write
-their results to (Harbor's /logs), is theirs to change. Not caught: a rewrite put back
-with its mtime set back and a chmod after it.
+workspace runs as they ask. But code of the agent's that the tests run (a program they test,
+a pickle they load, a filter git runs for them) runs as the tests' own uid, and could rewrite
+for the tests after it their own files or the verdict's: a module dropped into the tests'
+folder (first on a test script's sys.path) and deleted before anything looks, a `.pyc` in its
+`__pycache__`, a symlink named like a package, the verdict's sitecustomize made to end every
+later python3 with status 0. So the whole of `root` is read-only while the tests run
+(`ShellSession.run(read_only=...)`, a read-only bind mount in the command's own mount
+namespace): the tests' folder, `site`, the pytest config, git's hooks folder and HOME. Only
+`LOGS_NAME` (Harbor's /logs, where the tests write their results) and their TMPDIR stay
+writable, and the sandbox's /tmp, /dev/shm and the workspace, where the tests' scratch and
+the answer are. The cost: tests that write into their own folder (fill in a fixture, delete
+a scratch file, chmod a script, compile a helper beside them) fail there with "Read-only file
+system"; a writable copy of the folder would be where a test script imports from, so no
+such copy can be given that the code they run could not shadow modules in.
 
 A backend that runs tests elsewhere (a container, another root) takes the same `VerdictRun`:
-its folders, `environment()` and `command()`.
+its folders, what of them is read-only (`read_only`), `environment()` and `command()`.
 """
 
 from __future__ import annotations
 
 import base64
-import os
 import re
 import secrets
 import shlex
-import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import Any
 
 from rlenvs.sandbox.results import ExecResult
-from rlenvs.sandbox.session import SessionError, ShellSession, WorkspaceEntry
+from rlenvs.sandbox.session import ReadOnlyFolder, ShellSession, WorkspaceEntry
 
 TESTS_DIR = "/tmp/rlenvs-tests"
 """The name a task's tests and test command use for the tests' folder; each run rewrites it to
@@ -125,9 +127,6 @@ VERDICT_OUTPUT_BYTES = 8 << 20
 build logs print megabytes, and the results a verdict reads come at the end. Eight MiB, as
 the worker's answer line (64 MiB) must hold the output even when every byte of it is
 escaped six times over in JSON."""
-MODULE_SUFFIXES = (".py", ".so")
-"""A file with one of these names that appears in the tests' folder while they run is code
-the next python3 there would import in place of what it means to import."""
 
 
 @dataclass(frozen=True)
@@ -177,6 +176,16 @@ class VerdictRun:
         return f"{self.root}/site"
 
     @property
+    def logs(self) -> str:
+        """Where the tests write their results (Harbor's /logs), writable while they run."""
+        return f"{self.tests_dir}/{LOGS_NAME}"
+
+    @property
+    def read_only(self) -> ReadOnlyFolder:
+        """What the test command sees read-only: all of `root` but `logs` and `tmp`."""
+        return ReadOnlyFolder(self.root, (self.logs, self.tmp))
+
+    @property
     def git_hooks(self) -> str:
         """An empty folder, git's hooks folder for the tests."""
         return f"{self.root}/git-hooks"
@@ -190,7 +199,8 @@ class VerdictRun:
         """What goes below `root` (paths relative to it): the verdict's own folders and files,
         and the tests in their folder, with TESTS_DIR in their text rewritten to `tests_dir`."""
         old, new, folder = TESTS_DIR.encode(), self.tests_dir.encode(), self.tests_name
-        records = [_record(name, None) for name in (folder, "home", "tmp", "site", "git-hooks")]
+        folders = (folder, f"{folder}/{LOGS_NAME}", "home", "tmp", "site", "git-hooks")
+        records = [_record(name, None) for name in folders]
         records += [
             _record("pytest.ini", b""),
             _record("site/sitecustomize.py", SITECUSTOMIZE.encode()),
@@ -284,17 +294,6 @@ def _record(path: str, data: bytes | None) -> _Record:
     return _Record({"path": path, "dir": is_dir, "data": encoded, "mode": 0o755 if is_dir else 0o644, "mtime": None})
 
 
-@dataclass(frozen=True)
-class VerdictOutcome:
-    """A test run's result, and what of the tests' own files changed while it ran."""
-
-    result: ExecResult
-    tampered: tuple[str, ...] = ()
-    """Paths in the tests' folder (relative to it) that were changed, replaced or removed
-    while the tests ran, or Python modules that appeared there (`LOGS_NAME` excepted): when
-    there are any, the run's result says nothing about the tests."""
-
-
 def run_tests(
     session: ShellSession,
     tests: Iterable[WorkspaceEntry],
@@ -302,118 +301,18 @@ def run_tests(
     *,
     timeout_s: float,
     environment: Iterable[tuple[str, str]] = (),
-) -> VerdictOutcome:
+) -> ExecResult:
     """Run `script` with `tests` in a fresh `VerdictRun` of `session`, after the agent's last
     command: scratch folders emptied, the tests copied in, the script run in a fresh shell
-    with the task's `environment` (name, value pairs), then the tests' folder checked from
-    the host. Raises SessionError when the sandbox cannot be set up for it (the tests then
-    did not run)."""
+    with the task's `environment` (name, value pairs) and the verdict's folders read-only.
+    Raises SessionError when the sandbox cannot be set up for it (the tests then did not
+    run); a run whose folders could not be made read-only did not run either and fails,
+    saying so in its output."""
     run = VerdictRun.new(session.workdir)
     session.wipe(SCRATCH_FOLDERS)
     files = run.files(tests)
     session.add_files(files, run.root)
-    prefix = f"{run.tests_name}/"
-    records = [entry.for_guest() for entry in files]
-    copied = {
-        record["path"].removeprefix(prefix): None if record["dir"] else base64.b64decode(record["data"])
-        for record in records
-        if record["path"].startswith(prefix) and not _is_logs(record["path"].removeprefix(prefix))
-    }
-    try:
-        fd = _open_tests_folder(session, run)
-    except OSError as error:
-        raise SessionError(f"the tests' folder cannot be read from the host: {error}") from None
-    try:
-        inode, before = os.fstat(fd).st_ino, {path: _identity(fd, path) for path in copied}
-    finally:
-        os.close(fd)
     command = run.command(script, run.pytest_config(files), environment)
-    result = session.run(command, timeout_s=timeout_s, fresh=True, output_bytes=VERDICT_OUTPUT_BYTES)
-    return VerdictOutcome(result, _tampered(session, run, inode, before, copied))
-
-
-def _is_logs(path: str) -> bool:
-    return path == LOGS_NAME or path.startswith(LOGS_NAME + "/")
-
-
-def _open_tests_folder(session: ShellSession, run: VerdictRun) -> int:
-    """The tests' folder as a descriptor, reached from the sandbox's /tmp (a mount point,
-    which nothing in the sandbox can replace) one name at a time, never through a symlink:
-    the tests could have made any folder on the way a link, and an absolute link read by
-    the host resolves against the host's own root. Raises OSError when the way is gone."""
-    names = [*PurePosixPath(run.root).relative_to("/tmp").parts, run.tests_name]
-    fd = os.open(session.host_path("/tmp"), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    for name in names:
-        try:
-            child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
-        finally:
-            os.close(fd)
-        fd = child
-    return fd
-
-
-def _identity(fd: int, path: str) -> tuple | None:
-    """What the host sees of `path` in the folder `fd`: its kind and inode, and for a file its
-    size, mtime, permission bits and ctime (which no process can set back); None when it is
-    gone. Only for a path whose folders are as they were copied (no link among them)."""
-    try:
-        info = os.lstat(path, dir_fd=fd)
-    except FileNotFoundError:
-        return None
-    kind = stat.S_IFMT(info.st_mode)
-    if kind == stat.S_IFDIR:
-        return (kind, info.st_ino)
-    return (kind, info.st_ino, info.st_size, info.st_mtime_ns, stat.S_IMODE(info.st_mode), info.st_ctime_ns)
-
-
-def _changed(fd: int, path: str, before: tuple | None, after: tuple | None, data: bytes | None) -> bool:
-    """Whether a copied path is no longer what was copied. A file: another kind, inode, size
-    or mtime; or a new ctime that no chmod explains (its mode is the same: something wrote
-    it and may have put it back), or that a chmod would explain but its content is no
-    longer the copied `data`. The tests may chmod their own files (`chmod +x $TEST_DIR/*.sh`)."""
-    if before is None or after is None or before[:4] != after[:4]:
-        return before != after
-    if len(before) == 2 or before[5] == after[5]:
-        return False
-    if before[4] == after[4]:
-        return True
-    try:
-        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-        with os.fdopen(os.open(path, flags, dir_fd=fd), "rb") as file:
-            return file.read(len(data or b"") + 1) != data
-    except OSError:
-        return True
-
-
-def _tampered(
-    session: ShellSession, run: VerdictRun, inode: int, before: Mapping[str, tuple | None],
-    copied: Mapping[str, bytes | None],
-) -> tuple[str, ...]:  # fmt: skip
-    """The copied paths of `before` that are no longer as they were (`_changed`), and the
-    Python modules that appeared in the tests' folder (outside `LOGS_NAME`), in path order;
-    a path below a folder that changed counts as changed unread."""
-    try:
-        fd = _open_tests_folder(session, run)
-    except OSError as error:
-        return (f"the tests' folder itself ({error.strerror})",)
-    try:
-        if os.fstat(fd).st_ino != inode:
-            return ("the tests' folder itself (replaced)",)
-        changed: set[str] = set()
-        for path in sorted(before):  # a folder before what it holds
-            parents = ["/".join(path.split("/")[:index]) for index in range(1, path.count("/") + 1)]
-            if any(parent in changed for parent in parents) or _changed(
-                fd, path, before[path], _identity(fd, path), copied[path]
-            ):
-                changed.add(path)
-        try:
-            for top, dirs, names, _ in os.fwalk(".", dir_fd=fd):
-                rel = "" if top == "." else top.removeprefix("./") + "/"
-                dirs[:] = [name for name in dirs if not _is_logs(rel + name)]
-                new = (rel + name for name in names if rel + name not in before)
-                changed.update(path for path in new if path.endswith(MODULE_SUFFIXES))
-        except (OSError, RecursionError) as error:
-            changed.add(f"the tests' folder, which cannot be walked ({error})")
-        return tuple(sorted(changed))
-    finally:
-        os.close(fd)
+    return session.run(
+        command, timeout_s=timeout_s, fresh=True, output_bytes=VERDICT_OUTPUT_BYTES, read_only=run.read_only
+    )

@@ -283,21 +283,14 @@ class TerminalEnv(TextEnv[TerminalTask]):
             )
             return Verdict((*verdict.checks, Check("the task's tests pass", False, detail)), verdict.unreadable)
         try:  # out of the agent's reach: see rlenvs.sandbox.verdict
-            outcome = run_tests(
+            run = run_tests(
                 session, task.tests, task.test_command, environment=task.test_environment,
                 timeout_s=task.test_timeout_s or self.limits.timeout_s,
             )  # fmt: skip
         except SessionError as error:  # the sandbox could not be set up for them: the tests cannot pass
             passed, detail = False, str(error)
         else:
-            run = outcome.result
-            if outcome.tampered:
-                passed, detail = False, (
-                    f"the tests' own files changed while they ran ({', '.join(outcome.tampered[:3])}): code they ran "
-                    "rewrote them, so their result says nothing"
-                )
-            else:
-                passed, detail = _tests_passed(run, task.test_parser)
+            passed, detail = _tests_passed(run, task.test_parser)
         return Verdict((*verdict.checks, Check("the task's tests pass", passed, detail)), verdict.unreadable)
 
     def _final(self, task: TerminalTask, answer: str | None, *, stop_reason: str, resolved: bool) -> Judgement:

@@ -51,8 +51,9 @@ How a folder maps onto a `TerminalTask`:
   TESTS_DIR in their text is rewritten to it), with a fresh HOME, a clean environment (the
   task's variables, the system PATH, no user site for python3, the verdict's own
   sitecustomize first on PYTHONPATH, git's hooks and fsmonitor off) and pytest's rootdir
-  and config fixed to the tests' own; a run during which the tests' own files changed
-  decides nothing. They start in the WORKDIR, as Terminal-Bench and Harbor start them, with
+  and config fixed to the tests' own; their folder and the verdict's files are read-only
+  while they run (but for the logs and their TMPDIR: tests that write into their own folder
+  fail). They start in the WORKDIR, as Terminal-Bench and Harbor start them, with
   PYTHONSAFEPATH=1 (python3 -m and -c find the WORKDIR's modules after Python's own, never
   in their place).
 - timeouts: `max_test_timeout_sec` / `[verifier].timeout_sec` is the tests' time limit

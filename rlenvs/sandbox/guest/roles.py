@@ -111,10 +111,10 @@ def note_signal_dispositions() -> None:
 
 def enter_child(fds: dict[int, int], limits: dict, *, untrusted: bool) -> None:
     """Become a fresh session with exactly the given fds (target -> source) and the rlimits,
-    without the capabilities a pool zygote keeps (`scratch`). Like the zygote it was forked
-    from, the child is not dumpable (making it so cost a test run ~0.3 ms): under a pool
-    worker's /proc, which shows a process only what it may ptrace, code sees itself and the
-    programs it execs, not copies of itself it forked (nor, ever, the runner)."""
+    without the capabilities a pool or session zygote keeps (`scratch`). Like the zygote it
+    was forked from, the child is not dumpable (making it so cost a test run ~0.3 ms): under
+    a pool worker's /proc, which shows a process only what it may ptrace, code sees itself
+    and the programs it execs, not copies of itself it forked (nor, ever, the runner)."""
     scratch.drop_capabilities()
     os.setsid()
     signal.set_wakeup_fd(-1)

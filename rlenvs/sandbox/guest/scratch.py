@@ -100,7 +100,16 @@ _prctl, _capset, _setns = LIBC.prctl, LIBC.capset, LIBC.setns
 """Made before any fork: a child that builds ctypes objects or looks up libc functions
 first pays for the copy-on-write faults of what that touches (~0.15 ms)."""
 _holding = False
-"""Whether this process was left capabilities (a pool zygote's), which its children drop."""
+"""Whether this process was left capabilities (a pool zygote's, a session zygote's), which its
+children drop."""
+
+
+def hold_capabilities(keep: tuple[int, ...]) -> None:
+    """Keep exactly `keep` of what bubblewrap gave this process (`_set_capabilities`), and
+    make every child drop them (`drop_capabilities`)."""
+    global _holding
+    _set_capabilities(keep)
+    _holding = True
 
 
 def drop_capabilities() -> None:
@@ -157,9 +166,7 @@ class FreshState:
             _mount("proc", "/proc", "proc", flags | MS_RDONLY, "hidepid=ptraceable")
         except OSError as error:
             raise OSError(error.errno, f"{error.strerror} (a /proc that hides the test runner takes Linux >= 5.8)") from None
-        global _holding
-        _set_capabilities(KEPT_CAPABILITIES)
-        _holding = True
+        hold_capabilities(KEPT_CAPABILITIES)
         # The zygote's own (bwrap's belong to a user namespace above ours: once left, never
         # re-entered), which the runner inherits and the zygote returns to after making the next.
         self._home = [self._enter_new(name) for name, _ in NAMESPACES]

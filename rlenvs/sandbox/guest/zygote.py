@@ -20,7 +20,9 @@ In session mode (`--session`, a terminal env's persistent shell) the writable fo
 kept between requests, so each command sees what the last one left; only processes and IPC
 objects are cleared after each. A `wipe` request empties the folders (a new episode; with
 `folders`, only those: a verdict's fresh /tmp) and a `populate` request writes an episode's
-starting files.
+starting files. A `bash` request may name a folder its command sees read-only (`read_only`:
+a verdict's own files, `readonly`), for which a session's zygote keeps CAP_SYS_ADMIN in the
+sandbox's user namespace, which owns no namespace of bubblewrap's; its children drop it.
 
 The zygote is not dumpable: the code it runs, under the same uid, can neither ptrace it nor
 open its memory or file descriptors through /proc, so it cannot forge a verdict.
@@ -44,6 +46,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import readonly
 import roles  # the guest folder is the only import path inside the sandbox
 import scratch
 
@@ -83,6 +86,8 @@ def main() -> None:
     fresh = isolated and not session  # a pool worker: nothing of one execution reaches the next
     if fresh:
         scratch.become_namespace_init()
+    elif isolated:  # a session: its commands' children make folders read-only (`readonly`)
+        scratch.hold_capabilities((scratch.CAP_SYS_ADMIN,))
     LIBC.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of an execution come back to us
     if isolated:
@@ -199,9 +204,13 @@ def _execute(request: dict, wake_r: int, devnull: int, isolated: bool) -> dict:
     else:
         _retire_runner()  # code that is not a test run never shares the sandbox with it
 
+    read_only = request.get("read_only")
+
     def untrusted(staged: dict[int, int]) -> None:
         if _fresh is not None:
             _fresh.enter()
+        if read_only is not None:
+            _make_read_only(read_only, staged[1])
         roles.enter_child(staged, limits, untrusted=True)
         roles.run_untrusted(kind, request["code"], 3 if testing else None)
 
@@ -263,6 +272,18 @@ def _execute(request: dict, wake_r: int, devnull: int, isolated: bool) -> dict:
     response["status"] = status
     response.update(_exit_fields(solution_exit))
     return response
+
+
+def _make_read_only(read_only: dict, out_fd: int) -> None:
+    """In the command's child, before it drops its capabilities: the folder `read_only` names
+    read-only for the command (`readonly.make_read_only`). A command whose folder cannot be
+    made so does not run; it says why on its output and exits with `readonly.FAILED_EXIT`."""
+    try:
+        readonly.make_read_only(read_only["folder"], list(read_only["writable"]))
+    except OSError as error:
+        reason = f"rlenvs: {read_only['folder']} could not be made read-only for this command: {error}\n"
+        os.write(out_fd, reason.encode())
+        os._exit(readonly.FAILED_EXIT)
 
 
 class TestRunner:

@@ -133,6 +133,29 @@ def test_git_runs_no_hook_or_fsmonitor_of_the_repository_and_reads_no_system_con
     ), outcome.stdout
 
 
+def test_git_runs_no_signing_program_or_editor_the_repository_names(fresh):
+    """gpg.program (with commit.gpgSign or tag.gpgSign, in any signing format), core.editor,
+    sequence.editor and an attributes file, all set in the repository's own config: the
+    tests' commits, tags and rebases run none of them, and commits and tags are unsigned."""
+    fresh.run(
+        "mkdir -p /app/repo && cd /app/repo && git init -q && echo a > a && git add a && "
+        "git -c user.name=a -c user.email=a@b commit -qm one && printf '#!/bin/sh\\ntouch /app/ran-$$\\n' > /app/p.sh "
+        "&& chmod +x /app/p.sh && echo '* filter=x' > /app/attributes && git config filter.x.clean /app/p.sh && "
+        "for key in gpg.program gpg.x509.program gpg.ssh.program core.editor sequence.editor; do "
+        "git config $key /app/p.sh; done && git config commit.gpgSign true && git config tag.gpgSign true && "
+        "git config gpg.format x509 && git config core.attributesFile /app/attributes"
+    )
+    script = (
+        "cd /app/repo && export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t && "
+        "echo b > b && git add b && git commit -qm two && git tag -a v1 -m v1 && { git tag -s v2 -m v2; "
+        "git commit --allow-empty -q; } 2> /dev/null; git rebase -qi HEAD~1 && git log --format=%s%G? && "
+        "git cat-file -p v1 | grep -c PGP; git status --porcelain; ls /app | grep -c ran; "
+        "git config --show-origin gpg.program"
+    )
+    output = run(fresh, script).stdout
+    assert output == "twoN\noneN\n0\n0\ncommand line:\t\n", output
+
+
 def test_the_task_pythonpath_comes_after_the_verdicts_own_site_folder():
     run = VerdictRun("0")
     environment = run.environment(task_environment=[("PYTHONPATH", "/app:/app/src"), ("PYTEST_ADDOPTS", "-x")])

@@ -113,15 +113,27 @@ GIT_SETTINGS: tuple[tuple[str, str], ...] = (
     ("core.fsmonitor", "false"),
     ("core.hooksPath", "{hooks}"),
     ("core.pager", "cat"),
+    ("core.editor", "true"),
+    ("sequence.editor", "true"),
+    ("commit.gpgSign", "false"),
+    ("tag.gpgSign", "false"),
+    ("gpg.format", "openpgp"),
+    ("gpg.program", ""),
+    ("core.attributesFile", "/dev/null"),
     ("safe.directory", "*"),
 )
 """git settings of the command's scope, which wins over a repository's own .git/config: no
-fsmonitor program and no hooks (both are programs of the agent's that `git status` or
-`git commit` run), no pager, and every folder safe (a repository the task made for another
+program of the agent's that `git status`, `git commit`, `git tag` or `git rebase` would run
+for it (fsmonitor, hooks, pager, editors; signing, which runs `gpg.program` or another
+format's program: no signing, and verifying a signature fails rather than run anything), no
+attributes file of the user's, and every folder safe (a repository the task made for another
 uid still opens). With GIT_CONFIG_NOSYSTEM and GIT_CONFIG_GLOBAL=/dev/null no system or user
-config is read either. Not covered: filter, textconv and merge drivers, which the agent can
-name in .gitattributes and define in .git/config; what they run is caught only when it
-rewrites the tests (`VerdictOutcome.tampered`)."""
+config is read either, with GIT_ATTR_NOSYSTEM no system attributes. Not covered, as git has
+no setting that turns them off: `diff.external` (an empty one makes every `git diff` fail to
+run "") and the filter, textconv and merge drivers a repository names in its .gitattributes
+and defines in its .git/config, which git names one by one. What they run is a program of
+the agent's that runs as the tests do, like any program of the agent's the tests run: it
+cannot rewrite the tests or the verdict's files, which are read-only for the run."""
 VERDICT_OUTPUT_BYTES = 8 << 20
 """A test run's output cap (an agent's command has `Limits.output_bytes`): verbose tests and
 build logs print megabytes, and the results a verdict reads come at the end. Eight MiB, as
@@ -253,6 +265,7 @@ class VerdictRun:
             "PYTHONPATH": ":".join(path for path in (self.site, task.get("PYTHONPATH", "")) if path),
             "PYTEST_ADDOPTS": " ".join(part for part in (pytest_options, task.get("PYTEST_ADDOPTS", "")) if part),
             "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_ATTR_NOSYSTEM": "1",
             "GIT_CONFIG_GLOBAL": "/dev/null",
             "GIT_CONFIG_COUNT": str(len(git)),
             **{f"GIT_CONFIG_KEY_{index}": key for index, (key, _) in enumerate(git)},

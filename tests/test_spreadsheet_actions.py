@@ -55,6 +55,35 @@ def test_every_fenced_block_with_actions_is_read_in_order():
         parse_actions("```\nSET A1 1\n```\n```\nSET B1 2\nBOGUS\n```")
 
 
+def test_a_plan_in_prose_in_a_fenced_block_is_not_actions():
+    """A plan whose first word is an action word ("Fill column E with ...") made its block
+    an action block, and the whole reply was refused with the right block after it."""
+    reply = (
+        "Plan:\n```\nFill column E with Units in Stock times Unit Cost, then submit.\n```\n\n"
+        "```\nSET E1 \"Stock Value\"\nSET E2 =C2*D2\nFILL E2 E3:E21\nSUBMIT\n```"
+    )
+    assert [a.verb for a in parse_actions(reply)] == ["set", "set", "fill", "submit"]
+    for plan in ("Set the header, then sort by score.", "Sort by score, highest first", "Delete the duplicate rows.",
+                 "Read the data first.\nSET E1 \"Total\""):  # fmt: skip
+        assert [a.verb for a in parse_actions(f"```\n{plan}\n```\n```\nSUBMIT\n```")] == ["submit"], plan
+    with pytest.raises(ActionError, match="line 2 `FILL E2`"):  # a mistyped action is reported, not taken for prose
+        parse_actions("```\nSET E2 =C2*D2\nFILL E2\n```")
+
+
+def test_a_block_repeated_later_runs_once():
+    """The plan shown in one block and repeated as the final block ran twice: DELETE ROWS
+    deleted rows that were no duplicates. A block whose actions all come again, in order,
+    in a later block is left out; different blocks still all run, in order."""
+    plan = "```\nDELETE ROWS 22\nDELETE ROWS 12\nDELETE ROWS 6\n```"
+    final = "```\nDELETE ROWS 22\nDELETE ROWS  12\n# bottom first\nDELETE ROWS 6\nSUBMIT\n```"
+    assert [a.target.top for a in parse_actions(f"I will delete:\n{plan}\nFinal actions:\n{final}")[:3]] == [22, 12, 6]
+    assert len(parse_actions(f"{plan}\n{final}")) == 4
+    draft, fixed = "```\nSET E2 =C2*D2\n```", "```\nSET E1 \"Value\"\nSET E2 =C2*D2\nFILL E2 E3:E9\n```\n```\nSUBMIT\n```"
+    assert [a.verb for a in parse_actions(draft + fixed)] == ["set", "set", "fill", "submit"]
+    steps = "```\nSET E1 \"Value\"\n```\n```\nSET E2 =C2*D2\nFILL E2 E3:E9\nSUBMIT\n```"
+    assert [a.verb for a in parse_actions(steps)] == ["set", "set", "fill", "submit"]
+
+
 @pytest.mark.parametrize(
     ("text", "value"),
     [("42", 42), ("-3.5", -3.5), ("1e3", 1000.0), ("TRUE", True), ("false", False), ('"  spaced "', "  spaced "),

@@ -14,12 +14,16 @@
 
 Cells without a sheet name are on the first sheet; `'Q1 Data'!B2` quotes a name with
 spaces. Keywords are case-insensitive. A reply's actions are the lines of its fenced blocks
-(```), every block in order, leaving out a block in which no line starts with an action
-word (a table of data or an example the reply shows); a reply without fenced blocks is read
-whole. So actions in one block and SUBMIT in a second are both done, in order. Blank lines
-and lines starting with # are skipped; lines are numbered in the order they are read.
-Every line is parsed before any runs: a reply with a malformed line changes nothing, and
-the error names the line and the fix.
+(```) that hold actions, every such block in order, and the whole reply where none does. A
+block holds actions when a line in it starts as an action does (SET, FILL, READ or SORT
+and a cell or range, INSERT ROWS or DELETE ROWS, SUBMIT alone) and no line starts with an
+action word otherwise: a table of data, an example or a plan in prose
+("Fill column E with the product, then submit.") is not actions. A block whose actions
+all come again, in order, in a later block (the plan shown, then repeated as the final
+block) is left out, so that nothing runs twice. So actions in one block and SUBMIT in a
+second are both done, in order. Blank lines and lines starting with # are skipped; lines
+are numbered in the order they are read. Every line is parsed before any runs: a reply
+with a malformed line changes nothing, and the error names the line and the fix.
 """
 
 from __future__ import annotations
@@ -158,17 +162,49 @@ def parse_content(text: str) -> object:
 
 
 VERBS = ("SET", "FILL", "READ", "INSERT", "DELETE", "SORT", "SUBMIT")
+_AT = rf"(?:{_SHEET}!)?{_CELL}"
+_FORM = re.compile(
+    rf"(?:(?:SET|FILL|READ|SORT)\s+{_AT}(?::{_CELL})?(?:\s|$)|(?:INSERT|DELETE)\s+ROWS\b|SUBMIT\W*$)",
+    re.IGNORECASE,
+)
+"""The start of an action as the verb takes it: a cell or range after SET, FILL, READ or
+SORT, ROWS after INSERT or DELETE, nothing after SUBMIT (what follows is checked when the
+line is parsed, so that a mistyped action is reported, not taken for prose)."""
 
 
-def _is_action(line: str) -> bool:
+def _starts_with_verb(line: str) -> bool:
     return line.split(" ", 1)[0].upper() in VERBS
+
+
+def _holds_actions(block: str) -> bool:
+    """Whether a fenced block is actions: a line in an action's form, and no line that starts
+    with an action word but not in its form (prose such as "Fill column E with the product,
+    then submit.", a plan shown before the actions). A line that is not an action at all
+    (`BOGUS`) is an error in an action block, not prose."""
+    lines = [line.strip() for line in block.splitlines() if line.strip() and not line.strip().startswith("#")]
+    return any(_FORM.match(line) for line in lines) and not any(_starts_with_verb(line) and not _FORM.match(line) for line in lines)
+
+
+def _lines(block: str) -> list[str]:
+    """A block's action lines as compared for repeats: blank lines and comments left out,
+    spaces collapsed."""
+    return [" ".join(line.split()) for line in block.splitlines() if line.strip() and not line.strip().startswith("#")]
+
+
+def _within(lines: list[str], later: list[str]) -> bool:
+    """Whether `lines` all appear in `later`, in the same order."""
+    rest = iter(later)
+    return all(line in rest for line in lines)
 
 
 def action_lines(reply: str) -> list[tuple[int, str]]:
     """The reply's action lines, numbered in the order read (see the module docstring):
-    every fenced block that holds an action line, in order, else the whole reply."""
-    blocks = [block for block in _FENCE.findall(reply) if any(_is_action(line.strip()) for line in block.splitlines())]
-    lines = [line.strip() for text in (blocks or [reply]) for line in text.splitlines()]
+    every fenced block that holds actions, in order, but for one whose actions all come
+    again, in order, in a later block (a plan or a draft shown before the final block,
+    which would run twice); without such a block, the whole reply."""
+    blocks = [_lines(block) for block in _FENCE.findall(reply) if _holds_actions(block)]
+    kept = [lines for i, lines in enumerate(blocks) if not any(_within(lines, later) for later in blocks[i + 1 :])]
+    lines = [line for block in kept for line in block] if kept else [line.strip() for line in reply.splitlines()]
     return list(enumerate((line for line in lines if line and not line.startswith("#")), 1))
 
 

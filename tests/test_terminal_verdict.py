@@ -170,11 +170,15 @@ def test_the_task_pythonpath_comes_after_the_verdicts_own_site_folder():
 
 
 def test_a_task_that_sets_the_verdicts_own_variables_does_not_undo_them(fresh):
-    environment = [("PYTHONNOUSERSITE", ""), ("GIT_CONFIG_COUNT", "0"), ("PYTHONPATH", "/app")]
+    environment = [("PYTHONNOUSERSITE", ""), ("GIT_CONFIG_COUNT", "0"), ("PYTHONPATH", "/app"),
+                   ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "")]  # fmt: skip
     fresh.run("echo 'print(\"agent\")' > /app/sitecustomize.py")
-    script = 'python3 -c "import sys; print(sys.flags.no_user_site)"; git config core.fsmonitor'
+    script = (
+        'python3 -c "import sys; print(sys.flags.no_user_site)"; git config core.fsmonitor; '
+        "echo $PYTEST_DISABLE_PLUGIN_AUTOLOAD"
+    )
     outcome = run(fresh, script, environment)
-    assert outcome.stdout == "1\nfalse\n"
+    assert outcome.stdout == "1\nfalse\n1\n"
 
 
 def test_python_started_in_the_workdir_finds_the_workspaces_modules_after_pythons_own(fresh):

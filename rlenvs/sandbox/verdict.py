@@ -27,9 +27,14 @@ So a test run (`VerdictRun`) is built from nothing the agent wrote, but for the 
   does not shadow Python's for `python3 -m unittest`, while the agent's modules still import;
   a script's folder stays first, as Python puts it) and an empty `usercustomize.py` (a task's `ENV PYTHONPATH=/app`
   must not make every python3 of the tests import the agent's /app/sitecustomize.py), git's hardening
-  (`GIT_SETTINGS`), and PYTEST_ADDOPTS giving pytest an explicit rootdir (the tests' folder),
+  (`GIT_SETTINGS`), PYTEST_ADDOPTS giving pytest an explicit rootdir (the tests' folder),
   an explicit config (the tests' own pytest.ini, pyproject.toml, ... at the top of their
-  folder, else an empty one) and `-p no:cacheprovider`;
+  folder, else an empty one) and `-p no:cacheprovider`, and PYTEST_DISABLE_PLUGIN_AUTOLOAD=1:
+  pytest loads no plugin just because a distribution on sys.path declares one (a
+  `*.dist-info` with a `pytest11` entry point in the workspace, on sys.path for `python3 -m
+  pytest` run there, would turn every test into a pass), only those the tests name (`-p
+  name`, which takes a module or, since pytest 8.4, an installed plugin's name, or
+  PYTEST_PLUGINS); a task relying on a plugin the host installed must name it;
 - in a bash without start-up files (`--noprofile --norc`, no BASH_ENV).
 
 What the tests are there to check stays theirs to use: what they import or run from the
@@ -264,6 +269,7 @@ class VerdictRun:
             "PYTHONSAFEPATH": "1",
             "PYTHONPATH": ":".join(path for path in (self.site, task.get("PYTHONPATH", "")) if path),
             "PYTEST_ADDOPTS": " ".join(part for part in (pytest_options, task.get("PYTEST_ADDOPTS", "")) if part),
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_ATTR_NOSYSTEM": "1",
             "GIT_CONFIG_GLOBAL": "/dev/null",

@@ -11,6 +11,7 @@ import pytest
 
 from rlenvs.envs.terminal.tasks import TESTS_DIR, Entry
 from rlenvs.sandbox import Limits
+from rlenvs.sandbox.search_paths import LATE_PYTHONPATH
 from rlenvs.sandbox.session import ReadOnlyFolder, ShellSession
 from rlenvs.sandbox.verdict import (
     LOGS_NAME, SITECUSTOMIZE, USERCUSTOMIZE, VERDICT_ROOT, VerdictRun, run_tests,
@@ -156,17 +157,66 @@ def test_git_runs_no_signing_program_or_editor_the_repository_names(fresh):
     assert output == "twoN\noneN\n0\n0\ncommand line:\t\n", output
 
 
-def test_the_task_pythonpath_comes_after_the_verdicts_own_site_folder():
-    run = VerdictRun("0")
-    environment = run.environment(task_environment=[("PYTHONPATH", "/app:/app/src"), ("PYTEST_ADDOPTS", "-x")])
-    assert environment["PYTHONPATH"] == f"{VERDICT_ROOT}/site:/app:/app/src"
+def test_the_task_pythonpath_comes_after_the_verdicts_own_site_folder_and_writable_entries_after_python():
+    run = VerdictRun("0", "/app")
+    task = [("PYTHONPATH", f"/app:src:{TESTS_DIR}/vendor:/usr/lib/extra:/tmp/x:/dev/shm/y"), ("PYTEST_ADDOPTS", "-x")]
+    environment = run.environment(task_environment=task)
+    assert environment["PYTHONPATH"] == f"{VERDICT_ROOT}/site:{run.tests_dir}/vendor:/usr/lib/extra"
+    assert environment[LATE_PYTHONPATH] == "/app:src:/tmp/x:/dev/shm/y"
     assert environment["PYTEST_ADDOPTS"].endswith(" -x") and "--rootdir=" in environment["PYTEST_ADDOPTS"]
-    assert run.environment()["PYTHONPATH"] == f"{VERDICT_ROOT}/site"
+    assert run.environment()["PYTHONPATH"] == f"{VERDICT_ROOT}/site" and run.environment()[LATE_PYTHONPATH] == ""
     assert run.environment(task_environment=[("TEST_DIR", TESTS_DIR)])["TEST_DIR"] == run.tests_dir
     with pytest.raises(ValueError, match="not a shell variable name"):
         run.environment(task_environment=[("A B", "1")])
     with pytest.raises(ValueError, match="not a shell variable name"):
         run.environment(task_environment=[("GIT_CONFIG_COUNT=0 X", "1")])
+
+
+@pytest.mark.parametrize(
+    ("task_path", "path"),
+    [
+        (None, "/usr/local/bin:/usr/bin:/bin"),
+        ("/app/node_modules/.bin:/usr/local/bin:/usr/bin:/bin", "/usr/local/bin:/usr/bin:/bin:/app/node_modules/.bin"),
+        ("/opt/tool/bin:/app/bin:/usr/bin", "/opt/tool/bin:/usr/bin:/usr/local/bin:/bin:/app/bin"),
+        (f"{TESTS_DIR}/bin::bin:/usr/../app/x", "{tests}/bin:/usr/local/bin:/usr/bin:/bin::bin:/usr/../app/x"),
+        (f"{VERDICT_ROOT}/tmp/bin:/tmp/bin:/bin", "/bin:/usr/local/bin:/usr/bin:{root}/tmp/bin:/tmp/bin"),
+    ],
+)
+def test_the_task_path_keeps_its_order_with_writable_folders_after_the_systems(task_path, path):
+    """A task's PATH naming the workspace (its tools) keeps them found, after the system's
+    folders, which it may not leave out: the agent's python3 there is not the tests'."""
+    run = VerdictRun("0", "/app")
+    environment = run.environment(task_environment=[] if task_path is None else [("PATH", task_path)])
+    assert environment["PATH"] == path.format(tests=run.tests_dir, root=VERDICT_ROOT)
+
+
+def test_what_the_agent_can_write_is_read_as_text_with_dots_applied():
+    run = VerdictRun("0", "/srv/app")
+    assert [run.writable(entry) for entry in ("/srv/app/lib", "/srv/application", "lib", "", "/usr/../srv/app")] == [
+        True, False, True, True, True,
+    ]  # fmt: skip
+    inside = ("site", "tests-0", "tests-0/.rlenvs-logs/x", "tmp")
+    assert [run.writable(f"{VERDICT_ROOT}/{name}") for name in inside] == [False, False, True, True]
+
+
+def test_a_task_pythonpath_or_path_naming_the_workspace_shadows_nothing_of_the_system(fresh):
+    """With the task's PYTHONPATH=/app and PATH=/app/bin first, the tests import the agent's
+    modules and run its tools, but Python's own modules (encodings, at start-up) and the
+    system's programs stay the system's."""
+    fresh.run(
+        "mkdir -p /app/encodings /app/bin && printf 'import os\\nos._exit(0)\\n' > /app/pathlib.py && "
+        "cp /app/pathlib.py /app/encodings/__init__.py && echo 'X = 5' > /app/mine.py && "
+        "printf '#!/bin/sh\\nexit 0\\n' > /app/bin/python3 && printf '#!/bin/sh\\necho tool\\n' > /app/bin/tool && "
+        "chmod +x /app/bin/python3 /app/bin/tool && cd /tmp"
+    )
+    environment = [("PYTHONPATH", "/app"), ("PATH", "/app/bin:/usr/local/bin:/usr/bin:/bin")]
+    script = (
+        "cd /tmp && python3 -c 'import pathlib, mine, sys; print(pathlib.__file__, mine.X, sys.path[-2:])' && tool && "
+        f"python3 {TESTS_DIR}/test_outputs.py && command -v python3 && /usr/bin/python3 -I -c 'import pathlib; "
+        "print(pathlib.__file__)'"
+    )
+    first, *rest, system = run(fresh, script, environment).stdout.splitlines()
+    assert first == f"{system} 5 ['/app', '/tmp']" and rest == ["tool", "genuine", "/usr/bin/python3"]
 
 
 def test_a_task_that_sets_the_verdicts_own_variables_does_not_undo_them(fresh):

@@ -20,7 +20,9 @@ So a test run (`VerdictRun`) is built from nothing the agent wrote, but for the 
   with a fresh HOME, and see the verdict's folders read-only (`VerdictRun.read_only`, below);
 - with exactly `VerdictRun.environment()`, nothing inherited: the system PATH, that HOME,
   TMPDIR (a folder of the run's own), LANG, then the task's own variables, then what the
-  verdict enforces over them: PYTHONNOUSERSITE=1 (no user site: python3 -s),
+  verdict enforces over them: the task's PATH and PYTHONPATH with the entries the agent could
+  write (its `/app`) after the system's folders and Python's own modules
+  (`rlenvs.sandbox.search_paths`), PYTHONNOUSERSITE=1 (no user site: python3 -s),
   PYTHONDONTWRITEBYTECODE=1, PYTHONSAFEPATH=1 with PYTHONPATH led by a folder of the
   verdict's own holding its `sitecustomize.py` (`SITECUSTOMIZE`: for -m, -c and stdin the
   start folder goes at the end of sys.path, not the front, so the workspace's `unittest.py`
@@ -68,6 +70,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlenvs.sandbox.results import ExecResult
+from rlenvs.sandbox.search_paths import LATE_PYTHONPATH, ordered_path, split_python_path, writable
 from rlenvs.sandbox.session import ReadOnlyFolder, ShellSession, WorkspaceEntry
 
 TESTS_DIR = "/tmp/rlenvs-tests"
@@ -88,7 +91,7 @@ VERDICT_ROOT = "/tmp/rlenvs-verdict"
 LOGS_NAME = ".rlenvs-logs"
 """The folder inside the tests' folder that the tests write their results to (Harbor's /logs):
 the one part of it they may change."""
-SITECUSTOMIZE = '''\
+SITECUSTOMIZE = f'''\
 """The verdict's own sitecustomize, first on the tests' PYTHONPATH, so that no other runs.
 
 The tests start in the workspace and run with PYTHONSAFEPATH=1, so python3 -m, -c and stdin
@@ -96,21 +99,27 @@ do not put the folder they start in at the front of sys.path, where a module of 
 would shadow what the tests import (/app/unittest.py for `python3 -m unittest`). Here that
 folder goes back at the end of sys.path instead: what only it holds (the agent's modules a
 test imports) still imports, and nothing there shadows the standard library or what is
-installed. A script's own folder goes back at the front, where Python puts it: the tests'
-scripts import their helpers and the agent's programs their modules as they would anywhere."""
+installed. Before it go the entries of the task's own PYTHONPATH that the agent could write
+(its `/app`), which the verdict moved to {LATE_PYTHONPATH}: had they stayed on PYTHONPATH, a
+module of the agent's would shadow Python's own, `encodings` before this file even runs. A
+script's own folder goes back at the front, where Python puts it: the tests' scripts import
+their helpers and the agent's programs their modules as they would anywhere."""
 import os
 import sys
 
-if getattr(sys.flags, "safe_path", False):
-    try:
+try:
+    for entry in os.environ.get({LATE_PYTHONPATH!r}, "").split(os.pathsep):
+        if entry and os.path.abspath(entry) not in sys.path:
+            sys.path.append(os.path.abspath(entry))
+    if getattr(sys.flags, "safe_path", False):
         first = sys.argv[0] if sys.argv else ""
-        if first in ("", "-", "-c", "-m"):
-            sys.path.append(os.getcwd())
-        else:
+        if first not in ("", "-", "-c", "-m"):
             script = os.path.realpath(first)
             sys.path.insert(0, script if os.path.isdir(script) else os.path.dirname(script))
-    except OSError:  # a start folder since removed: nothing to put back
-        pass
+        elif os.getcwd() not in sys.path:
+            sys.path.append(os.getcwd())
+except OSError:  # a start folder since removed: nothing relative to put back
+    pass
 '''
 """What the verdict's `site/sitecustomize.py` holds (see its docstring)."""
 USERCUSTOMIZE = "# The verdict's own: it stands in for any usercustomize.py on the tests' PYTHONPATH.\n"
@@ -197,6 +206,13 @@ class VerdictRun:
         """Where the tests write their results (Harbor's /logs), writable while they run."""
         return f"{self.tests_dir}/{LOGS_NAME}"
 
+    def writable(self, entry: str) -> bool:
+        """Whether the agent, or what the tests run, could write below the search-path `entry`
+        (`rlenvs.sandbox.search_paths.writable`): the workspace, the scratch folders, the
+        writable folders of `read_only`, anything relative."""
+        scratch = (self.workdir, *SCRATCH_FOLDERS)
+        return writable(entry, scratch=scratch, read_only=self.root, inside=(self.logs, self.tmp))
+
     @property
     def read_only(self) -> ReadOnlyFolder:
         """What the test command sees read-only: all of `root` but `logs` and `tmp`."""
@@ -250,7 +266,9 @@ class VerdictRun:
     ) -> dict[str, str]:
         """Every variable the test command starts with: the verdict's defaults, the task's own
         variables (`task_environment`, TESTS_DIR in them rewritten) over them, and over those
-        what the verdict enforces (a task's PYTHONPATH and PYTEST_ADDOPTS come after its own)."""
+        what the verdict enforces (a task's PYTHONPATH and PYTEST_ADDOPTS come after its own,
+        and the entries of its PATH and PYTHONPATH that the agent could write after the
+        system's: `rlenvs.sandbox.search_paths`)."""
         task = {name: value.replace(TESTS_DIR, self.tests_dir) for name, value in task_environment}
         for name in task:
             if not _NAME.fullmatch(name):
@@ -258,16 +276,18 @@ class VerdictRun:
         config = pytest_config or self.empty_config
         pytest_options = f"-p no:cacheprovider --rootdir={self.tests_dir} -c {config}"
         git = [(key, value.format(hooks=self.git_hooks)) for key, value in GIT_SETTINGS]
+        kept, late = split_python_path(task.get("PYTHONPATH"), self.writable)
         return {
-            "PATH": SYSTEM_PATH,
             "HOME": self.home,
             "TMPDIR": self.tmp,
             "LANG": "C.UTF-8",
             **task,
+            "PATH": ordered_path(task.get("PATH"), SYSTEM_PATH, self.writable),
             "PYTHONNOUSERSITE": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONSAFEPATH": "1",
-            "PYTHONPATH": ":".join(path for path in (self.site, task.get("PYTHONPATH", "")) if path),
+            "PYTHONPATH": ":".join(path for path in (self.site, kept) if path),
+            LATE_PYTHONPATH: late,
             "PYTEST_ADDOPTS": " ".join(part for part in (pytest_options, task.get("PYTEST_ADDOPTS", "")) if part),
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
             "GIT_CONFIG_NOSYSTEM": "1",

@@ -191,7 +191,7 @@ class TerminalEnv(TextEnv[TerminalTask]):
     def __getstate__(self) -> dict[str, Any]:
         """A copy (deepcopy, pickle: vector workers, checkpoints, tree search) gets no share
         of this env's sandbox: it takes a `Snapshot` of the workspace (files of any size,
-        folders, symlinks; not /tmp) and the shell state, and starts its own sandbox from it
+        folders, hard links, symlinks; not /tmp) and the shell state, and starts its own sandbox from it
         when it next steps. A workspace that cannot be copied whole does not make the copy
         fail: the copy's next step ends its episode with the reason (reward 0)."""
         state = self.__dict__.copy()

@@ -887,3 +887,17 @@ def test_standard_functions_a_reply_writes_and_excel_s_rules_for_them():
     assert [wb.value(f"S!{c}1") for c in "BCDEF"] == [DIV0, VALUE, "\u20ac", VALUE, VALUE]
     assert [wb.value(f"S!{c}2") for c in "BCDEF"] == [VALUE, VALUE, 30.0, 10.0, VALUE]
     assert [wb.value(f"S!{c}3") for c in "BCD"] == [20.0, 1.0, "'2024'!$A$3"]
+
+
+def test_criteria_read_a_date_written_as_us_text():
+    """`">=1/1/2024"` and `">="&TEXT(DATE(2024,1,1),"m/d/yyyy")` matched no date (compared as
+    text); Excel and LibreOffice in en-US read them as the date, as typed input is read."""
+    rows = [[dt.date(2023, 12, 31), 10], [dt.date(2024, 1, 1), 20], [dt.date(2024, 2, 3), 30]]
+    cases = {
+        '=COUNTIF(A1:A3,">=1/1/2024")': 2.0, '=COUNTIF(A1:A3,">=2024-01-01")': 2.0, '=COUNTIF(A1:A3,"1/1/2024")': 1.0,
+        '=SUMIFS(B1:B3,A1:A3,">="&TEXT(DATE(2024,1,1),"m/d/yyyy"),A1:A3,"<"&TEXT(DATE(2024,2,1),"m/d/yyyy"))': 20.0,
+        '=COUNTIF(A1:A3,"<Jan 15, 2024")': 2.0, '=COUNTIF(A1:A3,"<>1/1/2024")': 2.0, '=COUNTIF(A1:A3,">13/1/2024")': 0.0,
+        '=DATEVALUE("2024-01-15 10:30")': serial(2024, 1, 15),
+    }  # fmt: skip
+    for formula, want in cases.items():
+        assert close(ev(formula, rows), want), (formula, ev(formula, rows))

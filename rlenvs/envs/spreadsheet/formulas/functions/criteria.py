@@ -12,7 +12,10 @@ A criterion is a value or text with an optional leading operator: `">5"`, `"<>x"
 - `""` matches empty cells and cells holding ""; `"="` matches only empty cells; `"<>"`
   matches every non-empty cell; `"<>x"` matches everything that is not x, empty included;
 - a criterion that is a reference to an empty cell means 0 (Microsoft's SUMIFS docs);
-- a criterion "TRUE"/"FALSE" matches booleans; an error code ("#N/A") matches that error.
+- a criterion "TRUE"/"FALSE" matches booleans; an error code ("#N/A") matches that error;
+- a date written as text is that date (its serial): `">=2024-01-01"`, `">=1/1/2024"` and
+  `">="&TEXT(DATE(2024,1,1),"m/d/yyyy")` all compare with the dates of the range, as in
+  Excel and LibreOffice in an en-US locale (`datetext`).
 """
 
 from __future__ import annotations
@@ -21,11 +24,13 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
+from rlenvs.envs.spreadsheet.formulas.datetext import text_date
 from rlenvs.envs.spreadsheet.values import (
     ERRORS,
     ErrorValue,
     Scalar,
     approx_equal,
+    date_to_serial,
     is_number,
     text_to_number,
 )
@@ -113,6 +118,9 @@ def _operand(raw: str) -> Scalar:
     x = text_to_number(raw)
     if x is not None:
         return x
+    day = text_date(raw)
+    if day is not None:  # ">=1/1/2024": a date, as typed input is read (en-US)
+        return date_to_serial(day)
     u = raw.strip().upper()
     if u in ("TRUE", "FALSE"):
         return u == "TRUE"

@@ -12,8 +12,8 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import math
-import re
 
+from rlenvs.envs.spreadsheet.formulas.datetext import text_date
 from rlenvs.envs.spreadsheet.formulas.functions.base import function, integer, num, text
 from rlenvs.envs.spreadsheet.values import (
     MAX_SERIAL,
@@ -147,36 +147,6 @@ def weekday(serial: Scalar, return_type: Scalar = None) -> float:
     raise EvalError(NUM)
 
 
-_MONTH_NAMES = {name[:3].lower(): i for i, name in enumerate(calendar.month_name) if name}
-_DATE_TEXTS = (
-    (re.compile(r"(\d{4})[-/](\d{1,2})[-/](\d{1,2})"), ("y", "m", "d")),  # 2024-01-31
-    (re.compile(r"(\d{1,2})/(\d{1,2})/(\d{2,4})"), ("m", "d", "y")),  # 1/31/2024 (en-US)
-    (re.compile(r"(\d{1,2})[- ]([A-Za-z]{3,9})[- ,]+(\d{2,4})"), ("d", "name", "y")),  # 31-Jan-2024, 31 January 2024
-    (re.compile(r"([A-Za-z]{3,9})\.? (\d{1,2}),? (\d{2,4})"), ("name", "d", "y")),  # January 31, 2024
-)
-"""The date texts DATEVALUE reads: ISO, and the en-US forms Excel and LibreOffice read in an
-en-US locale (month before day in 1/2/2024). Two-digit years are 1930-2029, as in Excel."""
-
-
-def _text_date(s: str) -> dt.date | None:
-    for pattern, order in _DATE_TEXTS:
-        m = pattern.fullmatch(s.strip())
-        if m is None:
-            continue
-        parts = dict(zip(order, m.groups(), strict=True))
-        month = _MONTH_NAMES.get(parts["name"][:3].lower()) if "name" in parts else int(parts["m"])
-        if "name" in parts and (month is None or not calendar.month_name[month].lower().startswith(parts["name"].lower())):
-            return None
-        year = int(parts["y"])
-        if len(parts["y"]) == 2:
-            year += 2000 if year < 30 else 1900
-        try:
-            return dt.date(year, month, int(parts["d"]))  # type: ignore[arg-type]
-        except ValueError:
-            return None
-    return None
-
-
 @function("DATEVALUE", min_args=1, max_args=1)
 def datevalue(date_text: Scalar) -> float:
     """The serial of a date written as text ("2024-01-31", "1/31/2024", "31-Jan-2024",
@@ -184,7 +154,7 @@ def datevalue(date_text: Scalar) -> float:
     text: DATEVALUE(TEXT(C2,"yyyy-mm-dd")))."""
     if not isinstance(date_text, str):
         raise EvalError(VALUE)
-    day = _text_date(date_text)
+    day = text_date(date_text)
     if day is None:
         raise EvalError(VALUE)
     return date_to_serial(day)

@@ -184,9 +184,9 @@ def test_operators_and_literals(formula, expected):
     [
         ("=SUM(1,", 7, "formula ends early"), ("=1+", 3, "ends early"), ('="abc', 1, "unterminated text"),
         ("=(1", 3, "expected )"), ("=1)", 2, "unexpected ')'"), ("=A1 B1", 4, "unexpected 'B1'"), ("=", 1, "empty formula"),
-        ("=1 @ 2", 3, "unexpected character"), ("=Sheet1!", 8, "followed by a reference"), ("=#FOO!", 1, "error literal"),
+        ("=1 @ 2", 3, "unexpected '@'"), ("=1 $ 2", 3, "unexpected character"), ("=Sheet1!", 8, "followed by a reference"), ("=#FOO!", 1, "error literal"),
         ("=SUM(1;2)", 6, "expected , or )"), ("={1,A1}", 4, "array constant"), ("={1,2;3}", 7, "same length"),
-        ("=A1:B", 3, "unexpected character ':'"),
+        ("=A1:B", 3, "range operator : joins references"), ("=1:A1", 2, "range operator"),
     ],
 )  # fmt: skip
 def test_syntax_errors_say_where_and_what(formula, pos, says):
@@ -887,6 +887,83 @@ def test_standard_functions_a_reply_writes_and_excel_s_rules_for_them():
     assert [wb.value(f"S!{c}1") for c in "BCDEF"] == [DIV0, VALUE, "\u20ac", VALUE, VALUE]
     assert [wb.value(f"S!{c}2") for c in "BCDEF"] == [VALUE, VALUE, 30.0, 10.0, VALUE]
     assert [wb.value(f"S!{c}3") for c in "BCD"] == [20.0, 1.0, "'2024'!$A$3"]
+
+
+def test_choose_with_an_array_index_is_the_table_side_by_side():
+    """CHOOSE({1,2},keys,prices) is the left lookup's table; taking each index alone gave a
+    row of two top-left cells (ROWS 1, SUM of two values), so every row but the first of
+    `VLOOKUP(key,CHOOSE({1,2},keys,prices),2,FALSE)` was #N/A."""
+    rows = [["K-1", 3], ["K-2", 1], ["K-3", 2]]
+    cases = {
+        '=VLOOKUP("K-3",CHOOSE({1,2},B1:B3,A1:A3),1,FALSE)': NA, "=VLOOKUP(2,CHOOSE({1,2},B1:B3,A1:A3),2,FALSE)": "K-3",
+        "=ROWS(CHOOSE({1,2},B1:B3,A1:A3))": 3.0, "=COLUMNS(CHOOSE({1,2},B1:B3,A1:A3))": 2.0, "=SUM(CHOOSE({1,2},B1:B3,B1:B3))": 12.0,
+        "=INDEX(CHOOSE({1,2},B1:B3,A1:A3),2,2)": "K-2", "=SUM(CHOOSE({1,3},B1:B3,A1:A3))": VALUE, '=CHOOSE(2,"a","b")': "b",
+    }  # fmt: skip
+    for formula, want in cases.items():
+        assert close(ev(formula, rows), want), formula
+
+
+def test_row_of_indirect_or_offset_over_the_formula_s_own_row_is_a_position():
+    """ROW takes where a reference is: ROW(INDIRECT("1:"&LEN(B2))) in C2 names rows 1..n,
+    C2's own row among them, and was #CIRCULAR! because INDIRECT read them. OFFSET and
+    INDIRECT under ROW, ROWS, COLUMN, COLUMNS and OFFSET's anchor now give places, unread;
+    read as values they still close a cycle."""
+    wb = Workbook.from_rows({"S": [
+        ["a1b2c3", '=TEXTJOIN("",TRUE,IFERROR(MID(A1,ROW(INDIRECT("1:"&LEN(A1))),1)*1,""))', '=SUMPRODUCT(ROW(INDIRECT("1:5")))'],
+        ["x", "=SUMPRODUCT(ROW(OFFSET(B1,0,0,6,1)))", '=ROWS(INDIRECT("A1:C9"))&COLUMNS(INDIRECT("A2:C2"))'],
+        [7, '=ROW(OFFSET(INDIRECT("B3"),1,0))', '=SUM(INDIRECT("C1:C3"))'],
+    ]})  # fmt: skip
+    assert [wb.value(f"S!{c}{r}") for r, c in ((1, "B"), (1, "C"), (2, "B"), (2, "C"), (3, "B"), (3, "C"))] == [
+        "123", 15.0, 21.0, "93", 4.0, CIRCULAR]  # fmt: skip
+    from rlenvs.envs.spreadsheet.formulas import dependencies
+
+    assert [str(n.ref) for n in dependencies(parse_formula('=ROW(INDIRECT("A1:A"&B2))+ROWS(INDEX(C1:C9,D1))'))] == ["B2", "D1"]
+
+
+def test_a_range_may_end_in_a_function_that_returns_a_reference():
+    """`$B$2:INDEX($B:$B,ROW())` (a running total), `INDEX(B2:B10,2):B5` and
+    `B2:OFFSET(B2,2,0)` were "unexpected ':'": the range operator joins references, read
+    when the formula runs; its ends are positions, so a running total of its own column
+    above it is no cycle (one that takes itself in is). Copying and row insertion move
+    both ends."""
+    rows = [[1, "=SUM($A$1:INDEX($A:$A,ROW()))"], [2, "=SUM($A$1:INDEX($A:$A,ROW()))"], [3, "=SUM(INDEX(A1:A3,2):A3)"],
+            ["=SUM(A$1:INDEX(A:A,ROW()-1))", "=SUM(A1:OFFSET(A1,2,0))"], ["=SUM(A$1:INDEX(A:A,ROW()))", "=ROWS(A1:INDEX(A:A,4))"]]  # fmt: skip
+    wb = Workbook.from_rows({"S": rows})
+    assert [wb.value(f"S!B{r}") for r in range(1, 6)] == [1.0, 3.0, 5.0, 6.0, 4.0]
+    assert wb.value("S!A4") == 6.0 and wb.value("S!A5") == CIRCULAR
+    assert to_text(parse_formula("=INDEX(B2:B10,2):B5")) == "=INDEX(B2:B10,2):B5"
+    assert shift_formula("=SUM($B$2:INDEX($B:$B,ROW()))+SUM(B2:INDEX(C2:C4,1))", 2, 1) == "=SUM($B$2:INDEX($B:$B,ROW()))+SUM(C4:INDEX(D4:D6,1))"
+    assert adjust_for_rows("=SUM(B2:INDEX(B2:B9,3))", "S", 1, 2, "S") == "=SUM(B4:INDEX(B4:B11,3))"
+    for text in ("=A1:B", "=1:A1", '="a":A1'):
+        with pytest.raises(FormulaError, match="range operator"):
+            parse_formula(text)
+
+
+def test_implicit_intersection_is_the_cell_in_the_formula_s_row():
+    """Excel 365 writes `@` into older formulas (`=@C:C*@D:D`), and stores it as
+    _xlfn.SINGLE: it was "unexpected '@'". Of a column, the cell in the formula's row; of a
+    row, the cell in its column; outside, #VALUE!; of an array, its first value."""
+    wb = Workbook.from_rows({"S": [["Units", "Cost", "=@A:A*@B:B"], [4, 2.5, "=@A:A*@B:B"], [3, 2, "=@A2:A3+@{7,8}"],
+                                   [None, None, "=@A2:A3"], ["=@A1:C1", None, "=SINGLE(B2)"]]})  # fmt: skip
+    assert [wb.value(f"S!C{r}") for r in range(1, 6)] == [VALUE, 10.0, 10.0, VALUE, 2.5]
+    assert wb.value("S!A5") == "Units" and to_text(parse_formula("=@C:C*2")) == "=SINGLE(C:C)*2"
+
+
+def test_xmatch_sequence_clean_and_mround_as_excel_documents_them():
+    """XMATCH beside XLOOKUP, SEQUENCE where an array is taken in (CONCAT, SUM, MID), CLEAN
+    beside TRIM and MROUND were #NAME? (Microsoft's examples; XMATCH and SEQUENCE are not
+    in LibreOffice 7.4, the others are in the LibreOffice test)."""
+    rows = [["Apple", 10], ["Banana", 30], ["Cherry", 20], ["a1b2", 5]]
+    cases = {
+        '=XMATCH("Cherry",A1:A3)': 3.0, '=XMATCH("cherry",A1:A3)': 3.0, "=XMATCH(25,B1:B3,1)": 2.0, "=XMATCH(25,B1:B3,-1)": 3.0,
+        '=XMATCH("B*",A1:A3,2)': 2.0, '=XMATCH("Kiwi",A1:A3)': NA, "=XMATCH(5,A1:B2)": VALUE, "=XMATCH(10,{10,20,10},0,-1)": 3.0,
+        "=SUM(SEQUENCE(4))": 10.0, '=TEXTJOIN(",",TRUE,SEQUENCE(2,3,0,2))': "0,2,4,6,8,10", "=SEQUENCE(0)": VALUE,
+        '=CONCAT(IFERROR(--MID(A4,SEQUENCE(LEN(A4)),1),""))': "12", "=ROWS(SEQUENCE(5,2))": 5.0,
+        '=CLEAN("a"&CHAR(7)&"b"&CHAR(13)&CHAR(10)&"c")': "abc", "=MROUND(10,3)": 9.0, "=MROUND(-10,-3)": -9.0,
+        "=MROUND(1.3,0.2)": 1.4, "=MROUND(5,-2)": NUM, "=MROUND(6.05,0.1)": 6.1,
+    }  # fmt: skip
+    for formula, want in cases.items():
+        assert close(ev(formula, rows), want), (formula, ev(formula, rows))
 
 
 def test_criteria_read_a_date_written_as_us_text():

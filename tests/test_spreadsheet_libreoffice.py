@@ -38,7 +38,10 @@ left out (the comparison is never loosened); these are:
   cell, Excel is #VALUE!), and EOMONTH of a range inside SUMPRODUCT;
 - dates before 1 March 1900 (Excel's serials count a 29 February 1900 that never was);
 - UPPER of "ß" (LibreOffice gives the capital "ẞ");
-- XLOOKUP, which LibreOffice 7.4 does not have (NOT_IN_LIBREOFFICE);
+- XLOOKUP, XMATCH, SEQUENCE and `@` (SINGLE), which LibreOffice 7.4 does not have
+  (NOT_IN_LIBREOFFICE);
+- MROUND of a number and a multiple of opposite signs: Excel #NUM!, LibreOffice rounds
+  (MROUND(5,-2) is 6);
 - OFFSET off the sheet or with a height or width below 1: Excel #REF!, LibreOffice #VALUE!;
   and a reference to several cells shown in one cell (`=OFFSET(A1,0,0,2,2)`,
   `=INDIRECT("A1:A2")`): LibreOffice #VALUE!, the engine its top-left value;
@@ -836,9 +839,54 @@ WORKBOOKS["regions.xlsx"] = {
     ],
 }
 
-NOT_IN_LIBREOFFICE = {"XLOOKUP"}
+# --------------------------------------------------------------------------------------
+# The honest idioms the third red-team pass found refused (Excel and LibreOffice compute
+# them): the left lookup through CHOOSE with an array index, ROW of INDIRECT or OFFSET over
+# the rows that hold the formula (the digits of a text, pre-365), ranges ending in INDEX or
+# OFFSET, CLEAN, MROUND, and dates written as en-US text in criteria and DATEVALUE. (The
+# digits of a text as TEXTJOIN(...IFERROR(MID(...))...) in a cell of its own is "" in
+# LibreOffice, which evaluates arrays there only inside SUMPRODUCT and array formulas;
+# Excel 365 gives the digits, as the engine does: tests/test_spreadsheet_engine.py.)
+WORKBOOKS["idioms.xlsx"] = {
+    "Codes": [
+        ["Code", "Price", "Name", "Text", "Date", "Amount", "Out"],
+        ["K-1", 3, "Ann", "a1b2c3", D(2023, 12, 31), 10, '=SUMPRODUCT(IFERROR(--MID(D2,ROW(INDIRECT("1:"&LEN(D2))),1),0))'],
+        ["K-2", 1, "Bob", "x9", D(2024, 1, 1), 20, '=SUMPRODUCT(IFERROR(--MID(D3,ROW(INDIRECT("1:"&LEN(D3))),1),0))'],
+        ["K-3", 2, "Cy", "n0", D(2024, 2, 3), 30, "=SUM($B$2:INDEX($B:$B,ROW()))"],
+    ],
+    "Checks": [
+        ["Check", "Value"],
+        ["Left lookup", '=VLOOKUP("Bob",CHOOSE({1,2},Codes!C2:C4,Codes!B2:B4),2,FALSE)'],
+        ["Rows of the table", "=ROWS(CHOOSE({1,2},Codes!C2:C4,Codes!A2:A4))"],
+        ["Sum of the table", "=SUM(CHOOSE({1,2},Codes!B2:B4,Codes!F2:F4))"],
+        ["Digits summed", '=SUMPRODUCT(--MID("123",ROW(INDIRECT("1:3")),1))'],
+        ["Rows 1 to 5 over this one", '=SUMPRODUCT(ROW(INDIRECT("1:5")))'],
+        ["Rows of an OFFSET over this one", "=SUMPRODUCT(ROW(OFFSET(B1,0,0,6,1)))"],
+        ["Rows of INDIRECT", '=ROWS(INDIRECT("A1:B9"))'],
+        ["To INDEX", "=SUM(Codes!$B$2:INDEX(Codes!$B:$B,3))"],
+        ["From INDEX", "=SUM(INDEX(Codes!B2:B4,2):Codes!B4)"],
+        ["Row of INDEX", "=ROW(INDEX(Codes!A1:A9,3))"],
+        ["To OFFSET", "=SUM(Codes!B2:OFFSET(Codes!B2,2,0))"],
+        ["Clean", '=CLEAN("a"&CHAR(10)&"b"&CHAR(9)&"c")'],
+        ["To cents", "=MROUND(2.675,0.01)"],
+        ["To 2", "=MROUND(7,2)"],
+        ["Negative to -2", "=MROUND(-7,-2)"],
+        ["To 0.2", "=MROUND(1.3,0.2)"],
+        ["To 0", "=MROUND(10,0)"],
+        ["From US date text", '=COUNTIF(Codes!E2:E4,">=1/1/2024")'],
+        ["A month by TEXT m/d/yyyy", '=SUMIFS(Codes!F2:F4,Codes!E2:E4,">="&TEXT(DATE(2024,1,1),"m/d/yyyy"),Codes!E2:E4,"<"&TEXT(DATE(2024,2,1),"m/d/yyyy"))'],
+        ["On a US date", '=COUNTIF(Codes!E2:E4,"1/1/2024")'],
+        ["Before a month-name date", '=COUNTIF(Codes!E2:E4,"<Jan 15, 2024")'],
+        ["Date and time", '=DATEVALUE("2024-01-15 10:30")'],
+        ["US date and time", '=DATEVALUE("1/15/2024 10:30 PM")'],
+    ],
+}
+
+NOT_IN_LIBREOFFICE = {"XLOOKUP", "XMATCH", "SEQUENCE", "SINGLE"}
 """Functions of the engine that LibreOffice 7.4 (Debian 12) does not have: it reads
-_xlfn.XLOOKUP as #NAME? (XLOOKUP came in LibreOffice 24.8)."""
+_xlfn.XLOOKUP, _xlfn.XMATCH, _xlfn.SEQUENCE and _xlfn.SINGLE (Excel 365's `@`) as #NAME?
+(the first three came in LibreOffice 24.8). tests/test_spreadsheet_engine.py checks them
+against Excel's documented examples."""
 COVERED_FUNCTIONS = set(FUNCTIONS) - NOT_IN_LIBREOFFICE
 """Every function of the engine's table must appear in some formula here, and no other."""
 TEXT_FORMATS = ("0", "0.00", "00", "000", "00.0", "#,##0", "#,##0.00", "0%", "0.0%", "yyyy-mm-dd", "dd/mm/yyyy", "mmm yyyy")

@@ -14,8 +14,11 @@ function shows as #VALUE! in one cell instead of stopping a recalculation.)
 Reading of arguments (Excel's rules): a reference written directly as a function argument
 (`SUM(A1)`, `SUM(A1:B2)`) arrives as a `Grid` marked `is_ref`, so aggregates can skip the
 text and booleans in it; the same cell in an operator (`A1+1`) arrives as its value. A
-reference written as a position argument (`ROW(C5)`, OFFSET's anchor) arrives as a `Place`,
-its values unread; `dependencies` leaves such references out of what a formula depends on.
+reference in a position argument (`ROW(C5)`, OFFSET's anchor, and OFFSET, INDIRECT or
+INDEX of a reference there: `ROW(INDIRECT("1:"&LEN(B2)))`) arrives as a `Place`, its values
+unread (`places`); `dependencies` leaves such references out of what a formula depends on.
+The range operator between references that are not one written range
+(`$B$2:INDEX($B:$B,ROW())`) is a `Span`, whose cells are read when the formula runs.
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ from rlenvs.envs.spreadsheet.formulas.functions import FUNCTIONS
 from rlenvs.envs.spreadsheet.formulas.grid import (
     BINARY_OPS,
     Grid,
-    Place,
     Value,
     as_array,
     binary,
@@ -52,9 +54,16 @@ from rlenvs.envs.spreadsheet.formulas.nodes import (
     Percent,
     Range,
     Ref,
+    Span,
     Text,
     Unary,
     children,
+)
+from rlenvs.envs.spreadsheet.formulas.places import (
+    compile_place,
+    is_reference,
+    place_values,
+    read,
 )
 from rlenvs.envs.spreadsheet.formulas.tokenizer import FormulaError
 from rlenvs.envs.spreadsheet.values import NAME, VALUE, ErrorValue, Scalar
@@ -134,13 +143,8 @@ def _unwrap(node: Node) -> Node:
 
 def _compile_arg(node: Node, sheet: str, position: bool = False) -> Compiled:
     inner = _unwrap(node)
-    if position and isinstance(inner, Ref):
-        place = Place(inner.ref.sheet.lower() if inner.ref.sheet else sheet, inner.ref.row, inner.ref.col)
-        return lambda ctx: place
-    if position and isinstance(inner, Range):
-        r = inner.ref
-        place = Place(r.sheet.lower() if r.sheet else sheet, r.start.row, r.start.col, r.height, r.width)
-        return lambda ctx: place
+    if position and (place := compile_place(inner, sheet, compile_node, _call_parts)) is not None:
+        return place  # type: ignore[return-value]
     if isinstance(inner, Ref):
         key = cell_key(inner.ref.sheet, inner.ref.row, inner.ref.col, sheet)
         return lambda ctx: Grid([[ctx.value(key)]], True, key)
@@ -171,15 +175,27 @@ def _compile_binop(node: BinOp, sheet: str) -> Compiled:
     return chain
 
 
-def _compile_call(node: Call, sheet: str) -> Compiled:
+def _call_parts(node: Call, sheet: str) -> tuple[Callable[[Context, list[Value]], Value], list[Compiled]]:
+    """A call's function (with its argument handling) and its compiled arguments; an
+    unknown function is #NAME?, a wrong number of arguments #VALUE!."""
     spec = FUNCTIONS.get(node.name)
     if spec is None:
-        return _const(NAME)
+        return (lambda ctx, args: NAME), []
     if spec.arity_error(len(node.args)):
-        return _const(VALUE)
-    fns = [_compile_arg(a, sheet, i in spec.positions) for i, a in enumerate(node.args)]
-    invoke = spec.invoke
+        return (lambda ctx, args: VALUE), []
+    return spec.invoke, [_compile_arg(a, sheet, i in spec.positions) for i, a in enumerate(node.args)]
+
+
+def _compile_call(node: Call, sheet: str) -> Compiled:
+    invoke, fns = _call_parts(node, sheet)
     return lambda ctx: invoke(ctx, [f(ctx) for f in fns])
+
+
+def _compile_span(node: Span, sheet: str) -> Compiled:
+    """A range between two references (`places`): its cells, read when the formula runs."""
+    place = compile_place(node, sheet, compile_node, _call_parts)
+    assert place is not None
+    return lambda ctx: read(place(ctx), ctx)
 
 
 def compile_node(node: Node, sheet: str) -> Compiled:
@@ -200,6 +216,8 @@ def compile_node(node: Node, sheet: str) -> Compiled:
         return lambda ctx: ctx.grid(*bounds)
     if isinstance(node, Paren):
         return compile_node(node.inner, sheet)
+    if isinstance(node, Span):
+        return _compile_span(node, sheet)
     if isinstance(node, Unary):
         f = compile_node(node.operand, sheet)
         if node.op == "+":  # a reference's values as an array, as Excel reads +B2:B9
@@ -241,9 +259,11 @@ def evaluate(node: Node, ctx: Context | None = None) -> Scalar:
 
 def dependencies(node: Node) -> list[Ref | Range]:
     """The references whose values a formula reads: every Ref and Range of the tree except
-    those written as a position argument (`ROW(C5)`, OFFSET's anchor), which name a place,
-    not data. These are a formula cell's precedents (and what `=42` dressed as a formula
-    lacks); OFFSET and INDIRECT read further cells that only evaluation finds."""
+    those that name a place, not data: a position argument (`ROW(C5)`, OFFSET's anchor,
+    `ROW(INDIRECT(...))`) and the ends of a range operator (`$B$2:INDEX($B:$B,ROW())`), whose
+    INDEX row and column still count (`places.place_values`). These are a formula cell's
+    precedents (and what `=42` dressed as a formula lacks); OFFSET, INDIRECT and a range
+    operator read further cells that only evaluation finds."""
     out: list[Ref | Range] = []
     stack = [node]
     while stack:
@@ -251,10 +271,14 @@ def dependencies(node: Node) -> list[Ref | Range]:
         if isinstance(n, (Ref, Range)):
             out.append(n)
             continue
+        if isinstance(n, Span):
+            stack.extend(reversed(place_values(n)))
+            continue
         if isinstance(n, Call):
             spec = FUNCTIONS.get(n.name)
             positions = spec.positions if spec else frozenset()
-            stack.extend(a for i, a in reversed(list(enumerate(n.args))) if not (i in positions and isinstance(_unwrap(a), (Ref, Range))))
+            for i, a in reversed(list(enumerate(n.args))):
+                stack.extend(reversed(place_values(a)) if i in positions and is_reference(a) else [a])
             continue
         stack.extend(reversed(children(n)))
     return out
@@ -262,11 +286,14 @@ def dependencies(node: Node) -> list[Ref | Range]:
 
 def calls(node: Node, flag: str) -> bool:
     """Whether the tree calls a function whose spec has `flag` set ("volatile": RAND, NOW,
-    ...; "dynamic": OFFSET, INDIRECT)."""
+    ...; "dynamic": OFFSET, INDIRECT, SINGLE, and the range operator, which read the cells
+    they compute)."""
     stack = [node]
     while stack:
         n = stack.pop()
         if isinstance(n, Call) and (spec := FUNCTIONS.get(n.name)) is not None and getattr(spec, flag):
+            return True
+        if isinstance(n, Span) and flag == "dynamic":
             return True
         stack.extend(children(n))
     return False

@@ -99,6 +99,16 @@ class Paren(Node):
 
 
 @dataclass(frozen=True, slots=True)
+class Span(Node):
+    """The range operator between two references that are not written as one range:
+    `$B$2:INDEX($B:$B,ROW())`, `INDEX(B2:B10,2):B5`, `OFFSET(A1,1,0):A9`. What it means is
+    found when the formula runs (`places`)."""
+
+    start: Node
+    end: Node
+
+
+@dataclass(frozen=True, slots=True)
 class Call(Node):
     name: str  # upper case, without an _xlfn. prefix
     args: tuple[Node, ...]
@@ -150,6 +160,8 @@ def _text(node: Node, xlfn: frozenset[str]) -> str:
         return _text(node.operand, xlfn) + "%"
     if isinstance(node, Paren):
         return "(" + _text(node.inner, xlfn) + ")"
+    if isinstance(node, Span):
+        return _text(node.start, xlfn) + ":" + _text(node.end, xlfn)
     if isinstance(node, Call):
         name = ("_xlfn." + node.name) if node.name in xlfn else node.name
         return name + "(" + ",".join(_text(a, xlfn) for a in node.args) + ")"
@@ -172,6 +184,8 @@ def children(node: Node) -> tuple[Node, ...]:
         return (node.inner,)
     if isinstance(node, Call):
         return node.args
+    if isinstance(node, Span):
+        return (node.start, node.end)
     return ()
 
 

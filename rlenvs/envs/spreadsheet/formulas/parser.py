@@ -1,9 +1,15 @@
 """Tokens -> syntax tree, by precedence climbing with Excel's operator precedence.
 
 From loosest to tightest: comparisons `= <> < > <= >=`, `&`, `+ -`, `* /`, `^`, postfix
-`%`, prefix `-`/`+`. All binary operators are left-associative (`2^3^2` is 64, as in
-Excel), and prefix minus binds tighter than `^` (`-2^2` is 4, as in Excel; LibreOffice
-agrees).
+`%`, prefix `-`/`+`, prefix `@`, the range operator `:`. All binary operators are
+left-associative (`2^3^2` is 64, as in Excel), and prefix minus binds tighter than `^`
+(`-2^2` is 4, as in Excel; LibreOffice agrees).
+
+A range written whole (`B2:B9`) is one token; the range operator joins what a token cannot,
+a reference and a function that returns one (`$B$2:INDEX($B:$B,ROW())`), as a `Span`.
+`@x` (Excel 365's implicit intersection, which it writes into older formulas: `=@C:C*@D:D`
+is the row's C times its D) is read as `SINGLE(x)`, the function Excel stores it as in a
+file (`_xlfn.SINGLE`).
 
 Nesting (parentheses, calls, prefix operators, `%`) is bounded by `MAX_DEPTH` so that no
 input can exhaust Python's stack in the parser or in any later walk over the tree; Excel
@@ -26,6 +32,7 @@ from rlenvs.envs.spreadsheet.formulas.nodes import (
     Percent,
     Range,
     Ref,
+    Span,
     Text,
     Unary,
 )
@@ -104,13 +111,33 @@ class _Parser:
             self.enter(tok)
             node: Node = Unary(tok.value, self.prefix())
             self.depth -= 1
+        elif tok.kind == "@":
+            self.next()
+            self.enter(tok)
+            node = Call("SINGLE", (self.prefix(),))
+            self.depth -= 1
         else:
-            node = self.primary()
+            node = self.spans()
         entered = 0
         while self.peek().kind == "OP" and self.peek().value == "%":
             self.enter(self.next())
             entered += 1
             node = Percent(node)
+        self.depth -= entered
+        return node
+
+    def spans(self) -> Node:
+        """A primary, and the range operator after it (`A1:INDEX(...)`), left to right."""
+        node = self.primary()
+        entered = 0
+        while self.peek().kind == ":":
+            colon = self.next()
+            self.enter(colon)
+            entered += 1
+            end = self.primary()
+            if not all(isinstance(side, (Ref, Range, Call, Paren, Span)) for side in (node, end)):
+                raise self.error("the range operator : joins references, as in A1:B9 or $B$2:INDEX($B:$B,ROW())", colon)
+            node = Span(node, end)
         self.depth -= entered
         return node
 

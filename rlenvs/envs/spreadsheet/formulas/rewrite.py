@@ -33,6 +33,7 @@ from rlenvs.envs.spreadsheet.formulas.nodes import (
     Percent,
     Range,
     Ref,
+    Span,
     Unary,
     to_text,
 )
@@ -62,6 +63,9 @@ def map_refs(node: Node, fn: Callable[[Ref | Range], Node]) -> Node:
     if isinstance(node, Paren):
         o = map_refs(node.inner, fn)
         return node if o is node.inner else Paren(o)
+    if isinstance(node, Span):
+        a, b = map_refs(node.start, fn), map_refs(node.end, fn)
+        return node if a is node.start and b is node.end else Span(a, b)
     return node
 
 

@@ -7,9 +7,13 @@ followed by `(`, a letter, a digit, `_`, `.` or `!`. Letters that look like a re
 but are not one (`A0`, `ZZZ1`: outside the sheet) are names, which evaluate to #NAME?
 as in Excel.
 
+A `:` outside a written range (`$B$2:INDEX($B:$B,ROW())`) and Excel 365's `@` (implicit
+intersection, `=@C:C*@D:D`) are tokens of their own, for the parser's range operator and
+prefix `@`.
+
 Not supported (a FormulaError or #NAME?): R1C1 notation, 3-D references
-(`Sheet1:Sheet3!A1`), the intersection operator (a space), a range operator between
-arbitrary expressions (`A1:INDEX(...)`), structured table references (`Table1[Col]`).
+(`Sheet1:Sheet3!A1`), the intersection operator (a space), structured table references
+(`Table1[Col]`).
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ class FormulaError(ValueError):
 
 
 class Token(NamedTuple):
-    kind: str  # NUM STR BOOL ERR REF RANGE FUNC NAME OP ( ) , ; { } END
+    kind: str  # NUM STR BOOL ERR REF RANGE FUNC NAME OP ( ) , ; { } : @ END
     text: str
     pos: int
     value: Any = None
@@ -64,7 +68,7 @@ _NUM_RE = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _IDENT_RE = re.compile(r"[A-Za-z_\\\u00a1-\uffff][\w.\u00a1-\uffff]*")
 _ERR_RE = re.compile(r"#(?:NULL!|DIV/0!|VALUE!|REF!|NAME\?|NUM!|N/A|CIRCULAR!)", re.IGNORECASE)
 _OP_CHARS = frozenset("+-*/^&=<>%")
-_PUNCT = {"(": "(", ")": ")", ",": ",", ";": ";", "{": "{", "}": "}"}
+_PUNCT = {"(": "(", ")": ")", ",": ",", ";": ";", "{": "{", "}": "}", ":": ":", "@": "@"}
 
 
 def _cell(text: str) -> CellRef | None:

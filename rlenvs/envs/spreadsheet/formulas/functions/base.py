@@ -12,10 +12,11 @@ it departs from Excel). It receives the evaluated arguments:
   grid with `is_ref` set) or a scalar for everything else;
 - an omitted argument (`IF(A1,,1)`) is None, like an empty cell;
 - parameters listed in `positions` (ROW's, OFFSET's anchor) receive a `Place` where the
-  argument is written as a reference: where it is, never what it holds. Reading the value
-  would make `=ROW(C5)` or `=OFFSET(C5,-1,0)` in C5 depend on itself (a false
-  #CIRCULAR!), and the workbook leaves these references out of a formula's precedents
-  (`evaluator.dependencies`).
+  argument is a reference (written, or computed by OFFSET, INDIRECT or INDEX of one:
+  `formulas.places`): where it is, never what it holds. Reading the value would make
+  `=ROW(C5)`, `=OFFSET(C5,-1,0)` or `ROW(INDIRECT("1:5"))` in C5 depend on itself (a
+  false #CIRCULAR!), and the workbook leaves these references out of a formula's
+  precedents (`evaluator.dependencies`).
 
 A function with `ranges=False` (Excel's Analysis ToolPak functions, EDATE, EOMONTH,
 QUOTIENT) refuses a reference to several cells where it takes one value: #VALUE!, as in

@@ -148,13 +148,34 @@ def switch(expr: Value, *args: Value) -> Value:
     raise EvalError(NA)
 
 
-@function("CHOOSE", min_args=2, scalar=(0,))
-def choose(index: Scalar, *values: Value) -> Value:
-    """The index-th value (1-based); #VALUE! when index is out of range."""
-    i = integer(index)
-    if not 1 <= i <= len(values):
-        raise EvalError(VALUE)
-    return values[i - 1]
+@function("CHOOSE", min_args=2, scalar=())
+def choose(index: Value, *values: Value) -> Value:
+    """The index-th value (1-based); #VALUE! when index is out of range. An array of
+    indexes picks element by element, each chosen value broadcast as operators broadcast:
+    `CHOOSE({1,2},Catalog!D2:D12,Catalog!C2:C12)` is the two columns side by side, the
+    table of the left lookup `VLOOKUP(B2,CHOOSE({1,2},keys,prices),2,FALSE)` (as in Excel
+    and LibreOffice; taking each element's value alone gave a row of two top-left cells)."""
+    if not isinstance(index, Grid) or (index.height == 1 and index.width == 1):
+        i = integer(index)
+        if not 1 <= i <= len(values):
+            raise EvalError(VALUE)
+        return values[i - 1]
+    picked: list[int] = []
+    for v in index.values():
+        i = integer(v) if not isinstance(v, ErrorValue) else 0
+        if 1 <= i <= len(values) and i not in picked:
+            picked.append(i)
+
+    def pick(k: Scalar, *chosen: Scalar) -> Scalar:
+        if isinstance(k, ErrorValue):
+            return k
+        try:
+            i = integer(k)
+        except EvalError as error:
+            return error.error
+        return chosen[picked.index(i)] if i in picked else VALUE
+
+    return broadcast(pick, [index, *(values[i - 1] for i in picked)])
 
 
 @function("NA", max_args=0)

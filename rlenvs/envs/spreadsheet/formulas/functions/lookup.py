@@ -1,5 +1,5 @@
-"""Lookup and reference functions: VLOOKUP, HLOOKUP, MATCH, LOOKUP, INDEX, XLOOKUP, ROW,
-COLUMN, ROWS, COLUMNS, OFFSET, INDIRECT.
+"""Lookup and reference functions: VLOOKUP, HLOOKUP, MATCH, LOOKUP, INDEX, XLOOKUP, XMATCH,
+ROW, COLUMN, ROWS, COLUMNS, OFFSET, INDIRECT, and SINGLE (Excel 365's `@`).
 
 Exact matching (MATCH type 0, VLOOKUP/HLOOKUP with FALSE, XLOOKUP mode 0) ignores case,
 finds the first match, never matches a number with text ("1" is not 1: Excel's "number
@@ -208,6 +208,44 @@ def index(array: Value, row: Scalar, col: Scalar = None) -> Value:
     return _slice(g, rows, cols)
 
 
+def _xfind(x: Scalar, seq: list[Scalar], mode: int, search: int) -> int | None:
+    """XLOOKUP's and XMATCH's search: the index of the match of x in seq, or None. Modes 0
+    exact, 2 wildcards, -1 exact or next smaller, 1 exact or next larger; search 1 first to
+    last, -1 last to first (±2, binary search, read as ±1); #VALUE! for another mode."""
+    order = list(range(len(seq)))
+    if search < 0:
+        order.reverse()
+    if mode == 2 or mode == 0:
+        return next((i for i in order if exact_index(x, [seq[i]], wildcards=mode == 2) is not None), None)
+    if mode not in (-1, 1):
+        raise EvalError(VALUE)
+    best = None
+    for i in order:
+        v = seq[i]
+        if _kind(v) != _kind(x):
+            continue
+        c = compare(v, x)
+        if c == 0:
+            return i
+        if (c < 0 if mode == -1 else c > 0) and (best is None or compare(v, seq[best]) == (1 if mode == -1 else -1)):
+            best = i
+    return best
+
+
+@function("XMATCH", min_args=2, max_args=4, scalar=(0, 2, 3))
+def xmatch(lookup: Scalar, lookup_array: Value, match_mode: Scalar = 0.0, search_mode: Scalar = 1.0) -> float:
+    """The 1-based position of lookup in a one-row or one-column array, as XLOOKUP finds it
+    (exact by default, unsorted data fine; modes as XLOOKUP's); #N/A when nothing
+    matches, #VALUE! for a 2-D array."""
+    seq = _vector(lookup_array)
+    if seq is None:
+        raise EvalError(VALUE)
+    found = _xfind(_key(lookup), seq, integer(match_mode), integer(search_mode))
+    if found is None:
+        raise EvalError(NA)
+    return float(found + 1)
+
+
 @function("XLOOKUP", min_args=3, max_args=6, scalar=(0, 3, 4, 5))
 def xlookup(
     lookup: Scalar,
@@ -229,31 +267,7 @@ def xlookup(
     vertical = as_grid(lookup_array).width == 1
     if (ret.height if vertical else ret.width) != len(seq):
         raise EvalError(VALUE)
-    mode, search = integer(match_mode), integer(search_mode)
-    order = list(range(len(seq)))
-    if search < 0:
-        order.reverse()
-    found = None
-    if mode == 2 or mode == 0:
-        for i in order:
-            if exact_index(x, [seq[i]], wildcards=mode == 2) is not None:
-                found = i
-                break
-    elif mode in (-1, 1):
-        best = None
-        for i in order:
-            v = seq[i]
-            if _kind(v) != _kind(x):
-                continue
-            c = compare(v, x)
-            if c == 0:
-                best = i
-                break
-            if (c < 0 if mode == -1 else c > 0) and (best is None or compare(v, seq[best]) == (1 if mode == -1 else -1)):
-                best = i
-        found = best
-    else:
-        raise EvalError(VALUE)
+    found = _xfind(x, seq, integer(match_mode), integer(search_mode))
     if found is None:
         return single(if_not_found)
     if vertical:
@@ -295,6 +309,21 @@ def column(ctx: Any, ref: Value = None) -> Value:
     if p.width == 1:
         return float(p.col)
     return Grid([[float(p.col + j) for j in range(p.width)]])
+
+
+@function("SINGLE", min_args=1, max_args=1, scalar=(), ctx=True, positions=(0,), dynamic=True)
+def implicit_intersection(ctx: Any, ref: Value) -> Scalar:
+    """Excel 365's `@` (the parser reads `@C:C` as `SINGLE(C:C)`, as Excel stores it): of a
+    reference, its cell in the formula's row (a column of cells), column (a row of cells)
+    or both, read when the formula runs; #VALUE! where the formula's row or column is
+    outside it. Of an array or a value, its first value."""
+    if isinstance(ref, Place):
+        row = ref.row if ref.height == 1 else ctx.row if ref.row <= ctx.row < ref.row + ref.height else None
+        col = ref.col if ref.width == 1 else ctx.col if ref.col <= ctx.col < ref.col + ref.width else None
+        if row is None or col is None:
+            raise EvalError(VALUE)
+        return ctx.value((ref.sheet, row, col))
+    return ref.rows[0][0] if isinstance(ref, Grid) else ref
 
 
 def _extent(array: Value, ctx: Any) -> tuple[int, int]:

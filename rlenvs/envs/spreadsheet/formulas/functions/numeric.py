@@ -1,5 +1,5 @@
 """Numeric functions: ROUND, ROUNDUP, ROUNDDOWN, TRUNC, INT, MOD, ABS, SIGN, SQRT, POWER,
-EXP, LN, LOG, LOG10, PI, CEILING, FLOOR, QUOTIENT.
+EXP, LN, LOG, LOG10, PI, CEILING, FLOOR, MROUND, SEQUENCE, QUOTIENT.
 
 Rounding works on the decimal digits a spreadsheet shows (the number's 15 significant
 digits), not on the binary float: ROUND(2.675, 2) is 2.68 in Excel although the float
@@ -25,8 +25,8 @@ from rlenvs.envs.spreadsheet.formulas.functions.base import (
     integer,
     num,
 )
-from rlenvs.envs.spreadsheet.formulas.grid import power
-from rlenvs.envs.spreadsheet.values import DIV0, NUM, EvalError, Scalar
+from rlenvs.envs.spreadsheet.formulas.grid import Grid, power
+from rlenvs.envs.spreadsheet.values import DIV0, NUM, VALUE, EvalError, Scalar
 
 _CONTEXT = Context(prec=60)
 
@@ -183,6 +183,42 @@ def floor(number: Scalar, significance: Scalar) -> float:
     if x > 0 and s < 0:
         raise EvalError(NUM)
     return finite(math.floor(_quotient(x, s)) * s) + 0.0
+
+
+@function("MROUND", min_args=2, max_args=2, ranges=False)
+def mround(number: Scalar, multiple: Scalar) -> float:
+    """number rounded to the nearest multiple of `multiple`, half away from zero, on the
+    15-digit decimal forms (MROUND(2.675,0.01) is 2.68, as ROUND(2.675,2)); 0 for a
+    multiple of 0; #NUM! where number and multiple have opposite signs. A range of several
+    cells is #VALUE! (an Analysis ToolPak function)."""
+    x, m = num(number), num(multiple)
+    if m == 0 or x == 0:
+        return 0.0
+    if (x > 0) != (m > 0):
+        raise EvalError(NUM)
+    times = Decimal(f"{finite(x / m):.15g}").quantize(Decimal(1), rounding=ROUND_HALF_UP, context=_CONTEXT)
+    return finite(float(times * Decimal(f"{m:.15g}"))) + 0.0
+
+
+@function("SEQUENCE", min_args=1, max_args=4)
+def sequence(rows: Scalar, columns: Scalar = None, start: Scalar = None, step: Scalar = None) -> Grid:
+    """An array of `rows` x `columns` (default 1) numbers from `start` (default 1) by `step`
+    (default 1), row by row: `MID(B2,SEQUENCE(LEN(B2)),1)` is every character of B2,
+    which an aggregate, CONCAT or TEXTJOIN around it takes in. The engine has no spilled
+    arrays: in a cell of its own, `=SEQUENCE(5)` shows its first number (Excel 365 spills
+    the rest into the cells below). #VALUE! for fewer than 1 row or column, or more than
+    `MAX_SEQUENCE` numbers."""
+    height = integer(rows)
+    width = 1 if columns is None else integer(columns)
+    first = 1.0 if start is None else num(start)
+    by = 1.0 if step is None else num(step)
+    if height < 1 or width < 1 or height * width > MAX_SEQUENCE:
+        raise EvalError(VALUE)
+    return Grid([[first + (i * width + j) * by for j in range(width)] for i in range(height)])
+
+
+MAX_SEQUENCE = 100_000
+"""The most numbers SEQUENCE makes (a bound on one formula's work)."""
 
 
 @function("QUOTIENT", min_args=2, max_args=2, ranges=False)

@@ -1,5 +1,5 @@
 """Text functions: CONCAT, CONCATENATE, TEXTJOIN, LEN, UPPER, LOWER, PROPER, TRIM, LEFT,
-RIGHT, MID, REPLACE, SUBSTITUTE, REPT, FIND, SEARCH, EXACT, TEXT, VALUE, CHAR.
+RIGHT, MID, REPLACE, SUBSTITUTE, REPT, FIND, SEARCH, EXACT, TEXT, VALUE, CHAR, CLEAN.
 
 Numbers are read as text in General format (`values.number_to_text`). Positions are
 1-based characters. Results longer than Excel's 32,767 characters are #VALUE!.
@@ -95,6 +95,13 @@ def trim(value: Scalar) -> str:
     """Spaces removed at both ends and runs of spaces inside made single (only the space
     character, as in Excel; tabs and non-breaking spaces stay)."""
     return " ".join(part for part in text(value).split(" ") if part)
+
+
+@function("CLEAN", min_args=1, max_args=1)
+def clean(value: Scalar) -> str:
+    """The text without the control characters of codes 0 to 31 (line breaks, tabs), as in
+    Excel; other characters, non-breaking spaces included, stay."""
+    return "".join(ch for ch in text(value) if ord(ch) >= 32)
 
 
 def _count(v: Scalar, default: int) -> int:

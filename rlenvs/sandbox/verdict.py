@@ -35,7 +35,7 @@ So a test run (`VerdictRun`) is built from nothing the agent wrote, but for the 
   pytest loads no plugin just because a distribution on sys.path declares one (a
   `*.dist-info` with a `pytest11` entry point in the workspace, on sys.path for `python3 -m
   pytest` run there, would turn every test into a pass), only those the tests name (`-p
-  name`, which takes a module or, since pytest 8.4, an installed plugin's name, or
+  name`, which takes a module or an installed plugin's entry-point name, or
   PYTEST_PLUGINS); a task relying on a plugin the host installed must name it;
 - in a bash without start-up files (`--noprofile --norc`, no BASH_ENV).
 

@@ -843,7 +843,8 @@ WORKBOOKS["regions.xlsx"] = {
 # The honest idioms the third red-team pass found refused (Excel and LibreOffice compute
 # them): the left lookup through CHOOSE with an array index, ROW of INDIRECT or OFFSET over
 # the rows that hold the formula (the digits of a text, pre-365), ranges ending in INDEX or
-# OFFSET, CLEAN, MROUND, and dates written as en-US text in criteria and DATEVALUE. (The
+# OFFSET, CLEAN, MROUND, dates written as en-US text in criteria and DATEVALUE, and WEEKDAY's
+# types 11-17. (The
 # digits of a text as TEXTJOIN(...IFERROR(MID(...))...) in a cell of its own is "" in
 # LibreOffice, which evaluates arrays there only inside SUMPRODUCT and array formulas;
 # Excel 365 gives the digits, as the engine does: tests/test_spreadsheet_engine.py.)
@@ -879,6 +880,8 @@ WORKBOOKS["idioms.xlsx"] = {
         ["Before a month-name date", '=COUNTIF(Codes!E2:E4,"<Jan 15, 2024")'],
         ["Date and time", '=DATEVALUE("2024-01-15 10:30")'],
         ["US date and time", '=DATEVALUE("1/15/2024 10:30 PM")'],
+        ["Weekdays from Monday to Sunday", '=WEEKDAY(Codes!E2,11)&WEEKDAY(Codes!E2,12)&WEEKDAY(Codes!E2,13)&WEEKDAY(Codes!E2,14)'
+         '&WEEKDAY(Codes!E2,15)&WEEKDAY(Codes!E2,16)&WEEKDAY(Codes!E2,17)&WEEKDAY(Codes!E3,16)'],
     ],
 }
 

@@ -133,7 +133,8 @@ def eomonth(start: Scalar, months: Scalar) -> float:
 @function("WEEKDAY", min_args=1, max_args=2)
 def weekday(serial: Scalar, return_type: Scalar = None) -> float:
     """Day of the week: type 1 (default) Sunday=1..Saturday=7, type 2 Monday=1..Sunday=7,
-    type 3 Monday=0..Sunday=6; #NUM! for other types."""
+    type 3 Monday=0..Sunday=6, types 11 to 17 1..7 from Monday (11) to Sunday (17); #NUM!
+    for other types."""
     x = num(serial)
     serial_to_ymd(x)
     sunday0 = (math.floor(x) - 1) % 7  # serial 1 is a Sunday in Excel's calendar
@@ -144,6 +145,8 @@ def weekday(serial: Scalar, return_type: Scalar = None) -> float:
         return float((sunday0 - 1) % 7 + 1)
     if t == 3:
         return float((sunday0 - 1) % 7)
+    if 11 <= t <= 17:
+        return float((sunday0 - 1 - (t - 11)) % 7 + 1)
     raise EvalError(NUM)
 
 

@@ -257,6 +257,7 @@ DISAGREEMENTS = {
     254: "f(x) and f(y) differ: variable names matter",
     264: "1 - 1/e and 1 + 1/e are different numbers; the label pins a math-verify quirk",
     30: "'(9+1)' is arithmetic left undone: where the gold is a number the answer must be one",
+    37: "`\\frac3{3}` for 1 is a division left undone, as `7 + 9` for 16 (a fraction that is a whole number)",
     **dict.fromkeys([98, 100, 101, 109, 114, 115], "a chain whose constant members differ (`5+5+1 = 7 = 11`, "
                     "`1 = x = 0`) states nothing true; math-verify takes its last member"),
     188: "the gold is a number (a decimal) and the answer an expression: the answer must be a number",
@@ -272,13 +273,14 @@ MATH_VERIFY_SETTINGS_DISAGREEMENTS = {i: r for i, r in LAST_DISAGREEMENTS.items(
 """math-verify's own settings for these cases: the last expression of an unmarked reply, and
 numeric precision for decimals (`rounding=True`). The labels were written for those
 settings; the strict defaults differ on purpose. Agreement was 95.2% here until the six
-chain cases (a chain of unequal members states nothing true, issue 16): 92.9% since."""
+chain cases (a chain of unequal members states nothing true, issue 16): 92.9% since, and 92.6%
+since `\\frac3{3}` for 1 is a division left undone (case 37)."""
 
 
 @pytest.mark.parametrize(
     "settings,documented,floor",
     [
-        ({}, DISAGREEMENTS, 0.83),
+        ({}, DISAGREEMENTS, 0.82),
         ({"unmarked": "last"}, LAST_DISAGREEMENTS, 0.91),
         ({"unmarked": "last", "rounding": True}, MATH_VERIFY_SETTINGS_DISAGREEMENTS, 0.92),
     ],

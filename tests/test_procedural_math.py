@@ -374,8 +374,10 @@ def rewritten_answers(answer: str) -> list[str]:
         ).removeprefix("+ ")
         return [sympy.latex(polynomial), f"f(x) = {answer}", ascending]
     value = number_of(answer)
-    return [sympy.latex(sympy.Rational(value.numerator, value.denominator)), f"x = {answer}",
-            f"{value.numerator * 3}/{value.denominator * 3}"]
+    # (Not `6/3` for 2: a fraction with a common factor is a division left undone, and
+    # "What is 480 ÷ 8?" answered `480/8` would be the question copied.)
+    spelled = f"{value.numerator}/{value.denominator}" if value.denominator != 1 else f"{value.numerator}.0"
+    return [sympy.latex(sympy.Rational(value.numerator, value.denominator)), f"x = {answer}", spelled]
 
 
 def echoes(prompt: str) -> list[str]:
@@ -383,7 +385,7 @@ def echoes(prompt: str) -> list[str]:
     (the verifier alone would accept them) but not in its form."""
     if prompt.startswith("What is "):
         expression = prompt.removeprefix("What is ").removesuffix("?")
-        return [expression, expression.replace("×", "\\times").replace("÷", "\\div")]
+        return [expression, expression.replace("×", "\\times").replace("÷", "\\div"), expression.replace("÷", "/")]
     if prompt.startswith("Expand and simplify: "):
         expression = prompt.removeprefix("Expand and simplify: ").removesuffix(".")
         factored = sympy.latex(sympy.factor(sympy_of(expression)))
@@ -455,8 +457,9 @@ def test_the_verifier_alone_would_accept_a_restated_question() -> None:
 @pytest.mark.parametrize(
     "form,stated,restated",
     [
-        (NUMBER, ["-3", "3.5", "7/2", "\\frac{7}{2}", "-\\frac{3}{4}", "x = 4", "$16$", "1,099", "\\$18", "15 dollars"],
-         ["7 + 9", "97 \\times (-9)", "\\frac{14}{2} - 1", "(8)", "x", "25x"]),
+        (NUMBER, ["-3", "3.5", "7/2", "\\frac{7}{2}", "-\\frac{3}{4}", "x = 4", "$16$", "1,099", "\\$18", "15 dollars",
+                  "(-22)"],
+         ["7 + 9", "97 \\times (-9)", "\\frac{14}{2} - 1", "480/8", "x", "25x"]),
         (NUMBER_TUPLE, ["(6, -7)", "(6,-7)", "(x, y) = (6, -7)", "\\left(1, 2, 3\\right)"],
          ["(2 + 4, -7)", "6, -7", "(6)", "x = 6, y = -7"]),
         (EXPANDED_POLYNOMIAL, ["3x^2 - 18x - 24", "-24 - 18x + 3x^{2}", "3 x^{2} - 18 x - 24", "f(x) = x^3 - x", "x"],

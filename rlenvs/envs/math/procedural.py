@@ -17,9 +17,10 @@ where the gold answer is one (`\\boxed{7 + 9}` is not 16), but for an expression
 any equivalent one, such as the unexpanded `\\boxed{3(x - 7)(2x - 4)}` for a polynomial: the
 question copied into the box. A policy trained on that learns to echo the prompt. So a reply
 must also state its answer the way the gold one is stated (`answer_form`): a single number
-when the gold answer is a number (any exact spelling: `3.5`, `7/2`, `\\frac{14}{4}`, `x = 3.5`),
-a tuple of numbers for a tuple, an expanded polynomial with like terms combined for a
-polynomial; other answers (a user's own rows) only need to be equivalent.
+when the gold answer is a number (any exact spelling in lowest terms: `3.5`, `7/2`, `x = 3.5`;
+`14/4` is a division left undone), a tuple of numbers for a tuple, an expanded polynomial
+with like terms combined for a polynomial; other answers (a user's own rows) only need to be
+equivalent.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.task import GeneratorSource, content_task_id
 from rlenvs.envs.math.tasks import MathTask
 from rlenvs.rewards.math import AnswerCheck, check_answer, parse_number, warm_up
+from rlenvs.rewards.math.equivalence import stated_value
+from rlenvs.rewards.math.normalize import normalize_answer
 
 # --- seeding and drawing -------------------------------------------------------------------
 
@@ -140,7 +143,10 @@ _POLYNOMIAL_TERM = re.compile(r"([+-])?(\d+(?:\.\d+)?)?(?:x(?:\^(\d+))?)?")
 
 
 def _bare(answer: str) -> str:
-    """An answer without math delimiters, spacing commands and a leading label."""
+    """An answer without math delimiters, spacing commands and a leading label, read as the
+    verifier reads its value: the last member of a chain (`4 + 5 = 9` states 9, and the
+    verifier has checked it is true), unicode powers as `^{2}`, no `\\left`/`\\right`."""
+    answer = stated_value(normalize_answer(answer))
     for layout in _LAYOUT:
         answer = answer.replace(layout, "")
     answer = answer.replace("−", "-").strip()

@@ -27,7 +27,7 @@ Markers, highest precedence first; within a kind the *last* occurrence is the fi
 Which answers must agree (a disagreement is a hedge): every box and every `#### N`; the
 "answer is" phrases, all of them if the reply has no box, else only those after its last
 box (one before it is intermediate work: "our answer is 1/115, so m + n = \\boxed{116}");
-and every second answer offered right after one of those (`_alternatives`: "or 8",
+and every second answer offered right after one of those (`hedging`: "or 8",
 "$7$ / $8$", "(8 if we count zero)", "maybe $8$", a next sentence that takes the answer
 back). Answers agree when their values are equal: numbers exactly, other answers when they
 read the same once normalised; `scoring` compares the rest symbolically.
@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from rlenvs.rewards.math.hedging import offered_after, visible
 from rlenvs.rewards.math.normalize import normalize_answer
 from rlenvs.rewards.math.numbers import Number, parse_number
 
@@ -55,8 +56,8 @@ and a cut bounds the work on adversarial replies."""
 # there: a regex alternation scanning every position is ten times slower on real replies.
 BOX_OPEN = re.compile(r"\\(?:boxed|fbox|framebox)(?![A-Za-z])\s*")
 _ANSWER_TAIL = re.compile(
-    r"(?:s[ \t]+(?:are|ARE)\b[ \t*:]*|s?\**[ \t]*(?:(?:is\b|IS\b|:|=)[ \t*:]*(?:\n[ \t]*)?"
-    r"|[ \t]+(?=\$|\\\(|\\\[)|\**[ \t]*\n[ \t]*(?=\S)))"
+    r"(?:s[ \t]+(?:are|ARE)\b[ \t*:：]*|s?\**[ \t]*(?:\([^)\n]{0,30}\)[ \t]*)?(?:(?:is\b|IS\b|:|：|=|[ \t][-–—][ \t])"
+    r"[ \t*:]*(?:\n[ \t]*)?|[ \t]+(?=\$|\\\(|\\\[)|\**[ \t]*\n[ \t]*(?=\S)))"
 )
 """After "answer": "is", ":" or "=", or just a space before a math span ("Answer $9$"), or
 the end of a heading line ("**Final Answer**" and the answer on the next line)."""
@@ -67,32 +68,34 @@ _BRACE = re.compile(r"\\*[{}]")
 """A brace with the backslashes before it: an odd number of them escapes it (`\\{`)."""
 _HASH_MARK = re.compile(r"(?<!#)####(?!#)")
 # "The answer is 18. Then ..." -> "18": a period ends the sentence unless a digit follows.
-_SENTENCE_END = re.compile(r"\.(?=\s|$)|(?<!\\)[;?](?=\s|$)|(?<=[A-Za-z])!")
-"""A period before a space or the end (not in `a.m.` or `3.5`), `;` or `?`, or `!` after a
-word (not LaTeX's `\\!` spacing, not a factorial `2004!`)."""
+_SENTENCE_END = re.compile(r"\.(?=\s|$)|\?(?=\s|$)|(?<=[A-Za-z])!")
+"""A period before a space or the end (not in `a.m.` or `3.5`), `?`, or `!` after a word (not
+LaTeX's `\\!` spacing, not a factorial `2004!`). A `;` goes on: "7; 8" states two answers."""
+_CLAUSE = re.compile(
+    r"\s*(?:[,;(—–]|\s-\s|\b(?:because|since|as|which|so|that|where|when|given|from|for|by|hence|thus)\b)"
+)
+"""What may follow an answer's number in a sentence ("18, since ...", "18 dollars because ...")."""
+_FRAMES = re.compile(r"\\fcolorbox\s*\{[^{}]*\}\s*\{[^{}]*\}|\\colorbox\s*\{[^{}]*\}|(?<=\\boxed)\*")
+"""Other ways to draw a box (`\\fcolorbox{red}{white}{8}`, `\\boxed*{8}`): read as `\\fbox`."""
+_OTHER_MARKERS = re.compile(
+    r"(?im)(?:^|(?<=[\s*]))(?:final|ans|result|答案)\**\s*(?:\([^)\n]{0,30}\))?\s*[:：]\**\s*"
+)
+"""Answer markers besides "answer": "Final: 8", "Ans: 8", "Result: 8", "答案：8"."""
+_WRAPPED = re.compile(r"^(?:\*\*|`|\\\(|\(|\[|\$)\s*(.*?)\s*(?:\*\*|`|\\\)|\)|\]|\$)$")
+_FIRST_NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?")
+_NUMBER_JOINER = re.compile(r"\s*(?:to|and|or|,|;|-|\s\d)")
+"""What joins a `####` line's first number to another: `#### 7 to 8`, `#### 7 and 8`, `#### 7 8`."""
 _LEADING_NUMBER = re.compile(r"[-+]?\\?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?![\d.,/!])")
-_STATED = re.compile(r"\$\$[^$]+\$\$|\$[^$\n]+\$|\\\([^\n]*?\\\)|[-+]?\\?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?")
-"""A math span or a number, as a reply states an answer in prose."""
-_HEDGE = re.compile(
-    r"[\s,.;:*$)]*(?:[A-Za-z]+[\s,]+){0,2}?(?:\(\s*)?"  # at most two words after the answer (a unit)
-    r"(?:(?:\b(?:or|maybe|perhaps|possibly|either|alternatively|otherwise|could\s+be|might\s+be)\b|/(?=\s*\$))"
-    r"[\s,:]*(?:[A-Za-z]+[\s,:]+){0,2}?(?P<answer>" + _STATED.pattern + r")"
-    r"|[\s,.;:*$]*\(\s*(?P<conditional>" + _STATED.pattern + r")\s+if\b)",
+_REJECTING = re.compile(
+    r"\b(?:not|no|never|reject\w*|wrong|invalid|incorrect|extraneous|discard\w*|exclud\w*|fail\w*|but|however|"
+    r"instead|actually|only|rather|mistake|oops|wait|impossible|ignor\w*|cannot)\b|n't\b",
     re.IGNORECASE,
 )
-"""A second answer offered right after one: "or 8", "$7$ / $8$", "maybe $8$", "or possibly
-8", "(8 if ...)", "dollars, or 20"; not an "or" later in a sentence ("values 1, 2, or 4")."""
-_NOT_AN_ALTERNATIVE = re.compile(
-    r"\\(?:boxed|fbox|framebox)|\b(?:about|approximately|roughly|around|nearly|else)\b|\\approx", re.IGNORECASE
-)
-"""What makes an "or" after an answer no second answer: a box (it counts itself), a rounding
-of the same value ("or about 16.8 cm"), "or else ..." (a reason)."""
-MAX_WORDS_BEFORE = 6
-"""Words a sentence that takes an answer back may have before its new answer ("Wait, that's
-wrong: it is $8$")."""
-_TAKING_BACK = re.compile(r"(?:or|maybe|perhaps|possibly|wait|actually|no|correction|sorry|oops)\b(?![ \t]*\n)", re.I)
-"""A sentence that opens like this, right after an answer, may offer another one: its first
-number is read as such ("Alternatively, we could ..." opens a second method, not answer)."""
+"""Words that take a box back: in the sentence a box ends or the one the next box is in ("$\\boxed{2}$,
+which is rejected, so $\\boxed{3}$", "$\\boxed{2}$, but not $\\boxed{3}$")."""
+_BOX_SENTENCE_END = re.compile(r"[.?!](?=[\s$]|$)|\n\s*\n")
+"""Where the sentence around a box ends: also before a closing `$` and at a blank line."""
+_WORD_ANSWER = re.compile(r"\(?[A-Ea-e]\)?|[A-Za-z]{2,}(?: [A-Za-z]+)?")
 MAX_PHRASES = 64
 """A reply with more "the answer is" phrases than this hedges (and costs no more reading)."""
 _ADVERB = re.compile(
@@ -153,6 +156,9 @@ class Extraction(NamedTuple):
     equal (`\\boxed{\\frac{\\sqrt3}{2}}` and `\\boxed{\\dfrac{\\sqrt{3}}{2}}`)."""
     stated: tuple[FinalAnswer, ...] = ()
     """Every answer that must agree with the final one (see the module docstring)."""
+    listed: bool = True
+    """No box is taken back where it stands ("..., which is rejected"): with a list gold the
+    boxes may be its items (`_listed`)."""
 
 
 NO_ANSWER = Extraction(None, False)
@@ -164,67 +170,76 @@ def extract_final_answer(completion: str, quoted: frozenset[str] = frozenset()) 
     `quoted` holds the normalised contents of the boxes the problem itself shows (a blank
     to fill in, an operator written as a box): such a box in the reply is quoted, not an
     answer, unless the reply has no other box."""
+    completion = visible(completion)
+    if "colorbox" in completion or "boxed*" in completion:
+        completion = _FRAMES.sub(lambda m: "" if m.group() == "*" else "\\fbox", completion)
+    if completion.count("nswer") + completion.count("NSWER") > MAX_PHRASES:
+        return Extraction(None, True)  # that many "the answer is" commit to nothing
     boxes = _boxes(completion) if "\\" in completion else []
     if quoted and any(normalize_answer(text) not in quoted for _, _, text in boxes):
         boxes = [box for box in boxes if normalize_answer(box[2]) not in quoted]
     boxed = [_final(text, BOXED) for _, _, text in boxes]
-    alternatives = [other for _, end, _ in boxes for other in _alternatives(completion, end)]
+    words = bool(boxed) and _is_word(boxed[-1].text)
+    offered = [other for _, end, _ in boxes for other in offered_after(completion, end, word_answer=words)]
     hashed = []
-    for answer, end in hash_answers(completion, with_ends=True):
+    for answer, end, others in hash_answers(completion, with_ends=True):
         hashed.append(_final(answer, HASH))
-        alternatives.extend(_alternatives(completion, end))
+        offered.extend(others + offered_after(completion, end))
     after = boxes[-1][0] if boxes else -1
-    phrases = _answer_phrases(completion)
-    if len(phrases) > MAX_PHRASES:
-        return Extraction(None, True)  # that many "the answer is" commit to nothing
     phrased = []
-    for start, phrase, end in phrases:
+    for start, phrase, end in _answer_phrases(completion):
         if start < after:
             continue  # an "answer is" before the last box is working, not a final answer
         candidate = _final(_ADVERB.sub("", phrase, count=1), ANSWER_IS)  # "the answer is actually $8$"
         if (candidate.value is not None or is_math_span(candidate.text) or reads_as_math(candidate.text)
                 or _CHOICE_PHRASE.fullmatch(candidate.text)):
             phrased.append(candidate)
-        elif lead := _LEADING_NUMBER.match(candidate.text):
+            offered.extend(offered_after(completion, end, word_answer=_is_word(candidate.text)))
+        elif (lead := _leading_number(candidate.text)) is not None:
             # "The answer is 18, since 9 * 2 = 18": the number it leads with; what follows may hedge.
-            phrased.append(_final(lead.group(), ANSWER_IS))
-            alternatives.extend(_alternatives(candidate.text, lead.end()))
-            continue
-        else:
-            continue
-        alternatives.extend(_alternatives(completion, end))
+            phrased.append(_final(lead, ANSWER_IS))
+            offered.extend(offered_after(candidate.text, len(lead)))
+        elif boxes and (number := _LEADING_NUMBER.match(candidate.text)):
+            # After a box, "Answer: 7 or possibly 8" states 7 and offers 8: no answer, but a hedge.
+            offered.extend([number.group(), *offered_after(candidate.text, number.end())])
     answers = boxed or hashed or phrased
     if not answers:
         return NO_ANSWER
     answer = answers[-1]
-    stated = tuple(boxed + hashed + phrased + [_final(other, ANSWER_IS) for other in alternatives])
+    stated = tuple(boxed + hashed + phrased + [_final(other, ANSWER_IS) for other in offered])
     hedged = any(not agree(candidate, answer) for candidate in stated)
-    return Extraction(answer, hedged, stated)
+    return Extraction(answer, hedged, stated, _listed(completion, boxes))
 
 
-def _alternatives(text: str, end: int) -> list[str]:
-    """The other answers a reply offers right after one (from `end`, to the end of its
-    sentence, and the next sentence if it takes the answer back): "\\boxed{7} (or 8 if we
-    count zero)", "$7$ / $8$", "7 or possibly 8", "#### 72 (maybe 73)", "... $7$. Or $8$.",
-    "... $7$.\nWait, that's wrong: it is $8$."."""
-    window = text[end : end + MAX_ANSWER_CHARS]
-    sentence_end = _SENTENCE_END.search(window)
-    line_end = window.find("\n")
-    cut = min(position for position in (sentence_end.end() if sentence_end else len(window),
-                                        line_end if line_end != -1 else len(window)))
-    found = []
-    hedge = _HEDGE.match(window[:cut])  # right after the answer: "... or 8", not a list later on
-    if hedge and not _NOT_AN_ALTERNATIVE.search(hedge.group()):
-        found.append(hedge.group("answer") or hedge.group("conditional"))
-    following = window[cut:].lstrip(" \t\n.")
-    taking_back = _TAKING_BACK.match(following)
-    if taking_back:
-        line = following[: following.find("\n")] if "\n" in following else following
-        stated = _STATED.search(line, taking_back.end())
-        words_before = len(re.findall(r"[A-Za-z']+", line[taking_back.end() : stated.start()])) if stated else 0
-        if stated and words_before <= MAX_WORDS_BEFORE and parse_number(stated.group()) is not None:
-            found.append(stated.group())
-    return [answer.strip() for answer in found]
+def _listed(completion: str, boxes: list[tuple[int, int, str]]) -> bool:
+    """No box is taken back: neither the rest of the sentence a box ends nor the part of the
+    next box's sentence before it says so. Worked solutions box a list's items sentences
+    apart ("If $x = 1$, ... $\\boxed{2}$. If $x = -1$, ... $\\boxed{4}$."), so prose alone
+    does not part them."""
+    if len(boxes) < 2:
+        return True
+    starts = [start for start, _, _ in boxes[1:]] + [len(completion)]
+    for (_, end, _), start, last in zip(boxes, starts, [False] * (len(boxes) - 1) + [True]):
+        gap = completion[end:start]
+        ends = list(_BOX_SENTENCE_END.finditer(gap))
+        after = gap[: ends[0].start()] if ends else gap
+        before = "" if last or not ends else gap[ends[-1].end():]
+        if _REJECTING.search(after) or _REJECTING.search(before):
+            return False
+    return True
+
+
+def _leading_number(text: str) -> str | None:
+    """The number a sentence states before a clause ("18, since ...", "18 dollars because
+    ..."); None if what follows the number is not a clause ("18 squared", "3 + 4")."""
+    clause = _CLAUSE.search(text)
+    head = (text[: clause.start()] if clause else text).strip()
+    return head if head and head[0] in "-+$\\0123456789" and parse_number(head) is not None else None
+
+
+def _is_word(text: str) -> bool:
+    """An answer that is a word or a choice letter (`\\text{even}`, `(C)`)."""
+    return bool(_WORD_ANSWER.fullmatch(normalize_answer(text)))
 
 
 def agree(a: FinalAnswer, b: FinalAnswer) -> bool:
@@ -304,22 +319,31 @@ def _rest_of_line(text: str, start: int) -> str:
 
 def hash_answers(text: str, *, with_ends: bool = False) -> list:
     """The number after each `####` (exactly four) on its line; a `####` not followed by a
-    number is a markdown heading, not an answer. A line that goes on after its number
-    (`#### 72 (maybe 73)`) states that number, and what follows may hedge. With
-    `with_ends`, (answer, where it ends) pairs."""
+    number is a markdown heading, not an answer. The number may be wrapped (`(8)`, `**8**`,
+    `\\(8\\)`), and a line that goes on after it (`#### 72 (maybe 73)`, `#### 7, 8`) states
+    it and any other number on the line. With `with_ends`, (answer, where it ends, the other
+    numbers of the line) triples."""
     if "####" not in text:
         return []
     answers = []
     for mark in _HASH_MARK.finditer(text):
         line = _rest_of_line(text, mark.end())
         rest = line.strip()
+        wrapped = _WRAPPED.fullmatch(rest)
+        rest = wrapped.group(1) if wrapped else rest
         if parse_number(rest) is not None:
-            answer, end = rest, mark.end() + len(line)
-        elif (lead := _LEADING_NUMBER.match(rest)) and parse_number(lead.group()) is not None:
-            answer, end = lead.group(), mark.end() + line.find(lead.group()) + lead.end()
+            answer, end, others = rest, mark.end() + len(line), []
+        elif (lead := _leading_number(rest)) is not None:
+            tail = rest[len(lead) :]
+            answer, end = lead, mark.end() + line.find(lead) + len(lead)
+            others = re.findall(r"[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?", tail)
+        elif (first := _FIRST_NUMBER.match(rest)) and _NUMBER_JOINER.match(rest, first.end()):
+            # `#### 7 to 8`, `#### 7 and 8`, `#### 7 8`: the first number, and the others with it
+            answer, end = first.group(), mark.end() + len(line)
+            others = _FIRST_NUMBER.findall(rest, first.end())
         else:
             continue
-        answers.append((answer, end) if with_ends else answer)
+        answers.append((answer, end, others) if with_ends else answer)
     return answers
 
 
@@ -346,9 +370,13 @@ def _answer_phrases(text: str) -> list[tuple[int, str, int]]:
                         phrase = _first_sentence(_rest_of_line(text, after))
                         end = after + len(phrase)
                     # "The answer is \\boxed{18}" or "$x \\in \\boxed{...}$": the box counts itself.
-                    if not any(box in phrase for box in ("\\boxed", "\\fbox", "\\framebox")):
+                    if not _boxes(phrase):
                         phrases.append((head, phrase, end))
             start = text.find(spelling, start + 1)
+    for marker in _OTHER_MARKERS.finditer(text):
+        phrase = _first_sentence(_rest_of_line(text, marker.end()))
+        if phrase.strip() and not _boxes(phrase):
+            phrases.append((marker.start(), phrase, marker.end() + len(phrase)))
     phrases.sort()
     return phrases
 

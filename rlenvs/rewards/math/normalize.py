@@ -6,9 +6,10 @@ Removes what does not change the value: math delimiters, spacing commands, `\\le
 radians: `\\cos 13^\\circ` is not `\\cos 13`), `\\dfrac`/`\\tfrac`/`\\cfrac` spellings, thin
 spaces between thousands, set-builder braces (`\\{x \\mid x > 2\\}` is `x > 2`), `\\mathbb{R}`
 as `(-\\infty, \\infty)`, percent signs and words (28% and 28 compare equal: the math envs
-state percentages as plain numbers), unicode operators, invisible format characters and
-quotation marks (`\\"12\\"`). Relations become ASCII (`<=`, `>=`, `!=`). Mixed numbers become
-one fraction (`3\\frac{1}{2}` is `\\frac{7}{2}`; see `numbers`).
+state percentages as plain numbers), unicode operators, invisible format characters,
+quotation marks (`\\"12\\"`) and a modulus after a remainder (`3 \\pmod{7}` is 3).
+Relations become ASCII (`<=`, `>=`, `!=`). Mixed numbers become one fraction
+(`3\\frac{1}{2}` is `\\frac{7}{2}`; see `numbers`).
 """
 
 from __future__ import annotations
@@ -53,6 +54,9 @@ _RELATIONS = (
     (re.compile(r"\\lt(?![A-Za-z])"), "<"),
     (re.compile(r"\\gt(?![A-Za-z])"), ">"),
 )
+_RESIDUE = re.compile(r"^(\d+)\s*(?:\\pmod\s*\{?\s*(\d+)\s*\}?|\(\s*(?:\\bmod|\\mod|mod)\s*(\d+)\s*\))$")
+"""`3 \\pmod{7}`, `3 (\\mathrm{mod}\\ 7)`: a remainder with its modulus, read as the remainder
+when it is one (less than the modulus); `10 \\pmod{7}` is not a remainder and stays."""
 _SPACES = re.compile(r"\s+")
 _SINGLE_BACKSLASH = re.compile(r"(?<!\\)\\(?!\\)")
 _ESCAPED_SPACE = re.compile(r"(?<!\\)\\ ")
@@ -100,8 +104,12 @@ def normalize_answer(text: str, *, as_written: bool = False) -> str:
         text = _SET_BUILDER.sub(r"\2", text)
     if "R" in text or "real" in text:
         text = _REALS.sub(lambda _: "(-\\infty, \\infty)", text)
-    text = _SPACES.sub(" ", text).strip()
-    return text.rstrip(".,;: ").strip()
+    text = _SPACES.sub(" ", text).strip().rstrip(".,;: ").strip()
+    if "mod" in text and (residue := _RESIDUE.match(text)):
+        remainder, modulus = int(residue[1]), int(residue[2] or residue[3])
+        if remainder < modulus:
+            return residue[1]
+    return text
 
 
 def _drop_unit(match: re.Match) -> str:

@@ -24,6 +24,7 @@ ambiguous and not a number.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from fractions import Fraction
@@ -32,6 +33,8 @@ from typing import Union
 from rlenvs.rewards.math.units import (
     COMPARATIVES,
     MAX_MODIFIERS,
+    MEASURES,
+    POWER_SUFFIXES,
     SCALES,
     UNIT_JOINERS,
     UNIT_PREFIXES,
@@ -82,6 +85,14 @@ THOUSANDS_BRACES = re.compile(r"\s*\{\s*,\s*\}\s*")
 the spaces in math)."""
 
 
+_BIDI_OVERRIDES = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""Characters that reorder what is displayed (`\\u202e27` shows as 72): an answer holding one is
+read as no number, not as the digits in either order."""
+_VULGAR = {
+    "½": " 1/2", "⅓": " 1/3", "⅔": " 2/3", "¼": " 1/4", "¾": " 3/4", "⅕": " 1/5", "⅖": " 2/5", "⅗": " 3/5",
+    "⅘": " 4/5", "⅙": " 1/6", "⅚": " 5/6", "⅛": " 1/8", "⅜": " 3/8", "⅝": " 5/8", "⅞": " 7/8",
+}
+"""Vulgar fractions as the fractions they are, apart from a digit before them (`3½` is 3 1/2)."""
 _SUPERSCRIPT_RUN = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻]+")
 _SUBSCRIPT_RUN = re.compile("[₀₁₂₃₄₅₆₇₈₉]+")
 _SCRIPT_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻₀₁₂₃₄₅₆₇₈₉", "0123456789+-0123456789")
@@ -89,10 +100,15 @@ _SCRIPT_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻₀₁₂₃₄
 
 def unicode_to_ascii(text: str) -> str:
     """Fullwidth and other compatibility characters as ASCII (NFKC), unicode minus as `-`,
-    invisible format characters (zero-width spaces and joiners, bidirectional marks, the
-    BOM) removed, but superscript and subscript digits as `^{..}` and `_{..}`: NFKC alone
-    would read the power `2⁵` as the number 25."""
-    text = "".join(char for char in text if unicodedata.category(char) != "Cf")
+    vulgar fractions as `1/2`, invisible format characters (zero-width spaces and joiners,
+    bidirectional marks, the BOM) removed but reordering ones made unreadable, and
+    superscript and subscript digits as `^{..}` and `_{..}`: NFKC alone would read the
+    power `2⁵` as the number 25."""
+    text = "".join(
+        "\ufffd" if char in _BIDI_OVERRIDES else _VULGAR.get(char, char)
+        for char in text
+        if char in _BIDI_OVERRIDES or unicodedata.category(char) != "Cf"
+    ).replace("\u2044", "/")
     text = _SUPERSCRIPT_RUN.sub(lambda m: "^{" + m.group().translate(_SCRIPT_DIGITS) + "}", text)
     text = _SUBSCRIPT_RUN.sub(lambda m: "_{" + m.group().translate(_SCRIPT_DIGITS) + "}", text)
     return unicodedata.normalize("NFKC", text).replace("−", "-")
@@ -151,6 +167,8 @@ def parse_number(text: str, *, letter_units: bool = True) -> Number | None:
     text = _PERCENT_WORD.sub("", text.strip().rstrip(".,;:")).replace("%", "").replace("*", "")
     if not text.isascii():
         text = _CURRENCY.sub("", text.strip()).strip()
+    if text.startswith("(") and text.endswith(")") and "," not in text:
+        text = text[1:-1].strip()  # `(-22)`: a number in parentheses
     match = _NUMBER.fullmatch(text)
     if match is None or (match.group("int") is None and not match.group("frac")):
         return None
@@ -158,9 +176,12 @@ def parse_number(text: str, *, letter_units: bool = True) -> Number | None:
     fraction_digits = match.group("frac") or ""
     value = Fraction(int(integer + fraction_digits), 10 ** len(fraction_digits))
     if match.group("den") is not None:
-        if fraction_digits or int(match.group("den")) == 0:
+        denominator = int(match.group("den"))
+        if fraction_digits or denominator == 0:
             return None
-        value /= int(match.group("den"))
+        if letter_units and denominator != 1 and math.gcd(value.numerator, denominator) > 1:
+            return None  # `480/8`, `\\frac{6}{8}`: a division left undone, as `7 + 9` is a sum (a gold may)
+        value /= denominator
     exponent = match.group("exp") or match.group("power")
     if exponent is not None:
         if abs(int(exponent)) > MAX_EXPONENT:
@@ -213,13 +234,13 @@ def is_unit_phrase(words: list[str], letter_units: bool = True) -> bool:
     left`), or "of" and what it measures (`18 cups of flour`). No words at all is fine too."""
     if not words:
         return True
-    if len(words) == 1 and words[0].lower() in COMPARATIVES:
-        return True  # `$15 more`, `3 times`
+    if all(w.lower() in COMPARATIVES or w.lower() in UNIT_SUFFIXES - POWER_SUFFIXES for w in words):
+        return True  # `$15 more`, `3 times`, `$7 each`, `5 left`: no unit, nothing said of the number
     kinds = [_unit_word_kind(word, letter_units) for word in words]
     if "unit" not in kinds:
         return False
     first = kinds.index("unit")
-    modifiers = words[:first]
+    modifiers = [word for word, kind in zip(words[:first], kinds[:first]) if kind != "link"]
     if len(modifiers) > MAX_MODIFIERS or any(len(word) < 3 or is_value_word(word) for word in modifiers):
         return False  # `4 x apples`: a variable; `3 halves apples`: a value word
     expect_unit = False
@@ -227,11 +248,19 @@ def is_unit_phrase(words: list[str], letter_units: bool = True) -> bool:
         kind, lowered = kinds[number], words[number].split("^")[0].lower()
         if lowered == "of" and number > first and kinds[number - 1] == "unit":
             return number + 1 < len(words) and not any(is_value_word(w) for w in words[number + 1 :])
+        last = number == len(words) - 1
         if kind == "unit":
             expect_unit = False
+        elif lowered in POWER_SUFFIXES:
+            if expect_unit or words[number - 1].split("^")[0].lower() not in MEASURES and not is_short_unit(
+                words[number - 1]
+            ):
+                return False  # `7 apples squared` is no unit; `25 units squared` is
+        elif lowered in UNIT_SUFFIXES and last and not expect_unit:
+            continue  # `$7 each`: a joiner word, as the last word, says nothing of the number
         elif kind == "link":
             expect_unit = True
-        elif (kind == "suffix" or lowered in COMPARATIVES and number == len(words) - 1) and not expect_unit:
+        elif (kind == "suffix" or lowered in COMPARATIVES and last) and not expect_unit:
             continue
         else:
             return False

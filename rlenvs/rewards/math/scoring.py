@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from rlenvs.rewards.completions import completion_text
 from rlenvs.rewards.math import symbolic
-from rlenvs.rewards.math.equivalence import Comparison, answers_equivalent, read_form
+from rlenvs.rewards.math.equivalence import Comparison, answers_equivalent, read_form, split_top_level
 from rlenvs.rewards.math.extraction import (
     BOXED,
     Extraction,
@@ -188,11 +188,23 @@ def _final_answer(
     check = Comparison(budget, rounding=False)  # one budget for the whole hedge check
     if all(_same_value(other, answer.text, check) for other in stated):
         return answer.text
-    if gold_is_list and answer.kind == BOXED:
-        items = ", ".join(other.text for other in extraction.stated if other.kind == BOXED)
+    boxed = [other.text for other in extraction.stated if other.kind == BOXED]
+    if gold_is_list and answer.kind == BOXED and extraction.listed and not _narrows(boxed):
+        items = ", ".join(boxed)
         if all(_same_value(other, items, check) for other in stated if other.kind != BOXED):
             return items
     return None
+
+
+def _narrows(boxed: list[str]) -> bool:
+    """The last box keeps some items of an earlier, longer list: `\\boxed{2, 3}` then
+    `\\boxed{2}` is 2, not the list (a box of several items is still one, as in
+    `\\boxed{30^\\circ}` then `\\boxed{75^\\circ, 75^\\circ}`)."""
+    def items(text: str) -> set[str]:
+        return {normalize_answer(item) for item in split_top_level(text, ",;")}
+
+    last = items(boxed[-1])
+    return any(len(earlier := items(text)) > len(last) and last <= earlier for text in boxed[:-1])
 
 
 def _same_value(stated: FinalAnswer, answer: str, check: Comparison) -> bool:

@@ -82,7 +82,7 @@ VALUE_WORDS = frozenset({
     "percent", "percentage", "squared", "cubed", "dozen", "dozens", "score", "scores", "gross", "grand", "hundred",
     "hundreds", "thousand", "thousands", "million", "millions", "billion", "billions", "trillion", "k", "zero", "one",
     "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "twenty", "thirty",
-    "forty", "fifty", "hundred", "point", "negative", "square", "root", "power", "powers", "exponent", "factorial",
+    "forty", "fifty", "point", "negative", "square", "root", "power", "powers", "exponent", "factorial",
     "pi", "sqrt", "sin", "cos", "tan", "log", "ln", "exp", "lakh", "lakhs", "crore", "crores", "bn", "mn", "mil",
     "hundredfold", "thousandfold",
 })
@@ -222,8 +222,13 @@ def _singular(word: str) -> str:
 
 
 MEASURES = frozenset(_MEASURE_WORDS.split())
-UNITS = MEASURES | COUNTED | frozenset(_singular(word) for word in COUNTED)
-"""Every word (lower case, three letters or more) that may follow a number as its unit."""
+UNITS = frozenset(
+    word for word in MEASURES | COUNTED | {_singular(word) for word in COUNTED} if not is_value_word(word)
+) - {"cube", "root", "square", "zero"}
+"""Every word (lower case, three letters or more) that may follow a number as its unit; no
+word that may change its value (`7 zero`, `7 cube`, `7 root` are not 7 of something)."""
+POWER_SUFFIXES = frozenset({"squared", "cubed"})
+"""Suffixes that only a unit of measure takes (`25 units squared`, not `7 apples squared`)."""
 
 
 def is_short_unit(word: str) -> bool:

@@ -1,0 +1,133 @@
+"""Second answers a reply offers right after one: the hedges a box or an "answer is" does not
+show by itself.
+
+A policy paid for any of its answers learns to offer two ("\\boxed{7} or 8"), so every
+answer offered next to the final one must agree with it (`extraction`). What counts as
+offered: a marker right after an answer ("or", "maybe", "perhaps", "possibly", "either",
+"also", "alternatively", "could be", "might be", "/", "(8 if ...)"), at most two words
+(a unit) away from it, then a number, a math span, a parenthesised group or, where the
+answer is a word or a choice letter, a word or letter; and the first number of the next
+sentence when that sentence takes the answer back ("Or $8$.", "Wait, it is 8.", "Hmm,
+actually 8.", "On second thought, 8.", "Final: 8"). An "or" later in
+a sentence ("the values 1, 2, 4, or 8") or a rounding of the same value ("or about 16.8")
+offers nothing.
+
+The text is read as it shows: invisible characters dropped, Cyrillic letters that look
+Latin read as Latin (`оr`), markdown bold, `\\text{ or }` and display delimiters removed,
+number words as digits (`or eight`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rlenvs.rewards.math.numbers import parse_number
+
+MAX_WORDS_BEFORE = 6
+"""Words a sentence that takes an answer back may have before its new answer ("Wait, that's
+wrong: it is $8$")."""
+WINDOW_CHARS = 1000
+"""How far after an answer its sentence and the next are read."""
+
+_INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
+_HOMOGLYPHS = str.maketrans("аеорсухіѕјАВЕКМНОРСТХ", "aeopcyxisjABEKMHOPCTX")
+"""Cyrillic letters drawn like Latin ones: `оr` (with a Cyrillic о) reads as "or"."""
+_MARKUP = re.compile(r"\*\*|__|\\text\s*\{\s*([^{}]*?)\s*\}|\\\[|\\\]|\$\$")
+_NUMBER_WORDS = {
+    word: str(value)
+    for value, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+        "seventeen eighteen nineteen twenty".split()
+    )
+} | {"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80", "ninety": "90"}
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
+
+_STATED = re.compile(
+    r"\$[^$\n]+\$|\\\([^\n]*?\\\)|\((?!\s*[A-Za-z]{2,}\b)[^()\n]{1,60}\)|[-+]?\\?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?"
+)
+"""A math span, a parenthesised group (a tuple, `(8)`, `(D)`; not a remark: "(with place values
+...)") or a number."""
+_SENTENCE_END = re.compile(r"\.(?=\s|$)|\?(?=\s|$)|(?<=[A-Za-z])!")
+_MARKER = r"(?:\b(?:or|maybe|perhaps|possibly|either|also|alternatively|otherwise|could\s+be|might\s+be)\b|/(?=\s*\$))"
+_OFFERED = re.compile(
+    r"[\s,.;:*$)\-–—]*(?:[A-Za-z]+[\s,]+){0,2}?(?:\(\s*)?" + _MARKER
+    + r"[\s,:]*(?:[A-Za-z]+[\s,:]+){0,2}?(?P<answer>" + _STATED.pattern + r")"
+    r"|[\s,.;:*$\-–—]*\(\s*(?P<conditional>" + _STATED.pattern + r")\s+if\b",
+    re.IGNORECASE,
+)
+_OFFERED_WORD = re.compile(
+    r"[\s,.;:*$)\-–—]*\(?\s*" + _MARKER + r"\s+(?P<word>\(?[A-Ea-e]\)|[A-Za-z]+)", re.IGNORECASE
+)
+"""A second word or choice letter, offered after an answer that is one (`\\boxed{(C)} or (D)`)."""
+_NOT_OFFERED = re.compile(
+    r"\\(?:boxed|fbox|framebox)|\b(?:about|approximately|roughly|around|nearly|else|so|more|less)\b|\\approx",
+    re.IGNORECASE,
+)
+"""What makes an "or" after an answer no second answer: a box (it counts itself), a rounding
+of the same value ("or about 16.8 cm"), "or else ...", "or so", "or more"."""
+_TAKING_BACK = re.compile(
+    r"(?:or|maybe|perhaps|possibly|wait|actually|no|correction|sorry|oops|hmm+|on second thought|final|ans|result)"
+    r"\b(?![ \t]*\n)",
+    re.IGNORECASE,
+)
+"""A sentence that opens like this, right after an answer, may offer another one: its first
+number is read as such, if it comes within a few words. ("Alternatively, ...", "Also, ...",
+"However, ..." open a second method or a remark in worked solutions: not these.)"""
+
+_PREMISE = re.compile(r"\b(?:if|when|since|because|suppose|assume|let|consider|given)\b", re.IGNORECASE)
+"""A word that makes the number after a taking-back opener a premise, not an answer: "OR: If
+there were two more coins, ..." opens a second method."""
+
+_ALSO_RIGHT = re.compile(
+    r"\b(?:also|too|as well)\b[^.\n]{0,30}?"
+    r"\b(?:correct|right|valid|works?|acceptable|possible|an? (?:answer|solution))\b"
+    r"|\b(?:correct|right|valid|acceptable)\b[^.\n]{0,12}?\b(?:too|as well)\b",
+    re.IGNORECASE,
+)
+"""A next sentence (read to its line's end) that calls another number right too ("However, 8 is
+also correct."): that number is offered; a box there counts itself."""
+
+
+def visible(text: str) -> str:
+    """The text as it shows: invisible characters out, Latin-looking Cyrillic as Latin."""
+    if text.isascii():
+        return text
+    return _INVISIBLE.sub("", text).translate(_HOMOGLYPHS)
+
+
+def _plain(text: str) -> str:
+    text = _MARKUP.sub(lambda m: f" {m.group(1)} " if m.group(1) is not None else " ", text)
+    return _NUMBER_WORD.sub(lambda m: _NUMBER_WORDS[m.group(1).lower()], text)
+
+
+def offered_after(text: str, end: int, *, word_answer: bool = False) -> list[str]:
+    """The other answers a reply offers right after the one that ends at `end` (module
+    docstring). `word_answer`: the answer is a word or a choice letter, so another word
+    offered after it is a second answer too."""
+    window = _plain(visible(text[end : end + WINDOW_CHARS]))
+    sentence_end = _SENTENCE_END.search(window)
+    line_end = window.find("\n")
+    cut = min(sentence_end.end() if sentence_end else len(window), line_end if line_end != -1 else len(window))
+    found = []
+    offered = _OFFERED.match(window[:cut])
+    if offered and not _NOT_OFFERED.search(offered.group()):
+        found.append(offered.group("answer") or offered.group("conditional"))
+    elif word_answer and (word := _OFFERED_WORD.match(window[:cut])) and not _NOT_OFFERED.search(word.group()):
+        found.append(word.group("word"))
+    following = window[cut:].lstrip(" \t\n.")
+    taking_back = _TAKING_BACK.match(following)
+    next_sentence = following.split("\n", 1)[0]
+    next_sentence = next_sentence[: match.end()] if (match := _SENTENCE_END.search(next_sentence)) else next_sentence
+    if not taking_back and _ALSO_RIGHT.search(next_sentence) and "box" not in next_sentence:
+        stated = _STATED.search(next_sentence)
+        if stated and parse_number(stated.group().strip("()")) is not None:
+            found.append(stated.group())
+    if taking_back:
+        line = following[: following.find("\n")] if "\n" in following else following
+        stated = _STATED.search(line, taking_back.end())
+        between = line[taking_back.end() : stated.start()] if stated else ""
+        words_before = len(re.findall(r"[A-Za-z']+", between))
+        if (stated and words_before <= MAX_WORDS_BEFORE and not _PREMISE.search(between)
+                and parse_number(stated.group().strip("()")) is not None):
+            found.append(stated.group())
+    return [answer.strip() for answer in found]

@@ -934,6 +934,7 @@ def test_a_range_may_end_in_a_function_that_returns_a_reference():
     assert to_text(parse_formula("=INDEX(B2:B10,2):B5")) == "=INDEX(B2:B10,2):B5"
     assert shift_formula("=SUM($B$2:INDEX($B:$B,ROW()))+SUM(B2:INDEX(C2:C4,1))", 2, 1) == "=SUM($B$2:INDEX($B:$B,ROW()))+SUM(C4:INDEX(D4:D6,1))"
     assert adjust_for_rows("=SUM(B2:INDEX(B2:B9,3))", "S", 1, 2, "S") == "=SUM(B4:INDEX(B4:B11,3))"
+    assert ev("=SUM(#REF!:A2)") == REF and shift_formula("=A:AA:AA1", -5, 0) == "=A:AA:#REF!"  # an end moved off the sheet
     for text in ("=A1:B", "=1:A1", '="a":A1'):
         with pytest.raises(FormulaError, match="range operator"):
             parse_formula(text)

@@ -26,7 +26,7 @@ from typing import Any
 
 from rlenvs.envs.spreadsheet.cells import MAX_COL, MAX_ROW
 from rlenvs.envs.spreadsheet.formulas.grid import Grid, Place, Value
-from rlenvs.envs.spreadsheet.formulas.nodes import Call, Node, Paren, Range, Ref, Span
+from rlenvs.envs.spreadsheet.formulas.nodes import Call, ErrorLit, Node, Paren, Range, Ref, Span
 from rlenvs.envs.spreadsheet.values import REF, VALUE, ErrorValue, EvalError
 
 PlaceOf = Callable[[Any], "Place | ErrorValue"]
@@ -85,6 +85,9 @@ def compile_place(node: Node, sheet: str, compile_node: Callable[[Node, str], Co
     computed as values: those read the real context; only the rectangle OFFSET or INDIRECT
     names comes back unread."""
     node = _unwrap(node)
+    if isinstance(node, ErrorLit):  # an end deleted with its row: `#REF!:B5`
+        error = node.value
+        return lambda ctx: error
     if isinstance(node, Ref):
         place = Place(node.ref.sheet.lower() if node.ref.sheet else sheet, node.ref.row, node.ref.col)
         return lambda ctx: place

@@ -106,8 +106,9 @@ def perturb(sheets: Mapping[str, Sequence[Sequence[Any]]], inputs: Sequence[str]
 
 
 def written_areas(inputs: Sequence[str], changes: Sequence[Change]) -> list[Area]:
-    """Every area a changed copy may differ in: what the env writes into the agent's workbook."""
-    return [parse_area(text) for text in (*inputs, *(change.area for change in changes))]
+    """Every area a changed copy may differ in, each once: what the env writes into the
+    agent's workbook (a column that is an input and the area of two steps is written once)."""
+    return [parse_area(text) for text in dict.fromkeys((*inputs, *(change.area for change in changes)))]
 
 
 __all__ = [

@@ -81,7 +81,9 @@ class Blanks(Change):
                 _put(rows, r, col, None)
                 if sum(_get(rows, q, col) is None for q in span) >= 2 + sum(_get(before, q, col) is None for q in span):
                     break
-        for _ in range(2):  # the zero first; where no group could take it before steering gave values back, once more
+        for again in (False, True):  # the zero first; where no group could take it before steering gave values back, once more
+            if again and (not self.zero or column.zero is not None):
+                break
             if self.zero and column.zero is None:
                 column.place_zero(rng)
             if self.rounded >= 0:
@@ -101,15 +103,26 @@ class _Column:
     step: float
     zero: int | None = None
 
+    def __post_init__(self) -> None:
+        # the groups stay as they are while the step runs (only the column's values change)
+        self._group = {r: self.group(self.rows, r) for r in self.span}
+        self._rows_of: dict[Any, list[int]] = {}
+        for r in self.span:
+            self._rows_of.setdefault(self._group[r], []).append(r)
+
     def group(self, sheet: list[list[Any]], r: int) -> Any:
         return _get(sheet, r, self.key) if self.key else None
 
     def same_group_as_before(self, r: int) -> bool:
-        return bool(self.key) and self.group(self.rows, r) == self.group(self.before, r)
+        return bool(self.key) and self._group[r] == self.group(self.before, r)
+
+    def group_rows(self, r: int) -> list[int]:
+        """The rows of r's group."""
+        return self._rows_of[self._group[r]]
 
     def members(self, r: int) -> list[int]:
         """The rows of r's group that hold a number."""
-        return [q for q in self.span if self.group(self.rows, q) == self.group(self.rows, r) and _is_number(_get(self.rows, q, self.col))]
+        return [q for q in self.group_rows(r) if _is_number(_get(self.rows, q, self.col))]
 
     def blanks(self) -> list[int]:
         return [r for r in self.span if _get(self.rows, r, self.col) is None and self.members(r)]
@@ -134,10 +147,11 @@ class _Column:
                 break
             if not (self._blank_one_more(rng) or self._give_one_back(rng)):
                 return
-        first = next((r for r in self.blanks() if self.side(r, decimals) == wanted), None)
+        blanks = self.blanks()
+        first = next((r for r in blanks if self.side(r, decimals) == wanted), None)
         if first is not None:
-            others = [r for r in self.blanks() if self.members(r) != self.members(first)]
-            self._reach("down" if wanted == "up" else "up", others, decimals, rng, keep=frozenset(self.members(first)))
+            others = [r for r in blanks if self._group[r] != self._group[first]]
+            self._reach("down" if wanted == "up" else "up", others, decimals, rng, keep=frozenset(self.group_rows(first)))
 
     def _reach(self, wanted: str, blanks: list[int], decimals: int, rng: np.random.Generator,
                keep: frozenset[int] = frozenset()) -> bool:  # fmt: skip
@@ -176,7 +190,7 @@ class _Column:
         known nonzero value of the group moved by a few steps. False where none can be."""
         telling = [r for r in self.blanks() if self.key and not self.same_group_as_before(r)]
         for r in (self.span[int(i)] for i in rng.permutation(len(self.span))):
-            group = [q for q in self.span if self.group(self.rows, q) == self.group(self.rows, r)]
+            group = self.group_rows(r)
             known = [q for q in group if _is_number(_get(self.rows, q, self.col)) and q != self.zero]
             blank = [q for q in group if _get(self.rows, q, self.col) is None]
             if _get(self.rows, r, self.col) is None and known and len(blank) >= 2 and telling != [r]:

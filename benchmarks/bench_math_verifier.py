@@ -60,8 +60,8 @@ OTHER_CATEGORIES = {
     "hedge or as a list, variable names matter)": {35, 162, 172, 252, 254},
     "labels that pin math-verify's own behaviour (it rejects a math span with newlines "
     "inside; a one-directional set/relation option; a 1 - 1/e vs 1 + 1/e quirk)": {31, 32, 187, 264},
-    "arithmetic left undone or an expression where the gold is a number ((9+1), \\sqrt{17} for a "
-    "decimal, a sum of matrices)": {30, 188, 123, 124},
+    "arithmetic left undone or an expression where the gold is a number ((9+1), \\frac3{3} for 1, "
+    "\\sqrt{17} for a decimal, a sum of matrices)": {30, 37, 188, 123, 124},
     "decimal approximations of exact values (accepted with rounding=True, math-verify's precision "
     "option)": {126, 133, 139},
     CHAIN_RULE: CHAIN_CASES,

@@ -8032,4 +8032,7 @@ CASES: list[Case] = [
     _gsm8k(
         "hedge-missed", "7", "She has 7 apples.\n#### 7;8", 0.0, "a #### line with a second number after a semicolon"
     ),
+    _gold("answer-marker", "8", "Some work. Final: 8", 1.0, "'Final:' marks the answer in a reply without 'answer'"),
+    _gold("answer-marker", "8", "答案：8", 1.0, "a Chinese answer marker with a fullwidth colon"),
+    _gold("answer-marker", "3", "The ratio is 3:4", 0.0, "a colon in a ratio is no answer marker"),
 ]

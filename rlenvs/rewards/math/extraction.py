@@ -37,6 +37,7 @@ Every step is linear in the completion's length, whatever it holds.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import NamedTuple
 
@@ -175,11 +176,11 @@ def extract_final_answer(completion: str, quoted: frozenset[str] = frozenset()) 
         completion = _FRAMES.sub(lambda m: "" if m.group() == "*" else "\\fbox", completion)
     if completion.count("nswer") + completion.count("NSWER") > MAX_PHRASES:
         return Extraction(None, True)  # that many "the answer is" commit to nothing
-    boxes = _boxes(completion) if "\\" in completion else []
+    boxes = all_boxes = _boxes(completion) if "\\" in completion else []
     if quoted and any(normalize_answer(text) not in quoted for _, _, text in boxes):
         boxes = [box for box in boxes if normalize_answer(box[2]) not in quoted]
     boxed = [_final(text, BOXED) for _, _, text in boxes]
-    words = bool(boxed) and _is_word(boxed[-1].text)
+    words = bool(boxed) and boxed[-1].value is None and _is_word(boxed[-1].text)
     offered = [other for _, end, _ in boxes for other in offered_after(completion, end, word_answer=words)]
     hashed = []
     for answer, end, others in hash_answers(completion, with_ends=True):
@@ -187,7 +188,7 @@ def extract_final_answer(completion: str, quoted: frozenset[str] = frozenset()) 
         offered.extend(others + offered_after(completion, end))
     after = boxes[-1][0] if boxes else -1
     phrased = []
-    for start, phrase, end in _answer_phrases(completion):
+    for start, phrase, end in _answer_phrases(completion, [start for start, _, _ in all_boxes]):
         if start < after:
             continue  # an "answer is" before the last box is working, not a final answer
         candidate = _final(_ADVERB.sub("", phrase, count=1), ANSWER_IS)  # "the answer is actually $8$"
@@ -347,12 +348,20 @@ def hash_answers(text: str, *, with_ends: bool = False) -> list:
     return answers
 
 
-def _answer_phrases(text: str) -> list[tuple[int, str, int]]:
+def _answer_phrases(text: str, box_starts: list[int]) -> list[tuple[int, str, int]]:
     """(position, the answer after it, where that answer ends) for each "answer is" /
     "answer:" / "answers are" (answer, Answer or ANSWER), in order. The answer is the rest of
     the sentence; or, when the sentence starts with a math span, that span and any spans
-    joined to it by a comma, "and", "or" or "/" (`$2$ and $3$` is the list 2, 3)."""
-    if "nswer" not in text and "NSWER" not in text:
+    joined to it by a comma, "and", "or" or "/" (`$2$ and $3$` is the list 2, 3). One with
+    a box in it (`box_starts`, in order) is left out: "The answer is \\boxed{18}" or
+    "$x \\in \\boxed{...}$", the box counts itself."""
+
+    def boxed(start: int, end: int) -> bool:
+        index = bisect.bisect_left(box_starts, start)
+        return index < len(box_starts) and box_starts[index] < end
+
+    markers = ":" in text or "：" in text  # "Final: 8", "Ans: 8", "答案：8"
+    if "nswer" not in text and "NSWER" not in text and not markers:
         return []
     phrases = []
     for spelling in ("nswer", "NSWER"):
@@ -369,13 +378,12 @@ def _answer_phrases(text: str) -> list[tuple[int, str, int]]:
                     else:
                         phrase = _first_sentence(_rest_of_line(text, after))
                         end = after + len(phrase)
-                    # "The answer is \\boxed{18}" or "$x \\in \\boxed{...}$": the box counts itself.
-                    if not _boxes(phrase):
+                    if not boxed(after, end):
                         phrases.append((head, phrase, end))
             start = text.find(spelling, start + 1)
-    for marker in _OTHER_MARKERS.finditer(text):
+    for marker in _OTHER_MARKERS.finditer(text) if markers else ():
         phrase = _first_sentence(_rest_of_line(text, marker.end()))
-        if phrase.strip() and not _boxes(phrase):
+        if phrase.strip() and not boxed(marker.end(), marker.end() + len(phrase)):
             phrases.append((marker.start(), phrase, marker.end() + len(phrase)))
     phrases.sort()
     return phrases

@@ -880,8 +880,7 @@ WORKBOOKS["idioms.xlsx"] = {
         ["Before a month-name date", '=COUNTIF(Codes!E2:E4,"<Jan 15, 2024")'],
         ["Date and time", '=DATEVALUE("2024-01-15 10:30")'],
         ["US date and time", '=DATEVALUE("1/15/2024 10:30 PM")'],
-        ["Weekdays from Monday to Sunday", '=WEEKDAY(Codes!E2,11)&WEEKDAY(Codes!E2,12)&WEEKDAY(Codes!E2,13)&WEEKDAY(Codes!E2,14)'
-         '&WEEKDAY(Codes!E2,15)&WEEKDAY(Codes!E2,16)&WEEKDAY(Codes!E2,17)&WEEKDAY(Codes!E3,16)'],
+        ["Weekdays from Monday to Sunday", "=" + "&".join(f"WEEKDAY(Codes!E2,{t})" for t in range(11, 18)) + "&WEEKDAY(Codes!E3,16)"],
     ],
 }
 

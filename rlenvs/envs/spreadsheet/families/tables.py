@@ -76,7 +76,11 @@ import numpy as np
 from rlenvs.core import names
 from rlenvs.core.draw import coin, draw_distinct, draw_from, draw_int, draw_sample
 from rlenvs.envs.spreadsheet.cells import column_letters
-from rlenvs.envs.spreadsheet.families.fresh import fresh_first_name, fresh_phone, same_digits
+from rlenvs.envs.spreadsheet.families.fresh import (
+    fresh_first_name,
+    fresh_phone,
+    same_digits,
+)
 from rlenvs.envs.spreadsheet.perturb import (
     Blanks,
     Change,

@@ -26,7 +26,15 @@ from typing import Any
 
 from rlenvs.envs.spreadsheet.cells import MAX_COL, MAX_ROW
 from rlenvs.envs.spreadsheet.formulas.grid import Grid, Place, Value
-from rlenvs.envs.spreadsheet.formulas.nodes import Call, ErrorLit, Node, Paren, Range, Ref, Span
+from rlenvs.envs.spreadsheet.formulas.nodes import (
+    Call,
+    ErrorLit,
+    Node,
+    Paren,
+    Range,
+    Ref,
+    Span,
+)
 from rlenvs.envs.spreadsheet.values import REF, VALUE, ErrorValue, EvalError
 
 PlaceOf = Callable[[Any], "Place | ErrorValue"]

@@ -1152,7 +1152,7 @@ def test_int_limits_reject_floats(field):
 
 def test_limits_defaults_and_valid_values():
     assert Limits().cpu_s is None and Limits(cpu_s=None).cpu_s is None
-    assert Limits(timeout_s=0.25).for_guest()["cpu_s"] == 1
+    assert Limits(timeout_s=0.25).for_guest()["cpu_s"] == 2  # a backstop past the timeout
     assert Limits(memory_mb=2).for_guest()["memory_bytes"] == 2 << 20
     with pytest.raises(ValueError, match=r"Limits\.processes=7 is too low"):
         Limits(processes=7)

@@ -26,8 +26,10 @@ host's timers would refuse it at every call instead of once, here."""
 class Limits:
     """Per-execution limits. The defaults suit one unit-test run of a small function.
 
-    `cpu_s=None` means the CPU-time rlimit follows the wall-clock timeout (rounded up), so
-    a CPU spin ends by either. `processes` is the number of processes and threads the
+    `cpu_s=None` means the CPU-time rlimit is a backstop one second past the wall-clock
+    timeout (rounded up), so a CPU spin ends at the timeout and is reported as one: with the
+    two equal they raced, and a spin that had a core to itself could die of SIGXCPU a moment
+    before a loaded host's deadline, read as the solution's own error. `processes` is the number of processes and threads the
     sandbox's uid may have (the zygote included, and in a pool worker the sandbox's pid 1
     that waits for it); `disk_mb` the size of each writable tmpfs
     (/workspace and /tmp), so filling the disk fills only that.
@@ -61,7 +63,7 @@ class Limits:
         return {
             "timeout_s": float(self.timeout_s),
             "memory_bytes": self.memory_mb * MIB,
-            "cpu_s": self.cpu_s if self.cpu_s is not None else math.ceil(self.timeout_s),
+            "cpu_s": self.cpu_s if self.cpu_s is not None else math.ceil(self.timeout_s) + 1,
             "processes": self.processes + extra_processes,
             "file_size_bytes": self.file_size_mb * MIB,
             "open_files": self.open_files,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from fractions import Fraction
 
 import pytest
@@ -147,10 +148,15 @@ def test_any_text_scores_zero_or_one(completion: str, gold: int) -> None:
     "completion",
     ["\\boxed{" * 20_000, "{" * 100_000 + "\\boxed{1}", "answer: " * 20_000, "#### 1\n" * 20_000, "\\boxed{}" * 20_000,
      "9" * 100_000, "The answer is " + "9" * 100_000, "\\boxed{" * 20_000 + "}" * 20_000,
-     "#### " * 30_000, "Answer: 1. " * 20_000 + "\\boxed{1}"],
+     "#### " * 30_000, "Answer: 1. " * 20_000 + "\\boxed{1}", "\\boxed{1} " * 10_000, "Final: 1\n" * 12_000,
+     "\\boxed{1} or " * 8_000, "#### 1 or 2\n" * 8_000],
 )
 def test_adversarial_sizes_are_handled(completion: str) -> None:
+    """Quickly, too: 10,000 boxes once read 1,000 characters after each for second answers
+    (1.2 s), and 12,000 "Final:" lines each as an answer phrase (1.5 s)."""
+    started = time.perf_counter()
     assert numeric_answer_score(completion, "1") in (0.0, 1.0)
+    assert time.perf_counter() - started < 0.5
 
 
 def test_thread_safe_and_deterministic() -> None:

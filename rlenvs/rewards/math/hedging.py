@@ -8,9 +8,10 @@ offered: a marker right after an answer ("or", "maybe", "perhaps", "possibly", "
 (a unit) away from it, then a number, a math span, a parenthesised group or, where the
 answer is a word or a choice letter, a word or letter; and the first number of the next
 sentence when that sentence takes the answer back ("Or $8$.", "Wait, it is 8.", "Hmm,
-actually 8.", "On second thought, 8.", "Final: 8"). An "or" later in
-a sentence ("the values 1, 2, 4, or 8") or a rounding of the same value ("or about 16.8")
-offers nothing.
+actually 8.", "On second thought, 8.", "Final: 8"; not a premise: "OR: If there were two
+more coins, ...") or calls another number right ("However, 8 is also correct."). An "or"
+later in a sentence ("the values 1, 2, 4, or 8"), a rounding of the same value ("or about
+16.8") and a remark in parentheses ("or bits (with place values ...)") offer nothing.
 
 The text is read as it shows: invisible characters dropped, Cyrillic letters that look
 Latin read as Latin (`оr`), markdown bold, `\\text{ or }` and display delimiters removed,
@@ -100,11 +101,12 @@ def _plain(text: str) -> str:
     return _NUMBER_WORD.sub(lambda m: _NUMBER_WORDS[m.group(1).lower()], text)
 
 
-def offered_after(text: str, end: int, *, word_answer: bool = False) -> list[str]:
+def offered_after(text: str, end: int, *, word_answer: bool = False, limit: int | None = None) -> list[str]:
     """The other answers a reply offers right after the one that ends at `end` (module
-    docstring). `word_answer`: the answer is a word or a choice letter, so another word
-    offered after it is a second answer too."""
-    window = _plain(visible(text[end : end + WINDOW_CHARS]))
+    docstring), read up to `limit` at most. `word_answer`: the answer is a word or a choice
+    letter, so another word offered after it is a second answer too."""
+    stop = end + WINDOW_CHARS if limit is None else min(limit, end + WINDOW_CHARS)
+    window = _plain(visible(text[end:stop]))
     sentence_end = _SENTENCE_END.search(window)
     line_end = window.find("\n")
     cut = min(sentence_end.end() if sentence_end else len(window), line_end if line_end != -1 else len(window))

@@ -4,6 +4,7 @@ own folders, read-only for the run but for the tests' logs and TMPDIR."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 
@@ -52,14 +53,31 @@ def verdict_files(session) -> dict[str, str | None]:
             found[os.path.normpath(os.path.join(rel, name))] = None
         for name in names:
             path = os.path.join(top, name)
-            found[os.path.normpath(os.path.join(rel, name))] = "<link>" if os.path.islink(path) else open(path).read()
-    return {re.sub(r"^tests-[0-9a-f]+", "tests", path): text for path, text in found.items()}
+            found[os.path.normpath(os.path.join(rel, name))] = "<link>" if os.path.islink(path) else _text(path)
+    return {re.sub(r"^tests-[0-9a-f]+", "tests", re.sub(PYC_TAG, ".pyc", path)): text for path, text in found.items()}
 
 
+PYC_TAG = r"\.[a-z]+-[0-9]+\.pyc$"
+"""The interpreter's tag in a .pyc's name (`.cpython-311.pyc`), left out of `verdict_files`."""
+
+
+def _text(path: str) -> str:
+    """A file's text; for a .pyc, which source it is the checked bytecode of (PEP 552's
+    header: flags 3, then the source's hash)."""
+    data = open(path, "rb").read()
+    if not path.endswith(".pyc"):
+        return data.decode()
+    assert data[:4] == importlib.util.MAGIC_NUMBER and data[4:8] == (3).to_bytes(4, "little"), data[:16]
+    return f"<bytecode of a source of hash {data[8:16].hex()}>"
+
+
+SOURCE_HASH = importlib.util.source_hash(SITECUSTOMIZE.encode())
 AS_COPIED = {
     "tests": None, "tests/test_outputs.py": "print('genuine')\n", "tests/expected.txt": "Hello\n", "tests/lib": None,
     "tests/lib/helper.py": "X = 1\n", f"tests/{LOGS_NAME}": None, f"tests/{LOGS_NAME}/verifier": None, "home": None,
     "tmp": None, "site": None, "site/sitecustomize.py": SITECUSTOMIZE, "site/usercustomize.py": USERCUSTOMIZE,
+    "site/__pycache__": None,
+    "site/__pycache__/sitecustomize.pyc": f"<bytecode of a source of hash {SOURCE_HASH.hex()}>",
     "git-hooks": None, "pytest.ini": "",
 }  # fmt: skip
 """The verdict's root as `run_tests` makes it for `TESTS`."""
@@ -95,6 +113,8 @@ def test_the_tests_may_write_their_logs_tmpdir_the_scratch_folders_and_the_works
         f"mv {VERDICT_ROOT} /tmp/moved",
         f"echo 'import os; os._exit(0)' > {VERDICT_ROOT}/site/sitecustomize.py",
         f"echo 'import os; os._exit(0)' > {VERDICT_ROOT}/site/encodings.py",
+        f"python3 -c 'import py_compile; py_compile.compile(\"/app/m.py\", cfile=\"'{VERDICT_ROOT}/site/__pycache__/sitecustomize.*.pyc'\")'",
+        f"rm -r {VERDICT_ROOT}/site/__pycache__",
         f"printf '[pytest]\\naddopts = --co\\n' > {VERDICT_ROOT}/pytest.ini",
         f"touch {VERDICT_ROOT}/git-hooks/pre-commit",
         f"mkdir -p {VERDICT_ROOT}/home/.config/git",
@@ -110,6 +130,13 @@ def test_nothing_the_tests_run_can_rewrite_their_own_files_or_the_verdicts(fresh
         result.stdout
     )
     assert verdict_files(fresh) == AS_COPIED
+
+
+def test_the_tests_python3_starts_from_the_bytecode_of_the_verdicts_sitecustomize(fresh):
+    """Written beside it by the sandbox's own interpreter: the tests' python3 loads it, and
+    compiles nothing of the verdict's at its start (0.7-1 ms of every python3)."""
+    output = run(fresh, "python3 -v -c pass 2>&1 | grep 'code object from .*sitecustomize'").stdout
+    assert re.fullmatch(rf"# code object from '?{VERDICT_ROOT}/site/__pycache__/sitecustomize\.[a-z]+-[0-9]+\.pyc'?\n", output), output
 
 
 def test_a_run_whose_folders_cannot_be_made_read_only_does_not_pass(fresh, monkeypatch):

@@ -120,6 +120,19 @@ def test_a_fresh_run_neither_uses_nor_changes_the_shell_state(fresh):
     assert fresh.run("pwd; echo \"[$X][$Y]\"").stdout == "/tmp\n[agent][]\n"
 
 
+def test_a_run_with_an_environment_starts_a_bash_of_its_own_with_exactly_it(fresh):
+    """Nothing of the session's shell (its folder, variables, functions, aliases) nor
+    of the sandbox's own variables; its start folder the workspace, its stderr on stdout."""
+    fresh.run("cd /tmp; export X=agent; f() { echo agent; }; alias ls=false")
+    script = "pwd; echo \"[$X]\"; type f ls 2>&1 | grep -c agent; env | sort; echo err >&2; cd /; Y=2"
+    result = fresh.run(script, environment={"A": "1", "PATH": "/usr/bin:/bin"})
+    assert (result.status, result.stdout) == ("ok", "/workspace\n[]\n0\nA=1\nPATH=/usr/bin:/bin\nPWD=/workspace\n"
+                                              "SHLVL=1\n_=/usr/bin/env\nerr\n"), result.stdout  # fmt: skip
+    assert fresh.run('pwd; echo "[$X][$Y]"').stdout == "/tmp\n[agent][]\n"
+    long = fresh.run("true", environment={"A": "x" * MAX_COMMAND_BYTES})
+    assert long.status == "error" and "over" in long.detail
+
+
 def test_added_files_replace_whatever_the_agent_put_at_that_path(fresh):
     fresh.run("mkdir -p /tmp/checks && echo forged > /tmp/checks/test.sh")
     fresh.add_files([Entry("test.sh", "echo genuine\n")], "/tmp/checks")

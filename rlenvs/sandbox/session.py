@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Protocol, Self
 
 from rlenvs.sandbox.launch import (
@@ -185,7 +185,7 @@ class ShellSession:
 
     def run(
         self, command: str, *, timeout_s: float | None = None, fresh: bool = False, output_bytes: int | None = None,
-        read_only: ReadOnlyFolder | None = None,
+        read_only: ReadOnlyFolder | None = None, environment: Mapping[str, str] | None = None,
     ) -> ExecResult:  # fmt: skip
         """Run one command in the session's shell and return its output (stdout and stderr
         together, in `stdout`). `fresh=True`: in a new shell in the workspace, neither
@@ -193,12 +193,19 @@ class ShellSession:
         `output_bytes`: this command's output cap instead of the session's (a verdict's
         tests may print more than an agent's command should). `read_only`: a folder the
         command and everything it starts see read-only (bubblewrap only); a command whose
-        folder cannot be made so does not run, and says why in its output."""
+        folder cannot be made so does not run, and says why in its output. `environment`:
+        the command runs in a bash of its own (`bash --noprofile --norc -c`, in the
+        workspace; `fresh` implied) that the sandbox starts with exactly these variables,
+        without the session's shell or its variables (a verdict's tests)."""
         if not isinstance(command, str):
             raise TypeError(f"command must be a str, got {type(command).__name__}")
         if read_only is not None and self.unsafe:
             raise SessionError("a read-only folder needs the bubblewrap sandbox: in unsafe mode /tmp is the host's own")
-        if len(command.encode("utf-8", "replace")) > MAX_COMMAND_BYTES:
+        size = len(command.encode("utf-8", "replace"))
+        if environment is not None:
+            environment = {_text(name): _text(value) for name, value in environment.items()}
+            size += sum(len(f"{name}={value}".encode("utf-8", "replace")) + 1 for name, value in environment.items())
+        if size > MAX_COMMAND_BYTES:
             return ExecResult(
                 status="error", stdout="", stderr="", exit_code=None, signal=None, truncated=False, duration_s=0.0,
                 detail=f"the command is over {MAX_COMMAND_BYTES} bytes: write long content to a file in several steps",
@@ -207,7 +214,8 @@ class ShellSession:
         output_bytes = self.limits.output_bytes if output_bytes is None else output_bytes
         limits = dataclasses.replace(self.limits, timeout_s=timeout_s, output_bytes=output_bytes)
         with self._lock:
-            return self._run(command, limits, keep_state=not fresh, read_only=read_only)
+            return self._run(command, limits, keep_state=not fresh and environment is None, read_only=read_only,
+                             environment=environment)  # fmt: skip
 
     def close(self) -> None:
         with self._lock:
@@ -223,15 +231,18 @@ class ShellSession:
     # --- internals --------------------------------------------------------------------------
 
     def _run(
-        self, command: str, limits: Limits, *, keep_state: bool, read_only: ReadOnlyFolder | None = None
-    ) -> ExecResult:
+        self, command: str, limits: Limits, *, keep_state: bool, read_only: ReadOnlyFolder | None = None,
+        environment: dict[str, str] | None = None,
+    ) -> ExecResult:  # fmt: skip
         worker = self._episode_worker()
         request = {
-            "kind": "bash",
+            "kind": "bash" if environment is None else "script",
             "code": command.encode("utf-8", "replace").decode(),
             "stdin": self._state if keep_state else "",
             "limits": limits.for_guest(),
         }
+        if environment is not None:
+            request["script"] = {"environment": environment, "cwd": None if self.unsafe else self.workdir}
         if read_only is not None:
             request["read_only"] = read_only.for_guest()
         answer = self._request(worker, request, limits.timeout_s)
@@ -281,6 +292,11 @@ class ShellSession:
         if self.unsafe:
             return unsafe_launch(self.python, unsafe_workdir(), session=True)
         return bwrap_launch(self.python, self.limits.disk_mb, session=True, workspace=self.workdir)
+
+
+def _text(text: str) -> str:
+    """`text` as the sandbox gets it: UTF-8, anything that is not replaced."""
+    return text.encode("utf-8", "replace").decode()
 
 
 def _kill(holder: list[Worker]) -> None:

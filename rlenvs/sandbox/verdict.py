@@ -39,7 +39,9 @@ So a test run (`VerdictRun`) is built from nothing the agent wrote, but for the 
   pytest` run there, would turn every test into a pass), only those the tests name (`-p
   name`, which takes a module or an installed plugin's entry-point name, or
   PYTEST_PLUGINS); a task relying on a plugin the host installed must name it;
-- in a bash without start-up files (`--noprofile --norc`, no BASH_ENV).
+- in a bash without start-up files (`--noprofile --norc`, no BASH_ENV), which the sandbox
+  starts with exactly those variables (`ShellSession.run(environment=...)`): no shell of the
+  session's and no `env -i` before it.
 
 What the tests are there to check stays theirs to use: what they import or run from the
 workspace runs as they ask. But code of the agent's that the tests run (a program they test,
@@ -304,15 +306,19 @@ class VerdictRun:
         self, script: str, pytest_config: str | None = None, task_environment: Iterable[tuple[str, str]] = ()
     ) -> str:
         """Shell that runs `script` (bash, TESTS_DIR naming the tests' folder) as a test run:
-        in `cwd`, with exactly `environment()`, in a bash that reads no start-up file."""
+        in `cwd`, with exactly `environment()`, in a bash that reads no start-up file. (A
+        session runs `script_text` in such a bash directly: `ShellSession.run(environment=)`.)"""
         variables = " ".join(
             shlex.quote(f"{name}={value}") for name, value in self.environment(pytest_config, task_environment).items()
         )
-        script = script.replace(TESTS_DIR, self.tests_dir)
         return (
             f"builtin cd -- {self.cwd} && builtin exec /usr/bin/env -i {variables} "
-            f"/bin/bash --noprofile --norc -c {shlex.quote(script)}"
+            f"/bin/bash --noprofile --norc -c {shlex.quote(self.script_text(script))}"
         )
+
+    def script_text(self, script: str) -> str:
+        """`script` with TESTS_DIR rewritten to `tests_dir`: what the tests' bash runs."""
+        return script.replace(TESTS_DIR, self.tests_dir)
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -356,7 +362,8 @@ def run_tests(
     session.wipe(SCRATCH_FOLDERS)
     files = run.files(tests)
     session.add_files(files, run.root)
-    command = run.command(script, run.pytest_config(files), environment)
+    variables = run.environment(run.pytest_config(files), environment)
     return session.run(
-        command, timeout_s=timeout_s, fresh=True, output_bytes=VERDICT_OUTPUT_BYTES, read_only=run.read_only
-    )
+        run.script_text(script), timeout_s=timeout_s, fresh=True, output_bytes=VERDICT_OUTPUT_BYTES,
+        read_only=run.read_only, environment=variables,
+    )  # fmt: skip

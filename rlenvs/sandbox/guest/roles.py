@@ -222,12 +222,20 @@ fd 3. A command killed for its time limit leaves no state behind, so the shell i
 before it, and a runaway command never takes the session down with it."""
 
 
-def run_untrusted(kind: str, code: str, serve_fd: int | None) -> None:
-    """Run a shell command or Python code; for a test run, then serve calls on `serve_fd`."""
+def run_untrusted(kind: str, code: str, serve_fd: int | None, program: dict | None = None) -> None:
+    """Run a shell command or Python code; for a test run, then serve calls on `serve_fd`.
+    A "script" (`program`: its environment and start folder) is bash without start-up files
+    running `code` with exactly that environment, in that folder, its stderr on its stdout:
+    nothing of a session's shell or of the sandbox's environment (a verdict's tests)."""
     if kind == "shell":
         os.execve("/bin/sh", ["sh", "-c", code], dict(SAFE_ENV))
     if kind == "bash":
         os.execve("/bin/bash", ["bash", "--noprofile", "--norc", "-c", SHELL_SESSION, "bash", code], dict(SAFE_ENV))
+    if kind == "script":
+        os.dup2(1, 2)
+        if program["cwd"] is not None:
+            os.chdir(program["cwd"])
+        os.execve("/bin/bash", ["bash", "--noprofile", "--norc", "-c", code], program["environment"])
     # sys.stdin/stdout/stderr are the zygote's, which never used them: on fds 0-2, now this
     # process's pipes, with Python's own settings for pipes (UTF-8; strict, and
     # backslashreplace on stderr). os.environ is SAFE_ENV, set by the zygote before any fork.

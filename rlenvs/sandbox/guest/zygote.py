@@ -20,7 +20,9 @@ In session mode (`--session`, a terminal env's persistent shell) the writable fo
 kept between requests, so each command sees what the last one left; only processes and IPC
 objects are cleared after each. A `wipe` request empties the folders (a new episode; with
 `folders`, only those: a verdict's fresh /tmp) and a `populate` request writes an episode's
-starting files. A `bash` request may name a folder its command sees read-only (`read_only`:
+starting files. A `script` request runs its command in a bash of its own, with exactly the
+variables and start folder it names (a verdict's tests: nothing of the session's shell).
+A `bash` or `script` request may name a folder its command sees read-only (`read_only`:
 a verdict's own files, `readonly`), for which a session's zygote keeps CAP_SYS_ADMIN in the
 sandbox's user namespace, which owns no namespace of bubblewrap's; its children drop it.
 
@@ -214,7 +216,7 @@ def _execute(request: dict, wake_r: int, devnull: int, isolated: bool) -> dict:
         if read_only is not None:
             _make_read_only(read_only, staged[1])
         roles.enter_child(staged, limits, untrusted=True)
-        roles.run_untrusted(kind, request["code"], 3 if testing else None)
+        roles.run_untrusted(kind, request["code"], 3 if testing else None, request.get("script"))
 
     solution_pid = _fork(untrusted, solution_fds)
     main_pid = runner.pid if testing else solution_pid

@@ -154,6 +154,16 @@ def test_wipe_empties_the_scratch_folders_and_keeps_the_workspace_and_the_shell(
         fresh.wipe(["/workspace"])
 
 
+def test_added_files_may_go_into_scratch_folders_emptied_first_in_the_same_request(fresh):
+    fresh.run("mkdir -p /tmp/a/b && touch /tmp/a/b/f /tmp/.hidden /dev/shm/x && chmod 000 /tmp/a; cd /tmp; X=1")
+    fresh.add_files([Entry("test.sh", "echo genuine\n")], "/tmp/checks", wipe=["/tmp", "/dev/shm"])
+    assert fresh.run('pwd; echo "[$X]"; ls -A /tmp /dev/shm; sh /tmp/checks/test.sh').stdout == (
+        "/tmp\n[1]\n/dev/shm:\n\n/tmp:\nchecks\ngenuine\n"
+    )
+    with pytest.raises(ValueError, match="not the workspace"):
+        fresh.add_files([], "/tmp/checks", wipe=["/workspace"])
+
+
 SEALED = ReadOnlyFolder("/tmp/sealed", ("/tmp/sealed/logs", "/tmp/sealed/deep/tmp"))
 SEALED_FILES = [
     Entry("site", is_dir=True), Entry("site/mod.py", "X = 1\n"), Entry("logs", is_dir=True),

@@ -158,13 +158,17 @@ class ShellSession:
                 return None
             return self._run(setup_script, self.limits, keep_state=False)
 
-    def add_files(self, entries: Iterable[WorkspaceEntry], folder: str) -> None:
+    def add_files(self, entries: Iterable[WorkspaceEntry], folder: str, *, wipe: Iterable[str] = ()) -> None:
         """Write `entries` into `folder` (absolute, below /tmp or the workspace), replacing
-        whatever was there: for files the agent must not see before its episode ends."""
+        whatever was there: for files the agent must not see before its episode ends. `wipe`:
+        scratch folders to empty first, as `wipe(wipe)` would (in the same request)."""
         if self.unsafe:
             raise SessionError("add_files needs the bubblewrap sandbox: in unsafe mode /tmp is the host's own")
+        wiped = self._scratch(wipe)
         with self._lock:
             request = {"kind": "populate", "folder": folder, "entries": [entry.for_guest() for entry in entries]}
+            if wiped:
+                request["wipe"] = wiped
             answer = self._request(self._episode_worker(), request, self.limits.timeout_s)
             if answer["status"] != "ok":
                 raise SessionError(f"files could not be added under {folder}: {answer.get('detail', answer['status'])}")
@@ -175,13 +179,17 @@ class ShellSession:
         nothing the agent left there. Every process the agent started is gone already."""
         if self.unsafe:
             raise SessionError("wipe needs the bubblewrap sandbox: in unsafe mode /tmp is the host's own")
-        folders = list(folders)
-        if self.workdir in folders:
-            raise ValueError(f"wipe empties scratch folders such as /tmp, not the workspace {self.workdir}: use reset()")
+        folders = self._scratch(folders)
         with self._lock:
             answer = self._request(self._episode_worker(), {"kind": "wipe", "folders": folders}, self.limits.timeout_s)
             if answer["status"] != "ok":
                 raise SessionError(f"{', '.join(folders)} could not be emptied: {answer.get('detail', answer['status'])}")
+
+    def _scratch(self, folders: Iterable[str]) -> list[str]:
+        folders = list(folders)
+        if self.workdir in folders:
+            raise ValueError(f"wipe empties scratch folders such as /tmp, not the workspace {self.workdir}: use reset()")
+        return folders
 
     def run(
         self, command: str, *, timeout_s: float | None = None, fresh: bool = False, output_bytes: int | None = None,

@@ -359,9 +359,8 @@ def run_tests(
     run); a run whose folders could not be made read-only did not run either and fails,
     saying so in its output."""
     run = VerdictRun.new(session.workdir)
-    session.wipe(SCRATCH_FOLDERS)
     files = run.files(tests)
-    session.add_files(files, run.root)
+    session.add_files(files, run.root, wipe=SCRATCH_FOLDERS)  # the scratch folders emptied first
     variables = run.environment(run.pytest_config(files), environment)
     return session.run(
         run.script_text(script), timeout_s=timeout_s, fresh=True, output_bytes=VERDICT_OUTPUT_BYTES,

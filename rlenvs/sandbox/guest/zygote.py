@@ -20,7 +20,8 @@ In session mode (`--session`, a terminal env's persistent shell) the writable fo
 kept between requests, so each command sees what the last one left; only processes and IPC
 objects are cleared after each. A `wipe` request empties the folders (a new episode; with
 `folders`, only those: a verdict's fresh /tmp) and a `populate` request writes an episode's
-starting files. A `script` request runs its command in a bash of its own, with exactly the
+starting files (with `wipe`, into scratch folders it empties first: a verdict's files, one
+request where a wipe and a populate took two). A `script` request runs its command in a bash of its own, with exactly the
 variables and start folder it names (a verdict's tests: nothing of the session's shell).
 A `bash` or `script` request may name a folder its command sees read-only (`read_only`:
 a verdict's own files, `readonly`), for which a session's zygote keeps CAP_SYS_ADMIN in the
@@ -127,7 +128,9 @@ def main() -> None:
             if kind == "wipe":  # the clean-up below empties the folders: all, or those named
                 emptied = [folder for folder in writable if folder in request.get("folders", writable)]
                 response = {"status": "ok"}
-            elif kind == "populate":
+            elif kind == "populate":  # "wipe": scratch folders to empty first, as `wipe` does
+                if not _emptied([folder for folder in writable if folder in request.get("wipe", ())]):
+                    os._exit(3)  # as for a wipe that fails: the host replaces the worker
                 response = _populate(_fresh_folder(request.get("folder"), writable), request["entries"])
             else:
                 response = _execute(request, wake_r, devnull, isolated)
@@ -680,8 +683,18 @@ def _clean_up(isolated: bool, writable: list[str]) -> bool:
     sandbox could not be restored (the host then replaces the worker)."""
     if not _end_other_processes(isolated):
         return False
-    restored = True
-    for folder in writable:
+    restored = _emptied(writable)
+    if isolated:
+        restored = _clear_ipc() and restored
+    return restored
+
+
+def _emptied(folders: list[str]) -> bool:
+    """Empty the writable `folders` (their entries, their own xattrs and mode); False when
+    one could not be (the host then replaces the worker). Only once no process of the code's
+    is left: in the clean-up, or at a request, which the clean-up of the last one preceded."""
+    emptied = True
+    for folder in folders:
         try:
             os.chmod(folder, 0o755)
             for name in os.listxattr(folder):  # data stored on the folder itself
@@ -692,10 +705,8 @@ def _clean_up(isolated: bool, writable: list[str]) -> bool:
                 else:
                     os.unlink(entry.path)
         except Exception:  # OSError, or RecursionError for a very deep tree: replace the worker
-            restored = False
-    if isolated:
-        restored = _clear_ipc() and restored
-    return restored
+            emptied = False
+    return emptied
 
 
 def _end_other_processes(isolated: bool) -> bool:

@@ -48,7 +48,8 @@ def _train(argv: list[str]) -> int:
     from rlenvs_train.train import RunInputError, train
 
     try:
-        config = load_config(args.config or quickstart_config_path(), args.overrides)
+        # Schema and machine (env id, model path, files, packages) in one error: one try to fix.
+        config = load_config(args.config or quickstart_config_path(), args.overrides, check_machine=True)
         train(config, resume=args.resume)
     except (ConfigError, RunInputError) as error:  # found before any work; anything later keeps its traceback
         print(f"rlenvs-train: {error}", file=sys.stderr)

@@ -3,6 +3,7 @@ validation that reports every mistake at once.
 
     config = load_config("examples/gsm8k-grpo.yaml", ["trainer.epochs=5", "trainer.learning_rate=1e-6"])
     validate(config)              # the schema again plus what needs the machine (env ids, files, packages)
+    load_config(path, overrides, check_machine=True)   # both in one pass, as rlenvs-train does
     dump_config(config, f"{config.trainer.output_dir}/config.yaml")
 
 Why it looks like this:
@@ -208,11 +209,28 @@ class TrainConfig:
 # --- loading ----------------------------------------------------------------------------------
 
 
-def load_config(path: str | os.PathLike[str] | None = None, overrides: Sequence[str] = ()) -> TrainConfig:
+def load_config(
+    path: str | os.PathLike[str] | None = None, overrides: Sequence[str] = (), *, check_machine: bool = False
+) -> TrainConfig:
     """The config in the YAML file at `path` (None: the defaults) with `overrides` applied on
     top, checked against the schema once. Overrides are `dotted.key=value` strings whose value
     is read as YAML (`trainer.max_steps=null`, `data.train_data='[a.parquet, b.parquet]'`).
-    Raises ConfigError listing every problem; does not look at the machine (see `validate`)."""
+    Raises ConfigError listing every problem. By default it does not look at the machine (so
+    a config can be checked on a laptop and run on a cluster); `check_machine=True` adds
+    `check_environment`'s problems (env id, model path, files, packages) to the same error,
+    which is what `rlenvs-train` does: a run with a typo in a key and a wrong env id takes
+    one try to fix, not two."""
+    raw, source = _read(path, overrides)
+    config, problems, bad = _parse(raw, overrides)
+    if check_machine:
+        problems.extend(_environment_problems(config, bad))
+    if problems:
+        raise ConfigError(problems, source)
+    return config
+
+
+def _read(path: str | os.PathLike[str] | None, overrides: Sequence[str]) -> tuple[Any, str]:
+    """The YAML at `path` (an empty mapping for None or an empty file) and the name errors give it."""
     raw: Any = {}
     source = "config"
     if path is not None:
@@ -228,20 +246,21 @@ def load_config(path: str | os.PathLike[str] | None = None, overrides: Sequence[
             raw = {}
     if overrides:
         source += f" with {len(overrides)} override{'s' if len(overrides) != 1 else ''}"
-    return config_from_dict(raw, overrides, source=source)
+    return raw, source
 
 
 def config_from_dict(data: Any, overrides: Sequence[str] = (), *, source: str = "config") -> TrainConfig:
     """The config from plain nested mappings (what YAML gives), with `overrides` applied on top.
     Raises ConfigError listing every problem."""
-    config, problems = _parse(data, overrides)
+    config, problems, _ = _parse(data, overrides)
     if problems:
         raise ConfigError(problems, source)
     return config
 
 
-def _parse(data: Any, overrides: Sequence[str]) -> tuple[TrainConfig, list[str]]:
-    """The config and every problem met on the way; a bad value's place holds its default."""
+def _parse(data: Any, overrides: Sequence[str]) -> tuple[TrainConfig, list[str], set[str]]:
+    """The config, every problem met on the way, and the dotted keys that had one (a bad
+    value's place holds its default, so later checks must not judge it)."""
     problems: list[str] = []
     if not isinstance(data, Mapping):
         sections = ", ".join(f.name for f in dataclasses.fields(TrainConfig))
@@ -253,7 +272,7 @@ def _parse(data: Any, overrides: Sequence[str]) -> tuple[TrainConfig, list[str]]
     bad: set[str] = set()
     config = _build(TrainConfig, raw, "", problems, bad)
     problems.extend(_cross_field_problems(config, bad))
-    return config, problems
+    return config, problems, bad
 
 
 def _copy_tree(data: Any) -> Any:
@@ -454,20 +473,32 @@ def check_environment(config: TrainConfig) -> list[str]:
     """Problems this machine has with `config`: an env id that is not registered, a model or
     data file that is not there, a package the backend or logger needs that is missing. Kept
     apart from the schema checks because the answer depends on where it runs."""
+    return _environment_problems(config, set())
+
+
+def _environment_problems(config: TrainConfig, bad: set[str]) -> list[str]:
+    """`check_environment`, leaving out the keys in `bad`: their schema problem is already
+    reported, and what stands in for them is the default, not what the user wrote."""
     problems: list[str] = []
-    problem = _env_id_problem(config.data.env)
+
+    def ok(key: str) -> bool:
+        return not any(key == b or key.startswith(b + ".") for b in bad)
+
+    problem = _env_id_problem(config.data.env) if ok("data.env") else None
     if problem:
         problems.append(problem)
-    problem = _model_path_problem(config.trainer.policy.model.path)
+    problem = _model_path_problem(config.trainer.policy.model.path) if ok("trainer.policy.model.path") else None
     if problem:
         problems.append(problem)
     for key in ("train_data", "val_data"):
+        if not ok(f"data.{key}"):
+            continue
         for file in getattr(config.data, key):
             if not os.path.isfile(os.path.expanduser(file)):
                 problems.append(f"data.{key}: file {file!r} does not exist (write it with `rlenvs export`, or fix the path)")
-    if config.inference.backend == "vllm" and importlib.util.find_spec("vllm") is None:
+    if ok("inference.backend") and config.inference.backend == "vllm" and importlib.util.find_spec("vllm") is None:
         problems.append(vllm_missing_message())
-    package = LOGGER_PACKAGES.get(config.logger)
+    package = LOGGER_PACKAGES.get(config.logger) if ok("logger") else None
     if package and importlib.util.find_spec(package) is None:
         problems.append(f"logger: {config.logger!r} needs the {package} package: pip install {package}, or set logger=none")
     return problems
@@ -519,8 +550,8 @@ def validate(config: TrainConfig) -> TrainConfig:
     machine; raises one ConfigError with every problem of both kinds, else returns it."""
     # Rebuilt from its dict, a wrongly typed value (a Path, a list where a tuple goes) is
     # reported and replaced by its default, so the machine checks never trip over it.
-    checked, problems = _parse(config_to_dict(config), ())
-    problems.extend(check_environment(checked))
+    checked, problems, bad = _parse(config_to_dict(config), ())
+    problems.extend(_environment_problems(checked, bad))
     if problems:
         raise ConfigError(problems)
     return config

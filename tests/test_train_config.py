@@ -414,3 +414,35 @@ def test_validate_reports_schema_and_machine_problems_together():
     assert info.value.problems[0] == "trainer.policy.model.path: expected a string, got PosixPath('/no/such/model'); quote it if it is meant as text"
     good = load_config(EXAMPLES / "quickstart.yaml")
     assert validate(good) is good
+
+
+def test_rlenvs_train_reports_schema_and_machine_problems_in_one_error(tmp_path):
+    """An unknown key, a wrongly typed value, an unregistered env id and a missing model folder:
+    `rlenvs-train` names all four in one error (before: the schema problems, then, once those
+    were fixed, the env id and the model path), and a key that is already wrong is not judged
+    again on the default standing in for it."""
+    missing_model = tmp_path / "no-model"
+    result = subprocess.run(
+        [sys.executable, "-m", "rlenvs_train.cli", "trainer.epocs=3", "trainer.learning_rate=fast",
+         "data.env=rlenvs/Arithmetc-v0", f"trainer.policy.model.path={missing_model}", "data.val_data=[3]"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = [line.removeprefix("  - ") for line in result.stderr.splitlines()[1:]]
+    assert result.stderr.splitlines()[0].endswith("(5 problems):"), result.stderr
+    assert [line.split(":", 1)[0] for line in lines] == [
+        "data.val_data", "trainer.epocs", "trainer.learning_rate", "data.env", "trainer.policy.model.path",
+    ]  # fmt: skip
+    assert "did you mean rlenvs/Arithmetic-v0" in lines[3]
+    assert f"model path {str(missing_model)!r} does not exist" in lines[4]
+    assert not (tmp_path / "runs").exists()  # nothing was started
+
+
+def test_load_config_checks_the_machine_only_when_asked():
+    overrides = ["inference.backend=hf", "data.env=rlenvs/Nope-v0", "trainer.seed=-1"]
+    assert [p.split(":")[0] for p in problems_of(None, overrides)] == ["trainer.seed"]
+    assert [p.split(":")[0] for p in problems_of(None, overrides, check_machine=True)] == ["trainer.seed", "data.env"]
+    assert problems_of(None, ["data.env=5"], check_machine=True) == [
+        "data.env: expected a string, got an integer 5; quote it if it is meant as text"
+    ]  # not also "the default is fine" or a second complaint about the same key

@@ -18,6 +18,7 @@ from typing import Any
 import gymnasium as gym
 
 import rlenvs
+from rlenvs.core.registration import check_env_id
 from rlenvs.envs.catalog import CATALOG, catalog_entry
 from rlenvs.evaluation import evaluate, plan_episodes
 
@@ -28,6 +29,9 @@ QUIT = "/quit"
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if getattr(args, "env_id", None) is not None:
+            # Every command that takes an id rejects an unknown one the same way, before any work.
+            check_env_id(args.env_id)
         return args.command(args)
     except BrokenPipeError:  # `rlenvs check-env ID | head`: the reader left; not an error
         sys.stderr.close()

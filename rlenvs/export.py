@@ -33,8 +33,6 @@ only when both are complete, so an interrupted export never leaves a half-writte
 from __future__ import annotations
 
 import contextlib
-import importlib
-import inspect
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -48,6 +46,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import rlenvs
+from rlenvs.core.registration import check_env_id, make_parameters
 from rlenvs.core.task import INFINITE_DRAW_RANGE, task_source
 from rlenvs.files import atomic_path
 
@@ -118,42 +117,7 @@ def make_env(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> gym.En
 
 
 def _check_registered(env_id: str) -> None:
-    module, _, name = env_id.rpartition(":")
-    if module:
-        try:
-            importlib.import_module(module)
-        except ImportError as error:
-            raise ValueError(
-                f"unknown env id {env_id!r}: cannot import module {module!r} ({error}); install the package "
-                "that registers it, or use an id from `rlenvs list`"
-            ) from error
-    if gym.registry.get(name) is not None:
-        return
-    try:
-        gym.spec(name)  # raises the most specific gymnasium error (unknown namespace, version, ...)
-    except gym.error.Error as error:
-        raise ValueError(
-            f"unknown env id {env_id!r} ({error}); rlenvs ids are listed by `rlenvs list`, "
-            "other packages' ids are written 'module:EnvName-v0'"
-        ) from None
-
-
-def _entry_point_parameters(env_id: str) -> Mapping[str, inspect.Parameter] | None:
-    """The keyword arguments the env's constructor takes; None where it cannot be told (a
-    constructor with **kwargs, or an entry point that does not load)."""
-    spec = gym.spec(env_id.rpartition(":")[2])
-    try:
-        creator = (
-            spec.entry_point
-            if callable(spec.entry_point)
-            else gym.envs.registration.load_env_creator(spec.entry_point)
-        )
-        parameters = inspect.signature(creator).parameters
-    except (ImportError, AttributeError, ValueError, TypeError):
-        return None
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        return None
-    return parameters
+    check_env_id(env_id)  # the wording every command uses, with the close ids
 
 
 # --- export -----------------------------------------------------------------------------------
@@ -277,7 +241,7 @@ def _check_split_kwarg(env_id: str, env_kwargs: Mapping[str, Any]) -> None:
             f"--env-arg split={env_kwargs['split']} and --train-split/--val-split both choose a split: "
             "drop the --env-arg and use --train-split NAME / --val-split NAME"
         )
-    parameters = _entry_point_parameters(env_id)
+    parameters = make_parameters(env_id)
     if parameters is not None and "split" not in parameters:
         raise ValueError(
             f"{env_id} takes no split argument (it is procedural or has one task source): drop --train-split/"

@@ -511,28 +511,13 @@ def vllm_missing_message() -> str:
 
 def _env_id_problem(env_id: str) -> str | None:
     """None when gymnasium knows `env_id` (after importing rlenvs, or the `module:` of a
-    "module:id" id, as gym.make would); else the problem, with the closest registered ids."""
-    import gymnasium as gym
-
+    "module:id" id, as gym.make would); else the problem, in the words every rlenvs command
+    uses for an unknown id (the closest registered ids, the rlenvs ids)."""
     import rlenvs  # noqa: F401 - registers the rlenvs ids
+    from rlenvs.core.registration import env_id_problem
 
-    name = env_id
-    if ":" in env_id:
-        module, _, name = env_id.partition(":")
-        try:
-            importlib.import_module(module)
-        except ImportError as e:
-            return f"data.env: {env_id!r} names the module {module!r}, which cannot be imported ({_one_line(e)})"
-    if name in gym.envs.registry:
-        return None
-    ids = list(gym.envs.registry)
-    close = difflib.get_close_matches(name, ids, n=3, cutoff=0.5)
-    if not close:
-        lowered = {i.lower(): i for i in ids}
-        close = [lowered[m] for m in difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.5)]
-    hint = f"; did you mean {' or '.join(close)}?" if close else ""
-    ours = ", ".join(i for i in ids if i.startswith("rlenvs/"))
-    return f"data.env: {env_id!r} is not a registered env id{hint} (rlenvs ids: {ours}; `rlenvs list` shows them all)"
+    problem = env_id_problem(env_id)
+    return None if problem is None else f"data.env: {problem}"
 
 
 def _model_path_problem(path: str) -> str | None:

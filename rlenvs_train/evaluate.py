@@ -48,6 +48,7 @@ from typing import Any
 import gymnasium as gym
 
 import rlenvs  # noqa: F401 - registers the env ids
+from rlenvs.core.registration import check_env_id
 from rlenvs.core.task import task_source
 from rlenvs.files import atomic_path
 from rlenvs.vector import EnvPool
@@ -347,10 +348,7 @@ def _check_kwargs(name: str, value: Mapping[str, Any] | None) -> dict[str, Any]:
 def _check_env_id(env_id: Any) -> None:
     if not isinstance(env_id, str) or not env_id:
         raise TypeError(f"env_id must be a registered env id such as 'rlenvs/Arithmetic-v0', got {env_id!r}")
-    try:
-        gym.spec(env_id)
-    except gym.error.Error:
-        raise ValueError(f"unknown env id {env_id!r}: `rlenvs list` shows the registered ids") from None
+    check_env_id(env_id)  # an unknown id in the words every rlenvs command uses
 
 
 def _check_model_path(text: str, what: str = "model") -> str:

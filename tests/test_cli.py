@@ -110,3 +110,43 @@ def test_play_takes_typed_replies(tmp_path) -> None:
     assert ROWS[0]["question"].strip() in result.stdout
     assert "I could not find a final answer" in result.stdout
     assert "Episode over: answered, total reward 1, correct: True" in result.stdout
+
+
+TYPO = "rlenvs/Arithmetc-v0"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["rlenvs.cli", "eval", TYPO, "--policy", "oracle", "--episodes", "1"],
+        ["rlenvs.cli", "play", TYPO],
+        ["rlenvs.cli", "info", TYPO],
+        ["rlenvs.cli", "check-env", TYPO],
+        ["rlenvs.cli", "export", TYPO, "--output-dir", "out", "--num-train", "1"],
+        ["rlenvs.cli", "sft-data", TYPO, "--episodes", "1", "--output", "out.jsonl"],
+        ["rlenvs_train.cli", f"data.env={TYPO}", "inference.backend=hf"],
+        ["rlenvs_train.cli", "eval", "--model", "tiny", "--env", TYPO, "--episodes", "1"],
+    ],
+    ids=lambda command: " ".join(command[:2]),
+)
+def test_every_command_rejects_an_unknown_id_the_same_way(command: list[str], tmp_path) -> None:
+    """One message for an unknown id, with the close id, from every command that takes one:
+    exit code 2 and no traceback (eval and play printed gymnasium's NameNotFound traceback)."""
+    from rlenvs.core.registration import env_id_problem
+
+    message = env_id_problem(TYPO)
+    assert "did you mean rlenvs/Arithmetic-v0?" in message
+    result = subprocess.run(
+        [sys.executable, "-m", *command], cwd=tmp_path, input="", capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert message in result.stderr
+    assert not any(tmp_path.iterdir())  # nothing was written
+
+
+def test_eval_with_a_keyword_typo_names_the_valid_keywords() -> None:
+    result = rlenvs_cli("eval", "rlenvs/Arithmetic-v0", "--policy", "oracle", "--episodes", "1",
+                        "--env-arg", "max_turn=2")  # fmt: skip
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "unexpected keyword argument 'max_turn'; did you mean 'max_turns'?" in result.stderr

@@ -147,3 +147,48 @@ def test_make_with_module_prefix_in_a_fresh_interpreter_without_torch() -> None:
 def test_import_rlenvs_loads_no_env_module() -> None:
     out = fresh_python("import sys, rlenvs\nprint(any(m.startswith('rlenvs.envs.math') for m in sys.modules))")
     assert out.strip() == "False"
+
+
+def test_a_make_keyword_typo_names_the_env_keywords() -> None:
+    """`gym.make(id, max_turn=2)`: the error names the bad keyword, the close one and every
+    keyword the env takes, not Python's bare "__init__() got an unexpected keyword"."""
+    with pytest.raises(TypeError) as raised:
+        gym.make("rlenvs/Arithmetic-v0", max_turn=2)
+    message = str(raised.value)
+    assert message.startswith(
+        "ArithmeticEnv got an unexpected keyword argument 'max_turn'; did you mean 'max_turns'? "
+        "(its keywords: level, max_turns, system_prompt, render_mode)"
+    ), message
+    with pytest.raises(TypeError, match=r"arguments 'lvl', 'colour'; did you mean 'level' for 'lvl'\? \(its keywords"):
+        gym.make("rlenvs/Arithmetic-v0", lvl=2, colour="red")
+    assert gym.make("rlenvs/Arithmetic-v0", level=2, max_turns=2).unwrapped.max_turns == 2
+
+
+class _OwnEnv(rlenvs.TextEnv):
+    """A user's TextEnv subclass: the keyword check holds for it too."""
+
+    def __init__(self, size: int = 3) -> None:
+        super().__init__(DatasetSource([Task("own/0", "say hi")], name="own"))
+        self.size = size
+
+    def task_from_row(self, row):
+        return Task("own/row", row["prompt"])
+
+    def judge(self, task, reply):
+        return rlenvs.Judgement(1.0, resolved=True)
+
+    def oracle_action(self):
+        return "hi"
+
+
+class _AnyKeywords(_OwnEnv):
+    def __init__(self, **kwargs) -> None:  # forwards what it gets: any keyword may be right
+        super().__init__(size=kwargs.get("size", 3))
+
+
+def test_the_keyword_check_covers_subclasses_and_copies() -> None:
+    with pytest.raises(TypeError, match=r"_OwnEnv got an unexpected keyword argument 'sise'; did you mean 'size'\?"):
+        _OwnEnv(sise=4)
+    assert _AnyKeywords(size=5, anything=1).size == 5
+    env = _OwnEnv(size=4)
+    assert copy.deepcopy(env).size == 4 and pickle.loads(pickle.dumps(env)).size == 4

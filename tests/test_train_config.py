@@ -342,11 +342,11 @@ def with_(config: TrainConfig, **data) -> TrainConfig:
 def test_unregistered_env_id_suggests_close_ones():
     config = with_(load_config(None, ["inference.backend=hf"]), env="rlenvs/GSM8k-v0")
     (problem,) = check_environment(config)
-    assert problem.startswith("data.env: 'rlenvs/GSM8k-v0' is not a registered env id; did you mean rlenvs/GSM8K-v0")
+    assert problem.startswith("data.env: unknown env id 'rlenvs/GSM8k-v0'; did you mean rlenvs/GSM8K-v0")
     assert "rlenvs/Arithmetic-v0" in problem  # the list of rlenvs ids
     assert check_environment(with_(config, env="rlenvs:rlenvs/MATH-v0")) == []
     (problem,) = check_environment(with_(config, env="no_such_module:Foo-v0"))
-    assert problem.startswith("data.env: 'no_such_module:Foo-v0' names the module 'no_such_module', which cannot be imported")
+    assert problem.startswith("data.env: unknown env id 'no_such_module:Foo-v0': its module 'no_such_module' cannot be imported")
 
 
 def test_model_path_checks(tmp_path, monkeypatch):
@@ -405,7 +405,7 @@ def test_validate_reports_schema_and_machine_problems_together():
         validate(config)
     assert len(info.value.problems) == 2
     assert info.value.problems[0].startswith("trainer.num_generations: must be >= 2, got 1")
-    assert info.value.problems[1].startswith("data.env: 'rlenvs/Nope-v0' is not a registered env id")
+    assert info.value.problems[1].startswith("data.env: unknown env id 'rlenvs/Nope-v0'")
     assert isinstance(info.value, ValueError)
     model = dataclasses.replace(config.trainer.policy.model, path=Path("/no/such/model"))  # not a str
     config = dataclasses.replace(config, trainer=TrainerConfig(policy=dataclasses.replace(config.trainer.policy, model=model)))

@@ -11,6 +11,7 @@ prompt → parse action → transition → reward.
 from __future__ import annotations
 
 import abc
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from typing import Any, Generic
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
+from rlenvs.core.registration import UnknownKeywordError, keyword_parameters, keyword_problem
 from rlenvs.core.spaces import DEFAULT_MAX_TEXT_LENGTH, UnicodeText
 from rlenvs.core.task import TaskSource, TaskT, select_task
 
@@ -54,6 +56,16 @@ class TextEnv(gym.Env[str, str], abc.ABC, Generic[TaskT]):
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
     reward_range: tuple[float, float] = (0.0, 1.0)
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> TextEnv[Any]:
+        # A keyword typo (`gym.make(id, max_turn=2)`) would otherwise surface as Python's bare
+        # "__init__() got an unexpected keyword argument": this names the env's keywords and
+        # the close one. Checked here, before __init__, so it holds for every subclass
+        # (users' too) without each constructor repeating it.
+        problem = _keyword_problem(cls, tuple(kwargs))
+        if problem is not None:
+            raise UnknownKeywordError(problem)
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -203,3 +215,13 @@ def _format_messages(messages: list[Message], stop_reason: str | None) -> str:
     if stop_reason is not None:
         blocks.append(f"[episode over: {stop_reason}]")
     return "\n\n".join(blocks)
+
+
+@functools.lru_cache(maxsize=1024)
+def _keyword_problem(cls: type, given: tuple[str, ...]) -> str | None:
+    """`keyword_problem` for the constructor of `cls` (cached: a vector of envs makes the same
+    class with the same keywords many times)."""
+    parameters = keyword_parameters(cls.__init__)
+    if parameters is None or not given:
+        return None
+    return keyword_problem(cls.__name__, parameters, given)

@@ -8,13 +8,28 @@ without importing rlenvs first.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import difflib
+import importlib
+import inspect
+import warnings
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
 
 NAMESPACE = "rlenvs"
+
+
+class UnknownEnvIdError(ValueError):
+    """An env id gymnasium does not know; the message has the close ids and the rlenvs ids.
+
+    A ValueError (bad input), not gymnasium's own `NameNotFound`, so that every command that
+    takes an id reports it the same way: one line, exit code 2, no traceback."""
+
+
+class UnknownKeywordError(TypeError):
+    """A keyword an env's constructor does not take; the message names the ones it does."""
 
 
 @dataclass(frozen=True)
@@ -60,3 +75,117 @@ def register(entries: Iterable[EnvEntry]) -> None:
             kwargs=dict(entry.kwargs),
             nondeterministic=entry.nondeterministic,
         )
+
+
+def env_id_problem(env_id: Any) -> str | None:
+    """None when `gym.make(env_id)` would find the id; else why not, with the closest
+    registered ids. The one wording every command uses for an unknown id (`rlenvs eval`,
+    `play`, `info`, `export`, `check-env`, `sft-data`, `rlenvs-train`, `rlenvs-train eval`).
+
+    'module:Name-v0' imports the module first, as `gym.make` does, so another package's
+    ids are known once it registers them."""
+    if not isinstance(env_id, str) or not env_id:
+        return f"an env id is a string such as '{NAMESPACE}/Arithmetic-v0', got {env_id!r}"
+    module, _, name = env_id.rpartition(":")
+    if module:
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            return (
+                f"unknown env id {env_id!r}: its module {module!r} cannot be imported ({error}); install the "
+                f"package that registers it, or use an id from `rlenvs list`"
+            )
+    if name in gym.registry or _gymnasium_finds(name):
+        return None
+    ids = list(gym.registry)
+    close = close_ids(name, ids)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    ours = ", ".join(i for i in ids if i.startswith(NAMESPACE + "/")) or f"none registered (import {NAMESPACE})"
+    return (
+        f"unknown env id {env_id!r}{hint} (rlenvs ids: {ours}; `rlenvs list` describes them; another "
+        f"package's env is written 'module:Name-v0' so that its module registers it)"
+    )
+
+
+def close_ids(name: str, ids: Iterable[str], n: int = 3) -> list[str]:
+    """The registered ids whose bare name is close to `name`'s, best first.
+
+    Compared without namespace, version and case: whole ids share "rlenvs/" and "-v0", which
+    makes any two look alike (a plain ratio offers MBPP-v0 for Nope-v0), while a case slip
+    (gsm8k), a missing namespace or a wrong version is still the id the user meant."""
+    wanted = _bare(name)
+    scored = []
+    for candidate in ids:
+        ratio = difflib.SequenceMatcher(None, wanted, _bare(candidate)).ratio()
+        if ratio >= 0.75:
+            scored.append((-ratio, candidate))
+    return [candidate for _, candidate in sorted(scored)[:n]]
+
+
+def _bare(env_id: str) -> str:
+    name = env_id.rpartition("/")[2]
+    stem, dash, version = name.rpartition("-v")
+    return (stem if dash and version.isdigit() else name).lower()
+
+
+def _gymnasium_finds(name: str) -> bool:
+    """Whether gymnasium resolves an id that is not a registry key as written."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            gym.spec(name)
+    except gym.error.Error:
+        return False
+    return True
+
+
+def check_env_id(env_id: Any) -> str:
+    """`env_id` if gymnasium knows it; else `UnknownEnvIdError` (see `env_id_problem`)."""
+    problem = env_id_problem(env_id)
+    if problem is not None:
+        raise UnknownEnvIdError(problem)
+    return env_id
+
+
+def make_parameters(env_id: str) -> Mapping[str, inspect.Parameter] | None:
+    """The keyword arguments `gym.make(env_id, ...)` passes on to the env's constructor; None
+    where that cannot be told (a constructor taking **kwargs, an entry point that does not load)."""
+    spec = gym.spec(env_id.rpartition(":")[2])
+    try:
+        creator = (
+            spec.entry_point if callable(spec.entry_point) else gym.envs.registration.load_env_creator(spec.entry_point)
+        )
+        return keyword_parameters(creator)
+    except (ImportError, AttributeError, ValueError, TypeError):
+        return None
+
+
+def keyword_parameters(creator: Callable[..., Any]) -> Mapping[str, inspect.Parameter] | None:
+    """The parameters of `creator` (a class or function) that can be passed by keyword;
+    None where it takes **kwargs, so any keyword may be right."""
+    parameters = inspect.signature(creator).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return None
+    return {
+        name: p for name, p in parameters.items()
+        if name != "self" and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    }  # fmt: skip
+
+
+def keyword_problem(owner: str, valid: Iterable[str], given: Iterable[str]) -> str | None:
+    """None when every name in `given` is in `valid`; else which are not, the close valid one
+    for each, and all the valid ones (a typo like max_turn for max_turns is fixed at a glance)."""
+    valid = list(valid)
+    unknown = [name for name in given if name not in valid]
+    if not unknown:
+        return None
+    guesses = {name: difflib.get_close_matches(name, valid, n=1, cutoff=0.6) for name in unknown}
+    guesses = {name: close[0] for name, close in guesses.items() if close}
+    noun = "keyword argument" if len(unknown) == 1 else "keyword arguments"
+    message = f"{owner} got an unexpected {noun} {', '.join(map(repr, unknown))}"
+    if len(unknown) == 1 and guesses:
+        message += f"; did you mean {guesses[unknown[0]]!r}?"
+    elif guesses:
+        message += "; did you mean " + ", ".join(f"{right!r} for {wrong!r}" for wrong, right in guesses.items()) + "?"
+    # Ends in a parenthesis: gym.make appends " was raised from the environment creator for ...".
+    return message + f" (its keywords: {', '.join(valid) or 'none'})"

@@ -3,7 +3,7 @@ README's table are made from. Adding an env means adding its entry here."""
 
 from __future__ import annotations
 
-from rlenvs.core.registration import EnvEntry, register
+from rlenvs.core.registration import EnvEntry, check_env_id, register
 
 CATALOG: tuple[EnvEntry, ...] = (
     EnvEntry(
@@ -119,8 +119,11 @@ def catalog_entry(env_id: str) -> EnvEntry:
     for entry in CATALOG:
         if entry.id == env_id:
             return entry
-    known = ", ".join(entry.id for entry in CATALOG)
-    raise KeyError(f"unknown env id {env_id!r}: rlenvs has {known} (see `rlenvs list`)")
+    check_env_id(env_id)  # an unknown id: the words every command uses
+    raise KeyError(
+        f"{env_id!r} is registered by another package, not by rlenvs: the catalog describes rlenvs' own envs "
+        "(`rlenvs list`)"
+    )
 
 
 def register_envs() -> None:

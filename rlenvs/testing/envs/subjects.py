@@ -4,15 +4,14 @@ makes fresh envs for each check and knows what the first one told us about the e
 from __future__ import annotations
 
 import copy
-import importlib
 import math
-import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
 
+from rlenvs.core.registration import check_env_id
 from rlenvs.testing.envs.reports import _exception_summary, _Failed, _Skipped
 
 EPISODE_STEP_CAP = 100
@@ -145,17 +144,4 @@ def _target(env_or_id: Any, make_kwargs: Mapping[str, Any] | None, settings: _Se
 
 def _check_registered(env_id: str) -> None:
     """Unknown ids are bad input (ValueError), not a report full of the same failure."""
-    module, _, name = env_id.rpartition(":")
-    try:
-        if module:  # 'module:EnvId': the module registers the id when imported, as in gym.make
-            importlib.import_module(module)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            gym.spec(name)
-    except (gym.error.Error, ModuleNotFoundError) as error:
-        rlenvs_ids = ", ".join(spec_id for spec_id in gym.registry if spec_id.startswith("rlenvs/"))
-        raise ValueError(
-            f"unknown env id {env_id!r}: {str(error).rstrip('.')}. "
-            f"Registered rlenvs ids: {rlenvs_ids or 'none (import rlenvs)'}; "
-            "for another package's env pass 'module:EnvId' so that the module registers it"
-        ) from None
+    check_env_id(env_id)

@@ -487,6 +487,10 @@ def _environment_problems(config: TrainConfig, bad: set[str]) -> list[str]:
     problem = _env_id_problem(config.data.env) if ok("data.env") else None
     if problem:
         problems.append(problem)
+    elif ok("data.env") and ok("data.env_kwargs"):
+        problem = _env_kwargs_problem(config.data.env, config.data.env_kwargs)
+        if problem:
+            problems.append(problem)
     problem = _model_path_problem(config.trainer.policy.model.path) if ok("trainer.policy.model.path") else None
     if problem:
         problems.append(problem)
@@ -518,6 +522,18 @@ def _env_id_problem(env_id: str) -> str | None:
 
     problem = env_id_problem(env_id)
     return None if problem is None else f"data.env: {problem}"
+
+
+def _env_kwargs_problem(env_id: str, env_kwargs: Mapping[str, Any]) -> str | None:
+    """A keyword the env's constructor does not take (data.env_kwargs.levl=2), found with the
+    config's other problems rather than when the first env is made, after the model loads."""
+    from rlenvs.core.registration import keyword_problem, make_parameters
+
+    parameters = make_parameters(env_id)
+    if parameters is None:  # a constructor taking **kwargs: any keyword may be right
+        return None
+    problem = keyword_problem(env_id, parameters, env_kwargs)
+    return None if problem is None else f"data.env_kwargs: {problem}"
 
 
 def _model_path_problem(path: str) -> str | None:

@@ -344,7 +344,7 @@ def test_unregistered_env_id_suggests_close_ones():
     (problem,) = check_environment(config)
     assert problem.startswith("data.env: unknown env id 'rlenvs/GSM8k-v0'; did you mean rlenvs/GSM8K-v0")
     assert "rlenvs/Arithmetic-v0" in problem  # the list of rlenvs ids
-    assert check_environment(with_(config, env="rlenvs:rlenvs/MATH-v0")) == []
+    assert check_environment(with_(config, env="rlenvs:rlenvs/MATH-v0", env_kwargs={})) == []
     (problem,) = check_environment(with_(config, env="no_such_module:Foo-v0"))
     assert problem.startswith("data.env: unknown env id 'no_such_module:Foo-v0': its module 'no_such_module' cannot be imported")
 
@@ -446,3 +446,12 @@ def test_load_config_checks_the_machine_only_when_asked():
     assert problems_of(None, ["data.env=5"], check_machine=True) == [
         "data.env: expected a string, got an integer 5; quote it if it is meant as text"
     ]  # not also "the default is fine" or a second complaint about the same key
+
+
+def test_a_gym_make_keyword_typo_in_env_kwargs_is_a_config_problem():
+    config = load_config(None, ["inference.backend=hf", "data.env_kwargs.levl=2"])
+    assert check_environment(config) == [
+        "data.env_kwargs: rlenvs/Arithmetic-v0 got an unexpected keyword argument 'levl'; did you mean 'level'? "
+        "(its keywords: level, max_turns, system_prompt, render_mode)"
+    ]
+    assert check_environment(load_config(None, ["inference.backend=hf", "data.env_kwargs.level=2"])) == []

@@ -488,3 +488,50 @@ def test_failed_reset_raises_after_the_batch():
             pool.step({1: "x"})
         pool.reset([1], options=[{"task_index": 1}])
         assert pool.step({1: pool.oracle_actions([1])[0]})[0].reward == 1.0
+
+
+# --- gymnasium's own vector envs ---------------------------------------------------------------
+
+
+def test_gymnasium_async_vector_env_with_its_default_shared_memory():
+    """`gym.make_vec(id, n, vectorization_mode="async")` as written, so with gymnasium's default
+    shared_memory=True: the observations equal the sync vector env's at reset and after every
+    step (env messages, autoreset prompts, unicode), where they were a million spaces."""
+    kwargs = {"level": 1, "max_turns": 2}
+    envs = {mode: gym.make_vec("rlenvs/Arithmetic-v0", 3, vectorization_mode=mode, **kwargs) for mode in ("async", "sync")}
+    try:
+        assert envs["async"].shared_memory
+        seen = {mode: [env.reset(seed=[0, 1, 2])[0]] for mode, env in envs.items()}
+        assert isinstance(seen["async"][0], tuple) and all(o.startswith("What is") for o in seen["async"][0])
+        for _ in range(2):  # a format reminder and two finished episodes, then the next prompts
+            oracle = envs["sync"].call("oracle_action")
+            replies = ("no final answer yet", *oracle[1:]) if len(seen["sync"]) == 1 else oracle
+            for mode, env in envs.items():
+                observations, rewards, *_ = env.step(replies)
+                seen[mode].append(observations)
+        assert seen["async"] == seen["sync"]
+        assert seen["async"][1][0].startswith("I could not find a final answer") and seen["async"][1][1:] == ("", "")
+        assert seen["async"][2][1] != seen["async"][0][1]  # autoreset posed new tasks, not the old texts
+        question = "Wie viel ist ½ + ½? 中文 😀 −"
+        observations, _ = envs["async"].reset(seed=0, options={"task": {"question": question, "answer": "1"}})
+        assert observations == (question,) * 3
+    finally:
+        for env in envs.values():
+            env.close()
+
+
+def test_async_shared_texts_are_a_live_view_that_copies_to_tuples():
+    """With copy=False gymnasium hands out its buffer itself, as for numpy observations: it
+    reads the latest step, and copying or pickling it gives a plain tuple."""
+    import copy
+    import pickle
+
+    envs = gym.make_vec("rlenvs/Arithmetic-v0", 2, vectorization_mode="async", vector_kwargs={"copy": False})
+    try:
+        first, _ = envs.reset(seed=[0, 1])
+        snapshot = copy.deepcopy(first)
+        assert isinstance(snapshot, tuple) and pickle.loads(pickle.dumps(first)) == snapshot == first
+        envs.step(["x", "y"])  # single-turn: both episodes end, the observations become ""
+        assert first == ("", "") and snapshot != first and first[-1] == "" and first[0:1] == ("",)
+    finally:
+        envs.close()

@@ -15,9 +15,9 @@ Threads (`executor="thread"`, the default) suit steps that wait (the code sandbo
 processes (`executor="process"`) suit CPU-bound verifiers. One env that raises, hangs or
 crashes its worker ends only its own episode; the batch completes. No torch here.
 
-For gymnasium's own vector API, `gym.make_vec(id, n, vectorization_mode="async",
-vector_kwargs={"shared_memory": False})` also works with rlenvs envs, but it steps every
-env in lock step and has no per-step timeout.
+For gymnasium's own vector API, `gym.make_vec(id, n, vectorization_mode="async")` also
+works with rlenvs envs (with or without shared memory: `UnicodeText` brings its own layout
+for it), but it steps every env in lock step and has no per-step timeout.
 """
 
 from rlenvs.vector.pool import EnvPool

@@ -1,5 +1,6 @@
-"""The `rlenvs` command: list and describe envs, evaluate a scripted policy, play by hand,
-check a reward function, export tasks to Parquet, write oracle SFT data."""
+"""The `rlenvs` command: list and describe envs, report the data they need and where it is,
+evaluate a scripted policy, play by hand, check a reward function, export tasks to Parquet,
+write oracle SFT data."""
 
 from __future__ import annotations
 
@@ -47,6 +48,18 @@ def list_envs(args: argparse.Namespace) -> int:
     for entry in CATALOG:
         print(f"{entry.id:<{width}}  {entry.family:<6}  {entry.summary}")
     return 0
+
+
+def data_command(args: argparse.Namespace) -> int:
+    """Exit 0 when every listed env has its data (found, or from a reachable hub), else 1."""
+    from rlenvs.data.status import data_report
+
+    for env_id in args.env_ids:
+        check_env_id(env_id)
+    entries = [catalog_entry(env_id) for env_id in args.env_ids] if args.env_ids else list(CATALOG)
+    report, available = data_report(entries)
+    print(report)
+    return 0 if available else 1
 
 
 def info(args: argparse.Namespace) -> int:
@@ -275,6 +288,10 @@ def _parser() -> argparse.ArgumentParser:
         return sub
 
     command("list", list_envs, "every registered env id with a one-line description")
+    sub = command("data", data_command,
+                  "the data files each env reads, where the loaders look (data_files=, RLENVS_DATA_DIR, the "
+                  "Hugging Face hub) and whether this machine has them; exit 1 if a listed env lacks its data")
+    sub.add_argument("env_ids", nargs="*", metavar="ID", help="envs to report on (default: every rlenvs env)")
     sub = command("info", info, "what an env poses, rewards and accepts")
     sub.add_argument("env_id", metavar="ID")
 

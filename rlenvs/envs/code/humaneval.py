@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rlenvs.core.task import DatasetSource, content_task_id
-from rlenvs.data import DataFiles, HubDataset, load_tasks
+from rlenvs.data import DataFiles, DataSpec, HubDataset
 from rlenvs.envs.code.env import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, CodeEnv, CodeTask
 from rlenvs.envs.code.examples import shown_examples, shown_first, shown_test
 from rlenvs.sandbox import TestProgram
@@ -29,6 +29,10 @@ DATASET = "humaneval"
 FILE_STEM = "HumanEval"
 HUB = HubDataset("openai/openai_humaneval")
 SPLITS = ("test",)
+DATA = DataSpec(
+    DATASET, SPLITS, hub={"test": HUB}, file_stem=FILE_STEM, release_suffix=".jsonl.gz",
+    source="https://github.com/openai/human-eval (data/HumanEval.jsonl.gz, MIT)",
+)  # fmt: skip
 CHECK_FUNCTION = "check"
 CANDIDATE = "candidate"
 
@@ -123,6 +127,8 @@ def _label(test: str) -> str:
 class HumanEvalEnv(CodeEnv):
     """HumanEval: complete a function from its docstring; the tests run in the sandbox."""
 
+    data_spec = DATA
+
     def __init__(
         self,
         split: str = "test",
@@ -137,9 +143,7 @@ class HumanEvalEnv(CodeEnv):
     ) -> None:
         if split not in SPLITS:
             raise ValueError(f"unknown HumanEval split {split!r}: HumanEval has only {list(SPLITS)}")
-        tasks = load_tasks(
-            DATASET, split, data_files=data_files, hub=HUB, task_from_row=humaneval_task, file_stem=FILE_STEM
-        )
+        tasks = DATA.load(split, data_files=data_files, task_from_row=humaneval_task)
         super().__init__(
             DatasetSource(tasks, name=f"{DATASET}/{split}"),
             max_turns=max_turns,

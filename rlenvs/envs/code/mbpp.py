@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rlenvs.core.task import DatasetSource, content_task_id
-from rlenvs.data import DataFiles, HubDataset, load_tasks
+from rlenvs.data import DataFiles, DataSpec, HubDataset
 from rlenvs.envs.code.env import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, CodeEnv, CodeTask
 from rlenvs.envs.code.examples import shown_first
 from rlenvs.sandbox import TestProgram
@@ -33,6 +33,12 @@ FILE_STEM = "mbpp"
 HUB = HubDataset("google-research-datasets/mbpp", "full")
 SPLIT_IDS = {"prompt": range(1, 11), "test": range(11, 511), "validation": range(511, 601), "train": range(601, 975)}
 SPLITS = (*SPLIT_IDS, "all")
+# The release is one file of every split; the hub serves the splits apart, so "all" (a file
+# of the user's own tasks, or the whole release) needs a file.
+DATA = DataSpec(
+    DATASET, SPLITS, hub=dict.fromkeys(SPLIT_IDS, HUB), file_stem=FILE_STEM,
+    source="https://github.com/google-research/google-research/tree/master/mbpp (mbpp.jsonl, CC BY 4.0)",
+)  # fmt: skip
 
 DEFAULT_SYSTEM_PROMPT = (
     "Write the Python function the task asks for. Reply with the complete code, including any "
@@ -108,6 +114,8 @@ def mbpp_challenge_task(row: Mapping[str, Any], task_id: str) -> CodeTask:
 class MBPPEnv(CodeEnv):
     """MBPP: write a function from its description; the tests run in the sandbox."""
 
+    data_spec = DATA
+
     def __init__(
         self,
         split: str = "train",
@@ -126,10 +134,7 @@ class MBPPEnv(CodeEnv):
         if not isinstance(challenge_tests, bool):
             raise TypeError(f"challenge_tests must be True or False, got {challenge_tests!r}")
         convert = mbpp_challenge_task if challenge_tests else mbpp_task
-        # The release is one file of every split; the hub serves the splits apart, so "all"
-        # (a file of the user's own tasks, or the whole release) needs a file.
-        hub = None if split == "all" else HUB
-        tasks = load_tasks(DATASET, split, data_files=data_files, hub=hub, task_from_row=convert, file_stem=FILE_STEM)
+        tasks = DATA.load(split, data_files=data_files, task_from_row=convert)
         if split != "all":
             ids = SPLIT_IDS[split]
             tasks = tuple(t for t in tasks if _release_id(t) in ids)

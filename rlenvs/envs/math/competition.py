@@ -18,7 +18,7 @@ from typing import Any
 
 from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.task import DatasetSource, content_task_id
-from rlenvs.data import DataFiles, HubDataset, load_tasks
+from rlenvs.data import DataFiles, DataSpec, HubDataset
 from rlenvs.envs.math.tasks import MathTask
 from rlenvs.rewards.math import check_answer, gold_answer, math_answer_score, warm_up
 from rlenvs.rewards.math.extraction import boxed_contents, unclosed_box
@@ -29,6 +29,11 @@ from rlenvs.rewards.math.symbolic import DEFAULT_BUDGET
 DATASET = "math"
 SPLITS = ("train", "test")
 HUB = {"test": HubDataset("HuggingFaceH4/MATH-500")}
+DATA = DataSpec(
+    DATASET, SPLITS, hub=HUB,
+    source="https://github.com/hendrycks/math (the release's problem files as JSONL rows: problem, solution, "
+    "level, type; MIT); the hub's test copy is the 500-problem MATH-500 subset",
+)  # fmt: skip
 SUBJECTS = (
     "Algebra", "Counting & Probability", "Geometry", "Intermediate Algebra", "Number Theory",
     "Prealgebra", "Precalculus",
@@ -87,6 +92,8 @@ def _level(value: Any) -> int | None:
 class CompetitionMathEnv(TextEnv[CompetitionTask]):
     """Competition math (MATH); reply with reasoning and a final `\\boxed{answer}`."""
 
+    data_spec = DATA
+
     def __init__(
         self,
         split: str = "train",
@@ -102,7 +109,7 @@ class CompetitionMathEnv(TextEnv[CompetitionTask]):
             raise ValueError(f"unknown MATH split {split!r}: choose one of {list(SPLITS)}")
         subjects = _chosen(subjects, SUBJECTS, "subject")
         levels = _chosen(levels, LEVELS, "level")
-        tasks = load_tasks(DATASET, split, data_files=data_files, hub=HUB.get(split), task_from_row=competition_task)
+        tasks = DATA.load(split, data_files=data_files, task_from_row=competition_task)
         unanswerable = [t.task_id for t in tasks if not t.answer]
         if unanswerable:
             warnings.warn(

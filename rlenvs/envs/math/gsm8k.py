@@ -15,13 +15,17 @@ from typing import Any
 
 from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.task import DatasetSource, content_task_id
-from rlenvs.data import DataFiles, HubDataset, load_tasks
+from rlenvs.data import DataFiles, DataSpec, HubDataset
 from rlenvs.envs.math.tasks import MathTask
 from rlenvs.rewards.math import check_answer, parse_number
 
 DATASET = "gsm8k"
 HUB = HubDataset("openai/gsm8k", "main")
 SPLITS = ("train", "test")
+DATA = DataSpec(
+    DATASET, SPLITS, hub={split: HUB for split in SPLITS},
+    source="https://github.com/openai/grade-school-math (grade_school_math/data/{train,test}.jsonl, MIT)",
+)  # fmt: skip
 
 DEFAULT_SYSTEM_PROMPT = (
     "Solve the math word problem. Reason step by step, then give the final answer, "
@@ -55,6 +59,8 @@ def gsm8k_task(row: Mapping[str, Any], task_id: str) -> MathTask:
 class GSM8KEnv(TextEnv[MathTask]):
     """Grade-school math word problems (GSM8K); reply with reasoning and a final `\\boxed{N}`."""
 
+    data_spec = DATA
+
     def __init__(
         self,
         split: str = "train",
@@ -65,7 +71,7 @@ class GSM8KEnv(TextEnv[MathTask]):
     ) -> None:
         if split not in SPLITS:
             raise ValueError(f"unknown GSM8K split {split!r}: choose one of {list(SPLITS)}")
-        tasks = load_tasks(DATASET, split, data_files=data_files, hub=HUB, task_from_row=gsm8k_task)
+        tasks = DATA.load(split, data_files=data_files, task_from_row=gsm8k_task)
         super().__init__(
             DatasetSource(tasks, name=f"{DATASET}/{split}"),
             max_turns=max_turns,

@@ -46,6 +46,24 @@ def test_every_gold_solution_scores_one(env: GSM8KEnv) -> None:
     assert failures == []
 
 
+@pytest.mark.parametrize("split", ["train", "test"])
+def test_the_oracle_reply_is_a_boxed_worked_solution_on_every_row(split: str) -> None:
+    """oracle_action (what `rlenvs sft-data` and `rlenvs eval --policy oracle` play) answers as
+    the prompt asks: GSM8K's reasoning without its <<...>> calculator annotations, ending in
+    \\boxed{gold}, and it scores 1 on every row of both splits."""
+    env = gym.make("rlenvs/GSM8K-v0", split=split).unwrapped
+    failures = []
+    for index in range(len(env.tasks)):
+        env.reset(options={"task_index": index})
+        reply = env.oracle_action()
+        gold = env.task.answer
+        good_form = reply.endswith(f"The final answer is \\boxed{{{gold}}}.") and "<<" not in reply and "####" not in reply
+        if not good_form or env.step(reply)[1] != 1.0:
+            failures.append((index, reply[-80:]))
+    assert failures == []
+    assert len(env.tasks) == {"train": 7473, "test": 1319}[split]
+
+
 def test_same_reasoning_ending_in_boxed_gold_scores_one(env: GSM8KEnv) -> None:
     failures = [
         i for i, row in enumerate(ROWS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -12,6 +13,7 @@ import textwrap
 import gymnasium as gym
 import pytest
 
+from rlenvs.envs.math.gsm8k import worked_solution
 from rlenvs.sft import oracle_conversations, write_jsonl
 from tests.conftest import GSM8K_TEST
 
@@ -101,8 +103,28 @@ def test_gsm8k_conversations_are_the_env_chat_and_the_gold_reply() -> None:
         assert record["env_id"] == GSM8K and record["task_id"] == info["task_id"] and record["turns"] == 1
         assert record["messages"][:-1] == info["messages"]
         index = int(record["task_id"].rsplit("/", 1)[1])
-        assert record["messages"][-1] == {"role": "assistant", "content": test_rows[index]["answer"]}
+        reply = record["messages"][-1]
+        assert reply == {"role": "assistant", "content": worked_solution(test_rows[index]["answer"])}
     env.close()
+
+
+def test_cli_gsm8k_replies_are_in_the_format_the_prompt_asks_for(tmp_path) -> None:
+    """`rlenvs sft-data rlenvs/GSM8K-v0`: the prompt asks for a final \\boxed{N}; the replies
+    were GSM8K's raw answers (`<<48/2=24>>` calculator annotations, a `#### N` line)."""
+    output = tmp_path / "sft.jsonl"
+    result = rlenvs_cli("sft-data", GSM8K, "--episodes", "20", "--output", str(output), "--env-arg", "split=test")
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in output.read_text().splitlines()]
+    assert len(records) == 20
+    test_rows = [json.loads(line) for line in GSM8K_TEST.read_text().splitlines()]
+    for record in records:
+        assert "\\boxed{N}" in record["messages"][0]["content"]  # what the system prompt asks for
+        reply = record["messages"][-1]["content"]
+        row = test_rows[int(record["task_id"].rsplit("/", 1)[1])]
+        gold = row["answer"].rsplit("####", 1)[1].strip()
+        assert reply.endswith(f"\nThe final answer is \\boxed{{{gold}}}.")
+        assert "<<" not in reply and "####" not in reply and record["total_reward"] == 1.0
+        assert reply.splitlines()[0] == re.sub(r"<<[^<>]*>>", "", row["answer"].splitlines()[0]).strip()
 
 
 def test_arithmetic_conversations_reach_the_maximum_reward() -> None:
@@ -123,7 +145,8 @@ def test_multi_turn_conversations_hold_the_tool_results() -> None:
     call, result, answer = two_turn[0]["messages"][-3:]
     assert "<calculator>" in call["content"] and call["role"] == "assistant"
     assert result["role"] == "user" and result["content"].startswith("<result>")
-    assert answer["role"] == "assistant" and "####" in answer["content"]
+    assert answer["role"] == "assistant" and answer["content"].rstrip(".").endswith("}")
+    assert "\\boxed{" in answer["content"] and "####" not in answer["content"]
 
 
 def test_episodes_whose_oracle_falls_short_are_skipped(tmp_path) -> None:

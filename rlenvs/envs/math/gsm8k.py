@@ -10,6 +10,7 @@ and another turn; any reply with a final answer ends the episode.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,6 +36,24 @@ FORMAT_REMINDER = (
     "I could not find a final answer in your reply. "
     "End your reply with the final answer, a number only, as \\boxed{N}."
 )
+
+
+CALCULATOR_ANNOTATION = re.compile(r"<<[^<>]*>>")
+"""GSM8K's `<<48/2=24>>` calculator annotations: the tool calls its authors' model was
+trained to make, not part of a worked solution a reader or a model should imitate."""
+
+
+def worked_solution(solution: str) -> str:
+    """A GSM8K gold answer as the reply the env's prompt asks for: the reasoning without its
+    calculator annotations, ending in `\\boxed{N}` instead of GSM8K's `#### N` line. This is
+    what `oracle_action` (and so `rlenvs sft-data`) gives, so SFT data teaches the format the
+    prompt asks for. An answer without `####` (a user's own row) is returned as it is."""
+    reasoning, marker, final = solution.rpartition("####")
+    if not marker:
+        return solution
+    text = CALCULATOR_ANNOTATION.sub("", reasoning).strip()
+    boxed = f"The final answer is \\boxed{{{final.strip()}}}."
+    return f"{text}\n{boxed}" if text else boxed
 
 
 def gsm8k_task(row: Mapping[str, Any], task_id: str) -> MathTask:
@@ -93,4 +112,4 @@ class GSM8KEnv(TextEnv[MathTask]):
     def oracle_action(self) -> str:
         if self.task is None:
             raise RuntimeError("GSM8KEnv.oracle_action: call reset() first; there is no task yet")
-        return self.task.solution
+        return worked_solution(self.task.solution)

@@ -76,7 +76,7 @@ class GSM8KPythonEnv(GSM8KEnv):
     def oracle_action(self) -> str:
         solution = super().oracle_action()
         if self.oracle_uses_python and self.turn == 0 and self.max_turns > 1:
-            calculation = last_annotated_calculation(solution)
+            calculation = last_annotated_calculation(self.task.solution)  # the annotated gold
             if calculation is not None:
                 return f"Let me compute it.\n```python\nprint({calculation[0]})\n```"
         return solution

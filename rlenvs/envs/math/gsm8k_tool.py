@@ -189,7 +189,7 @@ class GSM8KToolEnv(GSM8KEnv):
     def oracle_action(self) -> str:
         solution = super().oracle_action()
         if self.oracle_uses_calculator and self.turn == 0 and self.max_turns > 1:
-            calculation = last_annotated_calculation(solution)
+            calculation = last_annotated_calculation(self.task.solution)  # the annotated gold
             if calculation is not None:
                 expression = calculation[0]
                 return f"Let me compute {expression} first.\n{CALL_OPEN}{expression}{CALL_CLOSE}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -455,3 +456,15 @@ def test_a_gym_make_keyword_typo_in_env_kwargs_is_a_config_problem():
         "(its keywords: level, max_turns, system_prompt, render_mode)"
     ]
     assert check_environment(load_config(None, ["inference.backend=hf", "data.env_kwargs.level=2"])) == []
+
+
+def test_run_folders_are_ignored_by_git():
+    """What rlenvs-train writes (runs/<name>/: checkpoints, models, metrics) never shows up as
+    files to commit in a checkout."""
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    folders = {TrainConfig().trainer.output_dir, load_config(EXAMPLES / "quickstart.yaml").trainer.output_dir}
+    assert all(folder.startswith("runs/") for folder in folders), folders
+    for folder in folders:
+        result = subprocess.run(["git", "check-ignore", "-q", f"{folder}/final-model/model.safetensors"], cwd=REPO)
+        assert result.returncode == 0, f"{folder}/ is not ignored by .gitignore"

@@ -44,9 +44,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def list_envs(args: argparse.Namespace) -> int:
-    width = max(len(entry.id) for entry in CATALOG)
+    # Each column as wide as its widest cell ("spreadsheet" overran a fixed 6).
+    id_width = max(len(entry.id) for entry in CATALOG)
+    family_width = max(len(entry.family) for entry in CATALOG)
     for entry in CATALOG:
-        print(f"{entry.id:<{width}}  {entry.family:<6}  {entry.summary}")
+        print(f"{entry.id:<{id_width}}  {entry.family:<{family_width}}  {entry.summary}")
     return 0
 
 

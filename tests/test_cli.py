@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+import rlenvs
 from tests.conftest import GSM8K_TEST
 
 ROWS = [json.loads(line) for line in GSM8K_TEST.read_text().splitlines()]
@@ -29,6 +30,17 @@ def test_list_names_every_env() -> None:
     result = rlenvs_cli("list")
     assert result.returncode == 0
     assert "rlenvs/GSM8K-v0" in result.stdout and "math" in result.stdout
+
+
+def test_list_columns_are_aligned() -> None:
+    """Each column starts at one offset on every line (a fixed-width family column was overrun
+    by "spreadsheet" and "terminal")."""
+    lines = rlenvs_cli("list").stdout.splitlines()
+    assert len(lines) == len(rlenvs.CATALOG)
+    families = {line.index(f"  {entry.family}  ") for line, entry in zip(lines, rlenvs.CATALOG)}
+    summaries = {line.index(entry.summary) for line, entry in zip(lines, rlenvs.CATALOG)}
+    assert len(families) == 1 and len(summaries) == 1, lines
+    assert summaries.pop() == max(len(e.id) for e in rlenvs.CATALOG) + max(len(e.family) for e in rlenvs.CATALOG) + 4
 
 
 def test_info_describes_an_env() -> None:

@@ -180,6 +180,22 @@ def test_grpo_group_and_user_task():
         assert [(r.index, r.reward) for r in results] == [(2, 1.0), (0, 0.0)]
 
 
+def test_reset_takes_gymnasium_seed_spelling():
+    """`pool.reset(seed=...)` as in a gymnasium loop: an int seeds the k-th index seed + k (as
+    `VectorEnv.reset` does), a list is one seed per index; `seeds=` keeps working."""
+    single = gym.make("rlenvs/Arithmetic-v0", level=3)
+    expected = [single.reset(seed=s)[0] for s in (5, 6, 7)]
+    with EnvPool("rlenvs/Arithmetic-v0", 3, make_kwargs={"level": 3}) as pool:
+        assert [r.observation for r in pool.reset(seed=5)] == expected
+        assert [r.observation for r in pool.reset([2, 0], seed=6)] == [expected[1], expected[2]]
+        assert [r.observation for r in pool.reset(seed=[7, None, 5])][::2] == [expected[2], expected[0]]
+        assert [r.observation for r in pool.reset(seeds=[5, 6, 7])] == expected
+        with pytest.raises(TypeError, match="both seeds= and seed=: pass one"):
+            pool.reset(seed=1, seeds=[1, 2, 3])
+        with pytest.raises(TypeError, match="seed must be an int, a list"):
+            pool.reset(seed="5")
+
+
 def test_code_env_oracle_reaches_full_reward_on_threads():
     """HumanEval's steps wait on the sandbox: the thread pool's use case."""
     with EnvPool("rlenvs/HumanEval-v0", 4, step_timeout_s=60) as pool:

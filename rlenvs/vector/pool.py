@@ -139,17 +139,27 @@ class EnvPool:
         indices: Iterable[int] | None = None,
         *,
         seeds: Sequence[int | None] | None = None,
+        seed: int | Sequence[int | None] | None = None,
         options: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
     ) -> list[ResetResult]:
         """Start a new episode in each env of `indices` (default: all), in that order.
 
-        `seeds`: one per index (or None). `options`: one dict for all (each env gets its own
-        copy), or one per index; e.g. `{"task_index": 7}` for a GRPO group of one task.
-        Raises, once every reset has run, if any failed: the first error, noting which envs.
+        `seeds`: one per index (or None). `seed`: gymnasium's spelling, as in
+        `VectorEnv.reset(seed=...)`: a list is `seeds`, an int `s` seeds the k-th index with
+        `s + k` (so `pool.reset(seed=0)` reads as in a gymnasium loop); give one of the two.
+        `options`: one dict for all (each env gets its own copy), or one per index; e.g.
+        `{"task_index": 7}` for a GRPO group of one task. Raises, once every reset has run,
+        if any failed: the first error, noting which envs.
         """
         with self._lock:
             self._check_open()
             indices = self._indices(indices, "reset")
+            if seed is not None:
+                if seeds is not None:
+                    raise TypeError("reset got both seeds= and seed=: pass one (seed= is gymnasium's spelling of seeds=)")
+                if isinstance(seed, bool) or not isinstance(seed, (int, Sequence)) or isinstance(seed, (str, bytes)):
+                    raise TypeError(f"seed must be an int, a list of one seed (or None) per index, or None; got {seed!r}")
+                seeds = [seed + k for k in range(len(indices))] if isinstance(seed, int) else seed
             seeds = self._per_index(seeds, indices, "seeds")
             for index, seed in zip(indices, seeds):
                 if seed is not None and _not_int(seed):

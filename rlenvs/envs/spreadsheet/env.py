@@ -33,9 +33,9 @@ from typing import Any
 
 from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.task import DatasetSource, FamilyMixSource, choose_families
-from rlenvs.envs.spreadsheet.actions import ActionError, parse_actions
 from rlenvs.envs.spreadsheet.families import FAMILIES
-from rlenvs.envs.spreadsheet.operations import OperationError, apply
+from rlenvs.envs.spreadsheet.operations import run_reply
+from rlenvs.envs.spreadsheet.oracle import Contents, OracleError, contents, gold_states, rewrite
 from rlenvs.envs.spreadsheet.tasks import SpreadsheetTask, family_task
 from rlenvs.envs.spreadsheet.verdict import judge, refers_to_cells
 from rlenvs.envs.spreadsheet.workbook import Workbook
@@ -80,6 +80,8 @@ class SpreadsheetEnv(TextEnv[SpreadsheetTask]):
         self.perturbations = perturbations
         self.workbook: Workbook | None = None
         self.seed_of_episode = 0
+        self._gold: list[Contents] | None = None
+        """The workbook's contents at the start and after each reference reply (`oracle_action`)."""
 
     # --- task source -----------------------------------------------------------------------
 
@@ -94,27 +96,14 @@ class SpreadsheetEnv(TextEnv[SpreadsheetTask]):
         self.workbook = Workbook.from_rows(self.task.sheets)
         self.seed_of_episode = int(self.np_random.integers(2**63))
         self.workbook.seed(self.seed_of_episode)  # RAND replays with the episode's seed, and so does the verdict
+        self._gold = None
         return observation, info
 
     # --- one turn ----------------------------------------------------------------------------
 
     def judge(self, task: SpreadsheetTask, reply: str) -> Judgement:
         last_turn = self.turn >= self.max_turns
-        try:
-            actions = parse_actions(reply)
-        except ActionError as error:
-            report, submitted = f"Nothing was changed. {error}", False
-        else:
-            lines, submitted = [], False
-            for action in actions:
-                if action.verb == "submit":
-                    submitted = True
-                    break
-                try:
-                    lines.append(apply(self.workbook, action))
-                except (OperationError, ValueError) as error:
-                    lines.append(f"line {action.line}: not done: {error}")
-            report = "\n".join(lines)
+        report, submitted = run_reply(self.workbook, reply)
         if submitted or last_turn:
             reward, info = self.verify(task, self.workbook)
             stop = "submitted" if submitted else "max_turns"
@@ -130,9 +119,56 @@ class SpreadsheetEnv(TextEnv[SpreadsheetTask]):
         return judge(task, workbook, seed=self.seed_of_episode, perturbations=self.perturbations)
 
     def oracle_action(self) -> str:
+        """A reply that earns the maximum reward from the workbook as it is now.
+
+        The oracle does not count turns; it compares what the cells hold with the states
+        the reference replies pass through (`oracle.gold_states`). Where the workbook holds
+        what the first k of them leave (a READ, or any reply that changed nothing, keeps it
+        there): the next reference reply, then SUBMIT. Anything else (a cell set, cleared,
+        sorted or moved by a reply that is not the reference's): replies that write every
+        cell that differs from the reference's final workbook (SET of its constant or
+        formula, clearing, a date copied with FILL), the last one ending in SUBMIT; where
+        the turns left are fewer than the reference replies still to come, that too. Those
+        replies are played on a copy and judged before the first is given.
+
+        Raises OracleError, with the reason, where no reply can earn the maximum: a cell the
+        verdict needs that must hold a date or an error value no cell holds any more (no
+        SET can type one), or more replies than turns are left. Once the episode has ended:
+        SUBMIT (a vector env asks every sub-env for a reply and resets an ended one at its
+        next step, ignoring it)."""
         if self.task is None:
             raise RuntimeError("SpreadsheetEnv.oracle_action: call reset() first; there is no task yet")
-        return self.task.solution[self.turn] if self.turn < len(self.task.solution) else "SUBMIT"
+        if self.episode_over:  # a vector env asks every sub-env, and resets this one at its next step
+            return "SUBMIT"
+        if self._gold is None:
+            self._gold = gold_states(self.task, self.seed_of_episode)
+        now, count, left = contents(self.workbook), len(self.task.solution), self.max_turns - self.turn
+        done = max((k for k in range(min(self.turn, count) + 1) if self._gold[k] == now), default=None)
+        if done == count:
+            return "SUBMIT"
+        if done is not None and count - done <= left:
+            return self.task.solution[done]
+        replies, lost = rewrite(self.task, self.workbook, self._gold[count])
+        if len(replies) > left:
+            raise OracleError(
+                f"task {self.task.task_id}: the workbook needs {len(replies)} more replies to become the reference's "
+                f"({sum(r.count(chr(10)) for r in replies)} cell writes), and {left} turn(s) are left"
+            )
+        trial = self.workbook.copy()  # the verdict decides, not the oracle: play them out on a copy
+        for reply in replies:
+            run_reply(trial, reply)
+        if self.verify(self.task, trial)[0] < 1.0:
+            why = (
+                f"{', '.join(lost[:5])} must hold the reference's values, which no SET can type (a date, an error "
+                "value) and no cell holds any more to copy"
+                if lost
+                else "the workbook written back to the reference's does not pass the verdict"
+            )
+            raise OracleError(
+                f"task {self.task.task_id}: no reply earns the maximum from here: {why}. The oracle works from the "
+                "start, and after replies that keep such cells"
+            )
+        return replies[0]
 
     def save_workbook(self, path: str) -> None:
         """The episode's workbook as .xlsx, to open in a spreadsheet program."""

@@ -7,7 +7,7 @@ and the actions after it still run, as in a spreadsheet program.
 
 from __future__ import annotations
 
-from rlenvs.envs.spreadsheet.actions import Action, Area, cell_name
+from rlenvs.envs.spreadsheet.actions import Action, ActionError, Area, cell_name, parse_actions
 from rlenvs.envs.spreadsheet.cells import column_letters, quote_sheet
 from rlenvs.envs.spreadsheet.formulas import shift_formula
 from rlenvs.envs.spreadsheet.render import format_value, render_area
@@ -34,6 +34,26 @@ def sheet_of(workbook: Workbook, area: Area) -> str:
 def area_text(sheet: str, area: Area) -> str:
     start, end = cell_name(area.top, area.left), cell_name(area.bottom, area.right)
     return f"{quote_sheet(sheet)}!{start}" + (f":{end}" if end != start else "")
+
+
+def run_reply(workbook: Workbook, reply: str) -> tuple[str, bool]:
+    """Carry out a whole reply as the env does, and say what happened and whether it
+    submitted: every action in order up to SUBMIT, each that cannot be done reported and
+    skipped; a reply with a malformed line changes nothing. (The env's turns and the
+    oracle's replay of the reference replies share it, so that both reach the same cells.)"""
+    try:
+        actions = parse_actions(reply)
+    except ActionError as error:
+        return f"Nothing was changed. {error}", False
+    lines = []
+    for action in actions:
+        if action.verb == "submit":
+            return "\n".join(lines), True
+        try:
+            lines.append(apply(workbook, action))
+        except (OperationError, ValueError) as error:
+            lines.append(f"line {action.line}: not done: {error}")
+    return "\n".join(lines), False
 
 
 def apply(workbook: Workbook, action: Action) -> str:

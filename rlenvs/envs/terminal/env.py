@@ -28,12 +28,26 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.task import DatasetSource, FamilyMixSource, choose_families, content_task_id
 from rlenvs.envs.terminal.families import FAMILIES
+from rlenvs.envs.terminal.oracle import (
+    Mark,
+    OracleError,
+    Tree,
+    block,
+    read_tree,
+    replay_command,
+    restore_script,
+    start_lines,
+    start_state,
+    submit_line,
+    umask_of,
+    unchanged,
+)
 from rlenvs.envs.terminal.results import results_problem
 from rlenvs.envs.terminal.snapshot import Snapshot
 from rlenvs.envs.terminal.tasks import TerminalTask, family_task, task_from_row
@@ -149,6 +163,12 @@ class TerminalEnv(TextEnv[TerminalTask]):
         self.session: ShellSession | None = None
         self._restore: Snapshot | str | None = None
         """A copy's workspace to rebuild when it next steps, or why it could not be copied."""
+        self._oracle_start: Tree | None = None
+        """The workspace as the episode started (`oracle.read_tree`), for the oracle to put back."""
+        self._oracle_mark: Mark | None = None
+        """Where the reference plan stands (see `oracle_action`)."""
+        self._oracle_pending: tuple[int, str] | None = None
+        """(turn, reply) of the reference command the oracle last gave, to count it once it ran."""
 
     # --- task source -----------------------------------------------------------------------
 
@@ -167,6 +187,8 @@ class TerminalEnv(TextEnv[TerminalTask]):
                 f"task {self.task.task_id}: its setup script failed ({setup.status}, exit code "
                 f"{setup.exit_code}): {setup.stdout[-500:]}{setup.detail}"
             )
+        self._oracle_start = read_tree(self.session)
+        self._oracle_mark, self._oracle_pending = Mark(0, 0, self._oracle_start, None), None
         return observation, info
 
     def _session_for(self, task: TerminalTask) -> ShellSession:
@@ -303,12 +325,96 @@ class TerminalEnv(TextEnv[TerminalTask]):
         return Judgement(verdict.reward, resolved=resolved, correct=verdict.passed, stop_reason=stop_reason, info=info)
 
     def oracle_action(self) -> str:
-        """The reference solution, one command per turn, then `submit [answer]`."""
+        """A reply that earns the maximum reward from the current state: the reference
+        solution's next command, or one reply that re-plans and submits.
+
+        The reference commands are written for the workspace and the shell the task starts
+        with, so the oracle counts those that have run and compares the workspace (kinds,
+        modes, mtimes, contents; /tmp and /dev/shm too) and the shell (working directory,
+        variables, functions, aliases, umask) with what they left:
+
+        - both unchanged (the agent only read: `ls -la`, `cat`, `grep`): the next reference
+          command, one per turn, then `submit [answer]` (folded into the last command's
+          reply, or all of them into one reply, when the turns left are fewer);
+        - either changed: when the workspace already passes the task's checks (a task
+          without tests), `submit [answer]`; else one reply whose command starts a bash
+          with nothing of the agent's shell, puts the workspace back as the task started
+          (the entries that differ, or all of it and the setup script again, where a changed
+          entry was the setup script's), runs the reference commands as the session would
+          and submits (see `rlenvs.envs.terminal.oracle`).
+
+        Raises OracleError, with the reason, where no reply can earn the maximum: a task
+        without a reference solution (and no answer to submit), or a workspace to put back
+        that does not fit in one command (100,000 bytes): the oracle then works from the
+        start, or after commands that change neither the workspace nor the shell. Once the
+        episode has ended: `submit` (a vector env asks every sub-env for a reply and resets
+        an ended one at its next step, ignoring it)."""
         if self.task is None:
             raise RuntimeError("TerminalEnv.oracle_action: call reset() first; there is no task yet")
-        if self.turn < len(self.task.solution):
-            return f"```bash\n{self.task.solution[self.turn]}\n```"
-        return "submit" if self.task.answer is None else f"submit {self.task.answer}"
+        task = self.task
+        if self.episode_over:  # a vector env asks every sub-env, and resets this one at its next step
+            return submit_line(task)
+        if not task.solution and task.answer is None:
+            raise OracleError(
+                f"task {task.task_id} has no reference solution (a row's 'solution', a folder's solution.sh or "
+                "solution/solve.sh) and no answer to submit: the oracle has nothing to run"
+            )
+        session = self._session_for(task)
+        mark, pending, self._oracle_pending = self._oracle_mark, self._oracle_pending, None
+        last = next((m["content"] for m in reversed(self.transcript) if m["role"] == "assistant"), None)
+        tree = None
+        if pending is not None and pending == (self.turn - 1, last):  # the reference command ran from `mark`
+            mark = Mark(mark.index + 1, self.turn, read_tree(session), session.shell_state)
+            same_tree = same_shell = True
+        elif mark.turn == self.turn:
+            same_tree = same_shell = True
+        else:
+            tree = read_tree(session)
+            start = start_state(session, self._workdir(session), task.environment) if mark.shell is None else ""
+            same_tree, same_shell = unchanged(mark, tree, session.shell_state, start)
+            if same_tree and same_shell:
+                mark = replace(mark, turn=self.turn)
+        self._oracle_mark = mark
+        remaining = task.solution[mark.index :]
+        if same_tree and (same_shell or not remaining):
+            if not remaining:
+                return submit_line(task)
+            if len(remaining) < self.max_turns - self.turn:
+                reply = block(remaining[0])
+                self._oracle_pending = (self.turn, reply)
+                return reply
+            if len(remaining) == 1:
+                return block(remaining[0], then_submit=task)
+        elif self._passes_now(task, session):
+            return submit_line(task)
+        if not task.solution:
+            raise OracleError(
+                f"task {task.task_id}: the workspace changed and no longer passes, and the task has no reference "
+                "solution to run again: the oracle can only submit its answer, which would not earn the maximum"
+            )
+        if same_tree:  # the shell changed (or there are fewer turns than commands): run them from the mark's shell
+            shell = mark.shell if mark.shell is not None else start_lines(task.environment)
+            return block(self._replay(session, "", shell, remaining), then_submit=task)
+        restore = restore_script(task, self._oracle_start, tree, session.unsafe)
+        return block(self._replay(session, restore, start_lines(task.environment), task.solution), then_submit=task)
+
+    def _workdir(self, session: ShellSession) -> str:
+        """The workspace as the shell sees it (in unsafe mode, a host folder)."""
+        return session.workspace_path if session.unsafe else session.workdir
+
+    def _replay(self, session: ShellSession, restore: str, shell: str, commands: tuple[str, ...]) -> str:
+        umask = umask_of(start_state(session, self._workdir(session), self.task.environment))
+        return replay_command(self.task, self._workdir(session), umask, restore, shell, commands)
+
+    def _passes_now(self, task: TerminalTask, session: ShellSession) -> bool:
+        """Whether the workspace already meets the task's expectations with its answer (a task
+        judged by expectations alone: tests would have to run to tell)."""
+        if task.test_command or not task.expect:
+            return False
+        try:
+            return check_all(task.expect, read_workspace(session.workspace_path), task.answer).passed
+        except (SessionError, WorkspaceUnreadable):
+            return False
 
     def close(self) -> None:
         if self.session is not None:

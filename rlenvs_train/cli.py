@@ -43,6 +43,8 @@ def _train(argv: list[str]) -> int:
     )
     parser.add_argument("--config", metavar="FILE.yaml", help="the run's config (default: the quickstart)")
     parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint in trainer.output_dir")
+    parser.add_argument("--verbose", action="store_true",
+                        help="also print the trainers' metric dicts and the known third-party warnings")  # fmt: skip
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="dotted overrides, e.g. trainer.epochs=5")
     args = parser.parse_args(argv)
     from rlenvs_train.train import RunInputError, train
@@ -50,7 +52,7 @@ def _train(argv: list[str]) -> int:
     try:
         # Schema and machine (env id, model path, files, packages) in one error: one try to fix.
         config = load_config(args.config or quickstart_config_path(), args.overrides, check_machine=True)
-        train(config, resume=args.resume)
+        train(config, resume=args.resume, verbose=args.verbose)
     except (ConfigError, RunInputError) as error:  # found before any work; anything later keeps its traceback
         print(f"rlenvs-train: {error}", file=sys.stderr)
         return 2

@@ -165,7 +165,8 @@ def evaluate(
     model: Any,
     env_id: str,
     *,
-    episodes: int,
+    episodes: int | None = None,
+    task_indices: Sequence[int] | None = None,
     k: int = 1,
     samples_per_task: int | None = None,
     max_turns: int | None = None,
@@ -185,7 +186,8 @@ def evaluate(
     progress: bool = False,
 ) -> EvalResult:
     """Play `episodes` tasks of `env_id`, each `samples_per_task` times, and measure them
-    (see the module docstring).
+    (see the module docstring). `task_indices` plays exactly those tasks instead (give one of
+    the two): e.g. a run's held-out tasks (`rlenvs_train.heldout`).
 
     `model`: a local folder or hub id, loaded by `backend`: "hf" (transformers, on cuda if
     there is one, else cpu), "vllm" (`VLLMBackend.from_model`) or "vllm-server" (a running
@@ -210,7 +212,14 @@ def evaluate(
         raise ValueError(
             f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)} (or pass a Backend as model)"
         )
-    _check_int("episodes", episodes)
+    if (episodes is None) == (task_indices is None):
+        raise ValueError("give episodes=N (tasks drawn as the module docstring says) or task_indices=[...], one of the two")
+    if task_indices is not None:
+        task_indices = list(task_indices)
+        if not task_indices or any(isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in task_indices):
+            raise ValueError(f"task_indices must be a non-empty list of ints >= 0, got {task_indices!r}")
+    else:
+        _check_int("episodes", episodes)
     _check_int("k", k)
     n = k if samples_per_task is None else samples_per_task
     _check_int("samples_per_task", n)
@@ -263,7 +272,7 @@ def evaluate(
     if out_path is not None and out_path.is_dir():
         raise IsADirectoryError(f"output must be a file path for the JSONL lines, got the folder {out_path}")
 
-    indices = _tasks(env_id, env_kwargs, episodes, seed)
+    indices = task_indices if task_indices is not None else _tasks(env_id, env_kwargs, episodes, seed)
 
     # --- load, then play ------------------------------------------------------------------
     if tokenizer is None or isinstance(tokenizer, str):

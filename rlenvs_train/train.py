@@ -21,6 +21,16 @@ The run, in order, everything under `trainer.output_dir`:
    `data.num_train_tasks` tasks drawn from the env with the seed.
 5. Metrics: every logged step goes to `metrics.json` (rewritten whole, atomically) and the
    reward curve to `reward.png`; checkpoints every `trainer.save_steps` in `checkpoint-N/`.
+   With `data.heldout_tasks: N`, N problems are set aside before anything trains, apart by
+   content from every GRPO task, and the policy's greedy accuracy on them is measured at the
+   start of GRPO, every `save_steps` and at the end (`rlenvs_train.heldout`): the figure that
+   tells learning from memorising. It goes to `metrics.json` ("heldout"), `reward.png` and
+   the run's closing lines.
+
+The console shows one line per event and GRPO step and the progress bars; `verbose=True`
+(`--verbose`) adds the trainers' own per-step metric dicts and the third-party warnings that
+are known and harmless here (TRL's vLLM version range, its experimental `rollout_func`
+notice, library FutureWarnings).
 
 Interrupting (Ctrl-C, SIGTERM) stops after the current step, saves a checkpoint and the
 metrics, and `resume=True` (`--resume`) continues from the last checkpoint. A folder with
@@ -35,7 +45,7 @@ import os
 import shutil
 import signal
 import statistics
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,8 +53,14 @@ from typing import Any
 
 from rlenvs.files import atomic_path
 from rlenvs_train.config import TrainConfig, dump_config, validate
+from rlenvs_train.heldout import (
+    HeldoutAccuracy,
+    HeldoutTasks,
+    accuracy_line,
+    draw_heldout,
+)
 
-__all__ = ["RunInputError", "TrainResult", "grpo_args", "reward_gain", "train", "world_size"]
+__all__ = ["RunInputError", "TrainResult", "console_line", "grpo_args", "reward_gain", "train", "world_size"]
 
 TINY_MODEL = "tiny"
 SFT_MODEL_DIR = "sft-model"
@@ -70,10 +86,20 @@ class TrainResult:
     rewards: tuple[float, ...]
     """Mean env reward of each logged GRPO step, in order."""
     interrupted: bool
+    heldout: tuple[dict[str, Any], ...] = ()
+    """The held-out measurements (`data.heldout_tasks`), in step order: `step`, `accuracy`,
+    `correct`, `tasks`; the first at step 0, before any GRPO update."""
 
     @property
     def reward_gain(self) -> float:
         return reward_gain(self.rewards)
+
+    @property
+    def heldout_gain(self) -> float:
+        """Held-out greedy accuracy at the end minus at the start of GRPO (NaN without both)."""
+        if len(self.heldout) < 2:
+            return math.nan
+        return self.heldout[-1]["accuracy"] - self.heldout[0]["accuracy"]
 
 
 def reward_gain(rewards: tuple[float, ...] | list[float]) -> float:
@@ -90,8 +116,12 @@ def world_size() -> int:
     return int(os.environ.get("WORLD_SIZE", "1"))
 
 
-def train(config: TrainConfig, *, resume: bool = False, log: Callable[[str], None] = print) -> TrainResult:
-    """Run `config` (see the module docstring); `log` gets one line per event and step."""
+def train(
+    config: TrainConfig, *, resume: bool = False, log: Callable[[str], None] | None = None, verbose: bool = False
+) -> TrainResult:
+    """Run `config` (see the module docstring); `log` gets one line per event and step
+    (default: the console, above the progress bar)."""
+    log = log or console_line
     # Everything that can be wrong with the input is found before the first minute of work.
     validate(config)
     output_dir = Path(config.trainer.output_dir)
@@ -106,10 +136,19 @@ def train(config: TrainConfig, *, resume: bool = False, log: Callable[[str], Non
     dump_config(config, output_dir / "config.yaml")
     log(f"rlenvs-train: {config.data.env} {dict(config.data.env_kwargs)} -> {output_dir}")
 
-    model_path = _base_model(config, output_dir, log)
-    if config.trainer.sft_warmup.episodes > 0:
-        model_path = _sft_warmup(config, model_path, output_dir, log)
-    return _grpo(config, datasets, model_path, output_dir, resume, log)
+    with _console(verbose):
+        base_model = _base_model(config, output_dir, log)
+        model_path = base_model
+        if config.trainer.sft_warmup.episodes > 0:
+            model_path = _sft_warmup(config, model_path, output_dir, log, verbose)
+        return _grpo(config, datasets, base_model, model_path, output_dir, resume, log, verbose)
+
+
+def console_line(line: str) -> None:
+    """Print `line` above the trainer's progress bar rather than onto it (tqdm.write)."""
+    from tqdm.auto import tqdm
+
+    tqdm.write(line)
 
 
 def _check_placement(config: TrainConfig) -> None:
@@ -122,6 +161,11 @@ def _check_placement(config: TrainConfig) -> None:
             f"policy_num_gpus_per_node {placement.policy_num_gpus_per_node}) but this run has {world_size()}: "
             f"launch it with `accelerate launch --num_processes {expected} -m rlenvs_train.cli ...` (on several "
             "nodes, with --num_machines and --machine_rank), or set the placement to match"
+        )
+    if world_size() > 1 and config.data.heldout_tasks:
+        raise ValueError(
+            "data.heldout_tasks measures greedy accuracy in the training process, in one-process runs only: with "
+            f"{world_size()} processes set it to 0 and evaluate checkpoints with `rlenvs-train eval` instead"
         )
     if world_size() > 1 and (config.trainer.policy.model.path == TINY_MODEL or config.trainer.sft_warmup.episodes):
         raise ValueError(
@@ -197,7 +241,9 @@ def sft_examples(conversations: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return examples
 
 
-def _sft_warmup(config: TrainConfig, model_path: str, output_dir: Path, log: Callable[[str], None]) -> str:
+def _sft_warmup(
+    config: TrainConfig, model_path: str, output_dir: Path, log: Callable[[str], None], verbose: bool = False
+) -> str:
     folder = output_dir / SFT_MODEL_DIR
     if (folder / "config.json").exists():
         log(f"SFT warm-up: reusing {folder}")
@@ -236,6 +282,7 @@ def _sft_warmup(config: TrainConfig, model_path: str, output_dir: Path, log: Cal
             **_device_args(t.bf16),
         ),
     )
+    _quiet_progress(trainer, verbose)
     trainer.train()
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     if losses:
@@ -317,15 +364,33 @@ def grpo_args(config: TrainConfig, output_dir: Path | str, *, processes: int | N
     return GRPOConfig(**args)
 
 
-def task_datasets(config: TrainConfig, output_dir: Path) -> tuple[Any, Any]:
+def task_datasets(config: TrainConfig, output_dir: Path) -> tuple[Any, Any, HeldoutTasks | None]:
     """The GRPO prompts for training and (or None) validation, as rows with `prompt`,
-    `task_index` and `task_id`.
+    `task_index` and `task_id`, and (or None) the held-out tasks of `data.heldout_tasks`,
+    whose problems no train or validation row poses (`rlenvs_train.heldout`).
 
     - `data.train_data` / `data.val_data`: Parquet files from `rlenvs export`, each row
       checked to still pose the task it was exported with.
     - Otherwise `data.num_train_tasks` tasks drawn from the env with the run's seed; with
       `data.num_val_tasks` the two sets are drawn apart (`rlenvs export` draws them, into
       `tasks/` of the run's folder, so a run's tasks are on disk beside it)."""
+    train, validation = _train_and_validation(config, output_dir)
+    if not config.data.heldout_tasks:
+        return train, validation, None
+    heldout = draw_heldout(config.data.env, config.data.heldout_tasks, env_kwargs=dict(config.data.env_kwargs),
+                           seed=config.trainer.seed)  # fmt: skip
+    train = train.filter(lambda row: not heldout.excludes(row["prompt"]))
+    if not len(train):
+        raise ValueError(
+            f"every train task poses one of the data.heldout_tasks={len(heldout)} held-out problems: draw more "
+            "train tasks (data.num_train_tasks) or hold out fewer"
+        )
+    if validation is not None:
+        validation = validation.filter(lambda row: not heldout.excludes(row["prompt"]))
+    return train, validation, heldout
+
+
+def _train_and_validation(config: TrainConfig, output_dir: Path) -> tuple[Any, Any]:
     from rlenvs.export import export_env
     from rlenvs_train.grpo import env_dataset
 
@@ -373,19 +438,22 @@ def _exported_rows(config: TrainConfig, files: Any, key: str) -> Any:
 
 def _grpo(
     config: TrainConfig,
-    datasets: tuple[Any, Any],
+    datasets: tuple[Any, Any, HeldoutTasks | None],
+    base_model: str,
     model_path: str,
     output_dir: Path,
     resume: bool,
     log: Callable[[str], None],
+    verbose: bool = False,
 ) -> TrainResult:
     from transformers import AutoTokenizer
     from trl import GRPOTrainer
 
     from rlenvs_train.grpo import env_reward, make_rollout_func
+    from rlenvs_train.model_card import ModelCardCallback
 
     t = config.trainer
-    dataset, validation = datasets
+    dataset, validation, heldout = datasets
     rollout = make_rollout_func(
         config.data.env,
         backend=config.inference.backend,
@@ -394,23 +462,30 @@ def _grpo(
         max_episode_tokens=t.max_episode_tokens,
         max_turns=t.max_turns,
     )  # it finds each prompt's task in the trainer's train_dataset and eval_dataset
-    metrics = _Metrics(output_dir, log)
+    tokenizer = AutoTokenizer.from_pretrained(model_path)
+    measure = None if heldout is None else HeldoutAccuracy(config, heldout, tokenizer)
+    metrics = _Metrics(output_dir, log, measure, t.save_steps)
+    card = ModelCardCallback(base_model, start=model_path, model_path=str(output_dir / "final-model"))
     trainer = GRPOTrainer(
         model=model_path,
         reward_funcs=[env_reward],
         args=grpo_args(config, output_dir, validation=validation is not None),
         train_dataset=dataset,
         eval_dataset=validation,
-        processing_class=AutoTokenizer.from_pretrained(model_path),
+        processing_class=tokenizer,
         rollout_func=rollout,
-        callbacks=[metrics.callback()],
+        callbacks=[metrics.callback(), card],
     )
+    _quiet_progress(trainer, verbose)
     if resume:
         metrics.load()
-    log(f"GRPO: {len(dataset)} tasks x {t.num_generations} generations, {t.train_batch_size} tasks per step")
+    apart = f", {len(heldout)} held-out problems apart from them" if heldout is not None else ""
+    log(f"GRPO: {len(dataset)} tasks x {t.num_generations} generations, {t.train_batch_size} tasks per step{apart}")
     try:
         with _stop_on_signals(metrics):
             trainer.train(resume_from_checkpoint=True if resume else None)
+            if not metrics.stop_requested:
+                metrics.measure_heldout(trainer.model, trainer.state.global_step)
     finally:
         rollout.close()
         metrics.save()
@@ -425,21 +500,31 @@ def _grpo(
                 trainer.save_model(str(staging))
                 trainer.processing_class.save_pretrained(str(staging))
     log(
-        f"GRPO: {trainer.state.global_step} steps; mean reward first fifth -> last fifth: "
+        f"GRPO: {trainer.state.global_step} steps; mean training reward first fifth -> last fifth: "
         f"{reward_gain(rewards):+.3f}; model in {model_dir}{note}"
     )
-    return TrainResult(output_dir, model_dir, trainer.state.global_step, rewards, metrics.stop_requested)
+    if len(metrics.heldout) >= 2:
+        log(accuracy_line(metrics.heldout))
+    log(f"metrics: {output_dir / METRICS_FILE}; curve: {output_dir / CURVE_FILE}")
+    return TrainResult(
+        output_dir, model_dir, trainer.state.global_step, rewards, metrics.stop_requested, tuple(metrics.heldout)
+    )
 
 
 class _Metrics:
     """Keeps every logged GRPO step, prints one line per step, rewrites `metrics.json` and
-    `reward.png` (atomically) as it goes, and stops training cleanly on request."""
+    `reward.png` (atomically) as it goes, measures the held-out accuracy (`measure`, at the
+    start, every `every` steps and at the end), and stops training cleanly on request."""
 
-    def __init__(self, output_dir: Path, log: Callable[[str], None]) -> None:
+    def __init__(
+        self, output_dir: Path, log: Callable[[str], None], measure: HeldoutAccuracy | None = None, every: int = 1
+    ) -> None:
         self.output_dir = output_dir
         self.log = log
+        self.measure, self.every = measure, every
         self.history: list[dict[str, Any]] = []
         self.validation: list[dict[str, Any]] = []
+        self.heldout: list[dict[str, Any]] = []
         self.stop_requested = False
 
     def load(self) -> None:
@@ -449,6 +534,7 @@ class _Metrics:
         if path.exists():
             saved = json.loads(path.read_text(encoding="utf-8"))
             self.history, self.validation = saved["steps"], saved.get("validation", [])
+            self.heldout = saved.get("heldout", [])
 
     def rewards(self) -> list[float]:
         return [entry["reward"] for entry in self.history if "reward" in entry]
@@ -469,11 +555,21 @@ class _Metrics:
             return
         self.save()
 
+    def measure_heldout(self, model: Any, step: int) -> None:
+        """The held-out accuracy of `model` at `step`, once per step."""
+        if self.measure is None or any(e["step"] == step for e in self.heldout):
+            return
+        entry = self.measure.measure(model, step)
+        self.heldout = [e for e in self.heldout if e["step"] < step] + [entry]
+        self.log(f"step {step}: held-out greedy accuracy {100 * entry['accuracy']:.1f}% ({entry['correct']}/{entry['tasks']})")
+        self.save()
+
     def save(self) -> None:
+        saved = {"steps": self.history, "validation": self.validation, "heldout": self.heldout}
         with atomic_path(self.output_dir / METRICS_FILE) as temporary:
-            temporary.write_text(json.dumps({"steps": self.history, "validation": self.validation}, indent=1), encoding="utf-8")
+            temporary.write_text(json.dumps(saved, indent=1), encoding="utf-8")
         if self.rewards():
-            plot_rewards(self.history, self.output_dir / CURVE_FILE, self.validation)
+            plot_rewards(self.history, self.output_dir / CURVE_FILE, self.validation, self.heldout)
 
     def callback(self) -> Any:
         from transformers import TrainerCallback
@@ -481,16 +577,62 @@ class _Metrics:
         metrics = self
 
         class MetricsCallback(TrainerCallback):
-            def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001 - TRL's signature
+            def on_train_begin(self, args, state, control, model=None, **kwargs):  # noqa: ANN001 - TRL's signature
+                if state.is_world_process_zero and not metrics.heldout:  # a resumed run has its start's
+                    metrics.measure_heldout(model, 0)
+
+            def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
                 if state.is_world_process_zero and logs:
                     metrics.record(state.global_step, logs)
 
-            def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001
+            def on_step_end(self, args, state, control, model=None, **kwargs):  # noqa: ANN001
                 if metrics.stop_requested:
                     control.should_save = True
                     control.should_training_stop = True
+                elif state.is_world_process_zero and state.global_step % metrics.every == 0:
+                    metrics.measure_heldout(model, state.global_step)
 
         return MetricsCallback()
+
+
+KNOWN_WARNINGS = (
+    (UserWarning, r"TRL currently supports vLLM versions", ""),
+    (UserWarning, r"You are using 'rollout_func', which is an experimental feature", ""),
+    (FutureWarning, "", r"(transformers|trl|accelerate|torch|datasets)(\.|$)"),
+)
+"""(category, message regex, module regex) of the third-party warnings a run prints that say
+nothing about it: vLLM 0.32 is outside the range TRL 1.16 names but is what rlenvs pins and
+tests, `rollout_func` is the TRL API this adapter is built on, and the libraries'
+deprecation notices are for their own maintainers. Shown with `verbose`."""
+
+
+@contextmanager
+def _console(verbose: bool) -> Iterator[None]:
+    """The run's console: the known warnings filtered out unless `verbose`."""
+    import warnings
+
+    with warnings.catch_warnings():
+        if not verbose:
+            for category, message, module in KNOWN_WARNINGS:
+                warnings.filterwarnings("ignore", message=message, category=category, module=module)
+        yield
+
+
+def _quiet_progress(trainer: Any, verbose: bool) -> None:
+    """Keep the trainer's progress bar but, unless `verbose`, not the metrics dict it prints
+    at every logging step (dozens of keys per line, between which the step lines this module
+    prints get lost; they are all in metrics.json)."""
+    from transformers.trainer_callback import ProgressCallback
+
+    if verbose:
+        return
+
+    class BarOnly(ProgressCallback):
+        def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001 - transformers' signature
+            return None
+
+    trainer.remove_callback(ProgressCallback)
+    trainer.add_callback(BarOnly())
 
 
 @contextmanager
@@ -513,9 +655,15 @@ def _stop_on_signals(metrics: _Metrics) -> Iterator[None]:
             signal.signal(number, handler)
 
 
-def plot_rewards(history: list[dict[str, Any]], path: Path, validation: list[dict[str, Any]] = ()) -> None:
-    """The mean reward per step and its running mean over a fifth of the run (and the
-    validation tasks' mean reward where it was measured), as a PNG."""
+def plot_rewards(
+    history: list[dict[str, Any]],
+    path: Path,
+    validation: Sequence[Mapping[str, Any]] = (),
+    heldout: Sequence[Mapping[str, Any]] = (),
+) -> None:
+    """The mean training reward per step and its running mean over a fifth of the run, the
+    validation tasks' mean reward and the held-out greedy accuracy where they were measured,
+    on one figure (both are shares of 1: one y axis), as a PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -526,15 +674,18 @@ def plot_rewards(history: list[dict[str, Any]], path: Path, validation: list[dic
     window = max(1, len(rewards) // 5)
     smooth = [statistics.fmean(rewards[max(0, i - window + 1) : i + 1]) for i in range(len(rewards))]
     figure, axes = plt.subplots(figsize=(6, 3.5), dpi=100)
-    axes.plot(steps, rewards, color="0.75", linewidth=1, label="mean reward of the step")
-    axes.plot(steps, smooth, color="C0", linewidth=2, label=f"running mean over {window} steps")
+    axes.plot(steps, rewards, color="0.75", linewidth=1, label="training reward (mean of the step, sampled)")
+    axes.plot(steps, smooth, color="C0", linewidth=2, label=f"training reward, running mean over {window} steps")
     if validation:
         axes.plot([e["step"] for e in validation], [e["eval_reward"] for e in validation], "o-", color="C1",
-                  label="validation tasks")  # fmt: skip
+                  label="validation reward")  # fmt: skip
+    if heldout:
+        axes.plot([e["step"] for e in heldout], [e["accuracy"] for e in heldout], "s-", color="C2",
+                  label=f"held-out greedy accuracy ({heldout[0]['tasks']} problems)")  # fmt: skip
     axes.set_xlabel("GRPO step")
-    axes.set_ylabel("env reward")
+    axes.set_ylabel("reward / accuracy")
     axes.set_ylim(-0.02, 1.02)
-    axes.legend(loc="lower right", fontsize=8)
+    axes.legend(loc="lower right", fontsize=7)
     figure.tight_layout()
     with atomic_path(path) as temporary:
         figure.savefig(temporary, format="png")

@@ -227,6 +227,16 @@ def test_a_sized_source_is_played_from_task_0_in_order(tiny):
     assert result.success_rate == result.pass_at_k == 1.0
 
 
+def test_task_indices_play_exactly_those_tasks(tiny):
+    """What a run's held-out measurement relies on: the given tasks, in order, none drawn."""
+    _, tokenizer = tiny
+    chosen = [41, 7, 123456]
+    oracle = OracleModel(tokenizer, ARITHMETIC, LEVEL1, chosen)
+    result = evaluate(oracle, ARITHMETIC, tokenizer=tokenizer, task_indices=chosen, env_kwargs=LEVEL1)
+    assert [r["task_index"] for r in result.records] == chosen
+    assert result.episodes == 3 and result.success_rate == 1.0
+
+
 def test_pass_at_k_from_more_samples_than_k(tiny):
     """n=4 samples per task, one right (the first of each call of 4: one task's samples):
     pass@2 = 1 - C(3, 2) / C(4, 2) = 0.5."""
@@ -316,6 +326,10 @@ def test_an_interrupted_eval_leaves_the_batches_done(tiny, tmp_path):
         ({"server_url": "http://localhost:8000"}, ValueError, "vllm-server"),
         ({"env_id": "rlenvs/GSM8K-v0", "episodes": 10**7}, ValueError, "has only 7473 tasks"),
         ({"model": 42}, TypeError, "local folder or hub id"),
+        ({"episodes": None}, ValueError, "one of the two"),
+        ({"task_indices": [1, 2]}, ValueError, "one of the two"),
+        ({"episodes": None, "task_indices": []}, ValueError, "non-empty list of ints"),
+        ({"episodes": None, "task_indices": [3, -1]}, ValueError, "non-empty list of ints"),
     ],
 )
 def test_bad_arguments(tiny, kwargs, error, match):

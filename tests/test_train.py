@@ -244,3 +244,27 @@ def test_reward_gain_compares_fifths() -> None:
     assert reward_gain([0.2, 0.4, 0.6, 0.8, 1.0]) == pytest.approx(0.8)
     assert reward_gain([0.5]) != reward_gain([0.5])  # nan: one step says nothing
 
+
+
+def test_heldout_problems_are_apart_from_every_train_task(tmp_path: Path) -> None:
+    """data.heldout_tasks: distinct problems set aside by content, and no train row poses one
+    (level-1 Arithmetic poses its 155 problems under many task indices each)."""
+    from rlenvs_train.heldout import prompt_key
+    from rlenvs_train.train import task_datasets
+
+    config = load_config(quickstart_config_path(), ["data.heldout_tasks=40", "data.num_train_tasks=400"])
+    train, validation, heldout = task_datasets(config, tmp_path)
+    assert validation is None and len(heldout) == len(set(heldout.task_indices)) == len(heldout.prompts) == 40
+    train_prompts = {prompt_key(row["prompt"]) for row in train}
+    assert not train_prompts & heldout.prompts
+    assert 200 < len(train) < 400  # about a quarter of the 400 draws posed a held-out problem
+    again = task_datasets(config, tmp_path)[2]
+    assert again == heldout  # seeded: the same problems on every run with this seed
+
+
+def test_more_heldout_problems_than_the_env_has_is_refused(tmp_path: Path) -> None:
+    from rlenvs_train.train import task_datasets
+
+    config = load_config(quickstart_config_path(), ["data.heldout_tasks=200"])
+    with pytest.raises(ValueError, match="posed only 155 distinct problems"):
+        task_datasets(config, tmp_path)

@@ -268,3 +268,26 @@ def test_more_heldout_problems_than_the_env_has_is_refused(tmp_path: Path) -> No
     config = load_config(quickstart_config_path(), ["data.heldout_tasks=200"])
     with pytest.raises(ValueError, match="posed only 155 distinct problems"):
         task_datasets(config, tmp_path)
+
+
+def test_a_run_reports_heldout_accuracy_and_a_readable_console(tmp_path: Path) -> None:
+    """The step lines are not buried: no metric dicts or known third-party warnings without
+    --verbose; the held-out accuracy is measured at step 0, every save_steps and at the end,
+    and the closing lines name it and the files."""
+    run = tmp_path / "run"
+    args = [f"trainer.output_dir={run}", "trainer.max_steps=2", "trainer.save_steps=1", "data.heldout_tasks=8",
+            "trainer.sft_warmup.episodes=0"]  # fmt: skip
+    result = rlenvs_train(*args, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    output = result.stdout + result.stderr
+    assert "{'loss'" not in output and "TRL currently supports vLLM" not in output and "experimental feature" not in output
+    heldout = json.loads((run / "metrics.json").read_text())["heldout"]
+    assert [entry["step"] for entry in heldout] == [0, 1, 2]
+    assert all(entry["tasks"] == 8 and entry["accuracy"] == entry["correct"] / 8 for entry in heldout)
+    assert "held-out greedy accuracy (8 problems GRPO never trained on)" in result.stdout
+    assert f"metrics: {run / 'metrics.json'}; curve: {run / 'reward.png'}" in result.stdout
+
+    verbose = rlenvs_train(f"trainer.output_dir={tmp_path / 'verbose'}", "trainer.max_steps=1",
+                           "trainer.sft_warmup.episodes=0", "--verbose", cwd=tmp_path)  # fmt: skip
+    assert verbose.returncode == 0, verbose.stderr[-3000:]
+    assert "'loss'" in verbose.stdout + verbose.stderr

@@ -1,6 +1,6 @@
 """Reading the program out of a reply (`rlenvs.rewards.code`, `rlenvs.rewards.code_blocks`):
 the ways a correct reply was scored 0 that a second red-team pass found, each as real models
-write it. Every rule is in the modules' docstrings and the README."""
+write it. Every rule is in the modules' docstrings and docs/envs/code.md."""
 
 from __future__ import annotations
 

@@ -65,7 +65,7 @@ def test_reward_function_keeps_every_property(name: str, function: Callable, sha
         shape=shape,
         conversational=shape == "trl",
         truths=numeric_truths(),
-        renderings=DEFAULT_RENDERINGS + CONFUSABLE_RENDERINGS,  # the README promises unicode digits
+        renderings=DEFAULT_RENDERINGS + CONFUSABLE_RENDERINGS,  # docs/rewards.md: fullwidth digits, unicode minus
         examples=40,
     )
     assert [r.name for r in report.reports] == list(PROPERTY_NAMES)

@@ -34,7 +34,8 @@ class UnknownKeywordError(TypeError):
 
 @dataclass(frozen=True)
 class EnvEntry:
-    """One registered id and what `rlenvs list`, `rlenvs info` and the README say about it."""
+    """One registered id and what `rlenvs list`, `rlenvs info` and the env tables (README.md,
+    docs/index.md) say about it."""
 
     id: str
     entry_point: str

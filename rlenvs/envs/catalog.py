@@ -1,5 +1,6 @@
-"""Every env id rlenvs ships: the single list that registration, `rlenvs list` and the
-README's table are made from. Adding an env means adding its entry here."""
+"""Every env id rlenvs ships: the single list that registration, `rlenvs list` and the env
+tables of README.md and docs/index.md are made from (tests/test_readme.py checks one row per
+id). Adding an env means adding its entry here."""
 
 from __future__ import annotations
 

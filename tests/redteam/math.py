@@ -3668,7 +3668,7 @@ CASES: list[Case] = [
         "3",
         "#### 3 + 4",
         0.0,
-        "an unevaluated sum after #### states its first operand (README: `\\boxed{7 + 9}` states no number)",
+        "an unevaluated sum after #### states its first operand (docs/rewards.md: `\\boxed{7 + 9}` states no number)",
     ),
     _gsm8k("lead-number-drops-rest", "18", "#### 18 + 2 = 20", 0.0, "a chain whose value is 20 is paid as 18"),
     _gsm8k("lead-number-drops-rest", "18", "#### 18 is wrong", 0.0, "a line that rejects 18 is paid as 18"),
@@ -3677,14 +3677,14 @@ CASES: list[Case] = [
         "3",
         "The answer is 3 halves.",
         0.0,
-        "the README's '3 halves' (not a number) is paid as 3 through the 'answer is 18, since ...' lead-number rule",
+        "'3 halves' (not a number: docs/rewards.md) is paid as 3 by the 'answer is 18, since ...' lead-number rule",
     ),
     _gold(
         "lead-number-drops-rest",
         "2",
         "Answer: 2 times 4",
         0.0,
-        "'2 times 4' makes the answer not a number (README); Answer: pays 2",
+        "'2 times 4' makes the answer not a number (docs/rewards.md); Answer: pays 2",
     ),
     _gold(
         "lead-number-drops-rest", "3", "Final answer: 3 and a half", 0.0, "3.5 is paid as 3 (and scores 0 for gold 3.5)"
@@ -3917,7 +3917,7 @@ CASES: list[Case] = [
         "\\boxed{4 + 5 = 9}",
         1.0,
         "Arithmetic-v0: every chain 'question = answer' is refused by the form check (906"
-        " of 906, levels 1-5) though math_answer_score pays it (README: a chain states it"
+        " of 906, levels 1-5) though math_answer_score pays it (docs/envs/math.md: a chain states it"
         "s last member)",
     ),
     _procedural(

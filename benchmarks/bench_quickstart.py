@@ -51,6 +51,8 @@ from benchmarks import REPO_ROOT
 
 PACKAGES = ("torch", "transformers", "trl", "accelerate", "datasets")
 TARGET_GAIN = 0.2
+TARGET_HELDOUT_POINTS = 10.0
+"""Issue 17's bar: held-out greedy accuracy at least this many points above the SFT start."""
 BASELINE_LR = "1e-9"
 FIFTHS = 5
 REUSED = ("tiny-model", "sft-model")
@@ -125,6 +127,20 @@ def _reward_columns(steps: list[dict[str, Any]], base_steps: list[dict[str, Any]
     }
 
 
+def _heldout_columns(main: list[dict[str, Any]], base: list[dict[str, Any]]) -> dict[str, Any]:
+    """Start and end of both runs' held-out greedy accuracy (data.heldout_tasks), in percent."""
+    gain, base_gain = (100 * (h[-1]["accuracy"] - h[0]["accuracy"]) for h in (main, base))
+    return {
+        "GRPO steps": f"{main[0]['step']}-{main[-1]['step']}",
+        "held-out start %": 100 * main[0]["accuracy"],
+        "held-out end %": 100 * main[-1]["accuracy"],
+        "baseline held-out end %": 100 * base[-1]["accuracy"],
+        "held-out gain (points)": gain,
+        "baseline held-out gain (points)": base_gain,
+        f"target held-out gain >= {TARGET_HELDOUT_POINTS:g} points": "met" if gain >= TARGET_HELDOUT_POINTS else "NOT met",
+    }
+
+
 def result(main: dict[str, Any], base: dict[str, Any], png: Path, temp_png: Path) -> dict[str, Any]:
     rows = [
         {"part": f"fifth {i}", **_reward_columns(chunk, base_chunk)}
@@ -146,6 +162,8 @@ def result(main: dict[str, Any], base: dict[str, Any], png: Path, temp_png: Path
             f"target gain >= {TARGET_GAIN:g}": "met" if gain >= TARGET_GAIN else "NOT met",
         }
     )
+    if main["heldout"] and base["heldout"]:
+        rows.append({"part": "held-out greedy accuracy", **_heldout_columns(main["heldout"], base["heldout"])})
     return {
         "title": "Quickstart: offline GRPO learning curve (tiny model, Arithmetic level 1, CPU) vs a no-learning baseline",
         "rows": rows,
@@ -202,9 +220,22 @@ def notes(main: dict[str, Any], base: dict[str, Any], png: Path, temp_png: Path)
         "wall time is logging, metrics.json/reward.png rewrites and checkpoints every "
         f"{t['save_steps']} steps). Baseline run: GRPO {bp['grpo_s']:.1f} s, step_time mean "
         f"{statistics.fmean(base_times):.2f} s (its SFT warm-up reused: {bp['sft_s']:.1f} s).",
+        _heldout_note(main, base),
         f"Curve: {png} (the quickstart's reward.png, copied from {temp_png}, which was deleted with the temporary "
         "folder): the step means and their running mean over a fifth of the run.",
     ]
+
+
+def _heldout_note(main: dict[str, Any], base: dict[str, Any]) -> str:
+    if not (main["heldout"] and base["heldout"]):
+        return "Held-out accuracy: not measured (the config sets data.heldout_tasks: 0)."
+    series = ", ".join(f"step {e['step']}: {e['correct']}/{e['tasks']}" for e in main["heldout"])
+    base_series = ", ".join(f"step {e['step']}: {e['correct']}/{e['tasks']}" for e in base["heldout"])
+    return (
+        f"Held-out greedy accuracy on {main['heldout'][0]['tasks']} problems set aside by content before training "
+        "(rlenvs_train.heldout: no GRPO task and no SFT warm-up episode poses one): quickstart "
+        f"{series}; baseline {base_series}."
+    )
 
 
 # --- the child process ------------------------------------------------------------------------
@@ -253,7 +284,7 @@ def _child(out_path: Path, output_dir: Path, overrides: list[str]) -> None:
     load_end = os.getloadavg()[0]
 
     ready = next(t for t, line in events if line.startswith("GRPO: ") and " tasks x " in line)
-    step_lines = [t for t, line in events if line.startswith("step ")]
+    step_lines = [t for t, line in events if line.startswith("step ") and ": reward " in line]
     last_step = step_lines[-1] if step_lines else ready
     phases["grpo_setup_s"] = ready - marks["grpo_start"]
     phases["grpo_steps_s"] = last_step - ready
@@ -269,6 +300,7 @@ def _child(out_path: Path, output_dir: Path, overrides: list[str]) -> None:
         "phases": phases,
         "steps_done": run.steps,
         "reward_gain": run.reward_gain,
+        "heldout": list(run.heldout),
         "interrupted": run.interrupted,
         "steps": steps,
         "log": [[round(t - train_start, 2), line] for t, line in events],

@@ -118,9 +118,9 @@ class DataConfig:
     (a procedural env never runs out, so it needs a number)."""
     num_val_tasks: int = _rule(0, ge=0)
     heldout_tasks: int = _rule(0, ge=0, why="0 measures no held-out accuracy")
-    """Problems set aside, apart by content from every GRPO train task, on which the policy's
-    greedy accuracy is measured at the start of GRPO, every trainer.save_steps and at the end
-    (`rlenvs_train.heldout`); 0: none."""
+    """Problems set aside, apart by content from every training episode (GRPO's and the SFT
+    warm-up's), on which the policy's greedy accuracy is measured at the start of GRPO, every
+    trainer.save_steps and at the end (`rlenvs_train.heldout`); 0: none."""
 
 
 @dataclass(frozen=True)

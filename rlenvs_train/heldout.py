@@ -1,24 +1,26 @@
-"""Held-out tasks: what a run learned, measured on problems its GRPO phase never saw.
+"""Held-out tasks: what a run learned, measured on problems it never trained on.
 
 A training curve only says that the policy earns more on its own training tasks, which a
 model can do by memorising them: the old quickstart's mean reward rose from 0.37 to 0.64 on
 its 32 tasks while its greedy accuracy on other level-1 problems fell from 54% to 17%. So a
-run with `data.heldout_tasks: N` sets N tasks aside before anything is trained and measures
-the policy's greedy accuracy on them at the start of GRPO (the model it starts from), every
-`trainer.save_steps` steps, and at the end.
+run with `data.heldout_tasks: N` sets N problems aside before anything is trained and
+measures the policy's greedy accuracy on them at the start of GRPO (the model it starts
+from), every `trainer.save_steps` steps, and at the end.
 
 Apart means apart by content, not by task index. A procedural env poses the same problem
 under many indices (level-1 Arithmetic has 155 distinct problems, "What is 3 + 4?" among
-them, under every index), so tasks 0..N-1 set aside by index would reappear in training
+them, each under many indices), so tasks set aside by index would reappear in training
 under other indices. Here a task is its prompt, the chat the env poses after reset: the
-held-out set is N distinct prompts drawn with a seed of its own, and every training row
-whose prompt is one of them is dropped (rows from `data.train_data` files too).
+held-out set is N distinct prompts drawn with a seed of its own, and every training
+episode that poses one of them is left out: GRPO's train and validation rows (rows from
+`data.train_data` files too) and the SFT warm-up's oracle episodes alike.
 
-The SFT warm-up is not GRPO's training: it stands for the model a run starts from, and plays
-the env's oracle on tasks of its own draw, held-out problems included (a tiny model taught
-only the other problems cannot answer unseen single-digit sums at all: 1 of 37 greedy).
-What the held-out accuracy measures is whether what GRPO taught carries over to problems it
-never trained on.
+What this measures on a small problem space is whether the model learned the task or a
+table of answers. Measured on level-1 Arithmetic with the tiny model (37 problems held out
+by content, greedy): an SFT warm-up of about 2,000 oracle episodes for 4 epochs answers 1 of
+them; for 8 epochs, 23 of 37 (it has learned some addition, not only its examples); GRPO
+from either start, at learning rates from 2e-5 to 3e-4, on 32 tasks or on a stream of
+fresh ones, raised the accuracy on its own problems but never on these.
 """
 
 from __future__ import annotations
@@ -125,6 +127,6 @@ def accuracy_line(entries: Sequence[Mapping[str, Any]]) -> str:
     first, last = entries[0], entries[-1]
     gain = 100 * (last["accuracy"] - first["accuracy"])
     return (
-        f"held-out greedy accuracy ({first['tasks']} problems GRPO never trained on): {100 * first['accuracy']:.1f}% "
+        f"held-out greedy accuracy ({first['tasks']} problems no training episode posed): {100 * first['accuracy']:.1f}% "
         f"at step {first['step']} -> {100 * last['accuracy']:.1f}% at step {last['step']} ({gain:+.1f} points)"
     )

@@ -22,7 +22,7 @@ The run, in order, everything under `trainer.output_dir`:
 5. Metrics: every logged step goes to `metrics.json` (rewritten whole, atomically) and the
    reward curve to `reward.png`; checkpoints every `trainer.save_steps` in `checkpoint-N/`.
    With `data.heldout_tasks: N`, N problems are set aside before anything trains, apart by
-   content from every GRPO task, and the policy's greedy accuracy on them is measured at the
+   content from every training episode (GRPO's and the SFT warm-up's), and the policy's greedy accuracy on them is measured at the
    start of GRPO, every `save_steps` and at the end (`rlenvs_train.heldout`): the figure that
    tells learning from memorising. It goes to `metrics.json` ("heldout"), `reward.png` and
    the run's closing lines.
@@ -140,7 +140,7 @@ def train(
         base_model = _base_model(config, output_dir, log)
         model_path = base_model
         if config.trainer.sft_warmup.episodes > 0:
-            model_path = _sft_warmup(config, model_path, output_dir, log, verbose)
+            model_path = _sft_warmup(config, model_path, output_dir, log, verbose, heldout=datasets[2])
         return _grpo(config, datasets, base_model, model_path, output_dir, resume, log, verbose)
 
 
@@ -241,8 +241,19 @@ def sft_examples(conversations: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return examples
 
 
+def _posed(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The prompt an episode posed: its messages before the first assistant turn."""
+    first = next((i for i, m in enumerate(messages) if m["role"] == "assistant"), len(messages))
+    return messages[:first]
+
+
 def _sft_warmup(
-    config: TrainConfig, model_path: str, output_dir: Path, log: Callable[[str], None], verbose: bool = False
+    config: TrainConfig,
+    model_path: str,
+    output_dir: Path,
+    log: Callable[[str], None],
+    verbose: bool = False,
+    heldout: HeldoutTasks | None = None,
 ) -> str:
     folder = output_dir / SFT_MODEL_DIR
     if (folder / "config.json").exists():
@@ -259,10 +270,15 @@ def _sft_warmup(
     conversations = oracle_conversations(
         config.data.env, warmup.episodes, seed=t.seed + 1_000_000, env_kwargs=dict(config.data.env_kwargs)
     )
+    apart = ""
+    if heldout is not None:  # the held-out problems are apart from every training task, the warm-up's too
+        kept = [c for c in conversations if not heldout.excludes(_posed(c["messages"]))]
+        apart = f" ({len(conversations) - len(kept)} episodes posing a held-out problem left out)"
+        conversations = kept
     examples = sft_examples(conversations)
     if not examples:
         raise RuntimeError(f"SFT warm-up: the oracle of {config.data.env} solved none of {warmup.episodes} episodes")
-    log(f"SFT warm-up: {len(examples)} oracle turns from {len(conversations)} episodes, {warmup.epochs} epochs")
+    log(f"SFT warm-up: {len(examples)} oracle turns from {len(conversations)} episodes{apart}, {warmup.epochs} epochs")
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     trainer = SFTTrainer(
         model=model_path,
@@ -685,7 +701,7 @@ def plot_rewards(
     axes.set_xlabel("GRPO step")
     axes.set_ylabel("reward / accuracy")
     axes.set_ylim(-0.02, 1.02)
-    axes.legend(loc="lower right", fontsize=7)
+    axes.legend(loc="best", fontsize=7)
     figure.tight_layout()
     with atomic_path(path) as temporary:
         figure.savefig(temporary, format="png")

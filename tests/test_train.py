@@ -57,7 +57,7 @@ def test_the_example_quickstart_is_the_packaged_one() -> None:
 
 def test_quickstart_learns(tmp_path: Path) -> None:
     """`rlenvs-train` with no arguments: the quickstart as shipped (tiny model, SFT warm-up,
-    100 GRPO steps on CPU, ~4 minutes on 2 cores), into runs/quickstart of the working folder."""
+    100 GRPO steps on CPU, about 2 minutes on 2 idle cores), into runs/quickstart of the working folder."""
     result = rlenvs_train(cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     run = tmp_path / "runs" / "quickstart"
@@ -67,6 +67,13 @@ def test_quickstart_learns(tmp_path: Path) -> None:
     assert [entry["step"] for entry in history] == list(range(1, config.trainer.max_steps + 1))
     assert reward_gain(rewards) >= QUICKSTART_GAIN, rewards
     assert f"step {config.trainer.max_steps}: reward" in result.stdout
+    # The held-out problems are measured and reported, whatever they show (issue 17: GRPO on
+    # these 32 tasks learns them, not level-1 addition, and the line says so).
+    heldout = json.loads((run / "metrics.json").read_text())["heldout"]
+    steps = list(range(0, config.trainer.max_steps + 1, config.trainer.save_steps))
+    assert [entry["step"] for entry in heldout] == steps
+    assert all(entry["tasks"] == config.data.heldout_tasks for entry in heldout)
+    assert f"held-out greedy accuracy ({config.data.heldout_tasks} problems no training episode posed)" in result.stdout
     assert (run / "reward.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert load_config(run / "config.yaml") == config  # the run keeps the config it ran
     for folder in ("tiny-model", "sft-model", "final-model", f"checkpoint-{config.trainer.max_steps}"):
@@ -261,6 +268,14 @@ def test_heldout_problems_are_apart_from_every_train_task(tmp_path: Path) -> Non
     again = task_datasets(config, tmp_path)[2]
     assert again == heldout  # seeded: the same problems on every run with this seed
 
+    # The SFT warm-up's oracle episodes are told apart by the same key (what _sft_warmup drops).
+    from rlenvs.sft import oracle_conversations
+    from rlenvs_train.train import _posed
+
+    conversations = oracle_conversations(config.data.env, 200, seed=7, env_kwargs=dict(config.data.env_kwargs))
+    posing = [c for c in conversations if heldout.excludes(_posed(c["messages"]))]
+    assert 20 < len(posing) < 90  # about a quarter of the level's problems are held out
+
 
 def test_more_heldout_problems_than_the_env_has_is_refused(tmp_path: Path) -> None:
     from rlenvs_train.train import task_datasets
@@ -284,7 +299,7 @@ def test_a_run_reports_heldout_accuracy_and_a_readable_console(tmp_path: Path) -
     heldout = json.loads((run / "metrics.json").read_text())["heldout"]
     assert [entry["step"] for entry in heldout] == [0, 1, 2]
     assert all(entry["tasks"] == 8 and entry["accuracy"] == entry["correct"] / 8 for entry in heldout)
-    assert "held-out greedy accuracy (8 problems GRPO never trained on)" in result.stdout
+    assert "held-out greedy accuracy (8 problems no training episode posed)" in result.stdout
     assert f"metrics: {run / 'metrics.json'}; curve: {run / 'reward.png'}" in result.stdout
 
     verbose = rlenvs_train(f"trainer.output_dir={tmp_path / 'verbose'}", "trainer.max_steps=1",

@@ -1,7 +1,7 @@
 """The env contract, checked for every registered id.
 
 The contract itself is the public kit, `rlenvs.testing.envs.check_text_env` (see
-../shared/DESIGN.md, "The env contract"): one parametrised test runs it on every catalog id,
+docs/design.md, "The env contract"): one parametrised test runs it on every catalog id,
 so an env is held to the contract the moment it is registered, with the same checks users
 run on their own envs. What is rlenvs' own promise rather than every text env's stays here.
 """

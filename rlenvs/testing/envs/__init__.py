@@ -1,6 +1,6 @@
 """The env contract as a function: `check_text_env` runs it on any text `gymnasium.Env`.
 
-rlenvs holds every registered id to one contract (../DESIGN.md, "The env contract"): text
+rlenvs holds every registered id to one contract (docs/design.md, "The env contract"): text
 spaces that admit any reply, seeded tasks, an oracle that earns the maximum reward, any
 string a valid action, episodes that end within their turn budget, fresh objects on every
 call, clear errors for misuse. Users writing their own env want the same guarantees, and the

@@ -21,7 +21,7 @@ import gymnasium as gym
 import rlenvs
 from rlenvs.core.registration import check_env_id
 from rlenvs.envs.catalog import CATALOG, catalog_entry
-from rlenvs.evaluation import evaluate, plan_episodes
+from rlenvs.scripted import evaluate, plan_episodes
 
 END_OF_REPLY = "."
 QUIT = "/quit"

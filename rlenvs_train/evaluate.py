@@ -118,7 +118,7 @@ class EvalResult:
         }
 
     def table(self) -> str:
-        """A one-row Markdown table, in the style of `rlenvs.evaluation.Summary.table`."""
+        """A one-row Markdown table, in the style of `rlenvs.scripted.Summary.table`."""
         header = (
             "episodes",
             "samples",

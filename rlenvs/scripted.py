@@ -1,6 +1,7 @@
-"""Running whole episodes with a scripted policy: the oracle, or replies read from a file.
+"""Whole episodes played by a scripted policy: the oracle, or replies read from a file.
 
-This is what `rlenvs eval` runs. It measures an env (does the oracle reach the maximum
+This is what `rlenvs eval` runs (a model's evaluation, with generation, is
+`rlenvs_train.evaluate`; this module needs no model). It measures an env (does the oracle reach the maximum
 reward on every task, how long the reward check takes) and scores completions a model
 produced elsewhere, without any model in the process.
 """

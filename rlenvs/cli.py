@@ -21,6 +21,7 @@ import gymnasium as gym
 import rlenvs
 from rlenvs.core.registration import check_env_id
 from rlenvs.envs.catalog import CATALOG, catalog_entry
+from rlenvs.envs.catalog_docs import plain
 from rlenvs.scripted import evaluate, plan_episodes
 
 END_OF_REPLY = "."
@@ -73,10 +74,10 @@ def info(args: argparse.Namespace) -> int:
     lines = [
         f"{entry.id}  ({entry.family})",
         f"  {entry.summary}",
-        f"  observes:    {entry.observes}",
-        f"  acts:        {entry.acts}",
-        f"  reward:      {entry.reward}",
-        f"  turns:       {entry.turns}",
+        f"  observes:    {plain(entry.observes)}",
+        f"  acts:        {plain(entry.acts)}",
+        f"  reward:      {plain(entry.reward)}",
+        f"  turns:       {plain(entry.turns)}",
         f"  entry point: {entry.entry_point}",
         "  make kwargs: " + ", ".join(keywords),
         f"  make:        gym.make({entry.id!r}) after `import rlenvs`, or gym.make('rlenvs:{entry.id}')",

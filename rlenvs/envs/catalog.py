@@ -1,6 +1,13 @@
-"""Every env id rlenvs ships: the single list that registration, `rlenvs list` and the env
-tables of README.md and docs/index.md are made from (tests/test_readme.py checks one row per
-id). Adding an env means adding its entry here."""
+"""Every env id rlenvs ships: the single list that registration, `rlenvs list`, `rlenvs info`
+and the env tables of README.md and docs/index.md are made from. Adding an env means adding
+its entry here.
+
+`observes`, `acts`, `reward` and `turns` are the table's columns, written once here in
+Markdown: one line each, code in code spans (one backslash: `\\boxed{N}`), links relative to
+docs/ (`[the verifier](rewards.md)`). After editing them run `python -m
+rlenvs.envs.catalog_docs` to rewrite both tables (rlenvs/envs/catalog_docs.py renders them;
+tests/test_catalog_docs.py fails while a committed table is stale); `rlenvs info` prints the
+same text without the Markdown."""
 
 from __future__ import annotations
 
@@ -12,40 +19,43 @@ CATALOG: tuple[EnvEntry, ...] = (
         entry_point="rlenvs.envs.math.gsm8k:GSM8KEnv",
         family="math",
         summary="Grade-school math word problems (GSM8K) with one numeric answer.",
-        observes="a word problem",
-        acts="reasoning ending in \\boxed{N}",
-        reward="1 iff the single final answer equals the gold number; 0 for hedging",
-        turns="1 (max_turns=k gives format feedback on replies without an answer)",
+        observes="a grade-school word problem (GSM8K)",
+        acts="reasons, ends with `\\boxed{N}`",
+        reward="1 iff the single final answer equals the gold number, 0 otherwise and for hedging",
+        turns="1; with `max_turns=k`, a reply without any final answer gets a format reminder and another turn",
     ),
     EnvEntry(
         id="rlenvs/MATH-v0",
         entry_point="rlenvs.envs.math.competition:CompetitionMathEnv",
         family="math",
         summary="Competition math (MATH / MATH-500 rows) with LaTeX answers checked symbolically.",
-        observes="a competition problem (subject, level filters)",
-        acts="reasoning ending in \\boxed{answer}",
-        reward="1 iff the final answer is equivalent to the gold one (sympy under a time budget); 0 for hedging",
-        turns="1 (max_turns=k gives format feedback on replies without an answer)",
+        observes="a competition problem (MATH / MATH-500 rows)",
+        acts="reasons, ends with `\\boxed{answer}`",
+        reward=(
+            "1 iff the final answer is equivalent to the gold one (see [the verifier](rewards.md)), "
+            "0 otherwise and for hedging"
+        ),
+        turns="1; `max_turns=k` as for GSM8K",
     ),
     EnvEntry(
         id="rlenvs/GSM8K-Tool-v0",
         entry_point="rlenvs.envs.math.gsm8k_tool:GSM8KToolEnv",
         family="math",
         summary="GSM8K over several turns with a safe, exact calculator tool.",
-        observes="a word problem, then calculator results",
-        acts="<calculator>expr</calculator> calls, then reasoning ending in \\boxed{N}",
-        reward="GSM8K-v0's on the reply with a final answer; 0 on tool turns",
-        turns="up to 5 (max_turns); a final answer ends the episode",
+        observes="a GSM8K problem, then calculator results (`<result>…</result>` / `<error>…</error>`)",
+        acts="calls `<calculator>expr</calculator>` (up to 5 per reply), then ends with `\\boxed{N}`",
+        reward="GSM8K-v0's on the reply with the final answer; 0 on tool turns",
+        turns="up to 5 (`max_turns`); a final answer ends the episode, otherwise truncated",
     ),
     EnvEntry(
         id="rlenvs/GSM8K-Python-v0",
         entry_point="rlenvs.envs.math.gsm8k_python:GSM8KPythonEnv",
         family="math",
         summary="GSM8K over several turns with a sandboxed Python interpreter as a tool.",
-        observes="a word problem, then the output of the model's code",
-        acts="```python blocks (run in the sandbox), then reasoning ending in \\boxed{N}",
-        reward="GSM8K-v0's on the reply with a final answer; 0 on tool turns",
-        turns="up to 5 (max_turns); a final answer ends the episode",
+        observes="a GSM8K problem, then the output of its code (```` ```output ```` blocks)",
+        acts="writes ```` ```python ```` blocks (run in the sandbox, up to 3 per reply), then ends with `\\boxed{N}`",
+        reward="GSM8K-v0's on the reply with the final answer; 0 on tool turns",
+        turns="up to 5 (`max_turns`); a final answer ends the episode, otherwise truncated",
         nondeterministic=True,
     ),
     EnvEntry(
@@ -53,30 +63,42 @@ CATALOG: tuple[EnvEntry, ...] = (
         entry_point="rlenvs.envs.math.arithmetic:ArithmeticEnv",
         family="math",
         summary="Procedural arithmetic in 5 levels (single digits to fractions), no data needed.",
-        observes="an arithmetic problem at level=1..5 (7 + 5 up to fractions, decimals, word problems)",
-        acts="a reply ending in \\boxed{exact answer}",
-        reward="1 iff the single final answer equals the exact one and is stated as a number (not 7 + 9); 0 for hedging",
-        turns="1 (max_turns=k gives format feedback on replies without an answer)",
+        observes=(
+            "a generated arithmetic problem at `level=1..5` (single-digit sums up to fractions, decimals and "
+            "word problems); no data needed"
+        ),
+        acts="reasons, ends with `\\boxed{exact answer}`",
+        reward="1 iff the final answer equals the exact one and is written as a number, 0 otherwise and for hedging",
+        turns="1; `max_turns=k` as for GSM8K",
     ),
     EnvEntry(
         id="rlenvs/Algebra-v0",
         entry_point="rlenvs.envs.math.algebra:AlgebraEnv",
         family="math",
         summary="Procedural algebra in 5 levels (linear equations to polynomials), no data needed.",
-        observes="an equation, a 2x2/3x3 linear system or a polynomial to simplify, at level=1..5",
-        acts="reasoning ending in \\boxed{x}, \\boxed{(x, y)} or \\boxed{expression}",
-        reward="1 iff the single final answer is equivalent to the exact one and in its form (a number, a tuple, an expanded polynomial); 0 for hedging",
-        turns="1 (max_turns=k gives format feedback on replies without an answer)",
+        observes="a generated equation, 2x2/3x3 linear system or polynomial to expand at `level=1..5`; no data needed",
+        acts="reasons, ends with `\\boxed{x}`, `\\boxed{(x, y)}` or `\\boxed{polynomial}`",
+        reward=(
+            "1 iff the final answer is equivalent to the exact one and in its form (number, tuple, expanded "
+            "polynomial: the unexpanded question scores 0), 0 otherwise and for hedging"
+        ),
+        turns="1; `max_turns=k` as for GSM8K",
     ),
     EnvEntry(
         id="rlenvs/HumanEval-v0",
         entry_point="rlenvs.envs.code.humaneval:HumanEvalEnv",
         family="code",
         summary="HumanEval: complete a Python function from its signature and docstring (164 problems).",
-        observes="a function signature and docstring; with max_turns=k, a failing docstring example in full, hidden tests as counts",
-        acts="the function (or its body) in a ```python block",
-        reward="1 iff every test passes in the sandbox (partial=True: the passed fraction)",
-        turns="1 (max_turns=k: retries with test feedback)",
+        observes=(
+            "a function's signature and docstring (HumanEval, 164 problems); after a failed attempt, a failing "
+            "test the docstring shows, in full, and the hidden tests' failures as counts"
+        ),
+        acts="the function (or only its body) in a ```` ```python ```` block",
+        reward=(
+            "1 iff every test passes in the sandbox; `partial=True`: the passed fraction, on the attempt that "
+            "ends the episode"
+        ),
+        turns="1; with `max_turns=k`, retries with test feedback",
         nondeterministic=True,
     ),
     EnvEntry(
@@ -84,10 +106,13 @@ CATALOG: tuple[EnvEntry, ...] = (
         entry_point="rlenvs.envs.code.mbpp:MBPPEnv",
         family="code",
         summary="MBPP: write a short Python function from a one-line description (974 problems).",
-        observes="a description and one example test; with max_turns=k, that test in full if it fails, hidden tests as counts",
-        acts="the code in a ```python block",
-        reward="1 iff every test (the shown one and the hidden ones) passes in the sandbox",
-        turns="1 (max_turns=k: retries with test feedback)",
+        observes=(
+            "a one-line description and one example test (MBPP, 974 problems); feedback as HumanEval (the "
+            "shown test in full, the hidden ones as counts)"
+        ),
+        acts="the code in a ```` ```python ```` block",
+        reward="1 iff the shown test and the hidden ones all pass in the sandbox",
+        turns="1; with `max_turns=k`, retries with test feedback",
         nondeterministic=True,
     ),
     EnvEntry(
@@ -95,10 +120,16 @@ CATALOG: tuple[EnvEntry, ...] = (
         entry_point="rlenvs.envs.terminal.env:TerminalEnv",
         family="terminal",
         summary="Shell tasks (files, logs, CSV, configs, archives, permissions) in a sandboxed workspace, 12 procedural families.",
-        observes="a task, then each command's output and exit code",
-        acts="one shell command per turn in a ```bash block; `submit` or `submit <answer>` to finish",
-        reward="1 iff the final workspace (read from the host, no symlink followed) and the answer meet every expectation",
-        turns="up to 20 (max_turns); submit ends the episode",
+        observes=(
+            "a shell task (files, logs, CSV, configs, archives, permissions; 12 procedural families, or your "
+            "own task folders), then each command's output and exit code"
+        ),
+        acts="one shell command per turn in a ```` ```bash ```` block; `submit` or `submit <answer>` to finish",
+        reward=(
+            "1 iff the final workspace, read from the host without following symlinks, and the submitted "
+            "answer meet every expectation of the task"
+        ),
+        turns="up to 20 (`max_turns`); `submit` ends the episode, otherwise the workspace is judged at the last turn",
         nondeterministic=True,
     ),
     EnvEntry(
@@ -106,10 +137,19 @@ CATALOG: tuple[EnvEntry, ...] = (
         entry_point="rlenvs.envs.spreadsheet.env:SpreadsheetEnv",
         family="spreadsheet",
         summary="Workbook tasks (computed columns, group totals, lookups, ranks, dates, cleaning, sorting) on our own formula engine, 12 procedural families.",
-        observes="an instruction and the sheets as grids, then each action's result",
-        acts="SET/FILL/READ/INSERT ROWS/DELETE ROWS/SORT actions, one per line; SUBMIT to finish",
-        reward="1 iff the target cells' values match (SpreadsheetBench's comparison) and, where formulas are asked, they still match after the inputs change",
-        turns="up to 10 (max_turns); SUBMIT ends the episode",
+        observes=(
+            "an instruction and the workbook's sheets as grids (12 procedural families, or "
+            "SpreadsheetBench-style folders), then each action's result"
+        ),
+        acts=(
+            "actions, one per line: `SET B2 =SUM(C2:C9)`, `FILL`, `READ`, `INSERT ROWS`, `DELETE ROWS`, "
+            "`SORT`, `SUBMIT`"
+        ),
+        reward=(
+            "1 iff every target cell's value matches (SpreadsheetBench's comparison) and, where formulas are "
+            "asked, they still match after the env changes the input data and recalculates"
+        ),
+        turns="up to 10 (`max_turns`); `SUBMIT` ends the episode, otherwise the workbook is judged at the last turn",
     ),
 )
 

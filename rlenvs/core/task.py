@@ -154,24 +154,6 @@ class FamilyMixSource(Generic[TaskT]):
         return self.task_at(match.group(1), self.level, int(match.group(3)))
 
 
-def choose_families(
-    registry: Mapping[str, Any], families: str | Sequence[str] | None, level: Any, env_name: str
-) -> tuple[tuple[str, ...], int]:
-    """Validate an env's `families=` (a name, a list, or None for all of `registry`) and
-    `level=` (every chosen family must have it: families carry a `levels` mapping)."""
-    names = tuple(registry) if families is None else (families,) if isinstance(families, str) else tuple(families)
-    unknown = [name for name in names if name not in registry]
-    if not names or unknown:
-        raise ValueError(f"unknown {env_name} task families {unknown or names!r}: choose from {sorted(registry)}")
-    if isinstance(level, bool) or not isinstance(level, int):
-        raise TypeError(f"{env_name} level must be an int, got {type(level).__name__} {level!r}")
-    missing = [name for name in names if level not in registry[name].levels]
-    if missing:
-        levels = sorted({number for name in names for number in registry[name].levels})
-        raise ValueError(f"{env_name} has no level {level} for families {missing}: levels are {levels}")
-    return names, level
-
-
 TaskSource = DatasetSource[TaskT] | GeneratorSource[TaskT] | FamilyMixSource[TaskT]
 
 

@@ -32,7 +32,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rlenvs.core.env import Judgement, TextEnv
-from rlenvs.core.task import DatasetSource, FamilyMixSource, choose_families
+from rlenvs.core.procedural import ProceduralEnv
+from rlenvs.core.task import DatasetSource
 from rlenvs.envs.spreadsheet.families import FAMILIES
 from rlenvs.envs.spreadsheet.operations import run_reply
 from rlenvs.envs.spreadsheet.oracle import Contents, OracleError, contents, gold_states, rewrite
@@ -49,13 +50,16 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 
-class SpreadsheetEnv(TextEnv[SpreadsheetTask]):
+class SpreadsheetEnv(ProceduralEnv, TextEnv[SpreadsheetTask]):
     """Spreadsheet tasks; see the module docstring.
 
     `families`: a family name, a list, or None for all; `level`: 1 or 2. `task_dir`: a
     folder of SpreadsheetBench-style task folders instead. `perturbations`: how many
     changed copies of the input data a formula answer must also get right.
     """
+
+    env_name = "Spreadsheet-v0"
+    task_families = FAMILIES
 
     def __init__(
         self,
@@ -72,8 +76,7 @@ class SpreadsheetEnv(TextEnv[SpreadsheetTask]):
 
             source = DatasetSource(load_task_folders(task_dir), name=str(task_dir))
         else:
-            names, level = choose_families(FAMILIES, families, level, "Spreadsheet-v0")
-            source = FamilyMixSource("spreadsheet", names, level, _task_at)
+            source = self.family_mix("spreadsheet", families, level, _task_at)
         if isinstance(perturbations, bool) or not isinstance(perturbations, int) or not 1 <= perturbations <= 10:
             raise ValueError(f"perturbations must be an int in 1..10, got {perturbations!r}")
         super().__init__(source, max_turns=max_turns, system_prompt=system_prompt, render_mode=render_mode)

@@ -10,20 +10,20 @@ values put on thresholds, ...; see `perturb`), recalculates the agent's workbook
 what it should look up, fails.
 
 The prompt is the instruction followed by the starting sheets as grids (`render`). Task `i`
-of a family at a level is a pure function of (family, level, i) (`task_rng`).
+of a family at a level is a pure function of (family, level, i) (`task_rng` of
+`rlenvs.core.procedural`, where `Family` lives too; both are importable from here).
 `truth` must be picklable (a module-level function or a `functools.partial` of one), so
 that an env copied mid-episode keeps its task.
 """
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
+from rlenvs.core.procedural import Family as Family
+from rlenvs.core.procedural import task_rng as task_rng  # the seeding of every family, kept importable here
 from rlenvs.core.task import Task
 from rlenvs.envs.spreadsheet.perturb import Change
 from rlenvs.envs.spreadsheet.render import render_workbook
@@ -73,27 +73,13 @@ class Scenario:
     decimals: Mapping[str, int] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Family:
-    name: str
-    """Used in task ids: spreadsheet/{name}/L{level}/{index}."""
-    summary: str
-    levels: Mapping[int, str]
-    generate: Callable[[np.random.Generator, int], Scenario]
-
-
-def task_rng(family: str, level: int, index: int) -> np.random.Generator:
-    return np.random.default_rng([zlib.crc32(family.encode()), level, index])
-
-
-def family_task(family: Family, level: int, index: int) -> SpreadsheetTask:
-    if level not in family.levels:
-        raise ValueError(f"spreadsheet family {family.name} has no level {level}: levels are {sorted(family.levels)}")
-    scenario = family.generate(task_rng(family.name, level, index), level)
+def family_task(family: Family[Scenario], level: int, index: int) -> SpreadsheetTask:
+    """Task `index` of `family` at `level`: its scenario, posed with the sheets as grids."""
+    scenario = family.scenario(level, index)
     if scenario.formula_cells and scenario.truth is None:
         raise ValueError(f"{family.name} L{level}: a task that asks for formulas needs `truth` to recompute them")
     return SpreadsheetTask(
-        task_id=f"spreadsheet/{family.name}/L{level}/{index}",
+        task_id=family.task_id(level, index, prefix="spreadsheet"),
         prompt=f"{scenario.instruction}\n\n{render_workbook(Workbook.from_rows(scenario.sheets))}",
         sheets=dict(scenario.sheets),
         expected=dict(scenario.expected),

@@ -32,7 +32,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from rlenvs.core.env import Judgement, TextEnv
-from rlenvs.core.task import DatasetSource, FamilyMixSource, choose_families, content_task_id
+from rlenvs.core.procedural import ProceduralEnv
+from rlenvs.core.task import DatasetSource, content_task_id
 from rlenvs.envs.terminal.families import FAMILIES
 from rlenvs.envs.terminal.oracle import (
     Mark,
@@ -119,7 +120,7 @@ def _submitted(command: str) -> str | None:
     return _COMMENT.sub("", finish.group("answer")).strip()
 
 
-class TerminalEnv(TextEnv[TerminalTask]):
+class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
     """Multi-turn shell tasks; see the module docstring.
 
     `families`: a family name, a list of them, or None for all (`rlenvs info
@@ -128,6 +129,9 @@ class TerminalEnv(TextEnv[TerminalTask]):
     the limits of each command and of the workspace. `unsafe_sandbox=True` runs without
     bubblewrap (rlimits only: never for an agent you do not trust).
     """
+
+    env_name = "Terminal-v0"
+    task_families = FAMILIES
 
     def __init__(
         self,
@@ -148,8 +152,7 @@ class TerminalEnv(TextEnv[TerminalTask]):
 
             source = DatasetSource(load_task_folders(task_dir), name=str(task_dir))
         else:
-            names, level = choose_families(FAMILIES, families, level, "Terminal-v0")
-            source = FamilyMixSource("terminal", names, level, _task_at)
+            source = self.family_mix("terminal", families, level, _task_at)
         if isinstance(max_output_chars, bool) or not isinstance(max_output_chars, int) or max_output_chars < 200:
             raise ValueError(f"max_output_chars must be an int >= 200, got {max_output_chars!r}")
         if not isinstance(unsafe_sandbox, bool):

@@ -3,20 +3,20 @@ solution, and the expectations the final workspace (and answer) must meet.
 
 A task is plain data, so the same record serves the procedural families, a user's own task
 row (`options={"task": {...}}`, JSON-shaped) and a Parquet export. Task `i` of a family at a
-level is a pure function of (family, level, i): all its randomness comes from `task_rng`.
+level is a pure function of (family, level, i): all its randomness comes from `task_rng`
+(`rlenvs.core.procedural`, where `Family` lives too; both are importable from here).
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import zlib
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
+from rlenvs.core.procedural import Family as Family
+from rlenvs.core.procedural import task_rng as task_rng  # the seeding of every family, kept importable here
 from rlenvs.core.task import Task
 from rlenvs.rewards.workspace import Expectation, expectation_from_dict, normalise_path
 from rlenvs.sandbox.verdict import TESTS_DIR as TESTS_DIR  # the name task folders' tests use for their folder
@@ -140,31 +140,11 @@ class Scenario:
     answer: str | None = None
 
 
-@dataclass(frozen=True)
-class Family:
-    """A procedural task family: its levels and its generator."""
-
-    name: str
-    """Used in task ids: terminal/{name}/L{level}/{index}."""
-    summary: str
-    levels: Mapping[int, str]
-    """Level number -> what that level asks, in words."""
-    generate: Callable[[np.random.Generator, int], Scenario]
-    """(rng, level) -> Scenario. All randomness from `rng` (draw with `integers`/`choice`)."""
-    tags: tuple[str, ...] = field(default=())
-
-
-def task_rng(family: str, level: int, index: int) -> np.random.Generator:
-    """The only source of randomness of a family's task `index` at `level`."""
-    return np.random.default_rng([zlib.crc32(family.encode()), level, index])
-
-
-def family_task(family: Family, level: int, index: int) -> TerminalTask:
-    if level not in family.levels:
-        raise ValueError(f"terminal family {family.name} has no level {level}: levels are {sorted(family.levels)}")
-    scenario = family.generate(task_rng(family.name, level, index), level)
+def family_task(family: Family[Scenario], level: int, index: int) -> TerminalTask:
+    """Task `index` of `family` at `level`: its scenario with the id that finds it again."""
+    scenario = family.scenario(level, index)
     return TerminalTask(
-        task_id=f"terminal/{family.name}/L{level}/{index}",
+        task_id=family.task_id(level, index, prefix="terminal"),
         prompt=scenario.instruction,
         files=tuple(scenario.files),
         solution=tuple(scenario.solution),

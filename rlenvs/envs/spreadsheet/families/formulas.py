@@ -67,9 +67,10 @@ import numpy as np
 
 from rlenvs.core.draw import draw_chance, draw_from, draw_int, draw_sample
 from rlenvs.core.names import people
+from rlenvs.core.procedural import Family
 from rlenvs.envs.spreadsheet.cells import column_letters
 from rlenvs.envs.spreadsheet.perturb import Change, CycleColumns, CycleRows, OnThreshold, Runs, SwapColumns, Test
-from rlenvs.envs.spreadsheet.tasks import Family, Scenario
+from rlenvs.envs.spreadsheet.tasks import Scenario
 
 T = TypeVar("T")
 Sheets = Mapping[str, Sequence[Sequence[Any]]]

@@ -75,6 +75,7 @@ import numpy as np
 
 from rlenvs.core import names
 from rlenvs.core.draw import coin, draw_distinct, draw_from, draw_int, draw_sample
+from rlenvs.core.procedural import Family
 from rlenvs.envs.spreadsheet.cells import column_letters
 from rlenvs.envs.spreadsheet.families.fresh import (
     fresh_first_name,
@@ -95,7 +96,7 @@ from rlenvs.envs.spreadsheet.perturb import (
     SameDay,
     Ties,
 )
-from rlenvs.envs.spreadsheet.tasks import Family, Scenario
+from rlenvs.envs.spreadsheet.tasks import Scenario
 
 T = TypeVar("T")
 Sheets = Mapping[str, Sequence[Sequence[Any]]]
@@ -1457,47 +1458,38 @@ def _phone_digits(rng: np.random.Generator) -> Scenario:
 # --- the families --------------------------------------------------------------------------
 
 
-def _family(name: str, summary: str, levels: dict[int, str], generate: Callable[[np.random.Generator, int], Scenario]) -> Family:
-    def checked(rng: np.random.Generator, level: int) -> Scenario:
-        if level not in levels:
-            raise ValueError(f"{name} has levels {sorted(levels)}, not {level}")
-        return generate(rng, level)
-
-    return Family(name=name, summary=summary, levels=levels, generate=checked)
-
-
 FAMILIES: tuple[Family, ...] = (
-    _family(
+    Family(
         "sort-rows",
         "Sort a table's rows by one or two keys, header in place.",
         {1: "one numeric key, highest first", 2: "a text key A to Z, then a numeric key within it (two stable SORTs)"},
         sort_rows,
     ),
-    _family(
+    Family(
         "dedupe-rows",
         "Delete duplicate rows, keeping the first, rows below moving up.",
         {1: "rows equal in every cell", 2: "rows whose key column repeats ignoring case"},
         dedupe_rows,
     ),
-    _family(
+    Family(
         "fill-missing",
         "Fill the blank cells of a numeric column by a rule.",
         {1: "blanks set to 0 or to the value above (values)", 2: "a filled copy by formulas: blanks get the column's or the group's average, rounded to 2 decimals"},
         fill_missing,
     ),
-    _family(
+    Family(
         "rank",
         "Rank rows by a score with formulas.",
         {1: "RANK over distinct scores, highest (or lowest time) first", 2: "ties sharing a rank as RANK does, or ranks within a group (COUNTIFS)"},
         rank,
     ),
-    _family(
+    Family(
         "date-diff",
         "Formulas over date columns.",
         {1: "days between two dates, maybe less payment terms or times a daily rate", 2: "whole years or months (DATEDIF), or monthly totals by YEAR and MONTH"},
         date_diff,
     ),
-    _family(
+    Family(
         "clean-text",
         "Clean text columns with text formulas.",
         {1: "TRIM with PROPER, UPPER or LOWER into a new column", 2: "a badge key, a work email or a phone number's digits from messy text"},

@@ -3,7 +3,7 @@ one of these modules (or a new one) and list it in that module's FAMILIES."""
 
 from __future__ import annotations
 
+from rlenvs.core.procedural import Family
 from rlenvs.envs.terminal.families import files, text
-from rlenvs.envs.terminal.tasks import Family
 
 FAMILIES: dict[str, Family] = {family.name: family for family in (*files.FAMILIES, *text.FAMILIES)}

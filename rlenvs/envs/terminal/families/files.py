@@ -43,7 +43,8 @@ from typing import TypeVar
 import numpy as np
 
 from rlenvs.core.draw import draw_from, draw_int, draw_sample, shuffled
-from rlenvs.envs.terminal.tasks import Entry, Family, Scenario
+from rlenvs.core.procedural import Family, Level
+from rlenvs.envs.terminal.tasks import Entry, Scenario
 from rlenvs.rewards.workspace import (
     AnswerIs,
     DirEntries,
@@ -935,64 +936,60 @@ def nested_archive(rng: np.random.Generator) -> Scenario:
 # --- the families ------------------------------------------------------------------------------
 
 
-def by_level(
-    generators: dict[int, Callable[[np.random.Generator], Scenario]],
-) -> Callable[[np.random.Generator, int], Scenario]:
-    def generate(rng: np.random.Generator, level: int) -> Scenario:
-        if level not in generators:
-            raise ValueError(f"no level {level}; the levels are {sorted(generators)}")
-        return generators[level](rng)
-
-    return generate
-
-
 FAMILIES: tuple[Family, ...] = (
-    Family(
-        name="count-files",
-        summary="Count the files that match a name pattern and submit the count.",
-        levels={1: "files of one folder by extension, with near-miss names",
-                2: "files of a tree by name pattern, leaving out one folder or everything hidden"},
-        generate=by_level({1: count_flat, 2: count_tree}),
+    Family.of_levels(
+        "count-files",
+        "Count the files that match a name pattern and submit the count.",
+        {
+            1: Level("files of one folder by extension, with near-miss names", count_flat),
+            2: Level("files of a tree by name pattern, leaving out one folder or everything hidden", count_tree),
+        },
         tags=("files", "find", "answer"),
     ),
-    Family(
-        name="largest-file",
-        summary="Find the largest file and write its name or path to largest.txt, or submit it.",
-        levels={1: "the largest file of one folder, by name", 2: "the largest file of a tree, by relative path"},
-        generate=by_level({1: largest_flat, 2: largest_tree}),
+    Family.of_levels(
+        "largest-file",
+        "Find the largest file and write its name or path to largest.txt, or submit it.",
+        {
+            1: Level("the largest file of one folder, by name", largest_flat),
+            2: Level("the largest file of a tree, by relative path", largest_tree),
+        },
         tags=("files", "find", "sizes"),
     ),
-    Family(
-        name="newer-files",
-        summary="List the files modified after a reference file.",
-        levels={1: "names of the newer files of one folder, in any order",
-                2: "sorted paths of the newer files of one extension in a tree"},
-        generate=by_level({1: newer_flat, 2: newer_tree}),
+    Family.of_levels(
+        "newer-files",
+        "List the files modified after a reference file.",
+        {
+            1: Level("names of the newer files of one folder, in any order", newer_flat),
+            2: Level("sorted paths of the newer files of one extension in a tree", newer_tree),
+        },
         tags=("files", "find", "mtime"),
     ),
-    Family(
-        name="log-summary",
-        summary="Pick the ERROR lines out of logs and write a summary file.",
-        levels={1: "copy every ERROR line of a log, in order",
-                2: "count ERROR lines per component over several logs, sorted by count then name"},
-        generate=by_level({1: errors_of_log, 2: errors_per_component}),
+    Family.of_levels(
+        "log-summary",
+        "Pick the ERROR lines out of logs and write a summary file.",
+        {
+            1: Level("copy every ERROR line of a log, in order", errors_of_log),
+            2: Level("count ERROR lines per component over several logs, sorted by count then name", errors_per_component),
+        },
         tags=("text", "grep", "sed", "sort"),
     ),
-    Family(
-        name="permissions",
-        summary="Set file and folder modes exactly, changing nothing else.",
-        levels={1: "mode 755 for the named scripts only",
-                2: "modes by rule over a tree: directories, scripts, a private folder"},
-        generate=by_level({1: executable_scripts, 2: mode_rules}),
+    Family.of_levels(
+        "permissions",
+        "Set file and folder modes exactly, changing nothing else.",
+        {
+            1: Level("mode 755 for the named scripts only", executable_scripts),
+            2: Level("modes by rule over a tree: directories, scripts, a private folder", mode_rules),
+        },
         tags=("files", "chmod"),
     ),
-    Family(
-        name="archive",
-        summary="Unpack tar and gzip archives into the layout asked for.",
-        levels={1: "extract a .tar.gz into a folder, keeping or dropping its top folder",
-                2: "restore only the files a manifest lists from a backup .tar.gz",
-                3: "unpack the .tar.gz inside a .tar into a folder, leaving nothing else"},
-        generate=by_level({1: extract_archive, 2: restore_from_manifest, 3: nested_archive}),
+    Family.of_levels(
+        "archive",
+        "Unpack tar and gzip archives into the layout asked for.",
+        {
+            1: Level("extract a .tar.gz into a folder, keeping or dropping its top folder", extract_archive),
+            2: Level("restore only the files a manifest lists from a backup .tar.gz", restore_from_manifest),
+            3: Level("unpack the .tar.gz inside a .tar into a folder, leaving nothing else", nested_archive),
+        },
         tags=("files", "tar", "gzip"),
     ),
-)  # fmt: skip
+)

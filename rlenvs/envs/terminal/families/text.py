@@ -35,13 +35,14 @@ from __future__ import annotations
 import itertools
 import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from rlenvs.core.draw import coin, draw_from, draw_int, draw_sample, shuffled
 from rlenvs.core.names import FIRST_NAMES, LAST_NAMES, people
-from rlenvs.envs.terminal.tasks import Entry, Family, Scenario
+from rlenvs.core.procedural import Family
+from rlenvs.envs.terminal.tasks import Entry, Scenario
 from rlenvs.rewards.workspace import (
     AnswerIs,
     DirEntries,
@@ -1605,24 +1606,8 @@ def _longer(decoys: Sequence[str], word: str) -> str:
 # --- the families ------------------------------------------------------------------------------
 
 
-def _family(
-    name: str,
-    summary: str,
-    levels: dict[int, str],
-    generate: Callable[[np.random.Generator, int], Scenario],
-) -> Family:
-    def checked(rng: np.random.Generator, level: int) -> Scenario:
-        if level not in levels:
-            raise ValueError(f"{name} has levels {sorted(levels)}, not {level}")
-        return generate(rng, level)
-
-    return Family(
-        name=name, summary=summary, levels=levels, generate=checked, tags=("text",)
-    )
-
-
 FAMILIES: tuple[Family, ...] = (
-    _family(
+    Family(
         "csv-column",
         "Extract and aggregate a CSV column.",
         {
@@ -1630,8 +1615,9 @@ FAMILIES: tuple[Family, ...] = (
             2: "total per category (optionally over rows matching a filter), byte-sorted, into a file",
         },
         csv_column,
+        tags=("text",),
     ),
-    _family(
+    Family(
         "rename-files",
         "Rename files by a rule, keeping their contents.",
         {
@@ -1639,8 +1625,9 @@ FAMILIES: tuple[Family, ...] = (
             2: "a pattern rule: camera photos, lower-case with underscores, or US dates to ISO",
         },
         rename_files,
+        tags=("text",),
     ),
-    _family(
+    Family(
         "fix-config",
         "Change one config value and nothing else.",
         {
@@ -1648,8 +1635,9 @@ FAMILIES: tuple[Family, ...] = (
             2: "one key in one INI section, given literally, by another section's value or by an increment",
         },
         fix_config,
+        tags=("text",),
     ),
-    _family(
+    Family(
         "make-tree",
         "Create a directory structure from a description.",
         {
@@ -1657,8 +1645,9 @@ FAMILIES: tuple[Family, ...] = (
             2: "a project skeleton from an indented tree, files with one-line contents, nothing extra",
         },
         make_tree,
+        tags=("text",),
     ),
-    _family(
+    Family(
         "dedupe-sort",
         "Deduplicate and sort lines.",
         {
@@ -1666,8 +1655,9 @@ FAMILIES: tuple[Family, ...] = (
             2: "numeric sort on a field, case-insensitive first-occurrence dedupe, or merging lists",
         },
         dedupe_sort,
+        tags=("text",),
     ),
-    _family(
+    Family(
         "replace-text",
         "Replace text across files.",
         {
@@ -1675,5 +1665,6 @@ FAMILIES: tuple[Family, ...] = (
             2: "a whole word in one extension across a tree, other files unchanged",
         },
         replace_text,
+        tags=("text",),
     ),
 )

@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
-from rlenvs.core.task import FamilyMixSource, Task
+from rlenvs.core.task import FamilyMixSource, GeneratorSource, Task
 
 ScenarioT = TypeVar("ScenarioT")
 TaskT = TypeVar("TaskT", bound=Task)
@@ -181,3 +181,13 @@ class ProceduralEnv:
         names = cls.choose_families(families)
         return FamilyMixSource(prefix, names, cls.check_level(level, names), task_at)
 
+    @classmethod
+    def level_source(cls, level: Any, task_at: Callable[[int, int], TaskT]) -> GeneratorSource[TaskT]:
+        """The tasks at `level` of an env with one family (ids `{family}/L{level}/{index}`,
+        as `Family.task_id` without a prefix writes them). `task_at(level, index)` must be a
+        module-level function, so the env pickles."""
+        if len(cls.task_families) != 1:
+            raise TypeError(f"{cls.env_name} has {len(cls.task_families)} families: use family_mix, not level_source")
+        (family,) = cls.task_families.values()
+        level = cls.check_level(level)
+        return GeneratorSource(functools.partial(task_at, level), name=f"{family.name}/L{level}")

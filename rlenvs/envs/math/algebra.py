@@ -30,6 +30,7 @@ from fractions import Fraction
 import numpy as np
 
 from rlenvs.core.draw import draw_int
+from rlenvs.core.procedural import Family
 from rlenvs.envs.math.procedural import (
     Level,
     Problem,
@@ -45,6 +46,7 @@ from rlenvs.envs.math.procedural import (
 from rlenvs.envs.math.tasks import MathTask
 
 FAMILY = "algebra"
+SUMMARY = "Linear equations, linear systems and polynomials to expand, exact answers."
 FAMILY_SEED = 2
 DEFAULT_LEVEL = 1
 DEFAULT_SYSTEM_PROMPT = (
@@ -280,11 +282,12 @@ LEVELS: dict[int, Level] = {
     4: Level("3×3 linear systems or equations between fractions", system_or_fractions),
     5: Level("expand and simplify a polynomial", polynomial_simplification, symbolic=True),
 }
+ALGEBRA = Family.of_levels(FAMILY, SUMMARY, LEVELS, seed=FAMILY_SEED)
 
 
 def algebra_task(level: int, index: int) -> MathTask:
     """Task `index` of `level`; module level so that envs holding it pickle."""
-    return procedural_task(FAMILY, FAMILY_SEED, LEVELS, level, index)
+    return procedural_task(ALGEBRA, level, index)
 
 
 class AlgebraEnv(ProceduralMathEnv):
@@ -293,6 +296,7 @@ class AlgebraEnv(ProceduralMathEnv):
     env_name = "Algebra-v0"
     family = FAMILY
     levels = LEVELS
+    task_families = {FAMILY: ALGEBRA}
     task_at = staticmethod(algebra_task)
 
     def __init__(

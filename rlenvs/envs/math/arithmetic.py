@@ -28,6 +28,7 @@ from fractions import Fraction
 import numpy as np
 
 from rlenvs.core.draw import draw_from, draw_int
+from rlenvs.core.procedural import Family
 from rlenvs.envs.math.procedural import (
     Level,
     Problem,
@@ -42,6 +43,7 @@ from rlenvs.envs.math.procedural import (
 from rlenvs.envs.math.tasks import MathTask
 
 FAMILY = "arithmetic"
+SUMMARY = "Arithmetic from single digits to fractions and decimals, exact answers."
 FAMILY_SEED = 1
 DEFAULT_LEVEL = 1
 DEFAULT_SYSTEM_PROMPT = "Solve the arithmetic problem. Give the exact final answer as \\boxed{...} at the end of your reply."
@@ -404,11 +406,12 @@ LEVELS: dict[int, Level] = {
     4: Level("expressions with parentheses or word problems", expression_or_word_problem),
     5: Level("fractions and decimals", fraction_or_decimal),
 }
+ARITHMETIC = Family.of_levels(FAMILY, SUMMARY, LEVELS, seed=FAMILY_SEED)
 
 
 def arithmetic_task(level: int, index: int) -> MathTask:
     """Task `index` of `level`; module level so that envs holding it pickle."""
-    return procedural_task(FAMILY, FAMILY_SEED, LEVELS, level, index)
+    return procedural_task(ARITHMETIC, level, index)
 
 
 class ArithmeticEnv(ProceduralMathEnv):
@@ -417,6 +420,7 @@ class ArithmeticEnv(ProceduralMathEnv):
     env_name = "Arithmetic-v0"
     family = FAMILY
     levels = LEVELS
+    task_families = {FAMILY: ARITHMETIC}
     task_at = staticmethod(arithmetic_task)
 
     def __init__(

@@ -2,13 +2,14 @@
 
 Why procedural: these envs need no data at all, never run out of tasks, and give a curriculum
 of difficulty levels with exact ground truth. Task `i` at level `L` is a pure function of
-`(L, i)`: all its randomness comes from `task_rng(family_seed, L, i)`, so a task id such as
+`(L, i)`: all its randomness comes from `task_rng(family_seed, L, i)` (the seeding every
+procedural family shares, `rlenvs.core.procedural`), so a task id such as
 `arithmetic/L2/17` rebuilds the same task in any process (vector workers, a later eval run).
 Generators draw only with `Generator.integers` (via `draw_*`), the simplest draw and the
 least likely to change between numpy releases; pin numpy to pin the tasks exactly.
 
-The module holds the seeding, exact LaTeX rendering of answers (the canonical ground-truth
-strings), and `ProceduralMathEnv`, the env both families subclass: level validation, the
+The module holds exact LaTeX rendering of answers (the canonical ground-truth strings) and
+`ProceduralMathEnv`, the env both families subclass: level validation (`ProceduralEnv`), the
 `{question, answer}` row format for users' own problems, and the judge (one final answer,
 scored as `math_answer_score` does, and stated in the form of the gold answer).
 
@@ -35,21 +36,16 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from rlenvs.core.env import Judgement, TextEnv
-from rlenvs.core.task import GeneratorSource, content_task_id
+from rlenvs.core.procedural import Family, ProceduralEnv
+from rlenvs.core.procedural import Level as FamilyLevel
+from rlenvs.core.procedural import task_rng as task_rng  # the families' seeding, kept importable here
+from rlenvs.core.task import content_task_id
 from rlenvs.envs.math.tasks import MathTask
 from rlenvs.rewards.math import AnswerCheck, check_answer, parse_number, warm_up
 from rlenvs.rewards.math.equivalence import stated_value
 from rlenvs.rewards.math.normalize import normalize_answer
 
-# --- seeding and drawing -------------------------------------------------------------------
-
-
-def task_rng(family_seed: int, level: int, index: int) -> np.random.Generator:
-    """The only source of randomness of task `index` at `level`: a function of its id alone.
-
-    `family_seed` keeps two families' level-1 task 0 from sharing a random stream.
-    """
-    return np.random.default_rng([family_seed, level, index])
+# --- drawing -------------------------------------------------------------------------------
 
 
 def draw_nonzero(rng: np.random.Generator, low: int, high: int) -> int:
@@ -252,21 +248,20 @@ class Problem(NamedTuple):
 
 
 @dataclass(frozen=True)
-class Level:
-    """One difficulty level of a family: what it asks, and its problem generator."""
+class Level(FamilyLevel[Problem]):
+    """One difficulty level of a math family: what it asks, its problem generator, and
+    whether its answers need the symbolic verifier."""
 
-    summary: str
-    generate: Callable[[np.random.Generator], Problem]
     symbolic: bool = False
     """Its answers are expressions, which the verifier compares in a sympy worker process
     (numbers, fractions and tuples are compared in process)."""
 
 
-def procedural_task(family: str, family_seed: int, levels: Mapping[int, Level], level: int, index: int) -> MathTask:
+def procedural_task(family: Family[Problem], level: int, index: int) -> MathTask:
     """Task `index` of `level`: the problem its own random stream generates, with its id."""
-    problem = levels[level].generate(task_rng(family_seed, level, index))
+    problem = family.scenario(level, index)
     return MathTask(
-        task_id=f"{family}/L{level}/{index}",
+        task_id=family.task_id(level, index),
         prompt=problem.prompt,
         answer=problem.answer,
         solution=problem.solution,
@@ -282,7 +277,7 @@ def boxed(answer: str) -> str:
 ROW_ANSWER_EXAMPLES = "7, -\\frac{3}{4}, 2.5, (2, -1) or x^2 + 3x - 1"
 
 
-class ProceduralMathEnv(TextEnv[MathTask]):
+class ProceduralMathEnv(ProceduralEnv, TextEnv[MathTask]):
     """A math env whose tasks are generated at one difficulty level; see the subclasses.
 
     Reward 1.0 iff the reply's single final answer is equivalent to the exact answer
@@ -298,6 +293,9 @@ class ProceduralMathEnv(TextEnv[MathTask]):
     family: ClassVar[str]
     """The first part of task ids, e.g. "arithmetic"."""
     levels: ClassVar[Mapping[int, Level]]
+    """The family's levels, for what the env needs of one (`symbolic`)."""
+    task_families: ClassVar[Mapping[str, Family[Problem]]]
+    """{family: its Family}: the one family whose levels `ProceduralEnv` checks."""
     task_at: ClassVar[Callable[[int, int], MathTask]]
     """The family's module-level `(level, index) -> task`: picklable, unlike a closure."""
     format_reminder: ClassVar[str] = (
@@ -312,23 +310,10 @@ class ProceduralMathEnv(TextEnv[MathTask]):
         render_mode: str | None,
     ) -> None:
         self.level = self.check_level(level)
-        source = GeneratorSource(
-            functools.partial(type(self).task_at, self.level), name=f"{self.family}/L{self.level}"
-        )
+        source = self.level_source(self.level, type(self).task_at)
         super().__init__(source, max_turns=max_turns, system_prompt=system_prompt, render_mode=render_mode)
         if self.levels[self.level].symbolic:
             warm_up()  # start the sympy worker now (about a second), not inside the first episode
-
-    @classmethod
-    def check_level(cls, level: Any) -> int:
-        valid = "; ".join(f"{number} = {spec.summary}" for number, spec in cls.levels.items())
-        if isinstance(level, bool) or not isinstance(level, (int, np.integer)):
-            raise TypeError(f"{cls.env_name} level must be an int, got {type(level).__name__} {level!r}: {valid}")
-        if int(level) not in cls.levels:
-            raise ValueError(
-                f"{cls.env_name} has no level {level!r}: pass level= one of {sorted(cls.levels)} ({valid})"
-            )
-        return int(level)
 
     def task_from_row(self, row: Mapping[str, Any]) -> MathTask:
         return math_row_task(row, content_task_id(self.family, row), self.env_name)

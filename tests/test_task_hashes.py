@@ -20,12 +20,14 @@ import datetime as dt
 import enum
 import functools
 import hashlib
+import importlib
 import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
 
+from rlenvs.core.procedural import ProceduralEnv
 from rlenvs.core.task import Task
 from rlenvs.envs.catalog import CATALOG
 
@@ -78,7 +80,12 @@ def task_record(task: Task) -> Any:
         from rlenvs.envs.spreadsheet.verdict import changed_data
 
         changed, rand_seed = changed_data(task, seed=0, round_=0)
-        record = {"task": record, "changed": canonical(changed), "rand_seed": rand_seed, "truth": canonical(truth(changed))}
+        record = {
+            "task": record,
+            "changed": canonical(changed),
+            "rand_seed": rand_seed,
+            "truth": canonical(truth(changed)),
+        }
     return record
 
 
@@ -92,26 +99,17 @@ def levels_digest(task_at: Callable[[int], Task]) -> str:
 
 
 def procedural_levels() -> Iterator[tuple[str, str, int, Callable[[int], Task]]]:
-    """(env id, family, level, index -> task) for every procedural family and level, found
-    through the modules the envs generate from (not a list kept here), so that a new family
-    or level fails `test_every_family_and_level_is_pinned` until it is pinned."""
-    from rlenvs.envs.math.algebra import AlgebraEnv
-    from rlenvs.envs.math.arithmetic import ArithmeticEnv
-    from rlenvs.envs.spreadsheet.families import FAMILIES as SPREADSHEET_FAMILIES
-    from rlenvs.envs.spreadsheet.tasks import family_task as spreadsheet_task
-    from rlenvs.envs.terminal.families import FAMILIES as TERMINAL_FAMILIES
-    from rlenvs.envs.terminal.tasks import family_task as terminal_task
-
-    for env_id, env in (("rlenvs/Arithmetic-v0", ArithmeticEnv), ("rlenvs/Algebra-v0", AlgebraEnv)):
-        for level in env.levels:
-            yield env_id, env.family, level, functools.partial(env.task_at, level)
-    for env_id, families, make in (
-        ("rlenvs/Terminal-v0", TERMINAL_FAMILIES, terminal_task),
-        ("rlenvs/Spreadsheet-v0", SPREADSHEET_FAMILIES, spreadsheet_task),
-    ):
-        for name, family in families.items():
-            for level in family.levels:
-                yield env_id, name, level, functools.partial(make, family, level)
+    """(env id, family, level, index -> task) for every family and level of every catalog
+    env that is a `ProceduralEnv`, built as the env builds them (`task_of`): found, not
+    listed here, so that a new env, family or level fails
+    `test_every_family_and_level_is_pinned` until it is pinned."""
+    for entry in CATALOG:
+        module, _, name = entry.entry_point.partition(":")
+        env = getattr(importlib.import_module(module), name)
+        if isinstance(env, type) and issubclass(env, ProceduralEnv):
+            for family_name, family in env.task_families.items():
+                for level in family.levels:
+                    yield entry.id, family_name, level, functools.partial(env.task_of, family_name, level)
 
 
 def current_hashes() -> dict[str, dict[str, str]]:

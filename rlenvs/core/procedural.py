@@ -19,6 +19,7 @@ task byte for byte across this sharing.
 
 from __future__ import annotations
 
+import abc
 import functools
 import re
 import zlib
@@ -75,7 +76,9 @@ class Family(Generic[ScenarioT]):
 
     def __post_init__(self) -> None:
         if not FAMILY_NAME.fullmatch(self.name):
-            raise ValueError(f"family name {self.name!r} must be lower-case letters, digits and '-': it is part of task ids")
+            raise ValueError(
+                f"family name {self.name!r} must be lower-case letters, digits and '-': it is part of task ids"
+            )
         if not self.levels or not all(type(level) is int for level in self.levels):
             raise ValueError(f"family {self.name}: levels must map int level numbers to summaries, got {self.levels!r}")
         if not callable(self.generate):
@@ -131,16 +134,22 @@ def _generate_at_level(
     return generators[level](rng)
 
 
-class ProceduralEnv:
+class ProceduralEnv(abc.ABC):
     """Mixin of an env whose tasks come from procedural families: one check of `families=`
     and `level=`, with errors that name what is valid, and the source that mixes families.
 
     The env sets `env_name` (its id without the namespace, for messages) and
-    `task_families` (name -> Family).
+    `task_families` (name -> Family), and says how it builds a task (`task_of`).
     """
 
     env_name: ClassVar[str]
     task_families: ClassVar[Mapping[str, Family[Any]]]
+
+    @classmethod
+    @abc.abstractmethod
+    def task_of(cls, family: str, level: int, index: int) -> Task:
+        """Task `index` at `level` of `family`, exactly as the env poses it: what tools that
+        walk every procedural env use (tests/test_task_hashes.py pins them all through it)."""
 
     @classmethod
     def choose_families(cls, families: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -149,7 +158,9 @@ class ProceduralEnv:
         names = tuple(registry) if families is None else (families,) if isinstance(families, str) else tuple(families)
         unknown = [name for name in names if name not in registry]
         if not names or unknown:
-            raise ValueError(f"unknown {cls.env_name} task families {unknown or names!r}: choose from {sorted(registry)}")
+            raise ValueError(
+                f"unknown {cls.env_name} task families {unknown or names!r}: choose from {sorted(registry)}"
+            )
         return names
 
     @classmethod

@@ -315,6 +315,12 @@ class ProceduralMathEnv(ProceduralEnv, TextEnv[MathTask]):
         if self.levels[self.level].symbolic:
             warm_up()  # start the sympy worker now (about a second), not inside the first episode
 
+    @classmethod
+    def task_of(cls, family: str, level: int, index: int) -> MathTask:
+        if family != cls.family:
+            raise ValueError(f"{cls.env_name} has one task family, {cls.family!r}, not {family!r}")
+        return cls.task_at(level, index)
+
     def task_from_row(self, row: Mapping[str, Any]) -> MathTask:
         return math_row_task(row, content_task_id(self.family, row), self.env_name)
 

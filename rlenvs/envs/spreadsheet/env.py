@@ -61,6 +61,10 @@ class SpreadsheetEnv(ProceduralEnv, TextEnv[SpreadsheetTask]):
     env_name = "Spreadsheet-v0"
     task_families = FAMILIES
 
+    @classmethod
+    def task_of(cls, family: str, level: int, index: int) -> SpreadsheetTask:
+        return _task_at(family, level, index)
+
     def __init__(
         self,
         families: str | Sequence[str] | None = None,

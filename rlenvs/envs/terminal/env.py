@@ -133,6 +133,10 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
     env_name = "Terminal-v0"
     task_families = FAMILIES
 
+    @classmethod
+    def task_of(cls, family: str, level: int, index: int) -> TerminalTask:
+        return _task_at(family, level, index)
+
     def __init__(
         self,
         families: str | Sequence[str] | None = None,

@@ -162,16 +162,16 @@ def _check_placement(config: TrainConfig) -> None:
             f"launch it with `accelerate launch --num_processes {expected} -m rlenvs_train.cli ...` (on several "
             "nodes, with --num_machines and --machine_rank), or set the placement to match"
         )
-    if world_size() > 1 and config.data.heldout_tasks:
-        raise ValueError(
-            "data.heldout_tasks measures greedy accuracy in the training process, in one-process runs only: with "
-            f"{world_size()} processes set it to 0 and evaluate checkpoints with `rlenvs-train eval` instead"
-        )
     if world_size() > 1 and (config.trainer.policy.model.path == TINY_MODEL or config.trainer.sft_warmup.episodes):
         raise ValueError(
             "the tiny model and the SFT warm-up run in one process only: with several processes set "
             "trainer.policy.model.path to a real model and trainer.sft_warmup.episodes=0 (warm up in a one-process "
             "run first and point model.path at its sft-model/)"
+        )
+    if world_size() > 1 and config.data.heldout_tasks:
+        raise ValueError(
+            "data.heldout_tasks measures greedy accuracy in the training process, in one-process runs only: with "
+            f"{world_size()} processes set it to 0 and evaluate checkpoints with `rlenvs-train eval` instead"
         )
 
 

@@ -176,7 +176,8 @@ def test_trains_on_exported_parquet(tmp_path: Path) -> None:
     files = export_env("rlenvs/Arithmetic-v0", tmp_path / "data", env_kwargs={"level": 1, "max_turns": 1}, num_train=16, seed=3)
     run = tmp_path / "run"
     data = f"data.train_data=[{files['train']}]"
-    result = rlenvs_train(f"trainer.output_dir={run}", data, "trainer.max_steps=2", "trainer.sft_warmup.episodes=0", cwd=tmp_path)
+    result = rlenvs_train(f"trainer.output_dir={run}", data, "trainer.max_steps=2", "trainer.sft_warmup.episodes=0",
+                          "data.heldout_tasks=0", cwd=tmp_path)  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     assert "GRPO: 16 tasks" in result.stdout and steps_of(run) == [1, 2]
 

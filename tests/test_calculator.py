@@ -133,6 +133,7 @@ def test_the_digit_cap_admits_exactly_its_own_size() -> None:
             calculate(too_large)
 
 
+@pytest.mark.full_data
 def test_every_gsm8k_test_annotation_is_reproduced() -> None:
     """All 4282 `<<expression=result>>` annotations of the GSM8K test set (they were made
     with a calculator) come out equal to their recorded result (`16.00` equals `16`)."""

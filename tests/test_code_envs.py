@@ -54,6 +54,7 @@ def _score_all(make_env, replies_for) -> list[tuple[str, float, dict]]:
 # --- the real data --------------------------------------------------------------------------
 
 
+@pytest.mark.sandbox
 def test_every_humaneval_canonical_solution_passes() -> None:
     results = _score_all(HumanEvalEnv, lambda env: env.oracle_action())
     assert len(results) == 164
@@ -61,6 +62,7 @@ def test_every_humaneval_canonical_solution_passes() -> None:
     assert failed == []
 
 
+@pytest.mark.sandbox
 def test_no_humaneval_task_passes_with_return_none() -> None:
     results = _score_all(HumanEvalEnv, lambda env: "    return None\n")
     assert [task_id for task_id, reward, _ in results if reward != 0.0] == []
@@ -69,6 +71,8 @@ def test_no_humaneval_task_passes_with_return_none() -> None:
     assert not_run == [] and all(info["tests_total"] >= 1 for _, _, info in results)
 
 
+@pytest.mark.sandbox
+@pytest.mark.full_data
 def test_mbpp_reference_solutions_pass_except_the_two_known_bad_ones() -> None:
     # Task 123's reference takes ~5 s alone: a generous timeout keeps a loaded machine from failing it.
     results = _score_all(lambda: MBPPEnv(split="all", timeout_s=60.0), lambda env: env.oracle_action())
@@ -77,17 +81,22 @@ def test_mbpp_reference_solutions_pass_except_the_two_known_bad_ones() -> None:
     assert failed == MBPP_KNOWN_BAD, f"{len(results) - len(failed)}/974 pass; failing: {sorted(failed)}"
 
 
+@pytest.mark.sandbox
+@pytest.mark.full_data
 def test_mbpp_challenge_tests_are_checked_when_asked() -> None:
     plain, challenge = MBPPEnv(split="all"), MBPPEnv(split="all", challenge_tests=True)
     with_more = [t for t, c in zip(plain.tasks.tasks, challenge.tasks.tasks) if len(c.program.tests) > len(t.program.tests)]
     assert len(with_more) == 11
 
 
+@pytest.mark.sandbox
+@pytest.mark.full_data
 def test_mbpp_splits_follow_the_release_task_ids() -> None:
     sizes = {split: len(MBPPEnv(split=split).tasks) for split in ("prompt", "test", "validation", "train")}
     assert sizes == {"prompt": 10, "test": 500, "validation": 90, "train": 374}
 
 
+@pytest.mark.sandbox
 def test_mbpp_prompt_shows_one_test_and_checks_all() -> None:
     env = MBPPEnv(split="test")
     env.reset(options={"task_index": 0})
@@ -95,6 +104,8 @@ def test_mbpp_prompt_shows_one_test_and_checks_all() -> None:
     assert len(shown) == 1 and len(env.task.program.tests) == 3
 
 
+@pytest.mark.sandbox
+@pytest.mark.full_data
 def test_shown_tests_are_those_the_prompt_shows_and_they_come_first() -> None:
     mbpp = MBPPEnv(split="all")
     for task in mbpp.tasks.tasks:  # the prompt's test, and any copy of it (5 tasks repeat it)
@@ -205,6 +216,7 @@ HUMANEVAL_0_CHEATS = {
 }
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("cheat", sorted(HUMANEVAL_0_CHEATS))
 def test_humaneval_cheats_score_zero(humaneval: HumanEvalEnv, cheat: str) -> None:
     humaneval.reset(options={"task_id": "HumanEval/0"})
@@ -213,6 +225,7 @@ def test_humaneval_cheats_score_zero(humaneval: HumanEvalEnv, cheat: str) -> Non
     assert terminated and not truncated
 
 
+@pytest.mark.sandbox
 def test_hard_coding_the_shown_mbpp_test_fails_the_hidden_ones() -> None:
     env = MBPPEnv(split="test")
     env.reset(options={"task_id": "mbpp/11"})  # remove_Occ: remove first and last occurrence of a char
@@ -256,6 +269,7 @@ HUMANEVAL_0_GOOD = {
 }
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("form", sorted(HUMANEVAL_0_GOOD))
 def test_humaneval_solution_formats_score_one(humaneval: HumanEvalEnv, form: str) -> None:
     humaneval.reset(options={"task_id": "HumanEval/0"})
@@ -354,6 +368,7 @@ def test_complete_function_appends_a_body_and_keeps_the_starter_code_before_a_fu
 # --- multi-turn feedback, partial credit ---------------------------------------------------------
 
 
+@pytest.mark.sandbox
 def test_a_failing_shown_test_is_quoted_in_full_and_the_next_attempt_can_solve() -> None:
     env = gym.make("rlenvs/HumanEval-v0", max_turns=3).unwrapped
     env.reset(options={"task_id": "HumanEval/23"})  # strlen: the docstring shows strlen('') == 0
@@ -369,6 +384,7 @@ def test_a_failing_shown_test_is_quoted_in_full_and_the_next_attempt_can_solve()
     assert (reward, terminated, truncated, info["stop_reason"]) == (1.0, True, False, "solved")
 
 
+@pytest.mark.sandbox
 def test_wrong_answers_to_shown_tests_are_quoted_with_the_call_that_produced_them() -> None:
     env = gym.make("rlenvs/MBPP-v0", split="test", max_turns=2).unwrapped
     env.reset(options={"task_id": "mbpp/11"})
@@ -393,6 +409,7 @@ def {name}(*args):
 """
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("task_id", ["HumanEval/53", "HumanEval/23", "mbpp/11", "mbpp/20"])
 def test_feedback_never_reveals_a_hidden_tests_inputs_or_expected_value(task_id: str) -> None:
     # A solution that records every call and says so every way it can (stdout, stderr,
@@ -418,6 +435,7 @@ def test_feedback_never_reveals_a_hidden_tests_inputs_or_expected_value(task_id:
     assert "hidden tests failed" in observation
 
 
+@pytest.mark.sandbox
 def test_shown_tests_run_before_hidden_ones_so_their_feedback_cannot_carry_hidden_inputs() -> None:
     env = gym.make("rlenvs/HumanEval-v0", max_turns=2).unwrapped
     env.reset(options={"task_id": "HumanEval/53"})  # the data checks add(0, 1) and add(1, 0) before add(2, 3)
@@ -426,6 +444,7 @@ def test_shown_tests_run_before_hidden_ones_so_their_feedback_cannot_carry_hidde
     assert "ValueError: [(2, 3)]" in observation and "(0, 1)" not in observation and "(1, 0)" not in observation
 
 
+@pytest.mark.sandbox
 def test_hidden_failures_are_counted_by_kind() -> None:
     """The kinds are the runner's fixed vocabulary. The type of exception the solution raised
     is not one: a red-team reply picked, per hidden test, the built-in exception whose index
@@ -448,6 +467,7 @@ def test_hidden_failures_are_counted_by_kind() -> None:
         assert not [word for word in ("abcda", "PHP", "Index", "IsADirectory", "ResourceWarning") if word in observation]
 
 
+@pytest.mark.sandbox
 def test_a_failing_assert_does_not_call_the_solution_again_for_its_message() -> None:
     """HumanEval/77's asserts read `assert candidate(1) == True, 'First test error: ' +
     str(candidate(1))`: the message called the solution a second time only when the assert
@@ -460,6 +480,7 @@ def test_a_failing_assert_does_not_call_the_solution_again_for_its_message() -> 
     assert report.stdout.split()[-1] == str(len(report.tests)), report  # one call per test, none failing twice
 
 
+@pytest.mark.sandbox
 def test_a_syntax_error_is_shown_whatever_the_tests() -> None:
     env = gym.make("rlenvs/HumanEval-v0", max_turns=2).unwrapped
     env.reset(options={"task_id": "HumanEval/0"})  # no test of HumanEval/0 repeats its docstring
@@ -470,6 +491,7 @@ def test_a_syntax_error_is_shown_whatever_the_tests() -> None:
     assert "7 of 7 hidden tests failed (error: 7)" in observation
 
 
+@pytest.mark.sandbox
 def test_output_is_shown_only_when_no_test_is_hidden(tmp_path) -> None:
     row = {"task_id": 1, "text": "Double a number.", "code": "def double(x):\n    return 2 * x",
            "test_list": ["assert double(2) == 4"], "test_setup_code": "", "challenge_test_list": []}  # fmt: skip
@@ -480,6 +502,7 @@ def test_output_is_shown_only_when_no_test_is_hidden(tmp_path) -> None:
     assert "Your program wrote to stderr:\ndebug 2" in observation
 
 
+@pytest.mark.sandbox
 def test_partial_credit_only_on_the_attempt_that_ends_the_episode() -> None:
     env = gym.make("rlenvs/HumanEval-v0", max_turns=2, partial=True).unwrapped
     env.reset(options={"task_id": "HumanEval/0"})
@@ -491,6 +514,7 @@ def test_partial_credit_only_on_the_attempt_that_ends_the_episode() -> None:
     assert truncated and not terminated and info["stop_reason"] == "max_turns"
 
 
+@pytest.mark.sandbox
 def test_a_timeout_is_reported_as_such(humaneval: HumanEvalEnv) -> None:
     env = gym.make("rlenvs/HumanEval-v0", max_turns=2, timeout_s=1.0).unwrapped
     env.reset(options={"task_id": "HumanEval/0"})
@@ -502,6 +526,7 @@ def test_a_timeout_is_reported_as_such(humaneval: HumanEvalEnv) -> None:
 # --- tasks posed by the user, bad input ---------------------------------------------------------
 
 
+@pytest.mark.sandbox
 def test_a_user_posed_humaneval_style_task() -> None:
     row = {
         "prompt": "def add(a: int, b: int) -> int:\n    \"\"\"Add two numbers.\"\"\"\n",
@@ -516,6 +541,7 @@ def test_a_user_posed_humaneval_style_task() -> None:
     assert env.step("    return a - b\n")[1] == 0.0
 
 
+@pytest.mark.sandbox
 def test_a_user_file_of_mbpp_tasks_with_split_all(tmp_path) -> None:
     row = {"task_id": 1, "text": "Double a number.", "code": "def double(x):\n    return 2 * x",
            "test_list": ["assert double(2) == 4", "assert double(0) == 0"], "test_setup_code": "",
@@ -573,6 +599,7 @@ def test_bad_env_arguments_are_refused_clearly(tmp_path) -> None:
         HumanEvalEnv(data_files=str(bad))
 
 
+@pytest.mark.sandbox
 def test_code_envs_copy_and_pickle_without_their_sandbox() -> None:
     import copy
     import pickle
@@ -586,6 +613,7 @@ def test_code_envs_copy_and_pickle_without_their_sandbox() -> None:
 # --- GSM8K-Python-v0 -----------------------------------------------------------------------------
 
 
+@pytest.mark.sandbox
 def test_gsm8k_python_runs_code_then_scores_the_answer() -> None:
     env = gym.make("rlenvs/GSM8K-Python-v0", split="test", oracle_uses_python=True).unwrapped
     env.reset(options={"task_index": 0})
@@ -599,6 +627,7 @@ def test_gsm8k_python_runs_code_then_scores_the_answer() -> None:
     assert reward == 1.0 and terminated and info["stop_reason"] == "answered"
 
 
+@pytest.mark.sandbox
 def test_gsm8k_python_does_not_run_code_in_a_reply_that_answers() -> None:
     env = gym.make("rlenvs/GSM8K-Python-v0", split="test").unwrapped
     env.reset(options={"task_index": 0})
@@ -610,6 +639,7 @@ def test_gsm8k_python_does_not_run_code_in_a_reply_that_answers() -> None:
 # --- any text -----------------------------------------------------------------------------------
 
 
+@pytest.mark.sandbox
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(reply=st.text(max_size=400) | st.text(max_size=200).map(lambda s: f"```python\n{s}\n```"))
 def test_any_reply_gets_a_reward_in_range_and_never_raises(humaneval: HumanEvalEnv, reply: str) -> None:

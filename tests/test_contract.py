@@ -14,9 +14,9 @@ import pytest
 import rlenvs
 from rlenvs.core import UnicodeText
 from rlenvs.testing.envs import check_text_env
-from tests.conftest import MAKE_KWARGS
+from tests.conftest import MAKE_KWARGS, SANDBOX_ENV_IDS
 
-ENV_IDS = [entry.id for entry in rlenvs.CATALOG]
+ENV_IDS = [pytest.param(entry.id, marks=[pytest.mark.sandbox] if entry.id in SANDBOX_ENV_IDS else []) for entry in rlenvs.CATALOG]
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)

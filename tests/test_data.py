@@ -153,6 +153,7 @@ def test_a_data_dir_that_does_not_exist_is_named_as_such(monkeypatch: pytest.Mon
     assert gym.make("rlenvs/GSM8K-v0", data_files=str(SHARED_DATA / "gsm8k" / "test.jsonl")).reset(seed=0)[0]
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize(
     "env_id,path",
     [("rlenvs/HumanEval-v0", "humaneval/HumanEval.jsonl.gz"), ("rlenvs/MBPP-v0", "mbpp/mbpp.jsonl")],

@@ -303,6 +303,7 @@ def test_make_rollout_func_checks_its_arguments():
         make_rollout_func(ENV, max_turns=0)
 
 
+@pytest.mark.slow  # GRPO steps of a real (tiny) model
 def test_two_grpo_steps_with_the_hf_backend(hf_run):
     trainer, rollout, record = hf_run
     check_run(record)
@@ -310,6 +311,7 @@ def test_two_grpo_steps_with_the_hf_backend(hf_run):
     assert set(EXTRA_COLUMNS) <= set(record["calls"][0])
 
 
+@pytest.mark.slow  # GRPO steps of a real (tiny) model
 def test_rollout_func_names_prompts_it_cannot_place(hf_run):
     trainer, rollout, _ = hf_run
     stranger = [{"role": "user", "content": "What is 40 + 2?"}]
@@ -333,6 +335,8 @@ def test_rollout_func_names_prompts_it_cannot_place(hf_run):
     assert all(len(c) <= 8 for c in out["completion_ids"])
 
 
+@pytest.mark.vllm
+@pytest.mark.slow
 def test_two_grpo_steps_with_vllm_colocate(tiny_path, tmp_path):
     result = tmp_path / "result.json"
     child = subprocess.run(
@@ -382,6 +386,7 @@ def test_environment_factory_contract():
         as_environment_factory("rlenvs/NoSuchEnv-v0")
 
 
+@pytest.mark.slow  # GRPO steps of a real (tiny) model
 def test_environment_factory_in_grpo_trainer(tiny_path, tmp_path):
     """TRL's own tool loop accepts the factory: it resets one env per rollout on the row's task
     and scores with get_reward. (The random model never writes a tool call, so rewards are 0.)"""

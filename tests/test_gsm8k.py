@@ -36,6 +36,7 @@ def reward_for(env: GSM8KEnv, index: int, reply: str) -> float:
     return env.step(reply)[1]
 
 
+@pytest.mark.full_data
 def test_the_test_split_is_the_real_one(env: GSM8KEnv) -> None:
     assert len(env.tasks) == len(ROWS) == 1319
     assert env.tasks.get(0).prompt == ROWS[0]["question"].strip()
@@ -46,6 +47,7 @@ def test_every_gold_solution_scores_one(env: GSM8KEnv) -> None:
     assert failures == []
 
 
+@pytest.mark.full_data
 @pytest.mark.parametrize("split", ["train", "test"])
 def test_the_oracle_reply_is_a_boxed_worked_solution_on_every_row(split: str) -> None:
     """oracle_action (what `rlenvs sft-data` and `rlenvs eval --policy oracle` play) answers as
@@ -144,7 +146,7 @@ def test_task_selection_by_index_and_id(env: GSM8KEnv) -> None:
 @pytest.mark.parametrize(
     "options,error,match",
     [
-        ({"task_index": 1319}, IndexError, "0..1318"),
+        pytest.param({"task_index": 1319}, IndexError, "0..1318", marks=pytest.mark.full_data),
         ({"task_index": "3"}, TypeError, "int"),
         ({"task_id": "gsm8k/train/0"}, KeyError, "no task"),
         ({"task": {"question": "q"}}, ValueError, "answer"),

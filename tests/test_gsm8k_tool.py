@@ -201,6 +201,7 @@ def test_find_calculator_calls_stays_linear_on_tag_spam() -> None:
     assert all(call.expression is None for call in found.calls)
 
 
+@pytest.mark.full_data
 def test_scripted_calculator_episode_on_every_test_problem(env: GSM8KToolEnv) -> None:
     """Every test problem: call the calculator on the gold solution's last `<<expr=result>>`
     (the gold number itself for the 18 problems without one), then answer `\\boxed{gold}`.

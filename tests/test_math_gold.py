@@ -16,6 +16,8 @@ from rlenvs.rewards.math import check_answer
 from rlenvs.rewards.math.restating import restates_question
 from tests.conftest import SHARED_DATA
 
+pytestmark = pytest.mark.full_data  # the whole of each split, not the samples
+
 UNANSWERABLE = {
     "train/number_theory/7115.json": "the solution's box is empty (`there are $\\boxed{}$ primes`): no answer to score",
     "train/number_theory/7117.json": "the solution's box is empty (`the answer is $\\boxed{}$`): no answer to score",

@@ -114,6 +114,7 @@ def test_notebook_runs(name: str, tmp_path: Path) -> None:
     _execute(name, tmp_path)
 
 
+@pytest.mark.slow  # trains a tiny model with GRPO inside a kernel: about a minute
 def test_train_grpo_notebook_short_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The quickstart in a notebook, shrunk to a few GRPO steps: it trains into a fresh
     temporary folder (TMPDIR is pointed at this test's, so the run lands here), plots,

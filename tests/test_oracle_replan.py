@@ -68,6 +68,7 @@ def terminal_envs():
         env.close()
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("step", list(STEPS))
 @pytest.mark.parametrize("task", TERMINAL_TASKS, ids=lambda task: f"{task[0]}-L{task[1]}")
 def test_terminal_oracle_earns_the_maximum_after_any_first_step(terminal_envs, task, step):
@@ -79,6 +80,7 @@ def test_terminal_oracle_earns_the_maximum_after_any_first_step(terminal_envs, t
         assert replies == [f"```bash\n{command}\n```" for command in env.task.solution] + [replies[-1]]
 
 
+@pytest.mark.sandbox
 def test_after_a_reference_command_and_damage_the_workspace_is_put_back_exactly(terminal_envs):
     """What the re-planning reply restores is the start, to the nanosecond of each mtime and
     the bit of each mode (permissions decide this family; mtimes the newer-files family)."""
@@ -94,6 +96,7 @@ def test_after_a_reference_command_and_damage_the_workspace_is_put_back_exactly(
         assert read_tree(session) == env._oracle_start
 
 
+@pytest.mark.sandbox
 def test_terminal_oracle_fits_its_turns():
     """With fewer turns than reference commands left, the oracle folds them (and the submit)
     into one reply instead of running out of turns before the answer."""
@@ -107,6 +110,7 @@ def test_terminal_oracle_fits_its_turns():
             env.close()
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("layout", [terminal_bench_task, harbor_task], ids=["terminal-bench", "harbor"])
 def test_terminal_oracle_replans_task_folders(layout, tmp_path):
     env = TerminalEnv(task_dir=str(layout(tmp_path)), max_turns=5)
@@ -120,6 +124,7 @@ def test_terminal_oracle_replans_task_folders(layout, tmp_path):
         env.close()
 
 
+@pytest.mark.sandbox
 def test_terminal_oracle_says_why_it_cannot_go_on():
     rng = np.random.default_rng(0)
     blob = {"path": "blob.bin", "content_base64": base64.b64encode(rng.bytes(90_000)).decode()}

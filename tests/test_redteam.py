@@ -12,6 +12,8 @@ import tests.redteam
 from tests.redteam import Case
 
 FAMILIES = ("math", "code", "terminal", "spreadsheet")
+SANDBOX_FAMILIES = ("code", "terminal")
+"""Whose replies are run (code, shell commands) in the sandbox."""
 CORPORA = {
     module.name: importlib.import_module(f"tests.redteam.{module.name}")
     for module in pkgutil.iter_modules(tests.redteam.__path__)
@@ -22,7 +24,8 @@ def _cases() -> list:
     params = []
     for family, corpus in sorted(CORPORA.items()):
         for number, case in enumerate(corpus.CASES):
-            params.append(pytest.param(family, case, id=f"{family}-{number:03d}-{case.kind}"))
+            marks = [pytest.mark.sandbox] if family in SANDBOX_FAMILIES else []
+            params.append(pytest.param(family, case, id=f"{family}-{number:03d}-{case.kind}", marks=marks))
     return params
 
 

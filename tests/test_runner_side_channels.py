@@ -17,6 +17,8 @@ import pytest
 from rlenvs.sandbox import Sandbox
 from rlenvs.sandbox import TestProgram as Program  # (not collected as a test class)
 
+pytestmark = pytest.mark.sandbox  # every test runs code in the sandbox
+
 SIZE = 200_000
 BIG_FIRST = Program(
     tests=(f"assert f(0) == list(range({SIZE}))", "assert f(1) == 1"), remote={"f": "f"}

@@ -36,7 +36,7 @@ from rlenvs.sandbox.worker import Worker
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 needs_guest_python = pytest.mark.skipif(not os.access("/usr/bin/python3", os.X_OK), reason="no /usr/bin/python3")
-pytestmark = needs_guest_python
+pytestmark = [needs_guest_python, pytest.mark.sandbox]  # `sandbox`: skipped naming the install without it
 
 VALUES_PATH = Path(__file__).resolve().parents[1] / "rlenvs" / "sandbox" / "guest" / "values.py"
 

@@ -19,6 +19,8 @@ import pytest
 from rlenvs.sandbox import Sandbox
 from rlenvs.sandbox import TestProgram as Program  # (not collected as a test class)
 
+pytestmark = pytest.mark.sandbox  # every test runs code in the sandbox
+
 FOLDERS = ("/workspace", "/tmp", "/dev/shm")
 ECHO = Program(tests=("assert echo(1) == 1",), remote={"echo": "echo"})
 

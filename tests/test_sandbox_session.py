@@ -15,6 +15,8 @@ from rlenvs.rewards.workspace import read_workspace
 from rlenvs.sandbox import Limits
 from rlenvs.sandbox.session import MAX_COMMAND_BYTES, ReadOnlyFolder, SessionError, ShellSession
 
+pytestmark = pytest.mark.sandbox  # shell sessions run in the sandbox
+
 
 @pytest.fixture(scope="module")
 def session():

@@ -60,7 +60,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import os
 import re
 from pathlib import Path
 
@@ -78,8 +77,8 @@ from tests.libreoffice import (
     recalculate_with_libreoffice,
 )
 
-if find_soffice() is None and not os.environ.get("CI"):
-    pytest.skip(f"LibreOffice (soffice) is not installed: {INSTALL_HINT}", allow_module_level=True)
+pytestmark = pytest.mark.libreoffice
+"""Without soffice these are skipped naming the install (tests/conftest.py), and fail in CI."""
 
 D = dt.date
 

@@ -52,6 +52,7 @@ def play_oracle(env: TerminalEnv, options: dict) -> tuple[float, dict, int]:
     raise AssertionError("the episode did not end")
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize(
     ("family", "level"), [(name, level) for name, family in FAMILIES.items() for level in family.levels]
 )
@@ -85,6 +86,7 @@ def test_at_least_ten_families_with_two_levels_each():
     assert all(len(family.levels) >= 2 for family in FAMILIES.values())
 
 
+@pytest.mark.sandbox
 def test_the_families_are_interleaved_and_ids_find_their_task(env):
     names = [env.reset(options={"task_index": i})[1]["task_id"].split("/")[1] for i in range(len(FAMILIES))]
     assert sorted(names) == sorted(FAMILIES)
@@ -93,6 +95,7 @@ def test_the_families_are_interleaved_and_ids_find_their_task(env):
     assert again["task_id"] == info["task_id"] and prompt == env.task.prompt
 
 
+@pytest.mark.sandbox
 def test_a_users_own_task_row(env):
     reward, info, turns = play_oracle(env, {"task": ROW})
     assert (reward, turns) == (1.0, 2)
@@ -102,6 +105,7 @@ def test_a_users_own_task_row(env):
     assert (obs, reward) == ("a\nb\nc\n\n[exit code 0]", 0.0)
 
 
+@pytest.mark.sandbox
 def test_a_family_task_round_trips_through_its_json_row(env):
     for index in range(len(FAMILIES) * 2):
         task = env.tasks.get(index)
@@ -111,6 +115,7 @@ def test_a_family_task_round_trips_through_its_json_row(env):
     assert Entry.from_dict(json.loads(json.dumps(binary.to_dict()))) == binary
 
 
+@pytest.mark.sandbox
 def test_a_question_task_takes_the_answer_from_submit(env):
     env.reset(options={"task": QUESTION})
     _, reward, terminated, _, info = env.step("submit 4")
@@ -120,6 +125,7 @@ def test_a_question_task_takes_the_answer_from_submit(env):
     assert env.step("I counted them.\n```bash\nsubmit 3\n```")[1] == 1.0
 
 
+@pytest.mark.sandbox
 def test_the_workspace_is_judged_at_the_last_turn_without_a_submit(env):
     env.reset(options={"task": ROW})
     for _ in range(env.max_turns - 1):
@@ -128,6 +134,7 @@ def test_the_workspace_is_judged_at_the_last_turn_without_a_submit(env):
     assert (reward, terminated, truncated, info["stop_reason"]) == (1.0, False, True, "max_turns")
 
 
+@pytest.mark.sandbox
 def test_timeouts_output_floods_and_empty_replies_get_an_observation_and_the_episode_goes_on(env):
     env.reset(options={"task": ROW})
     obs, *_ = env.step("```bash\ncd /tmp && sleep 30\n```")
@@ -138,6 +145,7 @@ def test_timeouts_output_floods_and_empty_replies_get_an_observation_and_the_epi
     assert env.step("pwd; false")[0] == "/workspace\n\n[exit code 1]"
 
 
+@pytest.mark.sandbox
 def test_the_verifier_ignores_fake_tools_on_the_agents_path(env):
     env.reset(options={"task": ROW})
     fake = "mkdir -p bin; for t in cat ls python3 wc head; do printf '#!/bin/sh\\necho 3\\n' > bin/$t; chmod +x bin/$t; done"
@@ -147,6 +155,7 @@ def test_the_verifier_ignores_fake_tools_on_the_agents_path(env):
     assert reward == 0.0 and info["failed_checks"] == ["count.txt does not hold the expected text"]
 
 
+@pytest.mark.sandbox
 def test_the_verifier_does_not_follow_a_symlink_to_a_host_file(env):
     host_file = "/etc/hostname" if os.path.isfile("/etc/hostname") else "/etc/passwd"
     with open(host_file) as handle:
@@ -158,6 +167,7 @@ def test_the_verifier_does_not_follow_a_symlink_to_a_host_file(env):
     assert reward == 0.0 and "is a symlink" in info["failed_checks"][0]
 
 
+@pytest.mark.sandbox
 def test_two_concurrent_episodes_do_not_see_each_others_workspace():
     envs = [TerminalEnv(max_turns=30) for _ in range(2)]
     results = {}
@@ -181,6 +191,7 @@ def test_two_concurrent_episodes_do_not_see_each_others_workspace():
     assert results == {0: "data.txt\ntrace-0.txt\n\n[exit code 0]", 1: "data.txt\ntrace-1.txt\n\n[exit code 0]"}
 
 
+@pytest.mark.sandbox
 def test_a_copy_made_mid_episode_carries_the_workspace_and_the_shell_on_its_own_sandbox(env):
     env.reset(options={"task": ROW})
     env.step("mkdir -p out && cd out && echo 3 > ../count.txt && export STEP=two")
@@ -198,6 +209,7 @@ def test_a_copy_made_mid_episode_carries_the_workspace_and_the_shell_on_its_own_
     assert env.step("submit")[1] == 0.0
 
 
+@pytest.mark.sandbox
 def test_a_copy_carries_big_files_symlinks_odd_names_and_wide_trees(env):
     """What the host reader's caps for expectations would drop (files over 1 MiB, more than
     20,000 entries) and what it reports but cannot write (symlinks, FIFOs, in folders the
@@ -223,6 +235,7 @@ def test_a_copy_carries_big_files_symlinks_odd_names_and_wide_trees(env):
         clone.close()
 
 
+@pytest.mark.sandbox
 def test_a_copy_keeps_hard_links_one_file(env):
     """Two (or three) names of one file are one file in the copy too: a write through one
     name shows through the others, and the names keep their one inode, mode and mtime, also
@@ -246,6 +259,7 @@ def test_a_copy_keeps_hard_links_one_file(env):
         clone.close()
 
 
+@pytest.mark.sandbox
 def test_a_copy_of_a_workspace_that_cannot_be_copied_whole_ends_its_episode_with_the_reason(env):
     """Sparse files hold more bytes than the copy's workspace could: the copy is made, and its
     next step ends the episode (reward 0) saying why, instead of crashing a vector worker."""
@@ -263,6 +277,7 @@ def test_a_copy_of_a_workspace_that_cannot_be_copied_whole_ends_its_episode_with
     assert env.step("ls sparse8")[0] == "sparse8\n\n[exit code 0]"  # the original goes on
 
 
+@pytest.mark.sandbox
 def test_a_failing_setup_script_names_the_task(env):
     row = {**ROW, "setup_script": "exit 7"}
     with pytest.raises(RuntimeError, match="setup script failed"):
@@ -331,6 +346,7 @@ ACTIONS = st.one_of(
 )  # fmt: skip
 
 
+@pytest.mark.sandbox
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(actions=st.lists(ACTIONS, min_size=1, max_size=6), index=st.integers(0, 200))
 def test_a_random_agent_never_crashes_the_env(env, actions, index):

@@ -354,6 +354,7 @@ def env(task_folder):
     made.close()
 
 
+@pytest.mark.sandbox
 def test_the_reference_solution_scores_one(env):
     env.reset(seed=0)
     for _ in range(env.max_turns):
@@ -369,6 +370,7 @@ def test_the_reference_solution_scores_one(env):
     assert "No such file or directory" in obs and "hello.txt" not in obs
 
 
+@pytest.mark.sandbox
 def test_submitting_at_once_scores_zero_and_says_why(env):
     env.reset(seed=0)
     _, reward, terminated, _, info = env.step("submit")
@@ -380,6 +382,7 @@ def test_submitting_at_once_scores_zero_and_says_why(env):
     )
 
 
+@pytest.mark.sandbox
 def test_the_agent_starts_in_the_workdir_with_the_copied_files_and_no_tests(env):
     env.reset(seed=0)
     obs, *_ = env.step("pwd; cat greeting.txt")
@@ -390,6 +393,7 @@ def test_the_agent_starts_in_the_workdir_with_the_copied_files_and_no_tests(env)
     assert "test_outputs" not in obs and "solve" not in obs and "expected" not in obs
 
 
+@pytest.mark.sandbox
 def test_the_copied_files_keep_their_modes(tmp_path):
     env = gym.make(
         "rlenvs/Terminal-v0", task_dir=str(terminal_bench_task(tmp_path))
@@ -403,6 +407,7 @@ def test_the_copied_files_keep_their_modes(tmp_path):
         env.close()
 
 
+@pytest.mark.sandbox
 def test_a_reward_the_agent_planted_does_not_count(tmp_path):
     env = gym.make("rlenvs/Terminal-v0", task_dir=str(harbor_task(tmp_path))).unwrapped
     try:
@@ -419,6 +424,7 @@ def test_a_reward_the_agent_planted_does_not_count(tmp_path):
         env.close()
 
 
+@pytest.mark.sandbox
 def test_the_tests_start_from_nothing_the_agent_wrote(tmp_path):
     """The WORKDIR to start in (as Terminal-Bench starts them), a fresh HOME and /tmp, exactly
     the verdict's variables, a shell with no function or alias of the agent's (the attacks
@@ -450,6 +456,7 @@ def test_the_tests_start_from_nothing_the_agent_wrote(tmp_path):
     )
 
 
+@pytest.mark.sandbox
 def test_pytest_runs_with_the_tests_own_config(tmp_path):
     """The task's pytest.ini is the config (`-c`): it names the test functions, so without it
     pytest would collect nothing and fail."""
@@ -488,6 +495,7 @@ def test_the_pytest_config_is_the_first_of_pytests_own_order_that_configures_pyt
     )
 
 
+@pytest.mark.sandbox
 def test_a_harbor_test_script_that_writes_no_reward_fails(tmp_path):
     folder = harbor_task(tmp_path)
     write(folder / "tests" / "test.sh", "#!/bin/bash\npython3 /tests/test_outputs.py\n")
@@ -501,6 +509,7 @@ def test_a_harbor_test_script_that_writes_no_reward_fails(tmp_path):
         env.close()
 
 
+@pytest.mark.sandbox
 def test_the_agent_the_set_up_and_the_tests_see_the_dockerfile_env(tmp_path):
     folder = terminal_bench_task(tmp_path)
     write(
@@ -528,6 +537,7 @@ def test_the_agent_the_set_up_and_the_tests_see_the_dockerfile_env(tmp_path):
         env.close()
 
 
+@pytest.mark.sandbox
 def test_the_tests_run_under_the_folders_test_timeout(tmp_path):
     folder = terminal_bench_task(tmp_path)  # max_test_timeout_sec: 30.0
     write(

@@ -83,6 +83,7 @@ AS_COPIED = {
 """The verdict's root as `run_tests` makes it for `TESTS`."""
 
 
+@pytest.mark.sandbox
 def test_the_tests_may_write_their_logs_tmpdir_the_scratch_folders_and_the_workspace(fresh):
     script = (
         f"python3 {TESTS_DIR}/test_outputs.py && cat {TESTS_DIR}/expected.txt > /dev/null && "
@@ -95,6 +96,7 @@ def test_the_tests_may_write_their_logs_tmpdir_the_scratch_folders_and_the_works
     assert verdict_files(fresh).items() >= {f"tests/{LOGS_NAME}/verifier/reward.txt": "1\n", "tmp/t": "t\n"}.items()
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize(
     "write",
     [
@@ -132,6 +134,7 @@ def test_nothing_the_tests_run_can_rewrite_their_own_files_or_the_verdicts(fresh
     assert verdict_files(fresh) == AS_COPIED
 
 
+@pytest.mark.sandbox
 def test_the_tests_python3_starts_from_the_bytecode_of_the_verdicts_sitecustomize(fresh):
     """Written beside it by the sandbox's own interpreter: the tests' python3 loads it, and
     compiles nothing of the verdict's at its start (0.7-1 ms of every python3)."""
@@ -139,6 +142,7 @@ def test_the_tests_python3_starts_from_the_bytecode_of_the_verdicts_sitecustomiz
     assert re.fullmatch(rf"# code object from '?{VERDICT_ROOT}/site/__pycache__/sitecustomize\.[a-z]+-[0-9]+\.pyc'?\n", output), output
 
 
+@pytest.mark.sandbox
 def test_a_run_whose_folders_cannot_be_made_read_only_does_not_pass(fresh, monkeypatch):
     """Should the read-only view fail, the tests do not run: a failure that says why."""
     monkeypatch.setattr(VerdictRun, "read_only", property(lambda run: ReadOnlyFolder(f"{run.root}/none")))
@@ -146,6 +150,7 @@ def test_a_run_whose_folders_cannot_be_made_read_only_does_not_pass(fresh, monke
     assert result.exit_code == 87 and "could not be made read-only" in result.stdout
 
 
+@pytest.mark.sandbox
 def test_git_runs_no_hook_or_fsmonitor_of_the_repository_and_reads_no_system_config(fresh):
     fresh.run(
         "mkdir -p /app/repo/.git/hooks && cd /app/repo && git init -q && git config core.fsmonitor /app/fsm.sh && "
@@ -161,6 +166,7 @@ def test_git_runs_no_hook_or_fsmonitor_of_the_repository_and_reads_no_system_con
     ), outcome.stdout
 
 
+@pytest.mark.sandbox
 def test_git_runs_no_signing_program_or_editor_the_repository_names(fresh):
     """gpg.program (with commit.gpgSign or tag.gpgSign, in any signing format), core.editor,
     sequence.editor and an attributes file, all set in the repository's own config: the
@@ -226,6 +232,7 @@ def test_what_the_agent_can_write_is_read_as_text_with_dots_applied():
     assert [run.writable(f"{VERDICT_ROOT}/{name}") for name in inside] == [False, False, True, True]
 
 
+@pytest.mark.sandbox
 def test_a_task_pythonpath_or_path_naming_the_workspace_shadows_nothing_of_the_system(fresh):
     """With the task's PYTHONPATH=/app and PATH=/app/bin first, the tests import the agent's
     modules and run its tools, but Python's own modules (encodings, at start-up) and the
@@ -246,6 +253,7 @@ def test_a_task_pythonpath_or_path_naming_the_workspace_shadows_nothing_of_the_s
     assert first == f"{system} 5 ['/app', '/tmp']" and rest == ["tool", "genuine", "/usr/bin/python3"]
 
 
+@pytest.mark.sandbox
 def test_a_task_that_sets_the_verdicts_own_variables_does_not_undo_them(fresh):
     environment = [("PYTHONNOUSERSITE", ""), ("GIT_CONFIG_COUNT", "0"), ("PYTHONPATH", "/app"),
                    ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "")]  # fmt: skip
@@ -258,6 +266,7 @@ def test_a_task_that_sets_the_verdicts_own_variables_does_not_undo_them(fresh):
     assert outcome.stdout == "1\nfalse\n1\n"
 
 
+@pytest.mark.sandbox
 def test_python_started_in_the_workdir_finds_the_workspaces_modules_after_pythons_own(fresh):
     """PYTHONSAFEPATH=1 and the verdict's sitecustomize: -m, -c and stdin get the start folder
     at the end of sys.path, a script its own folder at the front, as Python puts it."""

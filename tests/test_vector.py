@@ -196,6 +196,7 @@ def test_reset_takes_gymnasium_seed_spelling():
             pool.reset(seed="5")
 
 
+@pytest.mark.sandbox
 def test_code_env_oracle_reaches_full_reward_on_threads():
     """HumanEval's steps wait on the sandbox: the thread pool's use case."""
     with EnvPool("rlenvs/HumanEval-v0", 4, step_timeout_s=60) as pool:
@@ -417,6 +418,7 @@ def test_process_crashed_worker_is_replaced(scripted_processes):
     assert [r.reward for r in pool.step(dict(zip([1, 3], pool.oracle_actions([1, 3]))))] == [1.0, 1.0]
 
 
+@pytest.mark.sandbox
 def test_process_pool_leaves_no_processes():
     """HumanEval in worker processes: each worker starts sandbox processes of its own;
     close ends the workers and everything below them."""

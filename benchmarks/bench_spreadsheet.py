@@ -87,6 +87,7 @@ def verification_ms(episodes: list[tuple[Any, Any, Any]]) -> list[float]:
 
 def libreoffice_ms(episodes: list[tuple[Any, Any, Any]]) -> tuple[list[float], float] | None:
     """Per-workbook round trips (ms each), and the per-workbook ms of one batch call."""
+    from rlenvs.workbook.xlsx import write_xlsx
     from tests.libreoffice import find_soffice, recalculate_with_libreoffice
 
     if find_soffice() is None:
@@ -96,7 +97,7 @@ def libreoffice_ms(episodes: list[tuple[Any, Any, Any]]) -> tuple[list[float], f
         paths = []
         for k, (_, task, workbook) in enumerate(chosen):
             path = Path(folder) / f"episode_{k}.xlsx"
-            workbook.to_xlsx(path)
+            write_xlsx(workbook, path)
             paths.append(path)
         singles = []
         for path in paths:

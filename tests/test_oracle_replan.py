@@ -21,9 +21,9 @@ from rlenvs.envs.spreadsheet.operations import run_reply
 from rlenvs.envs.spreadsheet.oracle import OracleError as SheetOracleError
 from rlenvs.envs.spreadsheet.oracle import contents, rewrite
 from rlenvs.envs.spreadsheet.tasks import SpreadsheetTask
-from rlenvs.envs.spreadsheet.workbook import Workbook
 from rlenvs.envs.terminal.env import TerminalEnv
 from rlenvs.envs.terminal.oracle import OracleError, read_tree, replay_command, restore_script, start_lines
+from rlenvs.workbook.workbook import Workbook
 from tests.test_terminal_folders import harbor_task, terminal_bench_task
 
 

@@ -15,7 +15,7 @@ from rlenvs.envs.spreadsheet.actions import (
     parse_area,
     parse_content,
 )
-from rlenvs.envs.spreadsheet.cells import column_letters, column_number
+from rlenvs.workbook.cells import column_letters, column_number
 
 
 def test_every_verb_parses():

@@ -1,4 +1,4 @@
-"""The spreadsheet engine (rlenvs.envs.spreadsheet): addressing, values, formulas, the
+"""The spreadsheet engine (rlenvs.workbook): addressing, values, formulas, the
 function table, recalculation and cycles, reference rewriting, and .xlsx files.
 
 Expected values are written by hand from Excel's documented behaviour (Microsoft's
@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rlenvs.envs.spreadsheet.cells import (
+from rlenvs.workbook.cells import (
     CellRef,
     column_letters,
     column_number,
@@ -26,7 +26,7 @@ from rlenvs.envs.spreadsheet.cells import (
     parse_ref,
     quote_sheet,
 )
-from rlenvs.envs.spreadsheet.formulas import (
+from rlenvs.workbook.formulas import (
     FUNCTIONS,
     FormulaError,
     adjust_for_rows,
@@ -35,7 +35,7 @@ from rlenvs.envs.spreadsheet.formulas import (
     shift_formula,
     to_text,
 )
-from rlenvs.envs.spreadsheet.values import (
+from rlenvs.workbook.values import (
     CIRCULAR,
     DIV0,
     NA,
@@ -48,7 +48,8 @@ from rlenvs.envs.spreadsheet.values import (
     number_to_text,
     serial_to_date,
 )
-from rlenvs.envs.spreadsheet.workbook import Workbook
+from rlenvs.workbook.workbook import Workbook
+from rlenvs.workbook.xlsx import read_xlsx, write_xlsx
 
 
 def serial(y: int, m: int, d: int) -> float:
@@ -671,12 +672,12 @@ def test_xlsx_round_trip(tmp_path):
         }
     )
     path = tmp_path / "book.xlsx"
-    wb.to_xlsx(path)
+    write_xlsx(wb, path)
     raw = openpyxl.load_workbook(path)
     assert raw.sheetnames == ["Data", "My Sheet"]
     assert raw["Data"]["A4"].data_type == "f" and raw["Data"]["A4"].value == '=_xlfn.CONCAT(A2,"-",B2)'
     assert raw["Data"]["C2"].is_date and raw["Data"]["A3"].data_type == "s" and raw["Data"]["E2"].data_type == "e"
-    back = Workbook.from_xlsx(path)
+    back = read_xlsx(path)
     assert back.sheet_names == wb.sheet_names
     for name in wb.sheet_names:
         assert list(back.cells(name)) == list(wb.cells(name))
@@ -694,7 +695,7 @@ def test_reading_a_file_written_by_openpyxl(tmp_path):
     ws["C2"] = "=Q1!A1"  # a sheet that does not exist
     path = tmp_path / "theirs.xlsx"
     book.save(path)
-    wb = Workbook.from_xlsx(path)
+    wb = read_xlsx(path)
     assert wb.values("'Q1 Data'!A1:D2") == [["x", 2, 6.0, 2.0], [dt.date(2024, 5, 6), 2024.0, REF, None]]
     assert wb.content("'Q1 Data'!D1") == '=XLOOKUP("x",A1:A1,B1:B1)'
     assert wb.content("'Q1 Data'!E1") == "=SUM(B1:C1" and wb.value("'Q1 Data'!E1") == NAME  # unreadable: kept
@@ -784,7 +785,7 @@ _PROPERTY_BOOK = Workbook.from_rows(
 def test_a_reference_written_as_a_position_is_not_a_dependency():
     """ROW(C5), COLUMN(C5), ROWS($C$2:C5) and OFFSET's anchor in C5 name where C5 is: not a
     cycle (Excel and LibreOffice compute them), and not among the formula's precedents."""
-    from rlenvs.envs.spreadsheet.formulas import dependencies
+    from rlenvs.workbook.formulas import dependencies
 
     wb = Workbook.from_rows({"S": [["In", "Balance"], [10, "=A2"], [5, "=OFFSET(B3,-1,0)+A3"], [7, "=OFFSET(B4,-1,0)+A4"]]})
     wb.set("S!C4", "=ROW(C4)*10+COLUMN(C4)+ROWS($C$2:C4)")
@@ -915,7 +916,7 @@ def test_row_of_indirect_or_offset_over_the_formula_s_own_row_is_a_position():
     ]})  # fmt: skip
     assert [wb.value(f"S!{c}{r}") for r, c in ((1, "B"), (1, "C"), (2, "B"), (2, "C"), (3, "B"), (3, "C"))] == [
         "123", 15.0, 21.0, "93", 4.0, CIRCULAR]  # fmt: skip
-    from rlenvs.envs.spreadsheet.formulas import dependencies
+    from rlenvs.workbook.formulas import dependencies
 
     assert [str(n.ref) for n in dependencies(parse_formula('=ROW(INDIRECT("A1:A"&B2))+ROWS(INDEX(C1:C9,D1))'))] == ["B2", "D1"]
 
@@ -979,3 +980,32 @@ def test_criteria_read_a_date_written_as_us_text():
     }  # fmt: skip
     for formula, want in cases.items():
         assert close(ev(formula, rows), want), (formula, ev(formula, rows))
+
+
+def test_the_engine_imports_only_itself_and_workbook_not_xlsx():
+    """`rlenvs.workbook` is a peer package under the env: no import of `rlenvs.envs` (or any
+    other rlenvs package), and one direction between the model and the file format
+    (`xlsx` imports `workbook`; `workbook` does not import `xlsx`, not even lazily)."""
+    import ast
+    from pathlib import Path
+
+    import rlenvs.workbook
+
+    root = Path(rlenvs.workbook.__file__).parent
+    outside, circle = [], []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and node.level == 0
+                else []
+            )
+            for name in names:
+                if name.split(".")[0] == "rlenvs" and not name.startswith("rlenvs.workbook"):
+                    outside.append(f"{path.relative_to(root)}: {name}")
+                if path.name == "workbook.py" and name == "rlenvs.workbook.xlsx":
+                    circle.append(name)
+            assert not (isinstance(node, ast.ImportFrom) and node.level), f"{path}: relative import"
+    assert outside == [] and circle == []

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 import rlenvs  # noqa: F401 - registers the ids
 from rlenvs.envs.spreadsheet.env import SpreadsheetEnv, refers_to_cells
-from rlenvs.envs.spreadsheet.perturb import perturb
 from rlenvs.envs.spreadsheet.families import FAMILIES
-from rlenvs.envs.spreadsheet.workbook import Workbook
+from rlenvs.envs.spreadsheet.perturb import perturb
+from rlenvs.workbook.workbook import Workbook
 
 SEEDS = range(20)
 

@@ -1,6 +1,6 @@
 """The formula engine against LibreOffice: a fixed set of realistic workbooks, written with
 openpyxl (so without cached values), recalculated by LibreOffice in one headless batch, and
-every formula cell's value compared with `Workbook.from_xlsx(path).value(ref)`.
+every formula cell's value compared with `read_xlsx(path).value(ref)`.
 
 Numbers must agree within 1e-9 relative, text and booleans exactly, errors by their code.
 The workbooks call every function of the engine's table (`formulas.FUNCTIONS`; a test fails
@@ -67,9 +67,9 @@ import openpyxl
 import pytest
 from openpyxl.utils.datetime import to_excel
 
-from rlenvs.envs.spreadsheet.formulas import FUNCTIONS
-from rlenvs.envs.spreadsheet.values import ErrorValue
-from rlenvs.envs.spreadsheet.workbook import Workbook
+from rlenvs.workbook.formulas import FUNCTIONS
+from rlenvs.workbook.values import ErrorValue
+from rlenvs.workbook.xlsx import read_xlsx
 from tests.libreoffice import (
     INSTALL_HINT,
     CellError,
@@ -987,7 +987,7 @@ def test_libreoffice_computes_every_formula(recalculated):
 @pytest.mark.parametrize("name", list(WORKBOOKS))
 def test_engine_agrees_with_libreoffice(recalculated, name):
     path, values = recalculated[name]
-    workbook = Workbook.from_xlsx(path)
+    workbook = read_xlsx(path)
     disagreements = []
     for sheet, cell, formula in formula_cells(name):
         ref = f"{quoted(sheet)}!{cell}"

@@ -18,7 +18,7 @@ import gymnasium as gym
 import pytest
 
 import rlenvs  # noqa: F401  (registers the envs)
-from rlenvs.envs.spreadsheet.cells import column_letters
+from rlenvs.workbook.cells import column_letters
 
 SEEDS = range(12)
 

@@ -9,7 +9,7 @@ import pytest
 
 import rlenvs  # noqa: F401  (registers the envs)
 from rlenvs.envs.spreadsheet.verdict import changed_data
-from rlenvs.envs.spreadsheet.workbook import Workbook
+from rlenvs.workbook.workbook import Workbook
 
 SEEDS = range(20)
 

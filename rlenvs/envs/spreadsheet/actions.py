@@ -32,7 +32,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from rlenvs.envs.spreadsheet.cells import column_letters, column_number
+from rlenvs.workbook.cells import column_letters, column_number
 
 MAX_ACTIONS = 200
 """Per reply: a budget that keeps one turn's work bounded."""

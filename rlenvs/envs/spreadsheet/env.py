@@ -39,7 +39,8 @@ from rlenvs.envs.spreadsheet.operations import run_reply
 from rlenvs.envs.spreadsheet.oracle import Contents, OracleError, contents, gold_states, rewrite
 from rlenvs.envs.spreadsheet.tasks import SpreadsheetTask, family_task
 from rlenvs.envs.spreadsheet.verdict import judge, refers_to_cells
-from rlenvs.envs.spreadsheet.workbook import Workbook
+from rlenvs.workbook.workbook import Workbook
+from rlenvs.workbook.xlsx import write_xlsx
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are editing a spreadsheet through actions, one per line, in a ``` block:\n"
@@ -181,7 +182,7 @@ class SpreadsheetEnv(ProceduralEnv, TextEnv[SpreadsheetTask]):
         """The episode's workbook as .xlsx, to open in a spreadsheet program."""
         if self.workbook is None:
             raise RuntimeError("SpreadsheetEnv.save_workbook: call reset() first; there is no workbook yet")
-        self.workbook.to_xlsx(path)
+        write_xlsx(self.workbook, path)
 
 
 def _task_at(name: str, level: int, index: int) -> SpreadsheetTask:

@@ -27,11 +27,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rlenvs.envs.spreadsheet.cells import column_letters, parse_range, quote_sheet
 from rlenvs.envs.spreadsheet.render import render_workbook
 from rlenvs.envs.spreadsheet.tasks import SpreadsheetTask
-from rlenvs.envs.spreadsheet.workbook import Workbook
 from rlenvs.rewards.spreadsheet import EXCEL_EPOCH
+from rlenvs.workbook.cells import column_letters, parse_range, quote_sheet
+from rlenvs.workbook.workbook import Workbook
+from rlenvs.workbook.xlsx import read_xlsx
 
 DATASET_FILES = ("dataset.json", "dataset.jsonl")
 _CASE = re.compile(r"(\d+)_(.+)_input\.xlsx")
@@ -99,7 +100,7 @@ def _cases(record: dict[str, Any], root: Path) -> Iterator[SpreadsheetTask]:
 
 
 def _task(task_id: str, instruction: str, input_path: Path, answer_path: Path, position: str) -> SpreadsheetTask:
-    start = Workbook.from_xlsx(input_path)
+    start = read_xlsx(input_path)
     sheets = {name: _rows(start, name) for name in start.sheet_names}
     expected = _answers(answer_path, position, task_id)
     lines = [f"SET {cell} {_typed(value)}" for cell, value in expected.items()]
@@ -128,7 +129,7 @@ def _answers(path: Path, position: str, task_id: str) -> dict[str, Any]:
     import openpyxl
 
     saved = openpyxl.load_workbook(path, data_only=True)
-    computed = Workbook.from_xlsx(path)
+    computed = read_xlsx(path)
     first = computed.sheet_names[0]
     expected: dict[str, Any] = {}
     for part in position.split(","):

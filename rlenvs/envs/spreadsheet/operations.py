@@ -8,10 +8,10 @@ and the actions after it still run, as in a spreadsheet program.
 from __future__ import annotations
 
 from rlenvs.envs.spreadsheet.actions import Action, ActionError, Area, cell_name, parse_actions
-from rlenvs.envs.spreadsheet.cells import column_letters, quote_sheet
-from rlenvs.envs.spreadsheet.formulas import shift_formula
 from rlenvs.envs.spreadsheet.render import format_value, render_area
-from rlenvs.envs.spreadsheet.workbook import Workbook
+from rlenvs.workbook.cells import column_letters, quote_sheet
+from rlenvs.workbook.formulas import shift_formula
+from rlenvs.workbook.workbook import Workbook
 
 
 class OperationError(ValueError):

@@ -38,10 +38,10 @@ from rlenvs.envs.spreadsheet.actions import (
     cell_name,
     parse_actions,
 )
-from rlenvs.envs.spreadsheet.cells import quote_sheet
 from rlenvs.envs.spreadsheet.operations import run_reply
 from rlenvs.envs.spreadsheet.tasks import SpreadsheetTask
-from rlenvs.envs.spreadsheet.workbook import Workbook
+from rlenvs.workbook.cells import quote_sheet
+from rlenvs.workbook.workbook import Workbook
 
 Cell = tuple[int, int, int]
 """(sheet index, row, column): actions cannot add, remove or rename sheets."""

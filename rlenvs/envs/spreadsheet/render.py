@@ -17,8 +17,8 @@ from __future__ import annotations
 import datetime as dt
 
 from rlenvs.envs.spreadsheet.actions import Area, cell_name
-from rlenvs.envs.spreadsheet.cells import column_letters, quote_sheet
-from rlenvs.envs.spreadsheet.workbook import Workbook
+from rlenvs.workbook.cells import column_letters, quote_sheet
+from rlenvs.workbook.workbook import Workbook
 
 MAX_CELL_CHARS = 40
 SHOWN_ROWS = 25

@@ -27,7 +27,7 @@ from rlenvs.core.procedural import task_rng as task_rng  # the seeding of every 
 from rlenvs.core.task import Task
 from rlenvs.envs.spreadsheet.perturb import Change
 from rlenvs.envs.spreadsheet.render import render_workbook
-from rlenvs.envs.spreadsheet.workbook import Workbook
+from rlenvs.workbook.workbook import Workbook
 
 Rows = tuple[tuple[Any, ...], ...]
 """A sheet's content from A1: rows of constants (numbers, text, bools, dates, None) and

@@ -35,18 +35,18 @@ from typing import Any
 
 import numpy as np
 
-from rlenvs.envs.spreadsheet.cells import CellRef
-from rlenvs.envs.spreadsheet.formulas import (
+from rlenvs.envs.spreadsheet.perturb import Copy, perturb, written_areas
+from rlenvs.envs.spreadsheet.perturb.base import _get
+from rlenvs.envs.spreadsheet.tasks import SpreadsheetTask
+from rlenvs.rewards.spreadsheet import cells_match, compare_cells
+from rlenvs.workbook.cells import CellRef
+from rlenvs.workbook.formulas import (
     FormulaError,
     calls,
     dependencies,
     parse_formula,
 )
-from rlenvs.envs.spreadsheet.perturb import Copy, perturb, written_areas
-from rlenvs.envs.spreadsheet.perturb.base import _get
-from rlenvs.envs.spreadsheet.tasks import SpreadsheetTask
-from rlenvs.envs.spreadsheet.workbook import Workbook
-from rlenvs.rewards.spreadsheet import cells_match, compare_cells
+from rlenvs.workbook.workbook import Workbook
 
 VOLATILE = "RAND, RANDBETWEEN, NOW or TODAY"
 

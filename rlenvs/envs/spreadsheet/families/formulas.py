@@ -68,9 +68,9 @@ import numpy as np
 from rlenvs.core.draw import draw_chance, draw_from, draw_int, draw_sample
 from rlenvs.core.names import people
 from rlenvs.core.procedural import Family
-from rlenvs.envs.spreadsheet.cells import column_letters
 from rlenvs.envs.spreadsheet.perturb import Change, CycleColumns, CycleRows, OnThreshold, Runs, SwapColumns, Test
 from rlenvs.envs.spreadsheet.tasks import Scenario
+from rlenvs.workbook.cells import column_letters
 
 T = TypeVar("T")
 Sheets = Mapping[str, Sequence[Sequence[Any]]]

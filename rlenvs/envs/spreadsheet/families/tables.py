@@ -76,7 +76,6 @@ import numpy as np
 from rlenvs.core import names
 from rlenvs.core.draw import coin, draw_distinct, draw_from, draw_int, draw_sample
 from rlenvs.core.procedural import Family
-from rlenvs.envs.spreadsheet.cells import column_letters
 from rlenvs.envs.spreadsheet.families.fresh import (
     fresh_first_name,
     fresh_phone,
@@ -97,6 +96,7 @@ from rlenvs.envs.spreadsheet.perturb import (
     Ties,
 )
 from rlenvs.envs.spreadsheet.tasks import Scenario
+from rlenvs.workbook.cells import column_letters
 
 T = TypeVar("T")
 Sheets = Mapping[str, Sequence[Sequence[Any]]]

@@ -67,7 +67,7 @@ class Blanks(Change):
         self.apply_to_copy(changed, original, rng, Copy.alone(rng))
 
     def apply_to_copy(self, changed, original, rng, copy):
-        from rlenvs.envs.spreadsheet.cells import column_number
+        from rlenvs.workbook.cells import column_number
 
         area = parse_area(self.area)
         rows, before = _rows_of(changed, area), _rows_of(original, area)  # type: ignore[arg-type]

@@ -120,7 +120,7 @@ class SameDay(Change):
         self.apply_to_copy(changed, original, rng, Copy.alone(rng))
 
     def apply_to_copy(self, changed, original, rng, copy):
-        from rlenvs.envs.spreadsheet.cells import column_number
+        from rlenvs.workbook.cells import column_number
 
         area = parse_area(self.area)
         rows = _rows_of(changed, area)
@@ -205,7 +205,7 @@ class OtherCount(Change):
     against: str = ""
 
     def apply(self, changed, original, rng):
-        from rlenvs.envs.spreadsheet.cells import column_number
+        from rlenvs.workbook.cells import column_number
 
         area = parse_area(self.area)
         rows, starting = _rows_of(changed, area), _rows_of(original, area)  # type: ignore[arg-type]
@@ -296,7 +296,7 @@ class InOrder(Change):
     after: str = ""
 
     def apply(self, changed, original, rng):
-        from rlenvs.envs.spreadsheet.cells import column_number
+        from rlenvs.workbook.cells import column_number
 
         area = parse_area(self.area)
         rows, starting = _rows_of(changed, area), _rows_of(original, area)  # type: ignore[arg-type]

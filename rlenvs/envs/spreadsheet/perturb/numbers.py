@@ -70,7 +70,7 @@ class OnThreshold(Change):
         self.apply_to_copy(changed, original, rng, Copy.alone(rng))
 
     def apply_to_copy(self, changed, original, rng, copy):
-        from rlenvs.envs.spreadsheet.cells import column_number
+        from rlenvs.workbook.cells import column_number
 
         area = parse_area(self.area)
         rows, before = _rows_of(changed, area), _rows_of(original, area)  # type: ignore[arg-type]
@@ -147,7 +147,7 @@ class OnThreshold(Change):
         """New values for the tested columns of each row of `todo` until its label is as
         planned (`relabel`): changed, or kept with every tested value other than it was
         (see the class docstring)."""
-        from rlenvs.envs.spreadsheet.cells import column_number
+        from rlenvs.workbook.cells import column_number
 
         columns = sorted({column_number(test[0]) for test in self.tests})
         ranges = {}

@@ -26,7 +26,7 @@ class CycleRows(Change):
     within: str = ""
 
     def apply(self, changed, original, rng):
-        from rlenvs.envs.spreadsheet.cells import column_number
+        from rlenvs.workbook.cells import column_number
 
         area = parse_area(self.area)
         rows = _rows_of(changed, area)

@@ -6,7 +6,7 @@ see `base` for how arguments arrive and how to add a function.
 
 from __future__ import annotations
 
-from rlenvs.envs.spreadsheet.formulas.functions import (  # noqa: F401  (registration)
+from rlenvs.workbook.formulas.functions import (  # noqa: F401  (registration)
     address,
     conditional,
     dates,
@@ -18,7 +18,7 @@ from rlenvs.envs.spreadsheet.formulas.functions import (  # noqa: F401  (registr
     text,
     volatile,
 )
-from rlenvs.envs.spreadsheet.formulas.functions.base import (
+from rlenvs.workbook.formulas.functions.base import (
     FUNCTIONS,
     FunctionSpec,
     function,

@@ -23,11 +23,10 @@ the cache.
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
-from rlenvs.envs.spreadsheet.calc import Calculator, Formula, SheetData
-from rlenvs.envs.spreadsheet.cells import (
+from rlenvs.workbook.calc import Calculator, Formula, SheetData
+from rlenvs.workbook.cells import (
     MAX_COL,
     MAX_ROW,
     CellRef,
@@ -35,7 +34,7 @@ from rlenvs.envs.spreadsheet.cells import (
     parse_range,
     parse_ref,
 )
-from rlenvs.envs.spreadsheet.formulas import (
+from rlenvs.workbook.formulas import (
     FormulaError,
     Node,
     adjust_rows_ast,
@@ -46,9 +45,9 @@ from rlenvs.envs.spreadsheet.formulas import (
     to_text,
     validate,
 )
-from rlenvs.envs.spreadsheet.formulas.evaluator import cell_key
-from rlenvs.envs.spreadsheet.formulas.nodes import Range, Ref
-from rlenvs.envs.spreadsheet.values import NAME, date_to_serial, normalize_input
+from rlenvs.workbook.formulas.evaluator import cell_key
+from rlenvs.workbook.formulas.nodes import Range, Ref
+from rlenvs.workbook.values import NAME, date_to_serial, normalize_input
 
 _BAD_SHEET_CHARS = set("[]:*?/\\")
 
@@ -387,19 +386,6 @@ class Workbook:
                             raise ValueError(f"sheet {name!r}: rows go to {MAX_ROW}, columns to {MAX_COL}")
                         wb.set(CellRef(i, j, data.name), content)
         return wb
-
-    def to_xlsx(self, path: str | os.PathLike[str]) -> None:
-        """Write an .xlsx file (formulas as formulas, dates as dates; see `xlsx`)."""
-        from rlenvs.envs.spreadsheet.xlsx import write_xlsx
-
-        write_xlsx(self, path)
-
-    @classmethod
-    def from_xlsx(cls, path: str | os.PathLike[str]) -> Workbook:
-        """Read an .xlsx file: formulas as text (cached values ignored; see `xlsx`)."""
-        from rlenvs.envs.spreadsheet.xlsx import read_xlsx
-
-        return read_xlsx(path)
 
     def __getstate__(self) -> dict[str, object]:
         """Pickle as what was entered (compiled formulas are closures, which do not

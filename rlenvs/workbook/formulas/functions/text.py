@@ -7,7 +7,7 @@ Numbers are read as text in General format (`values.number_to_text`). Positions 
 
 from __future__ import annotations
 
-from rlenvs.envs.spreadsheet.formulas.functions.base import (
+from rlenvs.workbook.formulas.functions.base import (
     boolean,
     check,
     flat,
@@ -16,10 +16,10 @@ from rlenvs.envs.spreadsheet.formulas.functions.base import (
     num,
     text,
 )
-from rlenvs.envs.spreadsheet.formulas.functions.criteria import wildcard_regex
-from rlenvs.envs.spreadsheet.formulas.functions.textformat import format_number
-from rlenvs.envs.spreadsheet.formulas.grid import MAX_TEXT, Value
-from rlenvs.envs.spreadsheet.values import (
+from rlenvs.workbook.formulas.functions.criteria import wildcard_regex
+from rlenvs.workbook.formulas.functions.textformat import format_number
+from rlenvs.workbook.formulas.grid import MAX_TEXT, Value
+from rlenvs.workbook.values import (
     VALUE,
     ErrorValue,
     EvalError,

@@ -26,9 +26,11 @@ shown in one cell is its top-left value here (`grid.top_left`), #VALUE! in Libre
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from rlenvs.envs.spreadsheet.formulas.functions.base import (
+from rlenvs.workbook.cells import MAX_COL, MAX_ROW, parse_range
+from rlenvs.workbook.formulas.functions.base import (
     as_grid,
     boolean,
     check,
@@ -36,12 +38,9 @@ from rlenvs.envs.spreadsheet.formulas.functions.base import (
     integer,
     single,
 )
-from rlenvs.envs.spreadsheet.formulas.functions.criteria import text_matches
-import re
-
-from rlenvs.envs.spreadsheet.cells import MAX_COL, MAX_ROW, parse_range
-from rlenvs.envs.spreadsheet.formulas.grid import Grid, Place, Value
-from rlenvs.envs.spreadsheet.values import (
+from rlenvs.workbook.formulas.functions.criteria import text_matches
+from rlenvs.workbook.formulas.grid import Grid, Place, Value
+from rlenvs.workbook.values import (
     NA,
     REF,
     VALUE,

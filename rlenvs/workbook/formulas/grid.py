@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 
-from rlenvs.envs.spreadsheet.values import (
+from rlenvs.workbook.values import (
     DIV0,
     NA,
     NUM,

@@ -13,9 +13,9 @@ import calendar
 import datetime as dt
 import math
 
-from rlenvs.envs.spreadsheet.formulas.datetext import text_date
-from rlenvs.envs.spreadsheet.formulas.functions.base import function, integer, num, text
-from rlenvs.envs.spreadsheet.values import (
+from rlenvs.workbook.formulas.datetext import text_date
+from rlenvs.workbook.formulas.functions.base import function, integer, num, text
+from rlenvs.workbook.values import (
     MAX_SERIAL,
     NUM,
     VALUE,

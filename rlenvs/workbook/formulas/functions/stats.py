@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import math
 
-from rlenvs.envs.spreadsheet.formulas.functions.base import (
+from rlenvs.workbook.formulas.functions.base import (
     as_grid,
     finite,
     function,
     num,
     numbers,
 )
-from rlenvs.envs.spreadsheet.formulas.grid import Grid, Value
-from rlenvs.envs.spreadsheet.values import (
+from rlenvs.workbook.formulas.grid import Grid, Value
+from rlenvs.workbook.values import (
     DIV0,
     NA,
     NUM,

@@ -45,8 +45,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from rlenvs.envs.spreadsheet.formulas.grid import Grid, Value, broadcast
-from rlenvs.envs.spreadsheet.values import (
+from rlenvs.workbook.formulas.grid import Grid, Value, broadcast
+from rlenvs.workbook.values import (
     NUM,
     VALUE,
     ErrorValue,

@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rlenvs.envs.spreadsheet.cells import MAX_COL, MAX_ROW
-from rlenvs.envs.spreadsheet.formulas.grid import Grid, Place, Value
-from rlenvs.envs.spreadsheet.formulas.nodes import (
+from rlenvs.workbook.cells import MAX_COL, MAX_ROW
+from rlenvs.workbook.formulas.grid import Grid, Place, Value
+from rlenvs.workbook.formulas.nodes import (
     Call,
     ErrorLit,
     Node,
@@ -35,7 +35,7 @@ from rlenvs.envs.spreadsheet.formulas.nodes import (
     Ref,
     Span,
 )
-from rlenvs.envs.spreadsheet.values import REF, VALUE, ErrorValue, EvalError
+from rlenvs.workbook.values import REF, VALUE, ErrorValue, EvalError
 
 PlaceOf = Callable[[Any], "Place | ErrorValue"]
 DYNAMIC_REFERENCES = frozenset({"OFFSET", "INDIRECT"})
@@ -143,7 +143,7 @@ def _union(a: Place | ErrorValue, b: Place | ErrorValue) -> Place | ErrorValue:
 def _index(array: Place | ErrorValue, row: Value, col: Value = None) -> Place | ErrorValue:
     """The place INDEX picks in a reference: as `functions.lookup.index` picks a value (one
     number along a one-row or one-column range; 0 for a whole row or column)."""
-    from rlenvs.envs.spreadsheet.formulas.functions.base import integer
+    from rlenvs.workbook.formulas.functions.base import integer
 
     if isinstance(array, ErrorValue):
         return array

@@ -24,8 +24,8 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from rlenvs.envs.spreadsheet.formulas.datetext import text_date
-from rlenvs.envs.spreadsheet.values import (
+from rlenvs.workbook.formulas.datetext import text_date
+from rlenvs.workbook.values import (
     ERRORS,
     ErrorValue,
     Scalar,

@@ -18,7 +18,7 @@ itself allows 64 levels of nested functions, which fit.
 
 from __future__ import annotations
 
-from rlenvs.envs.spreadsheet.formulas.nodes import (
+from rlenvs.workbook.formulas.nodes import (
     Array,
     BinOp,
     Bool,
@@ -36,7 +36,7 @@ from rlenvs.envs.spreadsheet.formulas.nodes import (
     Text,
     Unary,
 )
-from rlenvs.envs.spreadsheet.formulas.tokenizer import FormulaError, Token, tokenize
+from rlenvs.workbook.formulas.tokenizer import FormulaError, Token, tokenize
 
 MAX_DEPTH = 200
 """Most nested parser frames (about three per level of parentheses or calls)."""

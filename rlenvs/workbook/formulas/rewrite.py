@@ -17,14 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rlenvs.envs.spreadsheet.cells import (
+from rlenvs.workbook.cells import (
     MAX_COL,
     MAX_ROW,
     CellRef,
     RangeRef,
     make_range,
 )
-from rlenvs.envs.spreadsheet.formulas.nodes import (
+from rlenvs.workbook.formulas.nodes import (
     BinOp,
     Call,
     ErrorLit,
@@ -37,8 +37,8 @@ from rlenvs.envs.spreadsheet.formulas.nodes import (
     Unary,
     to_text,
 )
-from rlenvs.envs.spreadsheet.formulas.parser import parse_formula
-from rlenvs.envs.spreadsheet.values import REF
+from rlenvs.workbook.formulas.parser import parse_formula
+from rlenvs.workbook.values import REF
 
 _REF_ERROR = ErrorLit(REF)
 

@@ -19,14 +19,14 @@ from decimal import (
     InvalidOperation,
 )
 
-from rlenvs.envs.spreadsheet.formulas.functions.base import (
+from rlenvs.workbook.formulas.functions.base import (
     finite,
     function,
     integer,
     num,
 )
-from rlenvs.envs.spreadsheet.formulas.grid import Grid, power
-from rlenvs.envs.spreadsheet.values import DIV0, NUM, VALUE, EvalError, Scalar
+from rlenvs.workbook.formulas.grid import Grid, power
+from rlenvs.workbook.values import DIV0, NUM, VALUE, EvalError, Scalar
 
 _CONTEXT = Context(prec=60)
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rlenvs.envs.spreadsheet.cells import CellRef, RangeRef
-from rlenvs.envs.spreadsheet.values import ErrorValue
+from rlenvs.workbook.cells import CellRef, RangeRef
+from rlenvs.workbook.values import ErrorValue
 
 
 class Node:

@@ -27,8 +27,8 @@ import random
 from collections.abc import Callable
 from typing import Protocol
 
-from rlenvs.envs.spreadsheet.formulas.functions import FUNCTIONS
-from rlenvs.envs.spreadsheet.formulas.grid import (
+from rlenvs.workbook.formulas.functions import FUNCTIONS
+from rlenvs.workbook.formulas.grid import (
     BINARY_OPS,
     Grid,
     Value,
@@ -40,7 +40,7 @@ from rlenvs.envs.spreadsheet.formulas.grid import (
     top_left,
     unary,
 )
-from rlenvs.envs.spreadsheet.formulas.nodes import (
+from rlenvs.workbook.formulas.nodes import (
     Array,
     BinOp,
     Bool,
@@ -59,14 +59,14 @@ from rlenvs.envs.spreadsheet.formulas.nodes import (
     Unary,
     children,
 )
-from rlenvs.envs.spreadsheet.formulas.places import (
+from rlenvs.workbook.formulas.places import (
     compile_place,
     is_reference,
     place_values,
     read,
 )
-from rlenvs.envs.spreadsheet.formulas.tokenizer import FormulaError
-from rlenvs.envs.spreadsheet.values import NAME, VALUE, ErrorValue, Scalar
+from rlenvs.workbook.formulas.tokenizer import FormulaError
+from rlenvs.workbook.values import NAME, VALUE, ErrorValue, Scalar
 
 CellKey = tuple[str, int, int]
 """(sheet name in lower case, row, col)."""

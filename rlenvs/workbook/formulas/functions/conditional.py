@@ -13,11 +13,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from rlenvs.envs.spreadsheet.cells import MAX_COL, MAX_ROW
-from rlenvs.envs.spreadsheet.formulas.functions.base import as_grid, finite, function
-from rlenvs.envs.spreadsheet.formulas.functions.criteria import make_matcher
-from rlenvs.envs.spreadsheet.formulas.grid import Grid, Value
-from rlenvs.envs.spreadsheet.values import (
+from rlenvs.workbook.cells import MAX_COL, MAX_ROW
+from rlenvs.workbook.formulas.functions.base import as_grid, finite, function
+from rlenvs.workbook.formulas.functions.criteria import make_matcher
+from rlenvs.workbook.formulas.grid import Grid, Value
+from rlenvs.workbook.values import (
     DIV0,
     REF,
     VALUE,

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from rlenvs.envs.spreadsheet.formulas.evaluator import (
+from rlenvs.workbook.formulas.evaluator import (
     CellKey,
     Context,
     EmptyContext,
@@ -20,17 +20,17 @@ from rlenvs.envs.spreadsheet.formulas.evaluator import (
     evaluate,
     validate,
 )
-from rlenvs.envs.spreadsheet.formulas.functions import FUNCTIONS, FunctionSpec, function
-from rlenvs.envs.spreadsheet.formulas.grid import Grid
-from rlenvs.envs.spreadsheet.formulas.nodes import Node, references, to_text
-from rlenvs.envs.spreadsheet.formulas.parser import parse_formula
-from rlenvs.envs.spreadsheet.formulas.rewrite import (
+from rlenvs.workbook.formulas.functions import FUNCTIONS, FunctionSpec, function
+from rlenvs.workbook.formulas.grid import Grid
+from rlenvs.workbook.formulas.nodes import Node, references, to_text
+from rlenvs.workbook.formulas.parser import parse_formula
+from rlenvs.workbook.formulas.rewrite import (
     adjust_for_rows,
     adjust_rows_ast,
     shift_ast,
     shift_formula,
 )
-from rlenvs.envs.spreadsheet.formulas.tokenizer import FormulaError
+from rlenvs.workbook.formulas.tokenizer import FormulaError
 
 __all__ = [
     "FUNCTIONS",

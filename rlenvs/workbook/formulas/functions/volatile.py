@@ -20,8 +20,8 @@ import datetime as dt
 import math
 from typing import Any
 
-from rlenvs.envs.spreadsheet.formulas.functions.base import function, num
-from rlenvs.envs.spreadsheet.values import NUM, EvalError, date_to_serial
+from rlenvs.workbook.formulas.functions.base import function, num
+from rlenvs.workbook.values import NUM, EvalError, date_to_serial
 
 
 @function("RAND", max_args=0, ctx=True, volatile=True)

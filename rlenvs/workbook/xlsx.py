@@ -20,11 +20,11 @@ from __future__ import annotations
 import datetime as dt
 import os
 
-from rlenvs.envs.spreadsheet.calc import Formula
-from rlenvs.envs.spreadsheet.cells import CellRef
-from rlenvs.envs.spreadsheet.formulas import FUNCTIONS, to_text
-from rlenvs.envs.spreadsheet.values import ERRORS, ErrorValue
-from rlenvs.envs.spreadsheet.workbook import Workbook
+from rlenvs.workbook.calc import Formula
+from rlenvs.workbook.cells import CellRef
+from rlenvs.workbook.formulas import FUNCTIONS, to_text
+from rlenvs.workbook.values import ERRORS, ErrorValue
+from rlenvs.workbook.workbook import Workbook
 
 _EXCEL_ERRORS = {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A"}
 

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlenvs.envs.spreadsheet.formulas.functions.base import (
+from rlenvs.workbook.formulas.functions.base import (
     FUNCTIONS,
     function,
     integer,
     single,
 )
-from rlenvs.envs.spreadsheet.formulas.grid import Grid, Value
-from rlenvs.envs.spreadsheet.values import VALUE, ErrorValue, EvalError, Scalar
+from rlenvs.workbook.formulas.grid import Grid, Value
+from rlenvs.workbook.values import VALUE, ErrorValue, EvalError, Scalar
 
 NESTED = frozenset({"SUBTOTAL", "AGGREGATE"})
 BY_NUMBER = {1: "AVERAGE", 2: "COUNT", 3: "COUNTA", 4: "MAX", 5: "MIN", 6: "PRODUCT", 9: "SUM"}

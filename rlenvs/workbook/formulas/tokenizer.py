@@ -21,14 +21,14 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from rlenvs.envs.spreadsheet.cells import (
+from rlenvs.workbook.cells import (
     MAX_COL,
     MAX_ROW,
     CellRef,
     column_number,
     make_range,
 )
-from rlenvs.envs.spreadsheet.values import ERRORS
+from rlenvs.workbook.values import ERRORS
 
 MAX_FORMULA_CHARS = 8192
 """Excel's limit on the length of a formula."""

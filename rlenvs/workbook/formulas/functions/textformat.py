@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from decimal import ROUND_HALF_UP, Decimal
 
-from rlenvs.envs.spreadsheet.values import (
+from rlenvs.workbook.values import (
     VALUE,
     ErrorValue,
     EvalError,

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import re
 
-from rlenvs.envs.spreadsheet.cells import MAX_COL, MAX_ROW, column_letters
-from rlenvs.envs.spreadsheet.formulas.functions.base import (
+from rlenvs.workbook.cells import MAX_COL, MAX_ROW, column_letters
+from rlenvs.workbook.formulas.functions.base import (
     boolean,
     function,
     integer,
     text,
 )
-from rlenvs.envs.spreadsheet.values import VALUE, EvalError, Scalar
+from rlenvs.workbook.values import VALUE, EvalError, Scalar
 
 _PLAIN_SHEET = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _LOOKS_LIKE_A_CELL = re.compile(r"[A-Za-z]{1,3}[0-9]+|[Rr][0-9]*[Cc][0-9]*")

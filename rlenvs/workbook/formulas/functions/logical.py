@@ -8,15 +8,15 @@ nothing visible, because an error in a branch that is not chosen is not returned
 
 from __future__ import annotations
 
-from rlenvs.envs.spreadsheet.formulas.functions.base import (
+from rlenvs.workbook.formulas.functions.base import (
     boolean,
     check,
     function,
     integer,
     single,
 )
-from rlenvs.envs.spreadsheet.formulas.grid import Grid, Value, broadcast
-from rlenvs.envs.spreadsheet.values import (
+from rlenvs.workbook.formulas.grid import Grid, Value, broadcast
+from rlenvs.workbook.values import (
     NA,
     VALUE,
     ErrorValue,

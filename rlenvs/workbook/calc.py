@@ -39,9 +39,9 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rlenvs.envs.spreadsheet.formulas import CellKey, Grid, Node
-from rlenvs.envs.spreadsheet.formulas.nodes import Call, children
-from rlenvs.envs.spreadsheet.values import CIRCULAR, REF, VALUE, ErrorValue, Scalar
+from rlenvs.workbook.formulas import CellKey, Grid, Node
+from rlenvs.workbook.formulas.nodes import Call, children
+from rlenvs.workbook.values import CIRCULAR, REF, VALUE, ErrorValue, Scalar
 
 BIG_RANGE = 100_000
 """A range of more cells than this that reaches past the used part of its sheet is cut to

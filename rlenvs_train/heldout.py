@@ -58,6 +58,12 @@ class HeldoutTasks:
     def excludes(self, prompt: Sequence[Mapping[str, Any]]) -> bool:
         return prompt_key(prompt) in self.prompts
 
+    def excludes_episode(self, messages: Sequence[Mapping[str, Any]]) -> bool:
+        """Whether an episode's messages (an SFT conversation) pose a held-out problem: its
+        prompt is what came before the first assistant turn."""
+        first = next((i for i, m in enumerate(messages) if m["role"] == "assistant"), len(messages))
+        return self.excludes(messages[:first])
+
 
 def draw_heldout(env_id: str, num_tasks: int, *, env_kwargs: Mapping[str, Any], seed: int) -> HeldoutTasks:
     """`num_tasks` tasks of `env_id` with distinct prompts, drawn with `seed + HELDOUT_SEED_OFFSET`.

@@ -22,9 +22,9 @@ The run, in order, everything under `trainer.output_dir`:
 5. Metrics: every logged step goes to `metrics.json` (rewritten whole, atomically) and the
    reward curve to `reward.png`; checkpoints every `trainer.save_steps` in `checkpoint-N/`.
    With `data.heldout_tasks: N`, N problems are set aside before anything trains, apart by
-   content from every training episode (GRPO's and the SFT warm-up's), and the policy's greedy accuracy on them is measured at the
-   start of GRPO, every `save_steps` and at the end (`rlenvs_train.heldout`): the figure that
-   tells learning from memorising. It goes to `metrics.json` ("heldout"), `reward.png` and
+   content from every training episode (GRPO's and the SFT warm-up's), and the policy's
+   greedy accuracy on them is measured at the start of GRPO, every `save_steps` and at the
+   end (`rlenvs_train.heldout`): the figure that tells learning from memorising. It goes to `metrics.json` ("heldout"), `reward.png` and
    the run's closing lines.
 
 The console shows one line per event and GRPO step and the progress bars; `verbose=True`
@@ -93,13 +93,6 @@ class TrainResult:
     @property
     def reward_gain(self) -> float:
         return reward_gain(self.rewards)
-
-    @property
-    def heldout_gain(self) -> float:
-        """Held-out greedy accuracy at the end minus at the start of GRPO (NaN without both)."""
-        if len(self.heldout) < 2:
-            return math.nan
-        return self.heldout[-1]["accuracy"] - self.heldout[0]["accuracy"]
 
 
 def reward_gain(rewards: tuple[float, ...] | list[float]) -> float:
@@ -241,12 +234,6 @@ def sft_examples(conversations: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return examples
 
 
-def _posed(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The prompt an episode posed: its messages before the first assistant turn."""
-    first = next((i for i, m in enumerate(messages) if m["role"] == "assistant"), len(messages))
-    return messages[:first]
-
-
 def _sft_warmup(
     config: TrainConfig,
     model_path: str,
@@ -272,7 +259,7 @@ def _sft_warmup(
     )
     apart = ""
     if heldout is not None:  # the held-out problems are apart from every training task, the warm-up's too
-        kept = [c for c in conversations if not heldout.excludes(_posed(c["messages"]))]
+        kept = [c for c in conversations if not heldout.excludes_episode(c["messages"])]
         apart = f" ({len(conversations) - len(kept)} episodes posing a held-out problem left out)"
         conversations = kept
     examples = sft_examples(conversations)

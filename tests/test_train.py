@@ -271,10 +271,9 @@ def test_heldout_problems_are_apart_from_every_train_task(tmp_path: Path) -> Non
 
     # The SFT warm-up's oracle episodes are told apart by the same key (what _sft_warmup drops).
     from rlenvs.sft import oracle_conversations
-    from rlenvs_train.train import _posed
 
     conversations = oracle_conversations(config.data.env, 200, seed=7, env_kwargs=dict(config.data.env_kwargs))
-    posing = [c for c in conversations if heldout.excludes(_posed(c["messages"]))]
+    posing = [c for c in conversations if heldout.excludes_episode(c["messages"])]
     assert 20 < len(posing) < 90  # about a quarter of the level's problems are held out
 
 

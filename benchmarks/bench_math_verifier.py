@@ -62,8 +62,11 @@ OTHER_CATEGORIES = {
     "inside; a one-directional set/relation option; a 1 - 1/e vs 1 + 1/e quirk)": {31, 32, 187, 264},
     "arithmetic left undone or an expression where the gold is a number ((9+1), \\frac3{3} for 1, "
     "\\sqrt{17} for a decimal, a sum of matrices)": {30, 37, 188, 123, 124},
-    "decimal approximations of exact values (accepted with rounding=True, math-verify's precision "
-    "option)": {126, 133, 139},
+    "decimal approximations of exact values (accepted with rounding=True, math-verify's precision option)": {
+        126,
+        133,
+        139,
+    },
     CHAIN_RULE: CHAIN_CASES,
 }
 """How the non-UNMARKED entries of the triage dict group, as triaged when this was written."""
@@ -116,7 +119,7 @@ def time_each(scorer: Scorer, calls: Sequence[tuple[str, str]]) -> Timed:
             start = time.perf_counter_ns()
             try:
                 score = scorer.score(completion, gold)
-            except Exception:  # noqa: BLE001 - a peer that raises has given no reward
+            except Exception:
                 score, errors = 0.0, errors + 1
             nanoseconds.append(time.perf_counter_ns() - start)
             scores.append(score)
@@ -183,7 +186,7 @@ def warm(scorers: Sequence[Scorer]) -> None:
         for completion, gold in WARM_UP_CALLS:
             try:
                 scorer.score(completion, gold)
-            except Exception:  # noqa: BLE001, S110 - only warming up
+            except Exception:
                 pass
 
 
@@ -409,7 +412,7 @@ def targets(by: dict, ours: str, ours_last: str, peer: str | None, last_disagree
         f"vs {PEER}'s {p['accuracy %']:.1f}% on its own labels"
         + (
             f'; with math-verify\'s settings (`unmarked="last", rounding=True`): {rl["accuracy %"]:.1f}% at '
-            f'{rl[RATIO]:.0f}x (target >= 95%: {"met" if rl["accuracy %"] >= 95 else "NOT met"}; on the '
+            f"{rl[RATIO]:.0f}x (target >= 95%: {'met' if rl['accuracy %'] >= 95 else 'NOT met'}; on the "
             f"{rl['checks'] - len(CHAIN_CASES)} labels that do not pin the chain reading issue 16 rules out: "
             f"{without_chains:.1f}%)"
             if isinstance(rl.get(RATIO), float)

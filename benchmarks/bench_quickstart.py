@@ -137,7 +137,9 @@ def _heldout_columns(main: list[dict[str, Any]], base: list[dict[str, Any]]) -> 
         "baseline held-out end %": 100 * base[-1]["accuracy"],
         "held-out gain (points)": gain,
         "baseline held-out gain (points)": base_gain,
-        f"target held-out gain >= {TARGET_HELDOUT_POINTS:g} points": "met" if gain >= TARGET_HELDOUT_POINTS else "NOT met",
+        f"target held-out gain >= {TARGET_HELDOUT_POINTS:g} points": "met"
+        if gain >= TARGET_HELDOUT_POINTS
+        else "NOT met",
     }
 
 

@@ -447,8 +447,10 @@ def _child(out_path: Path, folder: Path) -> None:
         FORCING["ids"] = (*_forced_ids(chatml), chatml.eos_token_id)
         FORCING["on"] = True
         measurements["forced_tokens"] = len(FORCING["ids"])
-        trainers = {env_id: _trl_trainer(model, timed_llm, folder / env_id.replace("/", "_"), env_id)
-                    for env_id in (ENV_ID, SLOW_ENV_ID)}  # fmt: skip
+        trainers = {
+            env_id: _trl_trainer(model, timed_llm, folder / env_id.replace("/", "_"), env_id)
+            for env_id in (ENV_ID, SLOW_ENV_ID)
+        }
         rows = _trl_rows()
         inputs = [dict(row) for row in rows for _ in range(GROUP_SIZE)]
         tasks_b = [{"task_index": row["task_index"]} for row in rows for _ in range(GROUP_SIZE)]
@@ -505,8 +507,12 @@ def _interleave(
         for name in names[repeat % len(names) :] + names[: repeat % len(names)]:
             runs.setdefault(name, []).append(schedule[name]())
             last = runs[name][-1]
-            print(f"{name} #{repeat + 1}: {last['model_tokens']} tokens in {last['wall_s']:.2f} s "
-                  f"(llm.generate {last['llm_s']:.2f} s)", file=sys.stderr, flush=True)  # fmt: skip
+            print(
+                f"{name} #{repeat + 1}: {last['model_tokens']} tokens in {last['wall_s']:.2f} s "
+                f"(llm.generate {last['llm_s']:.2f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
 
 
 def _profile(runs: list[dict[str, Any]]) -> str:

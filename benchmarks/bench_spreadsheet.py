@@ -95,7 +95,7 @@ def libreoffice_ms(episodes: list[tuple[Any, Any, Any]]) -> tuple[list[float], f
     chosen = episodes[:: max(1, len(episodes) // LIBREOFFICE_EPISODES)][:LIBREOFFICE_EPISODES]
     with tempfile.TemporaryDirectory(prefix="bench-sheet-") as folder:
         paths = []
-        for k, (_, task, workbook) in enumerate(chosen):
+        for k, (_, _task, workbook) in enumerate(chosen):
             path = Path(folder) / f"episode_{k}.xlsx"
             write_xlsx(workbook, path)
             paths.append(path)
@@ -133,13 +133,21 @@ def run() -> dict:
         singles, batch = office
         single = statistics.median(singles)
         rows += [
-            {"measure": "LibreOffice round trip per workbook, ms (median, one soffice start each)",
-             "harness": "soffice --headless --convert-to xlsx", "value": single, "n": len(singles),
-             "x slower than rlenvs": single / ours_p50},
-            {"measure": "LibreOffice round trip per workbook, ms (one soffice call for all)",
-             "harness": "soffice --headless --convert-to xlsx", "value": batch, "n": len(singles),
-             "x slower than rlenvs": batch / ours_p50},
-        ]  # fmt: skip
+            {
+                "measure": "LibreOffice round trip per workbook, ms (median, one soffice start each)",
+                "harness": "soffice --headless --convert-to xlsx",
+                "value": single,
+                "n": len(singles),
+                "x slower than rlenvs": single / ours_p50,
+            },
+            {
+                "measure": "LibreOffice round trip per workbook, ms (one soffice call for all)",
+                "harness": "soffice --headless --convert-to xlsx",
+                "value": batch,
+                "n": len(singles),
+                "x slower than rlenvs": batch / ours_p50,
+            },
+        ]
         verdict = "met" if single / ours_p50 >= TARGET_RATIO else "NOT met"
         notes.append(
             f"Verification {ours_p50:.2f} ms per episode against {single:.0f} ms per LibreOffice round trip: "
@@ -147,4 +155,8 @@ def run() -> dict:
             f"by a batch, {batch:.0f} ms per workbook ({batch / ours_p50:.0f}x)."
         )
     notes.append(f"Actions: {rate:.0f}/s over {count} actions, each parsed, applied and reported.")
-    return {"title": "Spreadsheet env: actions and verification vs a LibreOffice round trip", "rows": rows, "notes": notes}
+    return {
+        "title": "Spreadsheet env: actions and verification vs a LibreOffice round trip",
+        "rows": rows,
+        "notes": notes,
+    }

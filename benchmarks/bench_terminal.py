@@ -83,7 +83,9 @@ def latency_rows() -> list[dict[str, Any]]:
         harnesses = {
             f"rlenvs {version('rlenvs')} ShellSession.run (warm)": lambda: session.run("true").ok,
             "fresh bubblewrap sandbox per command": lambda: subprocess.run(fresh_argv, check=False).returncode == 0,
-            "no isolation: subprocess bash -c": lambda: subprocess.run(["bash", "-c", "true"], check=False).returncode == 0,
+            "no isolation: subprocess bash -c": lambda: (
+                subprocess.run(["bash", "-c", "true"], check=False).returncode == 0
+            ),
         }
         times: dict[str, list[float]] = {name: [] for name in harnesses}
         for _ in range(ROUNDS):
@@ -93,8 +95,9 @@ def latency_rows() -> list[dict[str, Any]]:
     rows = []
     for name, values in times.items():
         p50 = _percentile(values, 50) * 1e3
-        rows.append({"measure": "trivial command", "harness": name, "p50 ms": p50,
-                     "p99 ms": _percentile(values, 99) * 1e3})  # fmt: skip
+        rows.append(
+            {"measure": "trivial command", "harness": name, "p50 ms": p50, "p99 ms": _percentile(values, 99) * 1e3}
+        )
     ours_p50 = rows[0]["p50 ms"]
     for row in rows[1:]:
         row["p50 vs rlenvs"] = row["p50 ms"] / ours_p50
@@ -150,10 +153,14 @@ def episodes_per_second(threads: int, tasks: list[tuple[int, int]]) -> float:
 def episode_rows() -> list[dict[str, Any]]:
     tasks = [(level, index) for level in (1, 2) for index in range(EPISODE_TASKS // 2)]
     rows = [
-        {"measure": f"reference episodes, {threads} concurrent", "harness": "rlenvs Terminal-v0",
-         "episodes/s": episodes_per_second(threads, tasks), "passed": f"{len(tasks)}/{len(tasks)}"}
+        {
+            "measure": f"reference episodes, {threads} concurrent",
+            "harness": "rlenvs Terminal-v0",
+            "episodes/s": episodes_per_second(threads, tasks),
+            "passed": f"{len(tasks)}/{len(tasks)}",
+        }
         for threads in THREAD_COUNTS
-    ]  # fmt: skip
+    ]
     rows[1]["vs 1 concurrent"] = rows[1]["episodes/s"] / rows[0]["episodes/s"]
     return rows
 
@@ -216,9 +223,16 @@ def verdict_rows(trivial_p50_ms: float) -> list[dict[str, Any]]:
             finally:
                 env.close()
             p50 = _percentile(times, 50) * 1e3
-            rows.append({"measure": "task-folder verdict (submit, solved)", "harness": f"rlenvs Terminal-v0, {layout}",
-                         "p50 ms": p50, "p99 ms": _percentile(times, 99) * 1e3, "passed": f"{len(times)}/{len(times)}",
-                         "p50 vs rlenvs": p50 / trivial_p50_ms})  # fmt: skip
+            rows.append(
+                {
+                    "measure": "task-folder verdict (submit, solved)",
+                    "harness": f"rlenvs Terminal-v0, {layout}",
+                    "p50 ms": p50,
+                    "p99 ms": _percentile(times, 99) * 1e3,
+                    "passed": f"{len(times)}/{len(times)}",
+                    "p50 vs rlenvs": p50 / trivial_p50_ms,
+                }
+            )
     return rows
 
 

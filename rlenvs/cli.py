@@ -151,8 +151,12 @@ def sft_data_command(args: argparse.Namespace) -> int:
     return 0
 
 
-REWARD_TRUTHS = {"integers": "integer_truths", "decimals": "decimal_truths",
-                 "fractions": "fraction_truths", "numbers": "numeric_truths"}
+REWARD_TRUTHS = {
+    "integers": "integer_truths",
+    "decimals": "decimal_truths",
+    "fractions": "fraction_truths",
+    "numbers": "numeric_truths",
+}
 """`check-reward --truths` choices -> the `rlenvs.testing.strategies` function drawing them."""
 
 
@@ -291,79 +295,160 @@ def _parser() -> argparse.ArgumentParser:
         return sub
 
     command("list", list_envs, "every registered env id with a one-line description")
-    sub = command("data", data_command,
-                  "the data files each env reads, where the loaders look (data_files=, RLENVS_DATA_DIR, the "
-                  "Hugging Face hub) and whether this machine has them; exit 1 if a listed env lacks its data")
+    sub = command(
+        "data",
+        data_command,
+        "the data files each env reads, where the loaders look (data_files=, RLENVS_DATA_DIR, the "
+        "Hugging Face hub) and whether this machine has them; exit 1 if a listed env lacks its data",
+    )
     sub.add_argument("env_ids", nargs="*", metavar="ID", help="envs to report on (default: every rlenvs env)")
     sub = command("info", info, "what an env poses, rewards and accepts")
     sub.add_argument("env_id", metavar="ID")
 
-    env_arg = dict(action="append", default=[], metavar="KEY=VALUE",
-                   help="a gym.make keyword argument, e.g. split=test or max_turns=3 (repeatable)")
+    env_arg = {
+        "action": "append",
+        "default": [],
+        "metavar": "KEY=VALUE",
+        "help": "a gym.make keyword argument, e.g. split=test or max_turns=3 (repeatable)",
+    }
     sub = command("eval", eval_command, "run episodes with a scripted policy and print a result table")
     sub.add_argument("env_id", metavar="ID")
-    sub.add_argument("--policy", required=True, metavar="oracle|file:PATH",
-                     help="'oracle' (the env's gold replies) or 'file:COMPLETIONS.jsonl' "
-                          '(lines {"task_id": ..., "completion": ...})')
-    sub.add_argument("--episodes", type=int, metavar="N",
-                     help="number of episodes (required for oracle; default for a file: every line)")
+    sub.add_argument(
+        "--policy",
+        required=True,
+        metavar="oracle|file:PATH",
+        help="'oracle' (the env's gold replies) or 'file:COMPLETIONS.jsonl' "
+        '(lines {"task_id": ..., "completion": ...})',
+    )
+    sub.add_argument(
+        "--episodes",
+        type=int,
+        metavar="N",
+        help="number of episodes (required for oracle; default for a file: every line)",
+    )
     sub.add_argument("--seed", type=int, default=0, help="seed of the first episode; episode i uses seed+i (default 0)")
     sub.add_argument("--env-arg", **env_arg)
     sub.add_argument("--output", metavar="FILE.jsonl", help="write one JSON line per finished episode")
     sub.add_argument("--no-progress", action="store_true", help="no progress bar")
 
-    sub = command("check-env", check_env_command,
-                  "check an env against the env contract; exit 0 if it passed, 1 if a check failed, "
-                  "2 if it could not be checked")
+    sub = command(
+        "check-env",
+        check_env_command,
+        "check an env against the env contract; exit 0 if it passed, 1 if a check failed, 2 if it could not be checked",
+    )
     sub.add_argument("env_id", metavar="ID", help="a registered id, or 'module:EnvId' for another package's env")
     sub.add_argument("--env-arg", **env_arg)
-    sub.add_argument("--seeds", type=int, metavar="N",
-                     help="use seeds 0..N-1 in the seeded checks (default: 0..19 and five large seeds)")
-    sub.add_argument("--skip", action="append", default=[], metavar="CHECK", help="leave out a check by name (repeatable)")
-    sub.add_argument("--no-vector", action="store_true", help="leave out the vector-env check (it starts worker processes)")
+    sub.add_argument(
+        "--seeds",
+        type=int,
+        metavar="N",
+        help="use seeds 0..N-1 in the seeded checks (default: 0..19 and five large seeds)",
+    )
+    sub.add_argument(
+        "--skip", action="append", default=[], metavar="CHECK", help="leave out a check by name (repeatable)"
+    )
+    sub.add_argument(
+        "--no-vector", action="store_true", help="leave out the vector-env check (it starts worker processes)"
+    )
 
-    sub = command("check-reward", check_reward_command,
-                  "check a reward function's properties (range, totality, determinism, invariance, sensitivity, "
-                  "anti-hedging, time budget); exit 0 if all passed, 1 if not, 2 on bad input")
-    sub.add_argument("target", metavar="MODULE:FUNCTION",
-                     help="the reward function, e.g. rlenvs.rewards.math:math_answer_score or my_rewards.py:score")
+    sub = command(
+        "check-reward",
+        check_reward_command,
+        "check a reward function's properties (range, totality, determinism, invariance, sensitivity, "
+        "anti-hedging, time budget); exit 0 if all passed, 1 if not, 2 on bad input",
+    )
+    sub.add_argument(
+        "target",
+        metavar="MODULE:FUNCTION",
+        help="the reward function, e.g. rlenvs.rewards.math:math_answer_score or my_rewards.py:score",
+    )
     sub.add_argument("--examples", type=int, default=50, metavar="N", help="cases tried per property (default 50)")
-    sub.add_argument("--shape", choices=["plain", "trl"], default="plain",
-                     help="plain: f(completion, ground_truth) -> float (default); "
-                          "trl: TRL's f(completions, **columns) -> list[float]")
-    sub.add_argument("--truth-column", default="answer", metavar="NAME",
-                     help="with --shape trl, the keyword that carries the ground truths (default answer)")
-    sub.add_argument("--bounds", type=float, nargs=2, default=[0.0, 1.0], metavar=("LOW", "HIGH"),
-                     help="the range every reward must lie in (default 0 1)")
-    sub.add_argument("--truths", choices=sorted(REWARD_TRUTHS), default="integers",
-                     help="the ground truths to draw (default integers)")
-    sub.add_argument("--unicode-digits", action="store_true",
-                     help="also require fullwidth digits and the unicode minus to be read as numbers")
-    sub.add_argument("--time-budget", type=float, default=2.0, metavar="SECONDS",
-                     help="the seconds one call may take (default 2)")
+    sub.add_argument(
+        "--shape",
+        choices=["plain", "trl"],
+        default="plain",
+        help="plain: f(completion, ground_truth) -> float (default); "
+        "trl: TRL's f(completions, **columns) -> list[float]",
+    )
+    sub.add_argument(
+        "--truth-column",
+        default="answer",
+        metavar="NAME",
+        help="with --shape trl, the keyword that carries the ground truths (default answer)",
+    )
+    sub.add_argument(
+        "--bounds",
+        type=float,
+        nargs=2,
+        default=[0.0, 1.0],
+        metavar=("LOW", "HIGH"),
+        help="the range every reward must lie in (default 0 1)",
+    )
+    sub.add_argument(
+        "--truths",
+        choices=sorted(REWARD_TRUTHS),
+        default="integers",
+        help="the ground truths to draw (default integers)",
+    )
+    sub.add_argument(
+        "--unicode-digits",
+        action="store_true",
+        help="also require fullwidth digits and the unicode minus to be read as numbers",
+    )
+    sub.add_argument(
+        "--time-budget", type=float, default=2.0, metavar="SECONDS", help="the seconds one call may take (default 2)"
+    )
     sub.add_argument("--seed", type=int, default=None, help="seed hypothesis for a reproducible run")
-    sub.add_argument("--property", action="append", default=[], metavar="NAME",
-                     help="run only this property (repeatable): range, totality, determinism, invariance, "
-                          "sensitivity, anti_hedging, time_budget")
+    sub.add_argument(
+        "--property",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run only this property (repeatable): range, totality, determinism, invariance, "
+        "sensitivity, anti_hedging, time_budget",
+    )
 
-    sub = command("export", export_command,
-                  "write an env's tasks as DIR/train.parquet and DIR/validation.parquet for SkyRL and verl")
+    sub = command(
+        "export",
+        export_command,
+        "write an env's tasks as DIR/train.parquet and DIR/validation.parquet for SkyRL and verl",
+    )
     sub.add_argument("env_id", metavar="ID")
     sub.add_argument("--output-dir", required=True, metavar="DIR", help="folder to write the two files into")
     sub.add_argument("--env-arg", **env_arg)
-    sub.add_argument("--train-split", metavar="NAME", help="the split kwarg of the train tasks (data-backed envs, e.g. train)")
-    sub.add_argument("--val-split", metavar="NAME",
-                     help="the split kwarg of the validation tasks (e.g. test); without it, validation tasks are "
-                          "drawn from the train tasks' source, apart from them")
-    sub.add_argument("--num-train", type=int, metavar="N",
-                     help="number of train tasks (required for procedural envs; default: every task of the split)")
-    sub.add_argument("--num-val", type=int, metavar="N",
-                     help="number of validation tasks (default: every task of --val-split, else 0: an empty file)")
-    sub.add_argument("--seed", type=int, default=None,
-                     help="draw distinct tasks at random with this seed (default: tasks 0..N-1 in order)")
+    sub.add_argument(
+        "--train-split", metavar="NAME", help="the split kwarg of the train tasks (data-backed envs, e.g. train)"
+    )
+    sub.add_argument(
+        "--val-split",
+        metavar="NAME",
+        help="the split kwarg of the validation tasks (e.g. test); without it, validation tasks are "
+        "drawn from the train tasks' source, apart from them",
+    )
+    sub.add_argument(
+        "--num-train",
+        type=int,
+        metavar="N",
+        help="number of train tasks (required for procedural envs; default: every task of the split)",
+    )
+    sub.add_argument(
+        "--num-val",
+        type=int,
+        metavar="N",
+        help="number of validation tasks (default: every task of --val-split, else 0: an empty file)",
+    )
+    sub.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="draw distinct tasks at random with this seed (default: tasks 0..N-1 in order)",
+    )
 
-    sub = command("sft-data", sft_data_command,
-                  "write the oracle's whole conversations as chat JSONL for SFT (only episodes at the maximum reward)")
+    sub = command(
+        "sft-data",
+        sft_data_command,
+        "write the oracle's whole conversations as chat JSONL for SFT (only episodes at the maximum reward)",
+    )
     sub.add_argument("env_id", metavar="ID")
     sub.add_argument("--episodes", type=int, required=True, metavar="N", help="number of oracle episodes to play")
     sub.add_argument("--output", required=True, metavar="FILE.jsonl", help="one conversation per line")

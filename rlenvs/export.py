@@ -156,7 +156,9 @@ def export_env(
     _check_json(env_kwargs)
     for name, value, least in (("num_train", num_train, 1), ("num_val", num_val, 0)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least):
-            raise ValueError(f"{name} must be an int >= {least} or None (every task of a data-backed split), got {value!r}")
+            raise ValueError(
+                f"{name} must be an int >= {least} or None (every task of a data-backed split), got {value!r}"
+            )
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
         raise ValueError(f"seed must be an int >= 0, or None for tasks 0..N-1 in order, got {seed!r}")
     for name, value in (("train_split", train_split), ("val_split", val_split)):
@@ -197,7 +199,11 @@ def export_env(
                 raise ValueError(f"{env_id} generates tasks without end: pass --num-train N (num_train=N)")
             num_train = train_size - taken_by_val  # every task the validation set leaves
         if train_size is not None and (num_train < 1 or num_train + taken_by_val > train_size):
-            also = f" and --num-val {num_val} from the same tasks (validation must differ from train)" if taken_by_val else ""
+            also = (
+                f" and --num-val {num_val} from the same tasks (validation must differ from train)"
+                if taken_by_val
+                else ""
+            )
             raise ValueError(
                 f"--num-train {num_train}{also} but {env_id} has {train_size} tasks with env kwargs {train_kwargs}: "
                 "ask for fewer" + (", or pass --val-split NAME to validate on another split" if taken_by_val else "")

@@ -117,9 +117,7 @@ def evaluate(
     """Run every plan; each result is written to `output` (JSONL) as soon as it exists, so
     an interrupted run keeps every finished episode."""
     results = []
-    for result in _with_progress(
-        (run_episode(env, plan, i) for i, plan in enumerate(plans)), len(plans), progress
-    ):
+    for result in _with_progress((run_episode(env, plan, i) for i, plan in enumerate(plans)), len(plans), progress):
         results.append(result)
         if output is not None:
             output.write(json.dumps(asdict(result)) + "\n")

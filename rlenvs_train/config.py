@@ -296,7 +296,9 @@ def _apply_override(raw: dict[str, Any], item: str, problems: list[str]) -> None
     key = key.strip()
     parts = key.split(".")
     if not key or any(not p for p in parts):
-        problems.append(f"override {item!r} has an empty key or key part: write dotted.key=value, e.g. trainer.epochs=5")
+        problems.append(
+            f"override {item!r} has an empty key or key part: write dotted.key=value, e.g. trainer.epochs=5"
+        )
         return
     try:
         value = yaml.safe_load(text)
@@ -310,12 +312,15 @@ def _apply_override(raw: dict[str, Any], item: str, problems: list[str]) -> None
         child = node.get(part)
         if child is None and spec is not None and _is_mapping_type(_hints(cls)[part]):
             # `data.env_kwargs.level=3` edits the default kwargs rather than replacing them.
-            child = dict(spec.default_factory())  # type: ignore[misc]
+            # a mapping field's default is always a default_factory (dataclasses insists)
+            child = dict(spec.default_factory())  # type: ignore[operator]
         elif child is None:
             child = {}
         if not isinstance(child, dict):
             where = ".".join(parts[: depth + 1])
-            problems.append(f"override {item!r}: {where} is {_describe(child)}, not a mapping, so it has no key {parts[depth + 1]!r}")
+            problems.append(
+                f"override {item!r}: {where} is {_describe(child)}, not a mapping, so it has no key {parts[depth + 1]!r}"
+            )
             return
         node[part] = child
         hint = _hints(cls)[part] if spec is not None else None
@@ -341,7 +346,9 @@ def _build(cls: type, raw: Any, prefix: str, problems: list[str], bad: set[str])
     for key in raw:
         if key not in names:
             dotted = _join(prefix, str(key))
-            problems.append(f"{dotted}: unknown key{_suggest(str(key), prefix, names)}; valid keys in {prefix or 'the top level'}: {', '.join(names)}")
+            problems.append(
+                f"{dotted}: unknown key{_suggest(str(key), prefix, names)}; valid keys in {prefix or 'the top level'}: {', '.join(names)}"
+            )
             bad.add(dotted)
     hints = _hints(cls)
     values: dict[str, Any] = {}
@@ -350,7 +357,7 @@ def _build(cls: type, raw: Any, prefix: str, problems: list[str], bad: set[str])
             continue
         dotted = _join(prefix, f.name)
         hint = hints[f.name]
-        if dataclasses.is_dataclass(hint):
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
             values[f.name] = _build(hint, raw[f.name], dotted, problems, bad)
             continue
         value, problem = _coerce(raw[f.name], hint, f)
@@ -373,7 +380,9 @@ def _coerce(value: Any, hint: Any, f: dataclasses.Field[Any]) -> tuple[Any, str 
     if hint is bool:
         if isinstance(value, bool):
             return value, None
-        return None, f"expected true or false, got {_describe(value)}" + (" (write it without quotes)" if isinstance(value, str) else "")
+        return None, f"expected true or false, got {_describe(value)}" + (
+            " (write it without quotes)" if isinstance(value, str) else ""
+        )
     if hint is int:
         if isinstance(value, int) and not isinstance(value, bool):
             return value, None
@@ -503,12 +512,16 @@ def _environment_problems(config: TrainConfig, bad: set[str]) -> list[str]:
             continue
         for file in getattr(config.data, key):
             if not os.path.isfile(os.path.expanduser(file)):
-                problems.append(f"data.{key}: file {file!r} does not exist (write it with `rlenvs export`, or fix the path)")
+                problems.append(
+                    f"data.{key}: file {file!r} does not exist (write it with `rlenvs export`, or fix the path)"
+                )
     if ok("inference.backend") and config.inference.backend == "vllm" and importlib.util.find_spec("vllm") is None:
         problems.append(vllm_missing_message())
     package = LOGGER_PACKAGES.get(config.logger) if ok("logger") else None
     if package and importlib.util.find_spec(package) is None:
-        problems.append(f"logger: {config.logger!r} needs the {package} package: pip install {package}, or set logger=none")
+        problems.append(
+            f"logger: {config.logger!r} needs the {package} package: pip install {package}, or set logger=none"
+        )
     return problems
 
 
@@ -681,7 +694,7 @@ def _all_keys(cls: Any = TrainConfig, prefix: str = "") -> list[str]:
 
 
 def _suggest(key: str, prefix: str, names: Sequence[str]) -> str:
-    """" (did you mean trainer.epochs?)": first a close name at the same level (a typo), else
+    """ " (did you mean trainer.epochs?)": first a close name at the same level (a typo), else
     the same or a close name elsewhere in the schema (a key put in the wrong section)."""
     close = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
     if close:

@@ -48,6 +48,7 @@ from typing import Any
 import gymnasium as gym
 
 import rlenvs  # noqa: F401 - registers the env ids
+from rlenvs.core.checks import check_int
 from rlenvs.core.registration import check_env_id
 from rlenvs.core.task import task_source
 from rlenvs.files import atomic_path
@@ -72,6 +73,7 @@ RECORD_FIELDS = (
     "transcript",
 )
 """The keys of each line of the `output` file, in order."""
+
 
 @dataclass(frozen=True)
 class EvalResult:
@@ -140,7 +142,10 @@ class EvalResult:
             ", ".join(f"{reason} {count}" for reason, count in self.stop_reasons.most_common()) or "-",
         )
         widths = [max(len(h), len(v)) for h, v in zip(header, values)]
-        row = lambda cells: "| " + " | ".join(c.rjust(w) for c, w in zip(cells, widths)) + " |"
+
+        def row(cells):
+            return "| " + " | ".join(c.rjust(w) for c, w in zip(cells, widths)) + " |"
+
         return "\n".join([row(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", row(values)])
 
 
@@ -213,23 +218,25 @@ def evaluate(
             f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)} (or pass a Backend as model)"
         )
     if (episodes is None) == (task_indices is None):
-        raise ValueError("give episodes=N (tasks drawn as the module docstring says) or task_indices=[...], one of the two")
+        raise ValueError(
+            "give episodes=N (tasks drawn as the module docstring says) or task_indices=[...], one of the two"
+        )
     if task_indices is not None:
         task_indices = list(task_indices)
         if not task_indices or any(isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in task_indices):
             raise ValueError(f"task_indices must be a non-empty list of ints >= 0, got {task_indices!r}")
     else:
-        _check_int("episodes", episodes)
-    _check_int("k", k)
+        check_int("episodes", episodes, at_least=1)
+    check_int("k", k, at_least=1)
     n = k if samples_per_task is None else samples_per_task
-    _check_int("samples_per_task", n)
+    check_int("samples_per_task", n, at_least=1)
     if n < k:
         raise ValueError(f"samples_per_task must be at least k={k} (pass@k draws k of them), got {n}")
-    _check_int("batch_size", batch_size)
-    _check_int("max_tokens_per_turn", max_tokens_per_turn)
+    check_int("batch_size", batch_size, at_least=1)
+    check_int("max_tokens_per_turn", max_tokens_per_turn, at_least=1)
     for name, value in (("max_episode_tokens", max_episode_tokens), ("max_turns", max_turns)):
         if value is not None:
-            _check_int(name, value, "or None (no limit)")
+            check_int(name, value, at_least=1, or_none="no limit")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed must be an int, got {seed!r}")
     if temperature is None:
@@ -272,7 +279,11 @@ def evaluate(
     if out_path is not None and out_path.is_dir():
         raise IsADirectoryError(f"output must be a file path for the JSONL lines, got the folder {out_path}")
 
-    indices = task_indices if task_indices is not None else _tasks(env_id, env_kwargs, episodes, seed)
+    if task_indices is None:
+        assert episodes is not None  # checked above: exactly one of the two is given
+        indices = _tasks(env_id, env_kwargs, episodes, seed)
+    else:
+        indices = task_indices
 
     # --- load, then play ------------------------------------------------------------------
     if tokenizer is None or isinstance(tokenizer, str):
@@ -339,11 +350,6 @@ def evaluate(
 
 
 # --- checks ---------------------------------------------------------------------------------
-
-
-def _check_int(name: str, value: Any, alternative: str = "") -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be an int >= 1{' ' + alternative if alternative else ''}, got {value!r}")
 
 
 def _check_kwargs(name: str, value: Mapping[str, Any] | None) -> dict[str, Any]:

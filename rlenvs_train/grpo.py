@@ -49,6 +49,7 @@ import gymnasium as gym
 import numpy as np
 
 import rlenvs  # noqa: F401 - registers the env ids
+from rlenvs.core.checks import check_int
 from rlenvs.core.task import INFINITE_DRAW_RANGE, task_source
 from rlenvs.vector import EnvPool
 from rlenvs_train.backends.base import Backend
@@ -99,8 +100,7 @@ def env_dataset(
     from datasets import Dataset
 
     make_kwargs = dict(make_kwargs or {})
-    if num_tasks is not None and (isinstance(num_tasks, bool) or not isinstance(num_tasks, int) or num_tasks < 1):
-        raise ValueError(f"num_tasks must be an int >= 1 or None (every task of a sized source), got {num_tasks!r}")
+    check_int("num_tasks", num_tasks, at_least=1, or_none="every task of a sized source")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise TypeError(f"seed must be an int or None (tasks 0..num_tasks-1 in order), got {seed!r}")
     env = gym.make(env_id, **make_kwargs)
@@ -203,13 +203,9 @@ class EnvRolloutFunc:
                 f"backend must be one of {list(BACKENDS)} or have generate(prompts, params) "
                 f"(rlenvs_train.backends.base.Backend), got {backend!r}"
             )
-        for name, value in (
-            ("max_tokens_per_turn", max_tokens_per_turn),
-            ("max_episode_tokens", max_episode_tokens),
-            ("max_turns", max_turns),
-        ):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ValueError(f"{name} must be an int >= 1 or None, got {value!r}")
+        check_int("max_tokens_per_turn", max_tokens_per_turn, at_least=1, or_none="no limit")
+        check_int("max_episode_tokens", max_episode_tokens, at_least=1, or_none="no limit")
+        check_int("max_turns", max_turns, at_least=1, or_none="no limit")
         self.env_id = env_id
         self.backend_spec = backend
         self.make_kwargs = dict(make_kwargs or {})
@@ -467,9 +463,7 @@ def check_rollout_output(output: Mapping[str, Any], num_prompts: int) -> None:
             raise ValueError(f"rollout {k} has no completion tokens: TRL needs at least one per rollout")
         for key in ("logprobs", "env_mask"):
             if key in output and len(output[key][k]) != len(completion):
-                raise ValueError(
-                    f"rollout {k} has {len(output[key][k])} {key} for {len(completion)} completion tokens"
-                )
+                raise ValueError(f"rollout {k} has {len(output[key][k])} {key} for {len(completion)} completion tokens")
 
 
 # --- TRL's own tool loop --------------------------------------------------------------------

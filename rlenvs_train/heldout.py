@@ -70,8 +70,12 @@ def draw_heldout(env_id: str, num_tasks: int, *, env_kwargs: Mapping[str, Any], 
     Raises ValueError when the env yields fewer distinct prompts than that in its draws."""
     from rlenvs_train.grpo import TASK_INDEX, env_dataset
 
-    rows = env_dataset(env_id, num_tasks=_draw_size(env_id, num_tasks, env_kwargs), make_kwargs=env_kwargs,
-                       seed=seed + HELDOUT_SEED_OFFSET)  # fmt: skip
+    rows = env_dataset(
+        env_id,
+        num_tasks=_draw_size(env_id, num_tasks, env_kwargs),
+        make_kwargs=env_kwargs,
+        seed=seed + HELDOUT_SEED_OFFSET,
+    )
     chosen: dict[str, int] = {}
     for row in rows:
         key = prompt_key(row["prompt"])

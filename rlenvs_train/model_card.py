@@ -56,13 +56,14 @@ def describe_base_model(base_model: str, start: str | None = None) -> str:
     return what
 
 
-def name_base_model(card_path: str | os.PathLike[str], base_model: str, *, start: str | None = None,
-                    model_path: str | None = None) -> None:  # fmt: skip
+def name_base_model(
+    card_path: str | os.PathLike[str], base_model: str, *, start: str | None = None, model_path: str | None = None
+) -> None:
     """Rewrite the model card at `card_path` (TRL's) to name the base model; see the module
     docstring. A card in another wording than TRL's gets the sentence after its title."""
     from huggingface_hub import ModelCard
 
-    card = ModelCard.load(card_path)
+    card = ModelCard.load(Path(card_path))
     sentence = f"This model is a fine-tuned version of {describe_base_model(base_model, start)}"
     text, count = _TRL_SENTENCE.subn(lambda _: sentence, card.text, count=1)
     if not count:

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlenvs.core.checks import check_int
 from rlenvs_train.backends.base import Backend, FinishReason, Generation, SamplingParams
 from rlenvs_train.chat import ChatTemplate
 
@@ -108,9 +109,8 @@ class RolloutEngine:
             raise TypeError(
                 f"backend must have generate(prompts, params) (see rlenvs_train.backends.base), got {backend!r}"
             )
-        for name, value in (("max_episode_tokens", max_episode_tokens), ("max_turns", max_turns)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ValueError(f"{name} must be an int >= 1 or None (no limit), got {value!r}")
+        check_int("max_episode_tokens", max_episode_tokens, at_least=1, or_none="no limit")
+        check_int("max_turns", max_turns, at_least=1, or_none="no limit")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise TypeError(f"seed must be an int or None, got {seed!r}")
         self.backend = backend

@@ -305,14 +305,18 @@ def _device_args(bf16: bool | None) -> dict[str, Any]:
     if bf16 is None:
         bf16 = gpu and torch.cuda.is_bf16_supported()
     if bf16 and not gpu:
-        raise ValueError("trainer.bf16: true needs a GPU with bf16; this machine has none: set trainer.bf16=false or null")
+        raise ValueError(
+            "trainer.bf16: true needs a GPU with bf16; this machine has none: set trainer.bf16=false or null"
+        )
     return {"use_cpu": not gpu, "bf16": bool(bf16)}
 
 
 # --- GRPO --------------------------------------------------------------------------------------
 
 
-def grpo_args(config: TrainConfig, output_dir: Path | str, *, processes: int | None = None, validation: bool = False) -> Any:
+def grpo_args(
+    config: TrainConfig, output_dir: Path | str, *, processes: int | None = None, validation: bool = False
+) -> Any:
     """TRL's `GRPOConfig` for `config`. One GRPO step takes `train_batch_size` tasks times
     `num_generations` episodes, split over `processes` (default: `world_size()`) in
     micro-batches of `micro_batch_size`; the gradient is accumulated over the rest."""
@@ -380,8 +384,9 @@ def task_datasets(config: TrainConfig, output_dir: Path) -> tuple[Any, Any, Held
     train, validation = _train_and_validation(config, output_dir)
     if not config.data.heldout_tasks:
         return train, validation, None
-    heldout = draw_heldout(config.data.env, config.data.heldout_tasks, env_kwargs=dict(config.data.env_kwargs),
-                           seed=config.trainer.seed)  # fmt: skip
+    heldout = draw_heldout(
+        config.data.env, config.data.heldout_tasks, env_kwargs=dict(config.data.env_kwargs), seed=config.trainer.seed
+    )
     train = train.filter(lambda row: not heldout.excludes(row["prompt"]))
     if not len(train):
         raise ValueError(
@@ -408,8 +413,14 @@ def _train_and_validation(config: TrainConfig, output_dir: Path) -> tuple[Any, A
             )
         train = _exported_rows(config, data.train_data, "data.train_data")
     elif data.num_val_tasks:
-        files = export_env(data.env, output_dir / "tasks", env_kwargs=kwargs, num_train=data.num_train_tasks,
-                           num_val=data.num_val_tasks, seed=seed)  # fmt: skip
+        files = export_env(
+            data.env,
+            output_dir / "tasks",
+            env_kwargs=kwargs,
+            num_train=data.num_train_tasks,
+            num_val=data.num_val_tasks,
+            seed=seed,
+        )
         return _exported_rows(config, [files["train"]], "train tasks"), _exported_rows(
             config, [files["validation"]], "validation tasks"
         )
@@ -435,7 +446,11 @@ def _exported_rows(config: TrainConfig, files: Any, key: str) -> Any:
         )
     rebuild_check(tasks)
     return Dataset.from_dict(
-        {"prompt": [t.prompt for t in tasks], TASK_INDEX: [t.task_index for t in tasks], TASK_ID: [t.task_id for t in tasks]}
+        {
+            "prompt": [t.prompt for t in tasks],
+            TASK_INDEX: [t.task_index for t in tasks],
+            TASK_ID: [t.task_id for t in tasks],
+        }
     )
 
 
@@ -471,7 +486,9 @@ def _grpo(
     card = ModelCardCallback(base_model, start=model_path, model_path=str(output_dir / "final-model"))
     trainer = GRPOTrainer(
         model=model_path,
-        reward_funcs=[env_reward],
+        # TRL types a reward function as returning list[float | None]; env_reward's list[float]
+        # is one (mypy's list invariance does not see it)
+        reward_funcs=[env_reward],  # type: ignore[list-item]
         args=grpo_args(config, output_dir, validation=validation is not None),
         train_dataset=dataset,
         eval_dataset=validation,
@@ -501,7 +518,8 @@ def _grpo(
         if trainer.accelerator.is_main_process:
             with _fresh_folder(model_dir) as staging:
                 trainer.save_model(str(staging))
-                trainer.processing_class.save_pretrained(str(staging))
+                if trainer.processing_class is not None:  # always: train() passes the tokenizer
+                    trainer.processing_class.save_pretrained(str(staging))
     log(
         f"GRPO: {trainer.state.global_step} steps; mean training reward first fifth -> last fifth: "
         f"{reward_gain(rewards):+.3f}; model in {model_dir}{note}"
@@ -564,7 +582,9 @@ class _Metrics:
             return
         entry = self.measure.measure(model, step)
         self.heldout = [e for e in self.heldout if e["step"] < step] + [entry]
-        self.log(f"step {step}: held-out greedy accuracy {100 * entry['accuracy']:.1f}% ({entry['correct']}/{entry['tasks']})")
+        self.log(
+            f"step {step}: held-out greedy accuracy {100 * entry['accuracy']:.1f}% ({entry['correct']}/{entry['tasks']})"
+        )
         self.save()
 
     def save(self) -> None:
@@ -580,15 +600,15 @@ class _Metrics:
         metrics = self
 
         class MetricsCallback(TrainerCallback):
-            def on_train_begin(self, args, state, control, model=None, **kwargs):  # noqa: ANN001 - TRL's signature
+            def on_train_begin(self, args, state, control, model=None, **kwargs):
                 if state.is_world_process_zero and not metrics.heldout:  # a resumed run has its start's
                     metrics.measure_heldout(model, 0)
 
-            def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
+            def on_log(self, args, state, control, logs=None, **kwargs):
                 if state.is_world_process_zero and logs:
                     metrics.record(state.global_step, logs)
 
-            def on_step_end(self, args, state, control, model=None, **kwargs):  # noqa: ANN001
+            def on_step_end(self, args, state, control, model=None, **kwargs):
                 if metrics.stop_requested:
                     control.should_save = True
                     control.should_training_stop = True
@@ -631,7 +651,7 @@ def _quiet_progress(trainer: Any, verbose: bool) -> None:
         return
 
     class BarOnly(ProgressCallback):
-        def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001 - transformers' signature
+        def on_log(self, args, state, control, logs=None, **kwargs):
             return None
 
     trainer.remove_callback(ProgressCallback)
@@ -642,7 +662,7 @@ def _quiet_progress(trainer: Any, verbose: bool) -> None:
 def _stop_on_signals(metrics: _Metrics) -> Iterator[None]:
     """SIGINT and SIGTERM ask the trainer to stop after the current step and save a
     checkpoint; a second signal is not caught (the default handler ends the process)."""
-    previous = {}
+    previous: dict[int, Any] = {}
 
     def request_stop(signum: int, _frame: Any) -> None:
         metrics.stop_requested = True
@@ -654,8 +674,8 @@ def _stop_on_signals(metrics: _Metrics) -> Iterator[None]:
     try:
         yield
     finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def plot_rewards(
@@ -680,11 +700,21 @@ def plot_rewards(
     axes.plot(steps, rewards, color="0.75", linewidth=1, label="training reward (mean of the step, sampled)")
     axes.plot(steps, smooth, color="C0", linewidth=2, label=f"training reward, running mean over {window} steps")
     if validation:
-        axes.plot([e["step"] for e in validation], [e["eval_reward"] for e in validation], "o-", color="C1",
-                  label="validation reward")  # fmt: skip
+        axes.plot(
+            [e["step"] for e in validation],
+            [e["eval_reward"] for e in validation],
+            "o-",
+            color="C1",
+            label="validation reward",
+        )
     if heldout:
-        axes.plot([e["step"] for e in heldout], [e["accuracy"] for e in heldout], "s-", color="C2",
-                  label=f"held-out greedy accuracy ({heldout[0]['tasks']} problems)")  # fmt: skip
+        axes.plot(
+            [e["step"] for e in heldout],
+            [e["accuracy"] for e in heldout],
+            "s-",
+            color="C2",
+            label=f"held-out greedy accuracy ({heldout[0]['tasks']} problems)",
+        )
     axes.set_xlabel("GRPO step")
     axes.set_ylabel("reward / accuracy")
     axes.set_ylim(-0.02, 1.02)

@@ -108,9 +108,15 @@ def recalculate_with_libreoffice(
         command = [
             soffice,
             f"-env:UserInstallation={Path(profile).as_uri()}",
-            "--headless", "--norestore", "--nolockcheck", "--nologo", "--nodefault",
-            "--convert-to", "xlsx:Calc MS Excel 2007 XML",
-            "--outdir", str(out),
+            "--headless",
+            "--norestore",
+            "--nolockcheck",
+            "--nologo",
+            "--nodefault",
+            "--convert-to",
+            "xlsx:Calc MS Excel 2007 XML",
+            "--outdir",
+            str(out),
             *[str(p.resolve()) for p in sources],
         ]
         # HOME too: some libraries LibreOffice loads write caches there.

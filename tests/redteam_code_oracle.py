@@ -17,7 +17,7 @@ notes between cases; here the corpus's cases run one after another on the same w
 
 from __future__ import annotations
 
-TEMPLATE = r'''
+TEMPLATE = r"""
 import json, os, threading, time
 
 _BIG = 1 << 62
@@ -88,7 +88,7 @@ def __ENTRY__(*args, **kwargs):
     _put("/tmp", (0xA5 << 50) + (s["tag"] << 32) + s["k"])
     s["base"] = _faults()
     return True
-'''
+"""
 
 
 def oracle_reply(entry_point: str, _seen: str = "") -> str:

@@ -99,7 +99,5 @@ class ReverseWordsEnv(ProceduralEnv, TextEnv[ReverseTask]):
             return Judgement(1.0, resolved=True, correct=True, stop_reason="answered")
         return Judgement(0.0, resolved=False, correct=False, feedback="Not quite: reverse the letters of each word.")
 
-    def oracle_action(self) -> str:
-        if self.task is None:
-            raise RuntimeError("ReverseWordsEnv.oracle_action: call reset() first; there is no task yet")
-        return self.task.answer
+    def oracle_reply(self, task: ReverseTask, turn: int) -> str:
+        return task.answer

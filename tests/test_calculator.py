@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlenvs.envs.math.calculator import (
+from rlenvs.envs.tools.calculator import (
     MAX_DECIMALS,
     MAX_DIGITS,
     CalculatorError,
@@ -30,21 +30,60 @@ from tests.conftest import GSM8K_TEST
 @pytest.mark.parametrize(
     "expression,result",
     [
-        ("48 / 2", "24"), ("16 - 3 - 4", "9"), ("2 + 3 * 4", "14"), ("(2 + 3) * 4", "20"),
-        ("0.1 * 3", "0.3"), ("0.1 + 0.2", "0.3"), (".5 * 8", "4"), ("2. + 1", "3"), ("1e3 / 8", "125"),
-        ("1_000 * 3", "3000"), ("7 / 2", "3.5"), ("1 / 8", "0.125"), ("-7 // 2", "-4"), ("7 % 3", "1"),
-        ("-7 % 3", "2"), ("7.5 % 2", "1.5"), ("2 ** 10", "1024"), ("2 ** -2", "0.25"), ("-2 ** 2", "-4"),
-        ("(-2) ** 3", "-8"), ("2 ** 3 ** 2", "512"), ("+5", "5"), ("--5", "5"),
-        ("100 / 3", "33.3333333333 (rounded; exactly 100/3)"), ("2 / 3", "0.6666666667 (rounded; exactly 2/3)"),
-        ("-2 / 3", "-0.6666666667 (rounded; exactly -2/3)"), ("1 / 2048", "0.0004882813 (rounded; exactly 1/2048)"),
-        ("1 / 1024", "0.0009765625"), ("1.0125 ** 360", "87.5409951357 (rounded)"),
-        ("abs(-3.5)", "3.5"), ("sqrt(16)", "4"), ("sqrt(2.25)", "1.5"), ("sqrt(1/4)", "0.5"),
-        ("sqrt(2)", "1.4142135624 (rounded)"), ("sqrt(2) ** 2", "2 (rounded)"),
-        ("floor(7 / 2)", "3"), ("ceil(7 / 2)", "4"), ("floor(-7 / 2)", "-4"),
-        ("round(2.5)", "3"), ("round(-2.5)", "-3"), ("round(3.14159, 2)", "3.14"), ("round(1250, -2)", "1300"),
-        ("min(3, 1, 2)", "1"), ("max(1,234)", "234"), ("max(4)", "4"),
-        ("3 × 4 ÷ 2 − 1", "5"), ("48 / 2 =", "24"), ("  48/2  ", "24"), ("(\n 1 +\n 2)", "3"),
-        ("0x10 + 1", "17"), ("1e999 / 1e999", "1"), ("(-1) ** (10 ** 999)", "1"), ("0 ** 0", "1"), ("0 ** 5", "0"),
+        ("48 / 2", "24"),
+        ("16 - 3 - 4", "9"),
+        ("2 + 3 * 4", "14"),
+        ("(2 + 3) * 4", "20"),
+        ("0.1 * 3", "0.3"),
+        ("0.1 + 0.2", "0.3"),
+        (".5 * 8", "4"),
+        ("2. + 1", "3"),
+        ("1e3 / 8", "125"),
+        ("1_000 * 3", "3000"),
+        ("7 / 2", "3.5"),
+        ("1 / 8", "0.125"),
+        ("-7 // 2", "-4"),
+        ("7 % 3", "1"),
+        ("-7 % 3", "2"),
+        ("7.5 % 2", "1.5"),
+        ("2 ** 10", "1024"),
+        ("2 ** -2", "0.25"),
+        ("-2 ** 2", "-4"),
+        ("(-2) ** 3", "-8"),
+        ("2 ** 3 ** 2", "512"),
+        ("+5", "5"),
+        ("--5", "5"),
+        ("100 / 3", "33.3333333333 (rounded; exactly 100/3)"),
+        ("2 / 3", "0.6666666667 (rounded; exactly 2/3)"),
+        ("-2 / 3", "-0.6666666667 (rounded; exactly -2/3)"),
+        ("1 / 2048", "0.0004882813 (rounded; exactly 1/2048)"),
+        ("1 / 1024", "0.0009765625"),
+        ("1.0125 ** 360", "87.5409951357 (rounded)"),
+        ("abs(-3.5)", "3.5"),
+        ("sqrt(16)", "4"),
+        ("sqrt(2.25)", "1.5"),
+        ("sqrt(1/4)", "0.5"),
+        ("sqrt(2)", "1.4142135624 (rounded)"),
+        ("sqrt(2) ** 2", "2 (rounded)"),
+        ("floor(7 / 2)", "3"),
+        ("ceil(7 / 2)", "4"),
+        ("floor(-7 / 2)", "-4"),
+        ("round(2.5)", "3"),
+        ("round(-2.5)", "-3"),
+        ("round(3.14159, 2)", "3.14"),
+        ("round(1250, -2)", "1300"),
+        ("min(3, 1, 2)", "1"),
+        ("max(1,234)", "234"),
+        ("max(4)", "4"),
+        ("3 × 4 ÷ 2 − 1", "5"),
+        ("48 / 2 =", "24"),
+        ("  48/2  ", "24"),
+        ("(\n 1 +\n 2)", "3"),
+        ("0x10 + 1", "17"),
+        ("1e999 / 1e999", "1"),
+        ("(-1) ** (10 ** 999)", "1"),
+        ("0 ** 0", "1"),
+        ("0 ** 5", "0"),
         ("(" * 150 + "1" + ")" * 150, "1"),
     ],
 )
@@ -70,7 +109,7 @@ def test_results(expression: str, result: str) -> None:
         ("pi * 2", "unknown name 'pi'"),
         ("sqrt", "call it with parentheses"),
         ("open(1)", "unknown function 'open'"),
-        ("__import__('os').system('x')", "unexpected character \"'\""),
+        ("__import__('os').system('x')", 'unexpected character "\'"'),
         ('__import__("os")', "unexpected character '\"'"),
         ("(1).__class__", "attribute access"),
         ("(1).__class__.__bases__", "attribute access"),
@@ -139,7 +178,8 @@ def test_every_gsm8k_test_annotation_is_reproduced() -> None:
     with a calculator) come out equal to their recorded result (`16.00` equals `16`)."""
     annotation = re.compile(r"<<([^<>=]*)=([^<>]*)>>")
     annotations = [
-        found for line in GSM8K_TEST.read_text().splitlines()
+        found
+        for line in GSM8K_TEST.read_text().splitlines()
         for found in annotation.findall(json.loads(line)["answer"])
     ]
     mismatches = [(e, r) for e, r in annotations if evaluate(e).value != parse_number(r.strip())]
@@ -295,7 +335,7 @@ _BOMB_RUNNER = textwrap.dedent(
     """
     import json, resource, sys, time
     resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
-    from rlenvs.envs.math.calculator import CalculatorError, calculate
+    from rlenvs.envs.tools.calculator import CalculatorError, calculate
     outcomes = []
     for expression in json.load(sys.stdin):
         started = time.perf_counter()
@@ -316,7 +356,11 @@ def test_bombs_fail_fast_in_a_memory_capped_process() -> None:
     fails this test (crash, MemoryError, timeout) instead of hanging or swapping the machine."""
     finished = subprocess.run(
         [sys.executable, "-c", _BOMB_RUNNER],
-        input=json.dumps(BOMBS), capture_output=True, text=True, timeout=60, check=False,
+        input=json.dumps(BOMBS),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
         env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
     )
     assert finished.returncode == 0, finished.stderr[-2000:]

@@ -57,10 +57,20 @@ def test_info_on_an_unknown_id_fails_clearly() -> None:
 
 def test_eval_oracle_prints_the_result_table(tmp_path) -> None:
     output = tmp_path / "episodes.jsonl"
-    result = rlenvs_cli("eval", "rlenvs/GSM8K-v0", "--policy", "oracle", "--episodes", "50",
-                        "--env-arg", "split=test", "--output", str(output))
+    result = rlenvs_cli(
+        "eval",
+        "rlenvs/GSM8K-v0",
+        "--policy",
+        "oracle",
+        "--episodes",
+        "50",
+        "--env-arg",
+        "split=test",
+        "--output",
+        str(output),
+    )
     assert result.returncode == 0, result.stderr
-    header, rule, values = result.stdout.splitlines()[1:4]
+    header, _rule, values = result.stdout.splitlines()[1:4]
     cells = dict(zip([c.strip() for c in header.split("|")[1:-1]], [c.strip() for c in values.split("|")[1:-1]]))
     assert cells["episodes"] == "50" and cells["mean reward"] == "1.0000" and cells["success rate"] == "100.0%"
     assert cells["mean turns"] == "1.00" and cells["reward check per step"].endswith("s")
@@ -74,13 +84,27 @@ def test_eval_scores_completions_from_a_file(tmp_path) -> None:
     lines = [
         {"task_id": "gsm8k/test/0", "completion": ROWS[0]["answer"]},  # right
         {"task_index": 1, "completion": "\\boxed{-1}"},  # wrong
-        {"task_id": "gsm8k/test/2", "completions": ["hmm", "\\boxed{" + ROWS[2]["answer"].split("####")[1].strip() + "}"]},
+        {
+            "task_id": "gsm8k/test/2",
+            "completions": ["hmm", "\\boxed{" + ROWS[2]["answer"].split("####")[1].strip() + "}"],
+        },
         {"task_id": "gsm8k/test/3", "completion": "no answer at all"},
     ]
     completions.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     output = tmp_path / "out.jsonl"
-    result = rlenvs_cli("eval", "rlenvs/GSM8K-v0", "--policy", f"file:{completions}", "--env-arg", "split=test",
-                        "--env-arg", "max_turns=2", "--output", str(output), "--no-progress")
+    result = rlenvs_cli(
+        "eval",
+        "rlenvs/GSM8K-v0",
+        "--policy",
+        f"file:{completions}",
+        "--env-arg",
+        "split=test",
+        "--env-arg",
+        "max_turns=2",
+        "--output",
+        str(output),
+        "--no-progress",
+    )
     assert result.returncode == 0, result.stderr
     records = [json.loads(line) for line in output.read_text().splitlines()]
     assert [r["correct"] for r in records] == [True, False, True, False]
@@ -116,8 +140,17 @@ def test_play_takes_typed_replies(tmp_path) -> None:
     one_task.write_text(json.dumps(ROWS[0]) + "\n")
     gold = ROWS[0]["answer"].split("####")[1].strip()
     session = f"let me think\n.\nso it is \\boxed{{{gold}}}\n.\n/quit\n"
-    result = rlenvs_cli("play", "rlenvs/GSM8K-v0", "--seed", "0", "--env-arg", f"data_files={one_task}",
-                        "--env-arg", "max_turns=2", stdin=session)
+    result = rlenvs_cli(
+        "play",
+        "rlenvs/GSM8K-v0",
+        "--seed",
+        "0",
+        "--env-arg",
+        f"data_files={one_task}",
+        "--env-arg",
+        "max_turns=2",
+        stdin=session,
+    )
     assert result.returncode == 0, result.stderr
     assert ROWS[0]["question"].strip() in result.stdout
     assert "I could not find a final answer" in result.stdout
@@ -158,7 +191,8 @@ def test_every_command_rejects_an_unknown_id_the_same_way(command: list[str], tm
 
 
 def test_eval_with_a_keyword_typo_names_the_valid_keywords() -> None:
-    result = rlenvs_cli("eval", "rlenvs/Arithmetic-v0", "--policy", "oracle", "--episodes", "1",
-                        "--env-arg", "max_turn=2")  # fmt: skip
+    result = rlenvs_cli(
+        "eval", "rlenvs/Arithmetic-v0", "--policy", "oracle", "--episodes", "1", "--env-arg", "max_turn=2"
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "unexpected keyword argument 'max_turn'; did you mean 'max_turns'?" in result.stderr

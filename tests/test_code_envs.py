@@ -47,7 +47,7 @@ def _score_all(make_env, replies_for) -> list[tuple[str, float, dict]]:
 
     half = count // 2
     with ThreadPoolExecutor(2) as pool:
-        parts = list(pool.map(run, [range(0, half), range(half, count)]))
+        parts = list(pool.map(run, [range(half), range(half, count)]))
     return parts[0] + parts[1]
 
 
@@ -85,7 +85,9 @@ def test_mbpp_reference_solutions_pass_except_the_two_known_bad_ones() -> None:
 @pytest.mark.full_data
 def test_mbpp_challenge_tests_are_checked_when_asked() -> None:
     plain, challenge = MBPPEnv(split="all"), MBPPEnv(split="all", challenge_tests=True)
-    with_more = [t for t, c in zip(plain.tasks.tasks, challenge.tasks.tasks) if len(c.program.tests) > len(t.program.tests)]
+    with_more = [
+        t for t, c in zip(plain.tasks.tasks, challenge.tasks.tasks) if len(c.program.tests) > len(t.program.tests)
+    ]
     assert len(with_more) == 11
 
 
@@ -118,7 +120,10 @@ def test_shown_tests_are_those_the_prompt_shows_and_they_come_first() -> None:
     assert sum(map(len, shown.values())) == 264 and sum(map(bool, shown.values())) == 100
     assert shown["HumanEval/23"] == ("assert candidate('') == 0",)
     assert shown["HumanEval/0"] == ()  # its docstring's examples are not among its tests
-    assert shown["HumanEval/141"] == ("assert candidate('example.txt') == 'Yes'", "assert candidate('1example.dll') == 'No'")
+    assert shown["HumanEval/141"] == (
+        "assert candidate('example.txt') == 'Yes'",
+        "assert candidate('1example.dll') == 'No'",
+    )
     assert len(shown["HumanEval/87"]) == 3  # a call written over several lines
 
 
@@ -146,9 +151,13 @@ def test_docstring_examples_in_each_style_and_only_exact_matches_are_shown() -> 
 
     examples = shown_examples(DOCSTRING, "f")
     assert examples == {
-        ("([1, 2], 3)", "[1, 2, 3]"), ("('a b',)", "'b a'"), ("('x',)", "'y'"), ("([5, 8],)", "12"),
-        ("(7,)", "1.0"), ("([1, 2, 3],)", "True"),
-    }  # fmt: skip
+        ("([1, 2], 3)", "[1, 2, 3]"),
+        ("('a b',)", "'b a'"),
+        ("('x',)", "'y'"),
+        ("([5, 8],)", "12"),
+        ("(7,)", "1.0"),
+        ("([1, 2, 3],)", "True"),
+    }
     names = {"candidate", "f"}
     assert shown_test("assert candidate([1, 2], 3) == [1, 2, 3]", names, examples)
     assert shown_test("assert True\nassert 'b a' == f('a b'), 'message'", names, examples)
@@ -203,7 +212,7 @@ HUMANEVAL_0_CHEATS = {
     "redefined check": "def check(candidate):\n    pass\ndef has_close_elements(numbers, threshold):\n    return None",
     "printed success": "print('all tests passed')\nprint('{\"done\": true}')\ndef has_close_elements(n, t):\n    return None",
     "fake verdict on every fd": (
-        "import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b'{\"index\": 0, \"ok\": true}\\n{\"done\": true}\\n')\n"
+        'import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b\'{"index": 0, "ok": true}\\n{"done": true}\\n\')\n'
         "    except OSError:\n        pass\ndef has_close_elements(n, t):\n    return None"
     ),
     "endless loop": "def has_close_elements(numbers, threshold):\n    while True:\n        pass",
@@ -464,7 +473,9 @@ def test_hidden_failures_are_counted_by_kind() -> None:
         code = f"def remove_Occ(s, ch):\n    if s == 'hello':\n        return 'heo'\n    {body}"
         observation, *_ = env.step(f"```python\n{code}\n```")
         assert summary in observation, (body, observation)
-        assert not [word for word in ("abcda", "PHP", "Index", "IsADirectory", "ResourceWarning") if word in observation]
+        assert not [
+            word for word in ("abcda", "PHP", "Index", "IsADirectory", "ResourceWarning") if word in observation
+        ]
 
 
 @pytest.mark.sandbox
@@ -518,7 +529,7 @@ def test_partial_credit_only_on_the_attempt_that_ends_the_episode() -> None:
 def test_a_timeout_is_reported_as_such(humaneval: HumanEvalEnv) -> None:
     env = gym.make("rlenvs/HumanEval-v0", max_turns=2, timeout_s=1.0).unwrapped
     env.reset(options={"task_id": "HumanEval/0"})
-    observation, reward, *_ , info = env.step("```python\ndef has_close_elements(n, t):\n    while True: pass\n```")
+    observation, reward, *_, info = env.step("```python\ndef has_close_elements(n, t):\n    while True: pass\n```")
     assert reward == 0.0 and info["run_status"] == "timeout" and "time limit (1 s)" in observation
     assert "7 of 7 hidden tests failed (did not finish: 1, not run: 6)" in observation
 
@@ -529,7 +540,7 @@ def test_a_timeout_is_reported_as_such(humaneval: HumanEvalEnv) -> None:
 @pytest.mark.sandbox
 def test_a_user_posed_humaneval_style_task() -> None:
     row = {
-        "prompt": "def add(a: int, b: int) -> int:\n    \"\"\"Add two numbers.\"\"\"\n",
+        "prompt": 'def add(a: int, b: int) -> int:\n    """Add two numbers."""\n',
         "entry_point": "add",
         "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n",
         "canonical_solution": "    return a + b\n",

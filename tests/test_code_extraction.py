@@ -10,7 +10,9 @@ from rlenvs.rewards.code import complete_function, extract_code
 from rlenvs.rewards.code_blocks import fences
 
 STRLEN = "def strlen(string: str) -> int:\n    return len(string)"
-STARTER = 'def strlen(string: str) -> int:\n    """ Return length of given string\n    >>> strlen(\'\')\n    0\n    """\n'
+STARTER = (
+    'def strlen(string: str) -> int:\n    """ Return length of given string\n    >>> strlen(\'\')\n    0\n    """\n'
+)
 
 
 def _compiles(program: str) -> bool:
@@ -109,10 +111,15 @@ def test_future_imports_go_first_before_the_starter_code() -> None:
 
 @pytest.mark.parametrize(
     "body",
-    ["return len(string)", "  return len(string)", "        return len(string)",
-     "n = 0\nfor _ in string:\n    n += 1\nreturn n", "  n = 0\n  for _ in string:\n    n += 1\n  return n"],
+    [
+        "return len(string)",
+        "  return len(string)",
+        "        return len(string)",
+        "n = 0\nfor _ in string:\n    n += 1\nreturn n",
+        "  n = 0\n  for _ in string:\n    n += 1\n  return n",
+    ],
     ids=["margin", "two-spaces", "eight-spaces", "margin-block", "two-space-block"],
-)  # fmt: skip
+)
 def test_a_body_at_the_margin_or_another_indent_is_reindented(body: str) -> None:
     program = complete_function(body, STARTER, "strlen")
     namespace: dict = {}

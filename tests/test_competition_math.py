@@ -33,9 +33,16 @@ def test_every_gold_solution_and_boxed_answer_scores_one(env: CompetitionMathEnv
 @pytest.mark.parametrize(
     "index,reply",
     [
-        (0, "\\boxed{\\dfrac{11}{12}}"), (0, "\\boxed{11/12}"), (2, "\\boxed{x = -12}"),
-        (3, "$x \\in \\boxed{(2, 3)}$"), (4, "\\boxed{\\left(4, 3\\right)}"), (6, "\\boxed{-6 - x + x^2}"),
-        (8, "\\boxed{1 - \\sqrt 2, 1 + \\sqrt 2}"), (11, "\\boxed{B}"), (12, "\\boxed{0.5}"), (13, "\\boxed{x \\geq 4}"),
+        (0, "\\boxed{\\dfrac{11}{12}}"),
+        (0, "\\boxed{11/12}"),
+        (2, "\\boxed{x = -12}"),
+        (3, "$x \\in \\boxed{(2, 3)}$"),
+        (4, "\\boxed{\\left(4, 3\\right)}"),
+        (6, "\\boxed{-6 - x + x^2}"),
+        (8, "\\boxed{1 - \\sqrt 2, 1 + \\sqrt 2}"),
+        (11, "\\boxed{B}"),
+        (12, "\\boxed{0.5}"),
+        (13, "\\boxed{x \\geq 4}"),
     ],
 )
 def test_equivalent_answers_score_one(env: CompetitionMathEnv, index: int, reply: str) -> None:
@@ -45,8 +52,14 @@ def test_equivalent_answers_score_one(env: CompetitionMathEnv, index: int, reply
 @pytest.mark.parametrize(
     "index,reply",
     [
-        (0, "\\boxed{\\frac{12}{11}}"), (1, "\\boxed{8\\sqrt{3}}"), (3, "\\boxed{[2, 3]}"), (4, "\\boxed{(3, 4)}"),
-        (6, "\\boxed{x^2 + x - 6}"), (8, "\\boxed{1 + \\sqrt{2}}"), (11, "\\boxed{A}"), (13, "\\boxed{(4, \\infty)}"),
+        (0, "\\boxed{\\frac{12}{11}}"),
+        (1, "\\boxed{8\\sqrt{3}}"),
+        (3, "\\boxed{[2, 3]}"),
+        (4, "\\boxed{(3, 4)}"),
+        (6, "\\boxed{x^2 + x - 6}"),
+        (8, "\\boxed{1 + \\sqrt{2}}"),
+        (11, "\\boxed{A}"),
+        (13, "\\boxed{(4, \\infty)}"),
         (9, "\\boxed{\\begin{pmatrix} 1 & 2 \\\\ 0 & 1 \\end{pmatrix}}"),
     ],
 )

@@ -16,7 +16,10 @@ from rlenvs.core import UnicodeText
 from rlenvs.testing.envs import check_text_env
 from tests.conftest import MAKE_KWARGS, SANDBOX_ENV_IDS
 
-ENV_IDS = [pytest.param(entry.id, marks=[pytest.mark.sandbox] if entry.id in SANDBOX_ENV_IDS else []) for entry in rlenvs.CATALOG]
+ENV_IDS = [
+    pytest.param(entry.id, marks=[pytest.mark.sandbox] if entry.id in SANDBOX_ENV_IDS else [])
+    for entry in rlenvs.CATALOG
+]
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)

@@ -19,6 +19,7 @@ from rlenvs.core.registration import EnvEntry, register
 
 # --- UnicodeText ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("text", ["", "hello world\n", "\\boxed{42}", "def f():\n\treturn 1", "中文 😀 −½", "\x00"])
 def test_unicode_text_contains_any_string_within_bounds(text: str) -> None:
     assert UnicodeText(100).contains(text)
@@ -48,6 +49,7 @@ def test_unicode_text_samples_are_members() -> None:
 
 
 # --- tasks and selection -------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class NumberTask(Task):
@@ -96,10 +98,13 @@ def test_generator_source_rebuilds_tasks_from_their_index() -> None:
         sized.get(10)
 
 
-@pytest.mark.parametrize("source", [
-    DatasetSource([number_task(i) for i in range(50)], name="numbers"),
-    GeneratorSource(number_task, name="numbers"),
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        DatasetSource([number_task(i) for i in range(50)], name="numbers"),
+        GeneratorSource(number_task, name="numbers"),
+    ],
+)
 def test_select_task_is_seeded_and_follows_options(source) -> None:
     draw = lambda seed, options=None: select_task(source, options, np.random.default_rng(seed), from_row)  # noqa: E731
     assert draw(1) == draw(1)
@@ -110,6 +115,7 @@ def test_select_task_is_seeded_and_follows_options(source) -> None:
 
 
 # --- registration --------------------------------------------------------------------------
+
 
 def test_every_catalog_id_is_registered_lazily() -> None:
     for entry in rlenvs.CATALOG:
@@ -177,7 +183,7 @@ class _OwnEnv(rlenvs.TextEnv):
     def judge(self, task, reply):
         return rlenvs.Judgement(1.0, resolved=True)
 
-    def oracle_action(self):
+    def oracle_reply(self, task, turn):
         return "hi"
 
 

@@ -29,9 +29,12 @@ PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "AL
 
 def rlenvs_data(*ids: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "rlenvs.cli", "data", *ids], capture_output=True, text=True, timeout=120,
+        [sys.executable, "-m", "rlenvs.cli", "data", *ids],
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**os.environ, **env},
-    )  # fmt: skip
+    )
 
 
 def rows(stdout: str) -> dict[str, list[tuple[str, str]]]:
@@ -103,12 +106,17 @@ def test_rlenvs_data_lists_every_env_and_where_its_files_are() -> None:
     assert "HF_HUB_OFFLINE=1 is set" in result.stdout  # conftest's: the hub is named and not asked
     lines = result.stdout.splitlines()
     header = next(line for line in lines if line.startswith("ENV "))
-    assert all(line[header.index("STATUS") - 2 : header.index("STATUS")] == "  " for line in lines if line.startswith("rlenvs/"))
+    assert all(
+        line[header.index("STATUS") - 2 : header.index("STATUS")] == "  "
+        for line in lines
+        if line.startswith("rlenvs/")
+    )
 
 
 def test_rlenvs_data_exits_0_when_the_listed_envs_have_their_data() -> None:
-    result = rlenvs_data("rlenvs/GSM8K-v0", "rlenvs/HumanEval-v0", "rlenvs/Arithmetic-v0",
-                         env={"RLENVS_DATA_DIR": str(SHARED_DATA)})  # fmt: skip
+    result = rlenvs_data(
+        "rlenvs/GSM8K-v0", "rlenvs/HumanEval-v0", "rlenvs/Arithmetic-v0", env={"RLENVS_DATA_DIR": str(SHARED_DATA)}
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert list(rows(result.stdout)) == ["rlenvs/GSM8K-v0", "rlenvs/HumanEval-v0", "rlenvs/Arithmetic-v0"]
     assert "Where to get them" not in result.stdout
@@ -126,7 +134,10 @@ def test_rlenvs_data_names_what_is_missing_and_how_to_get_it(online_settings: Pa
         ("gsm8k/train.jsonl", "missing; the hub copy openai/gsm8k (main) is unreachable"),
         ("gsm8k/test.jsonl", f"found: {online_settings / 'gsm8k' / 'test.jsonl'}"),
     ]
-    assert table["rlenvs/MATH-v0"][0] == ("math/train.jsonl", "missing (no copy on the hub: a local file is the only way)")
+    assert table["rlenvs/MATH-v0"][0] == (
+        "math/train.jsonl",
+        "missing (no copy on the hub: a local file is the only way)",
+    )
     assert f"the Hugging Face hub (http://127.0.0.1:{closed_port}) through `datasets`: unreachable" in result.stdout
     assert "set RLENVS_DATA_DIR=" in result.stdout and "HF_HUB_OFFLINE=1" in result.stdout
     assert "gsm8k: https://github.com/openai/grade-school-math" in result.stdout
@@ -143,7 +154,9 @@ def test_rlenvs_data_names_a_data_dir_that_does_not_exist(tmp_path: Path) -> Non
 
 def test_a_data_dir_that_does_not_exist_is_named_as_such(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("RLENVS_DATA_DIR", str(tmp_path / "nope"))
-    with pytest.raises(DataNotFoundError, match=r"RLENVS_DATA_DIR is set to '.*nope', which does not exist: point it at"):
+    with pytest.raises(
+        DataNotFoundError, match=r"RLENVS_DATA_DIR is set to '.*nope', which does not exist: point it at"
+    ):
         gym.make("rlenvs/GSM8K-v0")
     (tmp_path / "a-file").write_text("")
     monkeypatch.setenv("RLENVS_DATA_DIR", str(tmp_path / "a-file"))
@@ -194,9 +207,12 @@ def test_an_unreachable_hub_fails_in_seconds_and_says_how_to_go_offline(
     port = request.getfixturevalue(port_kind)
     started = time.monotonic()
     result = subprocess.run(
-        [sys.executable, "-c", MAKE_GSM8K], capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", MAKE_GSM8K],
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{port}"},
-    )  # fmt: skip
+    )
     assert time.monotonic() - started < 10, result.stdout + result.stderr
     message = result.stdout
     assert f"the Hugging Face hub (http://127.0.0.1:{port}) is unreachable from here" in message, result.stderr

@@ -324,7 +324,12 @@ def test_an_interrupted_eval_leaves_the_batches_done(tiny, tmp_path):
         ({"temperature": -1.0}, ValueError, "temperature"),
         ({"backend": "tgi"}, ValueError, "hf, vllm, vllm-server"),
         ({"server_url": "http://localhost:8000"}, ValueError, "vllm-server"),
-        pytest.param({"env_id": "rlenvs/GSM8K-v0", "episodes": 10**7}, ValueError, "has only 7473 tasks", marks=pytest.mark.full_data),
+        pytest.param(
+            {"env_id": "rlenvs/GSM8K-v0", "episodes": 10**7},
+            ValueError,
+            "has only 7473 tasks",
+            marks=pytest.mark.full_data,
+        ),
         ({"model": 42}, TypeError, "local folder or hub id"),
         ({"episodes": None}, ValueError, "one of the two"),
         ({"task_indices": [1, 2]}, ValueError, "one of the two"),

@@ -68,8 +68,20 @@ def assert_rows_are_the_env_tasks(path: Path, env_id: str, split: str) -> None:
 
 
 def test_cli_exports_a_procedural_env_with_disjoint_seeded_splits(tmp_path) -> None:
-    result = rlenvs_cli("export", ARITHMETIC, "--output-dir", str(tmp_path), "--num-train", "20", "--num-val", "5",
-                        "--seed", "1", "--env-arg", "level=2")
+    result = rlenvs_cli(
+        "export",
+        ARITHMETIC,
+        "--output-dir",
+        str(tmp_path),
+        "--num-train",
+        "20",
+        "--num-val",
+        "5",
+        "--seed",
+        "1",
+        "--env-arg",
+        "level=2",
+    )
     assert result.returncode == 0, result.stderr
     assert f"train: {tmp_path / 'train.parquet'} (20 rows)" in result.stdout
     assert f"validation: {tmp_path / 'validation.parquet'} (5 rows)" in result.stdout
@@ -87,8 +99,18 @@ def test_cli_exports_a_procedural_env_with_disjoint_seeded_splits(tmp_path) -> N
 
 
 def test_api_matches_the_cli_and_is_reproducible(tmp_path) -> None:
-    rlenvs_cli("export", ARITHMETIC, "--output-dir", str(tmp_path / "cli"), "--num-train", "20", "--num-val", "5",
-               "--seed", "1")
+    rlenvs_cli(
+        "export",
+        ARITHMETIC,
+        "--output-dir",
+        str(tmp_path / "cli"),
+        "--num-train",
+        "20",
+        "--num-val",
+        "5",
+        "--seed",
+        "1",
+    )
     paths = export_env(ARITHMETIC, tmp_path / "api", num_train=20, num_val=5, seed=1)
     assert paths == {"train": tmp_path / "api" / "train.parquet", "validation": tmp_path / "api" / "validation.parquet"}
     for name in ("train.parquet", "validation.parquet"):
@@ -117,8 +139,22 @@ def test_validation_file_is_written_even_when_empty(tmp_path) -> None:
 
 
 def test_cli_exports_gsm8k_train_and_test_splits(tmp_path) -> None:
-    result = rlenvs_cli("export", GSM8K, "--output-dir", str(tmp_path), "--train-split", "train", "--val-split",
-                        "test", "--num-train", "50", "--num-val", "20", "--seed", "3")
+    result = rlenvs_cli(
+        "export",
+        GSM8K,
+        "--output-dir",
+        str(tmp_path),
+        "--train-split",
+        "train",
+        "--val-split",
+        "test",
+        "--num-train",
+        "50",
+        "--num-val",
+        "20",
+        "--seed",
+        "3",
+    )
     assert result.returncode == 0, result.stderr
     train, val = rows(tmp_path / "train.parquet"), rows(tmp_path / "validation.parquet")
     assert len(train) == 50 and len(val) == 20
@@ -183,10 +219,14 @@ def test_rebuild_check_fails_when_the_data_changed_since_export(tmp_path) -> Non
     rebuild_check(tasks)
 
     data.write_text("".join(lines[1:] + lines[:1]))  # same ids (row numbers), other problems
-    with pytest.raises(ValueError, match=r"10 of 10 exported rlenvs/GSM8K-v0 tasks .* another prompt now.*run `rlenvs export` again"):
+    with pytest.raises(
+        ValueError, match=r"10 of 10 exported rlenvs/GSM8K-v0 tasks .* another prompt now.*run `rlenvs export` again"
+    ):
         rebuild_check(tasks)
     data.write_text("".join(lines[:4]))  # rows removed
-    with pytest.raises(ValueError, match=r"6 of 10 exported .* task_index 4 \(task_id .gsm8k/train/4.\) no longer exists"):
+    with pytest.raises(
+        ValueError, match=r"6 of 10 exported .* task_index 4 \(task_id .gsm8k/train/4.\) no longer exists"
+    ):
         rebuild_check(tasks)
 
 
@@ -194,7 +234,9 @@ def test_rebuild_check_names_a_task_id_that_changed(tmp_path) -> None:
     paths = export_env(ARITHMETIC, tmp_path, num_train=2)
     task = read_exported(paths["train"])[1]
     stale = ExportedTask(task.env_id, task.env_kwargs, task.task_index, "arithmetic/L1/999", task.prompt, task.split)
-    with pytest.raises(ValueError, match=r"task_index 1 was task_id 'arithmetic/L1/999' at export, is 'arithmetic/L1/1' now"):
+    with pytest.raises(
+        ValueError, match=r"task_index 1 was task_id 'arithmetic/L1/999' at export, is 'arithmetic/L1/1' now"
+    ):
         rebuild_check([stale])
 
 
@@ -216,14 +258,18 @@ def test_read_exported_refuses_a_file_that_is_not_parquet(tmp_path) -> None:
 def test_read_exported_names_the_missing_columns(tmp_path) -> None:
     path = tmp_path / "other.parquet"
     pq.write_table(pa.table({"prompt": [[{"role": "user", "content": "2 + 2?"}]], "answer": ["4"]}), path)
-    with pytest.raises(ValueError, match=rf"{path}.* lacks the column\(s\) extra_info: it must come from `rlenvs export`"):
+    with pytest.raises(
+        ValueError, match=rf"{path}.* lacks the column\(s\) extra_info: it must come from `rlenvs export`"
+    ):
         read_exported(path)
 
     # extra_info present, but without the fields that pose the task again.
     partial = tmp_path / "partial.parquet"
     extra = [{"task_index": 0, "task_id": "arithmetic/L1/0", "split": "train"}]
     pq.write_table(pa.table({"prompt": [[{"role": "user", "content": "2 + 2?"}]], "extra_info": extra}), partial)
-    with pytest.raises(ValueError, match=r"lacks the column\(s\) extra_info.env_id, extra_info.env_kwargs, extra_info.rlenvs_version"):
+    with pytest.raises(
+        ValueError, match=r"lacks the column\(s\) extra_info.env_id, extra_info.env_kwargs, extra_info.rlenvs_version"
+    ):
         read_exported(partial)
 
 
@@ -244,8 +290,11 @@ def test_read_exported_refuses_another_envs_file(tmp_path) -> None:
         ([ARITHMETIC, "--num-train", "3", "--val-split", "test"], "takes no split argument"),
         ([ARITHMETIC, "--num-train", "0"], "num_train must be an int >= 1"),
         ([ARITHMETIC, "--num-train", "3", "--env-arg", "nonsense"], "must look like KEY=VALUE"),
-        pytest.param([GSM8K, "--num-train", "8000", "--env-arg", "split=test"], "--num-train 8000 but rlenvs/GSM8K-v0 has 1319 tasks",
-                     marks=pytest.mark.full_data),
+        pytest.param(
+            [GSM8K, "--num-train", "8000", "--env-arg", "split=test"],
+            "--num-train 8000 but rlenvs/GSM8K-v0 has 1319 tasks",
+            marks=pytest.mark.full_data,
+        ),
         ([GSM8K, "--env-arg", "split=test", "--train-split", "train"], "both choose a split"),
         ([GSM8K, "--train-split", "nope"], "unknown GSM8K split 'nope'"),
     ],

@@ -74,7 +74,9 @@ def train(tiny_path: Path, output_dir: Path, backend: str, **config: Any) -> tup
     dataset = env_dataset(ENV, num_tasks=16, make_kwargs=KWARGS, seed=0)
     calls: list[dict[str, Any]] = []
 
-    def probe(prompts, completions, env_reward, env_success, env_turns, env_stop_reason, env_task_id, task_id, **kwargs):
+    def probe(
+        prompts, completions, env_reward, env_success, env_turns, env_stop_reason, env_task_id, task_id, **kwargs
+    ):
         calls.append(
             {
                 "prompts": [json.dumps(p) for p in prompts],

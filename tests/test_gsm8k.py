@@ -59,7 +59,9 @@ def test_the_oracle_reply_is_a_boxed_worked_solution_on_every_row(split: str) ->
         env.reset(options={"task_index": index})
         reply = env.oracle_action()
         gold = env.task.answer
-        good_form = reply.endswith(f"The final answer is \\boxed{{{gold}}}.") and "<<" not in reply and "####" not in reply
+        good_form = (
+            reply.endswith(f"The final answer is \\boxed{{{gold}}}.") and "<<" not in reply and "####" not in reply
+        )
         if not good_form or env.step(reply)[1] != 1.0:
             failures.append((index, reply[-80:]))
     assert failures == []
@@ -68,7 +70,8 @@ def test_the_oracle_reply_is_a_boxed_worked_solution_on_every_row(split: str) ->
 
 def test_same_reasoning_ending_in_boxed_gold_scores_one(env: GSM8KEnv) -> None:
     failures = [
-        i for i, row in enumerate(ROWS)
+        i
+        for i, row in enumerate(ROWS)
         if reward_for(env, i, with_final_line(row, f"The final answer is \\boxed{{{gold_number(row)}}}.")) != 1.0
     ]
     assert failures == []

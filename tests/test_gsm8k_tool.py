@@ -63,7 +63,9 @@ def test_a_tool_call_then_a_wrong_answer_scores_zero(env: GSM8KToolEnv) -> None:
 
 def test_several_calls_are_answered_in_order(env: GSM8KToolEnv) -> None:
     env.reset(options={"task_index": 0})
-    obs, *_, info = env.step("<calculator>16-3-4</calculator> so <calculator>9 * 2</calculator>, and <calculator>7/2</calculator>")
+    obs, *_, info = env.step(
+        "<calculator>16-3-4</calculator> so <calculator>9 * 2</calculator>, and <calculator>7/2</calculator>"
+    )
     assert obs == "<result>9</result>\n<result>18</result>\n<result>3.5</result>"
     assert (info["tool_calls"], info["tool_errors"]) == (3, 0)
 
@@ -73,7 +75,10 @@ def test_calls_past_the_cap_are_skipped_and_said_so(env: GSM8KToolEnv) -> None:
     obs, *_, info = env.step("".join(f"<calculator>{n} + 1</calculator>" for n in range(MAX_CALLS_PER_REPLY + 3)))
     lines = obs.splitlines()
     assert lines[:-1] == [f"<result>{n + 1}</result>" for n in range(MAX_CALLS_PER_REPLY)]
-    assert lines[-1] == f"<error>only the first {MAX_CALLS_PER_REPLY} calculator calls in a reply are run; 3 more were skipped</error>"
+    assert (
+        lines[-1]
+        == f"<error>only the first {MAX_CALLS_PER_REPLY} calculator calls in a reply are run; 3 more were skipped</error>"
+    )
     assert info["tool_calls"] == MAX_CALLS_PER_REPLY
 
 
@@ -87,9 +92,21 @@ def test_a_final_answer_wins_over_calls_in_the_same_reply(env: GSM8KToolEnv) -> 
 @pytest.mark.parametrize(
     "reply",
     [
-        "\\boxed{18}", "#### 18", "The answer is 18.", "18", "$18", "\\boxed{17}", "17 dollars",
-        "\\boxed{18} or maybe \\boxed{19}", "The answer is 18. No wait, \\boxed{20}", "I am not sure.", "",
-        ROWS[0]["answer"], ROWS[1]["answer"], "<result>18</result>", "calculator 18",
+        "\\boxed{18}",
+        "#### 18",
+        "The answer is 18.",
+        "18",
+        "$18",
+        "\\boxed{17}",
+        "17 dollars",
+        "\\boxed{18} or maybe \\boxed{19}",
+        "The answer is 18. No wait, \\boxed{20}",
+        "I am not sure.",
+        "",
+        ROWS[0]["answer"],
+        ROWS[1]["answer"],
+        "<result>18</result>",
+        "calculator 18",
     ],
 )
 def test_replies_without_calls_are_judged_as_in_gsm8k_v0(reply: str) -> None:
@@ -99,7 +116,9 @@ def test_replies_without_calls_are_judged_as_in_gsm8k_v0(reply: str) -> None:
     *tool_step, tool_info = tool.step(reply)
     *plain_step, plain_info = plain.step(reply)
     assert tool_step[1:] == plain_step[1:]  # reward, terminated, truncated
-    assert {k: tool_info[k] for k in plain_info if k != "messages"} == {k: v for k, v in plain_info.items() if k != "messages"}
+    assert {k: tool_info[k] for k in plain_info if k != "messages"} == {
+        k: v for k, v in plain_info.items() if k != "messages"
+    }
     if not plain_step[2]:
         assert tool_step[0] == TOOL_FORMAT_REMINDER
 
@@ -190,8 +209,14 @@ def test_tool_call_count_restarts_with_the_episode(env: GSM8KToolEnv) -> None:
 
 
 def test_the_system_prompt_documents_the_format() -> None:
-    for fragment in ("<calculator>48 / 2</calculator>", "<result>24</result>", "<error>", "\\boxed{N}",
-                     f"at most {MAX_CALLS_PER_REPLY} calls", "not run"):
+    for fragment in (
+        "<calculator>48 / 2</calculator>",
+        "<result>24</result>",
+        "<error>",
+        "\\boxed{N}",
+        f"at most {MAX_CALLS_PER_REPLY} calls",
+        "not run",
+    ):
         assert fragment in DEFAULT_SYSTEM_PROMPT
 
 

@@ -22,14 +22,40 @@ from rlenvs.rewards.math import (
 @pytest.mark.parametrize(
     "text,value",
     [
-        ("72", 72), ("1,234", 1234), ("1{,}234", 1234), ("1\\,234", 1234), ("$1,234.50", Fraction(2469, 2)),
-        ("\\$18", 18), ("18.00", 18), ("18.", 18), (".5", Fraction(1, 2)), ("-7", -7), ("−7", -7),
-        ("７２", 72), ("3/4", Fraction(3, 4)), ("\\frac{3}{4}", Fraction(3, 4)), ("\\dfrac{3}{4}", Fraction(3, 4)),
-        ("25%", 25), ("25\\%", 25), ("72 clips", 72), ("18 dollars.", 18), ("\\text{18 dollars}", 18),
-        ("**42**", 42), ("0", 0),
+        ("72", 72),
+        ("1,234", 1234),
+        ("1{,}234", 1234),
+        ("1\\,234", 1234),
+        ("$1,234.50", Fraction(2469, 2)),
+        ("\\$18", 18),
+        ("18.00", 18),
+        ("18.", 18),
+        (".5", Fraction(1, 2)),
+        ("-7", -7),
+        ("−7", -7),
+        ("７２", 72),
+        ("3/4", Fraction(3, 4)),
+        ("\\frac{3}{4}", Fraction(3, 4)),
+        ("\\dfrac{3}{4}", Fraction(3, 4)),
+        ("25%", 25),
+        ("25\\%", 25),
+        ("72 clips", 72),
+        ("18 dollars.", 18),
+        ("\\text{18 dollars}", 18),
+        ("**42**", 42),
+        ("0", 0),
         # currency signs, units with powers and slashes, a spaced thousands separator in braces
-        ("1,000.99€", Fraction(100099, 100)), ("€5", 5), ("£ 5", 5), ("1,000.99m²", Fraction(100099, 100)),
-        ("3 m^2", 3), ("5\\text{ m}^{2}", 5), ("4 m/s", 4), ("100m", 100), ("5 kg", 5), ("21st", 21), ("5k", 5000),
+        ("1,000.99€", Fraction(100099, 100)),
+        ("€5", 5),
+        ("£ 5", 5),
+        ("1,000.99m²", Fraction(100099, 100)),
+        ("3 m^2", 3),
+        ("5\\text{ m}^{2}", 5),
+        ("4 m/s", 4),
+        ("100m", 100),
+        ("5 kg", 5),
+        ("21st", 21),
+        ("5k", 5000),
         ("14 {, }916", 14916),
     ],
 )
@@ -39,9 +65,31 @@ def test_parse_number_accepts_renderings(text: str, value: Fraction) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "x", "5 or 6", "about 5", "x + 1", "1/0", "1.5/2", "2^10", "1,23", "five", "5 apples and 3 pears", "1" * 300,
-     # a letter or a constant after a number is a factor, not a unit; "or", "and" join answers
-     "5x", "5 x", "5e", "5i", "2ab", "5 pi", "5pi", "18 or so", "5 and x", "3 x^2"],
+    [
+        "",
+        "x",
+        "5 or 6",
+        "about 5",
+        "x + 1",
+        "1/0",
+        "1.5/2",
+        "2^10",
+        "1,23",
+        "five",
+        "5 apples and 3 pears",
+        "1" * 300,
+        # a letter or a constant after a number is a factor, not a unit; "or", "and" join answers
+        "5x",
+        "5 x",
+        "5e",
+        "5i",
+        "2ab",
+        "5 pi",
+        "5pi",
+        "18 or so",
+        "5 and x",
+        "3 x^2",
+    ],
 )
 def test_parse_number_rejects_non_numbers(text: str) -> None:
     assert parse_number(text) is None
@@ -116,7 +164,11 @@ RENDERINGS = [
 ]
 
 
-@given(n=st.integers(-10**9, 10**9), render=st.sampled_from(RENDERINGS), reasoning=st.text(alphabet="abc xyz\n=+*0123456789", max_size=200))
+@given(
+    n=st.integers(-(10**9), 10**9),
+    render=st.sampled_from(RENDERINGS),
+    reasoning=st.text(alphabet="abc xyz\n=+*0123456789", max_size=200),
+)
 def test_correct_renderings_score_one_and_near_misses_zero(n: int, render, reasoning: str) -> None:
     reply = reasoning + "\n" + render(n)
     assert numeric_answer_score(reply, str(n)) == 1.0
@@ -128,7 +180,12 @@ PHRASES = [render for render in RENDERINGS if "answer" in render(1).lower()]
 BOXES = [render for render in RENDERINGS if "boxed" in render(1)]
 
 
-@given(n=st.integers(0, 10**6), other=st.integers(0, 10**6), first=st.sampled_from(RENDERINGS), second=st.sampled_from(RENDERINGS))
+@given(
+    n=st.integers(0, 10**6),
+    other=st.integers(0, 10**6),
+    first=st.sampled_from(RENDERINGS),
+    second=st.sampled_from(RENDERINGS),
+)
 def test_two_different_final_answers_always_score_zero(n: int, other: int, first, second) -> None:
     """...except an "answer is" phrase before the last box: that is working, the box decides."""
     if other == n:
@@ -146,10 +203,22 @@ def test_any_text_scores_zero_or_one(completion: str, gold: int) -> None:
 
 @pytest.mark.parametrize(
     "completion",
-    ["\\boxed{" * 20_000, "{" * 100_000 + "\\boxed{1}", "answer: " * 20_000, "#### 1\n" * 20_000, "\\boxed{}" * 20_000,
-     "9" * 100_000, "The answer is " + "9" * 100_000, "\\boxed{" * 20_000 + "}" * 20_000,
-     "#### " * 30_000, "Answer: 1. " * 20_000 + "\\boxed{1}", "\\boxed{1} " * 10_000, "Final: 1\n" * 12_000,
-     "\\boxed{1} or " * 8_000, "#### 1 or 2\n" * 8_000],
+    [
+        "\\boxed{" * 20_000,
+        "{" * 100_000 + "\\boxed{1}",
+        "answer: " * 20_000,
+        "#### 1\n" * 20_000,
+        "\\boxed{}" * 20_000,
+        "9" * 100_000,
+        "The answer is " + "9" * 100_000,
+        "\\boxed{" * 20_000 + "}" * 20_000,
+        "#### " * 30_000,
+        "Answer: 1. " * 20_000 + "\\boxed{1}",
+        "\\boxed{1} " * 10_000,
+        "Final: 1\n" * 12_000,
+        "\\boxed{1} or " * 8_000,
+        "#### 1 or 2\n" * 8_000,
+    ],
 )
 def test_adversarial_sizes_are_handled(completion: str) -> None:
     """Quickly, too: 10,000 boxes once read 1,000 characters after each for second answers

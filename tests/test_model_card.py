@@ -49,14 +49,24 @@ def trl_card(tmp_path_factory) -> tuple[Path, Path, str]:
         model=tiny,
         reward_funcs=[length_reward],
         args=GRPOConfig(
-            output_dir=str(output), use_cpu=True, bf16=False, per_device_train_batch_size=2, num_generations=2,
-            max_steps=1, max_completion_length=4, save_strategy="steps", save_steps=1, report_to="none",
-            logging_steps=1, dataloader_num_workers=0, seed=0,
+            output_dir=str(output),
+            use_cpu=True,
+            bf16=False,
+            per_device_train_batch_size=2,
+            num_generations=2,
+            max_steps=1,
+            max_completion_length=4,
+            save_strategy="steps",
+            save_steps=1,
+            report_to="none",
+            logging_steps=1,
+            dataloader_num_workers=0,
+            seed=0,
         ),
         train_dataset=Dataset.from_dict({"prompt": [[{"role": "user", "content": "What is 1 + 1?"}]] * 2}),
         processing_class=AutoTokenizer.from_pretrained(tiny),
         callbacks=[KeepTrlCard(), ModelCardCallback(tiny, model_path=str(output / "final-model"))],
-    )  # fmt: skip
+    )
     trainer.train()
     AcceleratorState._reset_state(reset_partial_state=True)  # for later modules' trainers
     GradientState._reset_state()

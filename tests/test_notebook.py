@@ -106,7 +106,11 @@ def _execute(name: str, tmp_path: Path) -> nbformat.NotebookNode:
 
 
 def _stdout(cell: nbformat.NotebookNode) -> str:
-    return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream" and o.get("name") == "stdout")
+    return "".join(
+        o.get("text", "")
+        for o in cell.get("outputs", [])
+        if o.get("output_type") == "stream" and o.get("name") == "stdout"
+    )
 
 
 @pytest.mark.parametrize("name", NOTEBOOK_NAMES)
@@ -128,9 +132,9 @@ def test_train_grpo_notebook_short_run(tmp_path: Path, monkeypatch: pytest.Monke
 
     code = [cell for cell in nb.cells if cell.cell_type == "code"]
     assert "short run" in "".join(_stdout(cell) for cell in code)
-    assert any(o.get("output_type") == "display_data" and "image/png" in o.get("data", {}) for c in code for o in c.outputs), (
-        "no inline plot"
-    )
+    assert any(
+        o.get("output_type") == "display_data" and "image/png" in o.get("data", {}) for c in code for o in c.outputs
+    ), "no inline plot"
     last = _stdout(code[-1])
     assert re.search(rf"^steps: {TRAIN_SHORT_STEPS}$", last, re.MULTILINE), last
     metrics = Path(re.search(r"^metrics: (.+)$", last, re.MULTILINE).group(1))

@@ -51,7 +51,7 @@ TERMINAL_TASKS = [
     ("csv-column", 1),  # two commands, a read first
     ("count-files", 1),  # an answer to submit
 ]
-DAMAGE = "find . -type f | LC_ALL=C sort | head -n 3 | while read -r f; do echo junk > \"$f\"; done; rm -f -- *.tar.gz"
+DAMAGE = 'find . -type f | LC_ALL=C sort | head -n 3 | while read -r f; do echo junk > "$f"; done; rm -f -- *.tar.gz'
 STEPS = {
     "read": "ls -la",
     "unrelated write": "echo hi > unrelated.txt && mkdir -p extra/deeper && touch /tmp/left-over",
@@ -88,8 +88,10 @@ def test_after_a_reference_command_and_damage_the_workspace_is_put_back_exactly(
         env = terminal_envs[task]
         env.reset(options={"task_index": 1})
         env.step(env.oracle_action())  # the first reference command, then damage of every kind
-        env.step("```bash\nchmod -R 700 .; touch -d 2001-01-01 $(find . | head -4); rm -rf -- \"$(ls | head -1)\"; "
-                 "ln -s /etc/passwd link; mkfifo pipe; echo x > /dev/shm/x\n```")  # fmt: skip
+        env.step(
+            '```bash\nchmod -R 700 .; touch -d 2001-01-01 $(find . | head -4); rm -rf -- "$(ls | head -1)"; '
+            "ln -s /etc/passwd link; mkfifo pipe; echo x > /dev/shm/x\n```"
+        )
         session = env.session
         restore = restore_script(env.task, env._oracle_start, read_tree(session), False)
         assert session.run(replay_command(env.task, "/workspace", "umask 0022", restore, start_lines(()), ())).ok
@@ -100,7 +102,12 @@ def test_after_a_reference_command_and_damage_the_workspace_is_put_back_exactly(
 def test_terminal_oracle_fits_its_turns():
     """With fewer turns than reference commands left, the oracle folds them (and the submit)
     into one reply instead of running out of turns before the answer."""
-    for family, turns, used in (("csv-column", 2, 1), ("csv-column", 3, 3), ("count-files", 1, 1), ("replace-text", 1, 1)):
+    for family, turns, used in (
+        ("csv-column", 2, 1),
+        ("csv-column", 3, 3),
+        ("count-files", 1, 1),
+        ("replace-text", 1, 1),
+    ):
         env = TerminalEnv(families=family, max_turns=turns)
         try:
             env.reset(options={"task_index": 0})
@@ -115,8 +122,12 @@ def test_terminal_oracle_fits_its_turns():
 def test_terminal_oracle_replans_task_folders(layout, tmp_path):
     env = TerminalEnv(task_dir=str(layout(tmp_path)), max_turns=5)
     try:
-        for step in ("ls -la", "rm greeting.txt", "echo wrong > hello.txt; chmod 000 bin 2>/dev/null; true",
-                     "declare -r PATH=/nowhere; python3() { :; }"):  # fmt: skip
+        for step in (
+            "ls -la",
+            "rm greeting.txt",
+            "echo wrong > hello.txt; chmod 000 bin 2>/dev/null; true",
+            "declare -r PATH=/nowhere; python3() { :; }",
+        ):
             env.reset(seed=0)
             reward, info, replies = finish(env, f"```bash\n{step}\n```")
             assert reward == 1.0, (step, info["failed_checks"], replies)
@@ -165,7 +176,14 @@ def test_unsafe_mode_replans_inside_its_workspace_and_leaves_the_hosts_tmp_alone
 
 # --- Spreadsheet-v0 -------------------------------------------------------------------------------
 
-SHEET_TASKS = [("running-total", 1), ("sort-rows", 2), ("dedupe-rows", 1), ("fill-missing", 1), ("lookup", 2), ("date-diff", 1)]
+SHEET_TASKS = [
+    ("running-total", 1),
+    ("sort-rows", 2),
+    ("dedupe-rows", 1),
+    ("fill-missing", 1),
+    ("lookup", 2),
+    ("date-diff", 1),
+]
 
 
 @pytest.fixture(scope="module")

@@ -51,7 +51,13 @@ IMPLICIT_PRODUCTS = (
     (re.compile(r"\)\s*([xyz(\d])"), r")*\1"),  # (x + 1)(x - 2), (x + 1)x
     (re.compile(r"([xyz])\s*\("), r"\1*("),  # x(x - 4)
 )
-OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv, ast.Pow: operator.pow}
+OPERATORS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+}
 
 
 def sympy_of(text: str) -> sympy.Expr:
@@ -113,14 +119,22 @@ def tuple_of(answer: str) -> tuple[Fraction, ...]:
 # --- deriving the truth from the prompt ----------------------------------------------------
 
 WORD_PROBLEMS = (
-    (r"\w+ has (\d+) \w+\. \w+ buys (\d+) packs of (\d+) \w+ each and then gives away (\d+)\. .*",
-     lambda has, packs, per, gives: has + packs * per - gives),
-    (r"\w+ buys (\d+) \w+ at \$(\d+) each and pays with a \$(\d+) bill\. .*",
-     lambda count, price, bill: bill - count * price),
-    (r"A box holds (\d+) rows of (\d+) \w+\. \w+ fills (\d+) boxes and then loses (\d+) \w+\. .*",
-     lambda rows, per, boxes, lost: rows * per * boxes - lost),
-    (r"\w+ has (\d+) \w+ and finds (\d+) more\. \w+ shares all of them equally among (\d+) friends\. .*",
-     lambda had, found, friends: Fraction(had + found, friends)),
+    (
+        r"\w+ has (\d+) \w+\. \w+ buys (\d+) packs of (\d+) \w+ each and then gives away (\d+)\. .*",
+        lambda has, packs, per, gives: has + packs * per - gives,
+    ),
+    (
+        r"\w+ buys (\d+) \w+ at \$(\d+) each and pays with a \$(\d+) bill\. .*",
+        lambda count, price, bill: bill - count * price,
+    ),
+    (
+        r"A box holds (\d+) rows of (\d+) \w+\. \w+ fills (\d+) boxes and then loses (\d+) \w+\. .*",
+        lambda rows, per, boxes, lost: rows * per * boxes - lost,
+    ),
+    (
+        r"\w+ has (\d+) \w+ and finds (\d+) more\. \w+ shares all of them equally among (\d+) friends\. .*",
+        lambda had, found, friends: Fraction(had + found, friends),
+    ),
 )
 
 
@@ -250,7 +264,8 @@ DOCUMENTED_EXAMPLES = {
     "arithmetic/L3/5": ("What is 97 × (-9)?", "-873"),
     "arithmetic/L4/0": ("What is (20 + 3 ÷ 3) × 5?", "105"),
     "arithmetic/L4/5": (
-        "Ben buys 7 tickets at $5 each and pays with a $50 bill. How many dollars of change does Ben get?", "15"
+        "Ben buys 7 tickets at $5 each and pays with a $50 bill. How many dollars of change does Ben get?",
+        "15",
     ),
     "arithmetic/L5/3": ("What is 7/2 - 10/7?", "\\frac{29}{14}"),
     "algebra/L1/6": ("Solve for x: 7x - 7 = 21.", "4"),
@@ -301,7 +316,11 @@ def test_same_id_same_task_in_another_process() -> None:
     environment = {**os.environ, "PYTHONHASHSEED": "12345"}  # string hashing must not matter
     result = subprocess.run(
         [sys.executable, "-c", SUBPROCESS_SCRIPT, json.dumps(SUBPROCESS_IDS)],
-        capture_output=True, text=True, check=True, env=environment, timeout=120,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=environment,
+        timeout=120,
     )
     remote = json.loads(result.stdout)
     for task_id in SUBPROCESS_IDS:
@@ -351,7 +370,9 @@ def wrong_answers(answer: str) -> list[str]:
             wrong.append(tuple(-v for v in values))
         if values[0] != values[1]:
             wrong.append((values[1], values[0], *values[2:]))
-        return ["(" + ", ".join(sympy.latex(sympy.Rational(v.numerator, v.denominator)) for v in w) + ")" for w in wrong]
+        return [
+            "(" + ", ".join(sympy.latex(sympy.Rational(v.numerator, v.denominator)) for v in w) + ")" for w in wrong
+        ]
     if "x" in answer:
         polynomial = sympy_of(answer)
         return [sympy.latex(polynomial + 1), sympy.latex(-polynomial), sympy.latex(polynomial.subs(X, -X))]
@@ -457,13 +478,33 @@ def test_the_verifier_alone_would_accept_a_restated_question() -> None:
 @pytest.mark.parametrize(
     "form,stated,restated",
     [
-        (NUMBER, ["-3", "3.5", "7/2", "\\frac{7}{2}", "-\\frac{3}{4}", "x = 4", "$16$", "1,099", "\\$18", "15 dollars",
-                  "(-22)"],
-         ["7 + 9", "97 \\times (-9)", "\\frac{14}{2} - 1", "480/8", "x", "25x"]),
-        (NUMBER_TUPLE, ["(6, -7)", "(6,-7)", "(x, y) = (6, -7)", "\\left(1, 2, 3\\right)"],
-         ["(2 + 4, -7)", "6, -7", "(6)", "x = 6, y = -7"]),
-        (EXPANDED_POLYNOMIAL, ["3x^2 - 18x - 24", "-24 - 18x + 3x^{2}", "3 x^{2} - 18 x - 24", "f(x) = x^3 - x", "x"],
-         ["3(x^2 - 6x - 8)", "(x - 6)^2", "x^2 + 2x^2", "3x^2 - 18x - 24 + 0", "x^2 + -x", "x \\cdot (x + 1)", ""]),
+        (
+            NUMBER,
+            [
+                "-3",
+                "3.5",
+                "7/2",
+                "\\frac{7}{2}",
+                "-\\frac{3}{4}",
+                "x = 4",
+                "$16$",
+                "1,099",
+                "\\$18",
+                "15 dollars",
+                "(-22)",
+            ],
+            ["7 + 9", "97 \\times (-9)", "\\frac{14}{2} - 1", "480/8", "x", "25x"],
+        ),
+        (
+            NUMBER_TUPLE,
+            ["(6, -7)", "(6,-7)", "(x, y) = (6, -7)", "\\left(1, 2, 3\\right)"],
+            ["(2 + 4, -7)", "6, -7", "(6)", "x = 6, y = -7"],
+        ),
+        (
+            EXPANDED_POLYNOMIAL,
+            ["3x^2 - 18x - 24", "-24 - 18x + 3x^{2}", "3 x^{2} - 18 x - 24", "f(x) = x^3 - x", "x"],
+            ["3(x^2 - 6x - 8)", "(x - 6)^2", "x^2 + 2x^2", "3x^2 - 18x - 24 + 0", "x^2 + -x", "x \\cdot (x + 1)", ""],
+        ),
     ],
 )
 def test_answer_forms(form: str, stated: list[str], restated: list[str]) -> None:
@@ -472,8 +513,15 @@ def test_answer_forms(form: str, stated: list[str], restated: list[str]) -> None
 
 
 def test_the_form_is_read_off_the_gold_answer() -> None:
-    forms = {"16": NUMBER, "-\\frac{3}{4}": NUMBER, "(6, -7)": NUMBER_TUPLE, "x^2 + 9x - 3": EXPANDED_POLYNOMIAL,
-             "25x": EXPANDED_POLYNOMIAL, "\\sqrt{2}": ANY_FORM, "(x + 1)^2": ANY_FORM}
+    forms = {
+        "16": NUMBER,
+        "-\\frac{3}{4}": NUMBER,
+        "(6, -7)": NUMBER_TUPLE,
+        "x^2 + 9x - 3": EXPANDED_POLYNOMIAL,
+        "25x": EXPANDED_POLYNOMIAL,
+        "\\sqrt{2}": ANY_FORM,
+        "(x + 1)^2": ANY_FORM,
+    }
     assert {gold: answer_form(gold) for gold in forms} == forms
 
 
@@ -495,7 +543,9 @@ def test_reply_without_an_answer_gets_a_reminder_then_another_turn() -> None:
 
 
 def test_vector_env_at_a_level_runs_an_episode() -> None:
-    envs = gym.make_vec(ALGEBRA, num_envs=2, vectorization_mode="async", vector_kwargs={"shared_memory": False}, level=5)
+    envs = gym.make_vec(
+        ALGEBRA, num_envs=2, vectorization_mode="async", vector_kwargs={"shared_memory": False}, level=5
+    )
     try:
         _, infos = envs.reset(seed=7)
         assert all(task_id.startswith("algebra/L5/") for task_id in infos["task_id"])
@@ -512,16 +562,32 @@ def test_vector_env_at_a_level_runs_an_episode() -> None:
     "env_id,row,right,wrongs",
     [
         (ARITHMETIC, {"question": "What is 2 + 2?", "answer": "4"}, "\\boxed{4}", ["\\boxed{5}", "\\boxed{2 + 2}"]),
-        (ARITHMETIC, {"question": "What is 1/2 + 1/4?", "answer": "\\frac{3}{4}"}, "\\boxed{0.75}",
-         ["\\boxed{\\frac{1}{2}}", "\\boxed{1/2 + 1/4}"]),
+        (
+            ARITHMETIC,
+            {"question": "What is 1/2 + 1/4?", "answer": "\\frac{3}{4}"},
+            "\\boxed{0.75}",
+            ["\\boxed{\\frac{1}{2}}", "\\boxed{1/2 + 1/4}"],
+        ),
         (ARITHMETIC, {"question": "What is 6 × 7?", "answer": 42}, "\\boxed{42}", ["\\boxed{24}"]),
-        (ALGEBRA, {"question": "Solve: x + y = 3, x - y = 1.", "answer": "(2, 1)"}, "\\boxed{(2, 1)}",
-         ["\\boxed{(1, 2)}", "\\boxed{((3 + 1)/2, (3 - 1)/2)}"]),
-        (ALGEBRA, {"question": "Expand (x + 1)^2.", "answer": "x^2 + 2x + 1"}, "\\boxed{1 + 2x + x^{2}}",
-         ["\\boxed{x^2 + 1}", "\\boxed{(x + 1)^2}"]),
+        (
+            ALGEBRA,
+            {"question": "Solve: x + y = 3, x - y = 1.", "answer": "(2, 1)"},
+            "\\boxed{(2, 1)}",
+            ["\\boxed{(1, 2)}", "\\boxed{((3 + 1)/2, (3 - 1)/2)}"],
+        ),
+        (
+            ALGEBRA,
+            {"question": "Expand (x + 1)^2.", "answer": "x^2 + 2x + 1"},
+            "\\boxed{1 + 2x + x^{2}}",
+            ["\\boxed{x^2 + 1}", "\\boxed{(x + 1)^2}"],
+        ),
         # An answer in no checked form needs only to be equivalent.
-        (ALGEBRA, {"question": "What is the square root of 2?", "answer": "\\sqrt{2}"}, "\\boxed{\\frac{2}{\\sqrt{2}}}",
-         ["\\boxed{2}"]),
+        (
+            ALGEBRA,
+            {"question": "What is the square root of 2?", "answer": "\\sqrt{2}"},
+            "\\boxed{\\frac{2}{\\sqrt{2}}}",
+            ["\\boxed{2}"],
+        ),
     ],
 )
 def test_a_users_own_row_is_posed_and_scored(env_id: str, row: dict, right: str, wrongs: list[str]) -> None:
@@ -538,7 +604,11 @@ def test_a_users_own_row_is_posed_and_scored(env_id: str, row: dict, right: str,
 
 def test_a_row_with_its_own_solution_uses_it_as_the_oracle() -> None:
     env = gym.make(ALGEBRA).unwrapped
-    row = {"question": "Solve for x: 2x = 3.", "answer": "\\frac{3}{2}", "solution": "x = 3/2, so \\boxed{\\frac{3}{2}}"}
+    row = {
+        "question": "Solve for x: 2x = 3.",
+        "answer": "\\frac{3}{2}",
+        "solution": "x = 3/2, so \\boxed{\\frac{3}{2}}",
+    }
     env.reset(options={"task": row})
     assert env.oracle_action() == row["solution"]
 

@@ -77,8 +77,9 @@ def run_inprocess(pytester: pytest.Pytester, source: str, *args: str) -> pytest.
 def test_the_plugin_is_loaded_through_its_entry_point(pytester: pytest.Pytester) -> None:
     config = pytester.parseconfigure()
     assert config.pluginmanager.get_plugin("rlenvs") is plugin
-    distributions = {dist.metadata["Name"] for loaded, dist in config.pluginmanager.list_plugin_distinfo()
-                     if loaded is plugin}
+    distributions = {
+        dist.metadata["Name"] for loaded, dist in config.pluginmanager.list_plugin_distinfo() if loaded is plugin
+    }
     assert distributions == {"rlenvs"}
     traced = pytester.runpytest_inprocess("--trace-config", "--co")
     assert "rlenvs.testing.pytest_plugin" in traced.stdout.str()
@@ -87,10 +88,12 @@ def test_the_plugin_is_loaded_through_its_entry_point(pytester: pytest.Pytester)
 
 
 def test_loading_the_plugin_imports_neither_the_kit_nor_hypothesis() -> None:
-    code = ("import sys, rlenvs.testing.pytest_plugin\n"
-            "heavy = {'hypothesis', 'rlenvs.testing.properties', 'rlenvs.testing.strategies', "
-            "'rlenvs.testing.envs'} & set(sys.modules)\n"
-            "assert not heavy, heavy")
+    code = (
+        "import sys, rlenvs.testing.pytest_plugin\n"
+        "heavy = {'hypothesis', 'rlenvs.testing.properties', 'rlenvs.testing.strategies', "
+        "'rlenvs.testing.envs'} & set(sys.modules)\n"
+        "assert not heavy, heavy"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
 
@@ -113,19 +116,21 @@ def test_a_correct_reward_function_passes(run: RunFile) -> None:
 def test_a_buggy_reward_function_fails_with_its_counterexample(run: RunFile) -> None:
     result = run(BUGGY_REWARDS)
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines([
-        "*_ test_crashes_on_empty _*",
-        "test_*:crashes_on_empty  (plain: *",
-        "FAIL  totality * f raised IndexError: string index out of range",
-        "        kind:        basic (empty)",
-        "        completion:  ''",
-        "1 of 7 properties failed",
-        "*_ test_accepts_any_box _*",
-        "FAIL  anti_hedging * this hedge (*) scored 1.0, not below the correct answer's 1.0",
-        "        kind:        hedge (*)",
-        "        completion:  *boxed*boxed*",
-        "1 of 7 properties failed",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_crashes_on_empty _*",
+            "test_*:crashes_on_empty  (plain: *",
+            "FAIL  totality * f raised IndexError: string index out of range",
+            "        kind:        basic (empty)",
+            "        completion:  ''",
+            "1 of 7 properties failed",
+            "*_ test_accepts_any_box _*",
+            "FAIL  anti_hedging * this hedge (*) scored 1.0, not below the correct answer's 1.0",
+            "        kind:        hedge (*)",
+            "        completion:  *boxed*boxed*",
+            "1 of 7 properties failed",
+        ]
+    )
     assert "reward_properties.check(" not in result.stdout.str(), "the report comes without a traceback"
 
 
@@ -162,18 +167,26 @@ def test_the_marker_and_the_option_set_the_examples(run: RunFile) -> None:
 
 @pytest.mark.parametrize(
     "marker,error",
-    [("rlenvs_examples('many')", "@pytest.mark.rlenvs_examples('many') on test_*: the marker takes one whole number"),
-     ("rlenvs_examples(0)", "*rlenvs_examples(0)*at least 1*"),
-     ("rlenvs_examples", "@pytest.mark.rlenvs_examples() on *e.g. @pytest.mark.rlenvs_examples(200)")],
+    [
+        (
+            "rlenvs_examples('many')",
+            "@pytest.mark.rlenvs_examples('many') on test_*: the marker takes one whole number",
+        ),
+        ("rlenvs_examples(0)", "*rlenvs_examples(0)*at least 1*"),
+        ("rlenvs_examples", "@pytest.mark.rlenvs_examples() on *e.g. @pytest.mark.rlenvs_examples(200)"),
+    ],
 )
 def test_a_bad_marker_is_an_error_that_shows_the_right_one(pytester: pytest.Pytester, marker: str, error: str) -> None:
-    result = run_inprocess(pytester, f"""
+    result = run_inprocess(
+        pytester,
+        f"""
         import pytest
 
         @pytest.mark.{marker}
         def test_it(reward_properties):
             pass
-    """)
+    """,
+    )
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines([f"*{error}*"])
 
@@ -212,10 +225,12 @@ def test_a_broken_env_fails_with_the_report(run: RunFile) -> None:
             env_properties.check(CrashesOnEmpty)
     """)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "factory CrashesOnEmpty: FAILED 1 of 14 checks *",
-        "  FAIL  garbage_action_totality * step raised IndexError: string index out of range",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "factory CrashesOnEmpty: FAILED 1 of 14 checks *",
+            "  FAIL  garbage_action_totality * step raised IndexError: string index out of range",
+        ]
+    )
     assert "counterexample: {'seed': 0, 'actions': [''], 'env': 'max_turns=1'}" in result.stdout.str()
 
 
@@ -224,7 +239,8 @@ def test_without_hypothesis_only_the_reward_fixture_fails_and_says_how_to_instal
 ) -> None:
     monkeypatch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", hypothesis_storage)
     pytester.makeconftest("import sys\nsys.modules['hypothesis'] = None  # as if it were not installed")
-    pytester.makepyfile(textwrap.dedent("""
+    pytester.makepyfile(
+        textwrap.dedent("""
         def test_without_the_kit():
             assert True
 
@@ -234,7 +250,8 @@ def test_without_hypothesis_only_the_reward_fixture_fails_and_says_how_to_instal
 
         def test_the_reward_kit_needs_hypothesis(reward_properties):
             pass
-    """))
+    """)
+    )
     # hypothesis' own pytest plugin would import it first; a user without hypothesis has none
     result = pytester.runpytest_subprocess(*STRICT, "-p", "no:hypothesispytest", timeout=SUBPROCESS_TIMEOUT_S)
     result.assert_outcomes(passed=2, errors=1)

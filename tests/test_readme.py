@@ -149,9 +149,7 @@ def test_readme_links_resolve_and_it_states_the_test_command():
         if target.startswith(("http://", "https://")):
             continue
         path, _, anchor = target.partition("#")
-        if path and not (ROOT / path).exists():
-            broken.append(target)
-        elif not path and anchor not in anchors:
+        if (path and not (ROOT / path).exists()) or (not path and anchor not in anchors):
             broken.append(target)
     assert not broken, f"README: links to nothing: {broken}"
     assert "bash .ci/run" in text, "README: the test command (bash .ci/run) must stay stated"

@@ -20,9 +20,7 @@ from rlenvs.sandbox import TestProgram as Program  # (not collected as a test cl
 pytestmark = pytest.mark.sandbox  # every test runs code in the sandbox
 
 SIZE = 200_000
-BIG_FIRST = Program(
-    tests=(f"assert f(0) == list(range({SIZE}))", "assert f(1) == 1"), remote={"f": "f"}
-)
+BIG_FIRST = Program(tests=(f"assert f(0) == list(range({SIZE}))", "assert f(1) == 1"), remote={"f": "f"})
 TIMED = """
 import json, time
 last = [0.0]
@@ -57,7 +55,9 @@ def test_a_failing_answer_costs_the_runner_no_more_than_a_passing_one_while_the_
     passing = statistics.median(_gap(box, 0) for _ in range(3))
     failing = statistics.median(_gap(box, 1) for _ in range(3))
     assert failing < passing * 1.3 + 0.005, (passing, failing)
-    report = box.run_tests(TIMED.format(first=1, size=3), Program(tests=("assert f(0) == [0, 1, 2]",), remote={"f": "f"}))
+    report = box.run_tests(
+        TIMED.format(first=1, size=3), Program(tests=("assert f(0) == [0, 1, 2]",), remote={"f": "f"})
+    )
     assert report.tests[0].error == "AssertionError\nlast call: f(0) returned [1, 2, 3]", report
 
 
@@ -74,5 +74,7 @@ def f(x):
     assert report.status == "ok" and report.passed == 0, report
     assert [test.kind for test in report.tests] == ["error", "error"]
     assert "more than 16777216 bytes of data" in report.tests[0].error, report.tests[0]
-    plain = box.run_tests(padded.replace("17 << 20", "1 << 20"), Program(tests=("assert f(0) == 0",), remote={"f": "f"}))
+    plain = box.run_tests(
+        padded.replace("17 << 20", "1 << 20"), Program(tests=("assert f(0) == 0",), remote={"f": "f"})
+    )
     assert plain.all_passed, plain  # a reply under the cap is read as it came

@@ -387,10 +387,7 @@ class TestStatuses:
 # --- run_tests -----------------------------------------------------------------------------
 
 ADD = (
-    "def add(a, b):\n"
-    "    if a == 99:\n"
-    "        raise ValueError('ninety-nine')\n"
-    "    return a + b if a >= 0 else a - b\n"
+    "def add(a, b):\n    if a == 99:\n        raise ValueError('ninety-nine')\n    return a + b if a >= 0 else a - b\n"
 )
 
 
@@ -427,8 +424,10 @@ class TestRunTests:
         assert outcome.error == "AssertionError: wanted four\nlast call: add(a=1, b=2) returned 3"
 
     def test_last_call_shows_what_crossed_even_if_the_test_mutated_it(self, sandbox):
-        program = Program(tests=("items = [3, 1]\nresult = f(items)\nitems.clear()\nresult.sort()\nassert result == [9]",),
-                          remote={"f": "f"})  # fmt: skip
+        program = Program(
+            tests=("items = [3, 1]\nresult = f(items)\nitems.clear()\nresult.sort()\nassert result == [9]",),
+            remote={"f": "f"},
+        )
         [outcome] = sandbox.run_tests("def f(x):\n    return x + [2]", program).tests
         assert outcome.error == "AssertionError\nlast call: f([3, 1]) returned [3, 1, 2]"
 
@@ -639,8 +638,6 @@ def test_cyclic_return_value_fails_only_its_own_test(sandbox):
 # --- values.encode / decode directly --------------------------------------------------------
 
 
-
-
 class TestValuesCodec:
     @pytest.mark.parametrize("name", list(ROUND_TRIP))
     def test_round_trip(self, name):
@@ -805,11 +802,13 @@ class TestValuesCodec:
             | st.binary()
             | st.fractions()
             | st.decimals(),
-            lambda inner: st.lists(inner, max_size=4)
-            | st.lists(inner, max_size=4).map(tuple)
-            | st.dictionaries(st.integers() | st.text() | st.tuples(st.integers()), inner, max_size=4)
-            | st.frozensets(st.integers() | st.text(), max_size=4)
-            | st.sets(st.tuples(st.integers(), st.text()), max_size=4),
+            lambda inner: (
+                st.lists(inner, max_size=4)
+                | st.lists(inner, max_size=4).map(tuple)
+                | st.dictionaries(st.integers() | st.text() | st.tuples(st.integers()), inner, max_size=4)
+                | st.frozensets(st.integers() | st.text(), max_size=4)
+                | st.sets(st.tuples(st.integers(), st.text()), max_size=4)
+            ),
             max_leaves=20,
         )
     )
@@ -916,7 +915,7 @@ def test_close_during_a_call_reports_sandbox_error():
     def call():
         try:
             outcome.append(pool.run_python("import time; time.sleep(20)").status)
-        except Exception as error:  # noqa: BLE001 - the bug under test
+        except Exception as error:
             outcome.append(error)
 
     thread = threading.Thread(target=call)

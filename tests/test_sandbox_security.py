@@ -96,7 +96,7 @@ def check(rc):
     return rc
 '''
 
-CLEAN_CHECK = '''
+CLEAN_CHECK = """
 import json, os
 def listing(path):
     return sorted(os.listdir(path))
@@ -115,7 +115,7 @@ for kind in ("shm", "msg", "sem"):
 with open("/proc/keys") as keys:
     standard = {"_ses", "_uid.1000", "_uid_ses.1000", ".user_reg", "_persistent.1000"}  # empty keyrings
     user_keys = [line for line in keys.read().splitlines()
-                 if line.split()[7] != "keyring" or line.split()[8].rstrip(":") not in standard]  # fmt: skip
+                 if line.split()[7] != "keyring" or line.split()[8].rstrip(":") not in standard]
 print(json.dumps({
     "answer": 6 * 7, "cwd": os.getcwd(), "uid": os.getuid(), "pid": os.getpid(),
     "dirs": {d: listing(d) for d in ("/workspace", "/tmp", "/dev/shm")},
@@ -124,7 +124,7 @@ print(json.dumps({
     "procs": sorted(procs), "sysv": sysv, "keys": user_keys,
     "root": listing("/"), "dev": listing("/dev"), "opt": listing("/opt"),
 }))
-'''
+"""
 
 
 # --- host-side helpers ------------------------------------------------------------------------
@@ -287,12 +287,15 @@ def test_honest_solution_passes(sandbox: Sandbox) -> None:
 
 
 def test_cannot_read_host_system_files(sandbox: Sandbox) -> None:
-    results = attack(sandbox, """
+    results = attack(
+        sandbox,
+        """
         for path in ("/etc/hostname", "/etc/passwd", "/etc/shadow", "/etc/alternatives/../passwd", "/root/.bashrc",
                      "/home"):
             attempt(path, lambda: read(path) if path != "/home" else os.listdir(path))
         report()
-    """)
+    """,
+    )
     assert_blocked(results, **{"/etc/passwd": "FileNotFoundError"})
 
 
@@ -315,25 +318,31 @@ def test_etc_holds_only_the_alternatives_as_links_into_usr(sandbox: Sandbox) -> 
 
 def test_cannot_read_project_files(sandbox: Sandbox) -> None:
     assert (REPO / "pyproject.toml").is_file()
-    results = attack(sandbox, f"""
+    results = attack(
+        sandbox,
+        f"""
         attempt("pyproject", lambda: read({str(REPO / "pyproject.toml")!r}))
         attempt("repo listing", lambda: os.listdir({str(REPO)!r}))
         attempt("sandbox source", lambda: read({str(REPO / "rlenvs" / "sandbox" / "pool.py")!r}))
         attempt("cwd parent", lambda: os.listdir("/workspace/..") and read("/workspace/../work/main/pyproject.toml"))
         report()
-    """)
+    """,
+    )
     assert_blocked(results, pyproject="FileNotFoundError")
 
 
 def test_cannot_read_test_tmp_path_or_staged_guest_dir(sandbox: Sandbox, host_tmp: Path) -> None:
     staged = staged_guest_dir()
-    results = attack(sandbox, f"""
+    results = attack(
+        sandbox,
+        f"""
         attempt("tmp_path file", lambda: read({str(host_tmp / "secret.txt")!r}))
         attempt("tmp_path dir", lambda: os.listdir({str(host_tmp)!r}))
         attempt("host staged guest dir", lambda: os.listdir({staged!r}))
         attempt("anything in sandbox /tmp", lambda: os.listdir("/tmp")[0])
         report()
-    """)
+    """,
+    )
     assert_blocked(results)
 
 
@@ -348,12 +357,15 @@ for folder in ("/workspace", "/tmp", "/dev/shm"):
 print(sorted(os.listdir("/workspace")))
 """)
     assert first.status == "ok" and "secret" in first.stdout, first
-    results = attack(sandbox, """
+    results = attack(
+        sandbox,
+        """
         for folder in ("/workspace", "/tmp", "/dev/shm"):
             attempt(folder, lambda: read(folder + "/secret"))
             attempt(folder + " listing", lambda: os.listdir(folder)[0])
         report()
-    """)
+    """,
+    )
     assert_blocked(results)
 
 
@@ -410,7 +422,8 @@ def clean_state_slow(sandbox: Sandbox) -> dict:
     """CLEAN_CHECK, held for a moment so that two at once run on the two workers (each has a
     /workspace tmpfs of its own: a device number of its own)."""
     code = CLEAN_CHECK.replace(
-        "print(json.dumps({", 'import time\ntime.sleep(0.5)\nprint(json.dumps({"workspace_dev": os.stat("/workspace").st_dev, '
+        "print(json.dumps({",
+        'import time\ntime.sleep(0.5)\nprint(json.dumps({"workspace_dev": os.stat("/workspace").st_dev, ',
     )
     result = sandbox.run_python(code)
     assert result.status == "ok", result
@@ -421,7 +434,9 @@ def clean_state_slow(sandbox: Sandbox) -> dict:
 
 
 def test_cannot_write_usr_or_guest_code(sandbox: Sandbox) -> None:
-    results = attack(sandbox, """
+    results = attack(
+        sandbox,
+        """
         attempt("/usr file", lambda: write("/usr/pwned"))
         attempt("/usr/bin/python3", lambda: write("/usr/bin/python3"))
         attempt("/usr/lib mkdir", lambda: os.mkdir("/usr/lib/pwned"))
@@ -431,7 +446,8 @@ def test_cannot_write_usr_or_guest_code(sandbox: Sandbox) -> None:
         attempt("guest rename", lambda: os.rename("/opt/rlenvs-guest/values.py", "/opt/rlenvs-guest/v.py"))
         attempt("guest chmod", lambda: os.chmod("/opt/rlenvs-guest/zygote.py", 0o777))
         report()
-    """)
+    """,
+    )
     assert_blocked(results)
     assert not Path("/usr/pwned").exists()
 
@@ -439,7 +455,9 @@ def test_cannot_write_usr_or_guest_code(sandbox: Sandbox) -> None:
 def test_cannot_write_root_dev_or_opt(sandbox: Sandbox) -> None:
     """/, /opt and /dev are tmpfs the zygote never empties and of no set size: writable, they
     carried files to later executions and let code fill the host's memory (fixed: read-only)."""
-    results = attack(sandbox, """
+    results = attack(
+        sandbox,
+        """
         for path in ("/pwned", "/opt/pwned", "/dev/pwned", "/bin2"):
             attempt(path, lambda: write(path))
         attempt("mkdir /etc", lambda: os.mkdir("/etc"))
@@ -450,14 +468,17 @@ def test_cannot_write_root_dev_or_opt(sandbox: Sandbox) -> None:
         attempt("remove /tmp", lambda: os.rmdir("/tmp"))
         attempt("rename /workspace", lambda: os.rename("/workspace", "/ws"))
         report()
-    """)
+    """,
+    )
     assert_blocked(results, **{"/pwned": "Read-only file system", "/dev/pwned": "Read-only file system"})
 
 
 def test_cannot_write_proc_sys(sandbox: Sandbox) -> None:
     """The sysctls of the sandbox's own IPC and pid namespaces (shmmax, msgmni, mqueue limits,
     pid_max) were writable and outlived the execution (fixed: /proc is read-only)."""
-    results = attack(sandbox, """
+    results = attack(
+        sandbox,
+        """
         for path in ("/proc/sys/kernel/hostname", "/proc/sys/vm/drop_caches", "/proc/sys/kernel/shmmax",
                      "/proc/sys/kernel/shmmni", "/proc/sys/kernel/msgmni", "/proc/sys/kernel/sem",
                      "/proc/sys/kernel/pid_max", "/proc/sys/kernel/ns_last_pid", "/proc/sys/fs/mqueue/msg_max",
@@ -465,7 +486,8 @@ def test_cannot_write_proc_sys(sandbox: Sandbox) -> None:
                      "/proc/self/oom_score_adj"):
             attempt(path, lambda: write(path, b"-1000" if "oom" in path else b"4096"))
         report()
-    """)
+    """,
+    )
     assert_blocked(results)
     assert socket.gethostname() != "sandbox"
 
@@ -480,12 +502,15 @@ def test_cannot_reach_host_tcp_listener(sandbox: Sandbox) -> None:
     listener.settimeout(0.2)
     port = listener.getsockname()[1]
     try:
-        results = attack(sandbox, f"""
+        results = attack(
+            sandbox,
+            f"""
             attempt("tcp 127.0.0.1", lambda: socket.create_connection(("127.0.0.1", {port}), timeout=1))
             attempt("tcp localhost v6", lambda: socket.create_connection(("::1", {port}), timeout=1))
             attempt("udp send", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("10.0.0.1", 53)))
             report()
-        """)
+        """,
+        )
         with pytest.raises(TimeoutError):
             listener.accept()
     finally:
@@ -494,13 +519,16 @@ def test_cannot_reach_host_tcp_listener(sandbox: Sandbox) -> None:
 
 
 def test_no_external_network(sandbox: Sandbox) -> None:
-    results = attack(sandbox, """
+    results = attack(
+        sandbox,
+        """
         attempt("tcp 1.1.1.1", lambda: socket.create_connection(("1.1.1.1", 443), timeout=1))
         attempt("tcp 8.8.8.8", lambda: socket.create_connection(("8.8.8.8", 53), timeout=1))
         attempt("dns", lambda: socket.getaddrinfo("example.com", 443))
         attempt("ipv6", lambda: socket.create_connection(("2606:4700:4700::1111", 443), timeout=1))
         report()
-    """)
+    """,
+    )
     assert_blocked(results, **{"tcp 1.1.1.1": "Network is unreachable"})
 
 
@@ -515,7 +543,9 @@ def test_cannot_reach_host_unix_sockets(sandbox: Sandbox) -> None:
         server.settimeout(0.2)
         servers.append(server)
     try:
-        results = attack(sandbox, f"""
+        results = attack(
+            sandbox,
+            f"""
             def connect(address):
                 client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                 client.connect(address)
@@ -524,7 +554,8 @@ def test_cannot_reach_host_unix_sockets(sandbox: Sandbox) -> None:
             attempt("unix abstract", lambda: connect({abstract!r}))
             attempt("docker", lambda: connect("/var/run/docker.sock"))
             report()
-        """)
+        """,
+        )
         for server in servers:
             with pytest.raises(TimeoutError):
                 server.accept()
@@ -573,8 +604,11 @@ def test_memory_bomb_in_solution_fails_tests(sandbox: Sandbox) -> None:
 
 
 def test_cpu_spin(sandbox: Sandbox) -> None:
-    for code in ("while True:\n    pass", "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True:\n    pass",
-                 "import os\nos.fork()\nos.fork()\nwhile True:\n    pass"):  # fmt: skip
+    for code in (
+        "while True:\n    pass",
+        "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True:\n    pass",
+        "import os\nos.fork()\nos.fork()\nwhile True:\n    pass",
+    ):
         started = time.monotonic()
         result = sandbox.run_python(code, limits=QUICK)
         assert result.status == "timeout", (code, result)
@@ -583,9 +617,11 @@ def test_cpu_spin(sandbox: Sandbox) -> None:
 
 def test_unbounded_output(sandbox: Sandbox) -> None:
     cap = LIMITS.output_bytes
-    for code in ("import sys\nwhile True:\n    sys.stdout.write('x' * 4096)",
-                 "import sys\nwhile True:\n    sys.stderr.write('y' * 4096)",
-                 "import os\nos.fork()\nos.fork()\nwhile True:\n    os.write(1, b'z' * 65536)"):  # fmt: skip
+    for code in (
+        "import sys\nwhile True:\n    sys.stdout.write('x' * 4096)",
+        "import sys\nwhile True:\n    sys.stderr.write('y' * 4096)",
+        "import os\nos.fork()\nos.fork()\nwhile True:\n    os.write(1, b'z' * 65536)",
+    ):
         result = sandbox.run_python(code)
         assert result.status == "output_limit" and result.truncated, (code, result.status)
         assert len(result.stdout) <= cap and len(result.stderr) <= cap
@@ -609,9 +645,13 @@ def test_blocking_on_stdin_returns(sandbox: Sandbox) -> None:
 
 def test_disk_fill(sandbox: Sandbox) -> None:
     free_before = shutil.disk_usage("/").free
-    one_file = sandbox.run_python("with open('/workspace/big', 'wb') as f:\n    while True:\n        f.write(b'x' * (1 << 20))")
+    one_file = sandbox.run_python(
+        "with open('/workspace/big', 'wb') as f:\n    while True:\n        f.write(b'x' * (1 << 20))"
+    )
     assert one_file.status in ("crash", "error"), one_file  # SIGXFSZ at file_size_mb
-    results = attack(sandbox, """
+    results = attack(
+        sandbox,
+        """
         written = {}
         for folder in ("/workspace", "/tmp", "/dev/shm", "/", "/opt", "/dev"):
             written[folder] = 0
@@ -624,7 +664,8 @@ def test_disk_fill(sandbox: Sandbox) -> None:
             attempt(folder, fill)
         print(json.dumps(written))
         report()
-    """)
+    """,
+    )
     assert_blocked(results, **{"/workspace": "No space left on device", "/": "Read-only file system"})
     assert free_before - shutil.disk_usage("/").free < 256 << 20
 
@@ -644,7 +685,9 @@ def test_inode_flood_is_bounded_by_the_timeout(sandbox: Sandbox) -> None:
 BACKGROUND_SNIPPETS = {
     "shell &": ("shell", "sleep 1000 & nohup sleep 1001 >/dev/null 2>&1 & echo started"),
     "setsid": ("shell", "setsid sleep 1002 & echo started"),
-    "double fork": ("python", """
+    "double fork": (
+        "python",
+        """
 import os, time
 if os.fork() == 0:
     os.setsid()
@@ -652,8 +695,11 @@ if os.fork() == 0:
         time.sleep(1000)
     os._exit(0)
 print("started")
-"""),
-    "ignore signals": ("python", """
+""",
+    ),
+    "ignore signals": (
+        "python",
+        """
 import os, signal, time
 if os.fork() == 0:
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
@@ -661,7 +707,8 @@ if os.fork() == 0:
     os.setpgid(0, 0)
     time.sleep(1000)
 print("started")
-"""),
+""",
+    ),
 }
 
 
@@ -724,10 +771,12 @@ def test_killing_parent_or_everyone_never_passes_tests(sandbox: Sandbox) -> None
         "import os, signal\nfor p in os.listdir('/proc'):\n    if p.isdigit() and int(p) != os.getpid():\n"
         "        try:\n            os.kill(int(p), signal.SIGSTOP)\n        except OSError:\n            pass"
     )
-    for prefix in ("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)",
-                   "import os, signal\nos.kill(-1, signal.SIGKILL)",
-                   "import os, signal\nos.kill(1, signal.SIGINT)",
-                   stop_everyone):  # fmt: skip
+    for prefix in (
+        "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)",
+        "import os, signal\nos.kill(-1, signal.SIGKILL)",
+        "import os, signal\nos.kill(1, signal.SIGINT)",
+        stop_everyone,
+    ):
         report = sandbox.run_tests(prefix + wrong, ADD, limits=QUICK)
         assert not report.all_passed and report.passed == 0, (prefix, report)
         assert report.status != "sandbox_error", (prefix, report)
@@ -769,8 +818,17 @@ def _host_state(pid: int) -> list:
     attr = ctypes.create_string_buffer(56)
     if SYS_SCHED_SETATTR:
         libc.syscall(SYS_SCHED_SETATTR + 1, pid, attr, 56, 0)
-    return [pid, run_state, os.getpriority(os.PRIO_PROCESS, pid), sorted(os.sched_getaffinity(pid)), pending,
-            os.sched_getscheduler(pid), ioprio, attr.raw.hex(), rlimits]
+    return [
+        pid,
+        run_state,
+        os.getpriority(os.PRIO_PROCESS, pid),
+        sorted(os.sched_getaffinity(pid)),
+        pending,
+        os.sched_getscheduler(pid),
+        ioprio,
+        attr.raw.hex(),
+        rlimits,
+    ]
 
 
 RUNNER_ATTACKS = {
@@ -857,11 +915,16 @@ def test_test_program_changes_to_the_runner_end_with_the_run() -> None:
     )
     plain = Program(
         setup="import os, sys",
-        tests=("assert len([1, 2]) == 2", "assert add(1, 1) == 2", "assert '/nowhere' not in sys.path",
-               "assert 'TASK_VAR' not in os.environ", "assert os.getcwd() == '/workspace'",
-               "assert sys.getrecursionlimit() > 50"),
+        tests=(
+            "assert len([1, 2]) == 2",
+            "assert add(1, 1) == 2",
+            "assert '/nowhere' not in sys.path",
+            "assert 'TASK_VAR' not in os.environ",
+            "assert os.getcwd() == '/workspace'",
+            "assert sys.getrecursionlimit() > 50",
+        ),
         remote={"add": "add"},
-    )  # fmt: skip
+    )
     with Sandbox(workers=1, limits=LIMITS) as box:
         assert box.run_tests(HONEST, patched).all_passed
         report = box.run_tests(HONEST, plain)
@@ -899,7 +962,9 @@ def test_environment_secret_not_visible(sandbox: Sandbox) -> None:
     bwrap's own pid 1, whose /proc/1/environ the code could read (fixed: the zygote is pid 1,
     and workers start with a minimal environment)."""
     assert os.environ["RLENVS_SECRET"] == SECRET
-    results = attack(sandbox, f"""
+    results = attack(
+        sandbox,
+        f"""
         def in_environ():
             if {SECRET!r} in str(os.environ) or "RLENVS" in str(os.environ):
                 return os.environ
@@ -910,11 +975,14 @@ def test_environment_secret_not_visible(sandbox: Sandbox) -> None:
             attempt(f"/proc/{{pid}}/environ", lambda: read(f"/proc/{{pid}}/environ"))
             attempt(f"/proc/{{pid}}/cmdline secret", lambda: read(f"/proc/{{pid}}/cmdline").index(b"RLENVS"))
         report()
-    """)
+    """,
+    )
     assert_blocked(results, **{"/proc/1/environ": "FileNotFoundError"})  # hidden: not ptrace-able
     shell = sandbox.run_shell("env; cat /proc/*/environ 2>/dev/null; true")
     assert SECRET not in shell.stdout and "RLENVS" not in shell.stdout
-    report = sandbox.run_tests(f"import os\ndef add(a, b):\n    return 5 if {SECRET!r} in str(os.environ) else 0\n", ADD)
+    report = sandbox.run_tests(
+        f"import os\ndef add(a, b):\n    return 5 if {SECRET!r} in str(os.environ) else 0\n", ADD
+    )
     assert not report.all_passed
 
 
@@ -945,7 +1013,9 @@ print(found, open("/proc/keys").read().count("rlenvs-host-session"))
 with Sandbox(workers=1) as sandbox:
     print(json.dumps(sandbox.run_python(probe).stdout))
 """
-    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    child = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO
+    )
     stdout, stderr = child.communicate(timeout=60)
     assert child.returncode == 0, stderr
     assert json.loads(stdout) == "[] 0\n"
@@ -957,7 +1027,9 @@ def test_ipc_and_keys_do_not_reach_the_next_execution(sandbox: Sandbox) -> None:
     zygote removes them (fixed), and the next execution finds none (also checked by `unaffected`)."""
     if SYS_KEYCTL is None:
         pytest.skip("keyctl syscall number unknown for this machine")
-    first = attack(sandbox, f"""
+    first = attack(
+        sandbox,
+        f"""
         L = ctypes.c_long
         libc.shmat.restype = ctypes.c_void_p
         def shm():
@@ -981,9 +1053,12 @@ def test_ipc_and_keys_do_not_reach_the_next_execution(sandbox: Sandbox) -> None:
         attempt("persistent key", persistent)
         attempt("xattr", lambda: os.setxattr("/workspace", "user.leak", b"data"))
         report()
-    """)
+    """,
+    )
     assert first["mqueue"].startswith("blocked"), first  # RLIMIT_MSGQUEUE is 0
-    second = attack(sandbox, f"""
+    second = attack(
+        sandbox,
+        f"""
         L = ctypes.c_long
         attempt("shm", lambda: check(libc.shmget(0x5ec2e7, 0, 0)))
         attempt("msg", lambda: check(libc.msgget(0x5ec2e8, 0)))
@@ -1008,11 +1083,14 @@ def test_ipc_and_keys_do_not_reach_the_next_execution(sandbox: Sandbox) -> None:
             raise LookupError("no key left")
         attempt("key by id", by_id)
         report()
-    """)
+    """,
+    )
     assert_blocked(second)
     # the zygote's own session keyring, which every execution inherits: the code can make the
     # zygote adopt a keyring of its own (KEYCTL_SESSION_TO_PARENT), full and locked against clearing
-    swap = attack(sandbox, f"""
+    swap = attack(
+        sandbox,
+        f"""
         L = ctypes.c_long
         def session_to_parent():
             keyring = check(libc.syscall(L({SYS_KEYCTL}), L(1), b"leak-parent"))
@@ -1021,7 +1099,8 @@ def test_ipc_and_keys_do_not_reach_the_next_execution(sandbox: Sandbox) -> None:
             return check(libc.syscall(L({SYS_KEYCTL}), L(18)))
         attempt("session to parent", session_to_parent)
         report()
-    """)
+    """,
+    )
     assert "session to parent" in swap  # (the kernel allows it here: the zygote copes by being replaced)
     after = sandbox.run_python("print('leak' in open('/proc/keys').read())")
     assert after.stdout == "False\n", after
@@ -1074,7 +1153,7 @@ def test_ptrace_forged_verdict(sandbox: Sandbox) -> None:
     the host. Fixed by running the zygote as pid 1 (`--as-pid-1`). Tried on every pid."""
     if platform.machine() != "x86_64":
         pytest.skip("the exploit is written for x86_64")
-    solution = r'''
+    solution = r"""
 import ctypes, json, os, struct
 libc = ctypes.CDLL(None, use_errno=True)
 libc.ptrace.restype = ctypes.c_long
@@ -1104,7 +1183,7 @@ for target in sorted(int(p) for p in os.listdir("/proc") if p.isdigit() and int(
     os.waitpid(target, 0x40000000)
     libc.ptrace(13, target, None, ctypes.byref(saved))
     libc.ptrace(17, target, None, None)
-'''
+"""
     report = sandbox.run_tests(solution, ADD)
     assert not report.all_passed and report.passed == 0, report
     # and the protocol is still in step: no forged line is waiting to answer a later request
@@ -1118,7 +1197,9 @@ for target in sorted(int(p) for p in os.listdir("/proc") if p.isdigit() and int(
 def test_symlink_escapes(sandbox: Sandbox, host_tmp: Path) -> None:
     targets = {"passwd": "/etc/passwd", "project": str(REPO / "pyproject.toml"), "tmp_path": str(host_tmp / "secret.txt"),
                "work": "/work", "proc root": "/proc/1/root/etc/passwd", "guest": "/opt/rlenvs-guest/zygote.py"}  # fmt: skip
-    results = attack(sandbox, f"""
+    results = attack(
+        sandbox,
+        f"""
         for name, target in {targets!r}.items():
             link = "/workspace/" + name.replace(" ", "_")
             os.symlink(target, link)
@@ -1131,18 +1212,22 @@ def test_symlink_escapes(sandbox: Sandbox, host_tmp: Path) -> None:
         attempt("loop", lambda: read("/workspace/loop_a"))
         attempt("link out of /tmp to host", lambda: (os.symlink("/", "/tmp/root"), read("/tmp/root/etc/passwd")))
         report()
-    """)
+    """,
+    )
     assert_blocked(results)
 
 
 def test_hard_link_escapes(sandbox: Sandbox) -> None:
-    results = attack(sandbox, """
+    results = attack(
+        sandbox,
+        """
         attempt("python3", lambda: os.link("/usr/bin/python3", "/workspace/python3"))
         attempt("guest code", lambda: os.link("/opt/rlenvs-guest/zygote.py", "/tmp/zygote.py"))
         attempt("passwd", lambda: os.link("/etc/passwd", "/workspace/passwd"))
         attempt("proc", lambda: os.link("/proc/1/exe", "/workspace/exe"))
         report()
-    """)
+    """,
+    )
     assert_blocked(results, python3="Invalid cross-device link")
 
 
@@ -1374,14 +1459,17 @@ def test_equality_cheats_do_not_pass(sandbox: Sandbox, name: str) -> None:
 
 
 def test_dev_has_no_devices_to_abuse(sandbox: Sandbox) -> None:
-    results = attack(sandbox, """
+    results = attack(
+        sandbox,
+        """
         for name in ("sda", "vda", "nvme0n1", "mem", "kmem", "port", "kmsg", "fuse", "net/tun", "kvm", "loop0",
                      "loop-control", "mapper/control", "dri/card0", "nvidia0", "nvidiactl", "console", "tty0"):
             attempt(name, lambda: read("/dev/" + name))
         attempt("core", lambda: read("/dev/core"))
         attempt("mknod", lambda: os.mknod("/workspace/sda", 0o600 | 0o060000, os.makedev(8, 0)))
         report()
-    """)
+    """,
+    )
     assert_blocked(results)
     allowed = {"core", "fd", "full", "null", "ptmx", "pts", "random", "shm", "stderr", "stdin", "stdout", "tty",
                "urandom", "zero"}  # fmt: skip
@@ -1390,7 +1478,9 @@ def test_dev_has_no_devices_to_abuse(sandbox: Sandbox) -> None:
 
 
 def test_setuid_fails(sandbox: Sandbox) -> None:
-    results = attack(sandbox, """
+    results = attack(
+        sandbox,
+        """
         attempt("setuid(0)", lambda: os.setuid(0))
         attempt("setgid(0)", lambda: os.setgid(0))
         attempt("setresuid", lambda: os.setresuid(0, 0, 0))
@@ -1398,13 +1488,16 @@ def test_setuid_fails(sandbox: Sandbox) -> None:
         attempt("seteuid", lambda: os.seteuid(0))
         attempt("setuid other", lambda: os.setuid(1001))
         report()
-    """)
+    """,
+    )
     assert_blocked(results)
     assert sandbox.run_shell("id -u; grep NoNewPrivs /proc/self/status").stdout.split() == ["1000", "NoNewPrivs:", "1"]
 
 
 def test_no_nested_namespaces(sandbox: Sandbox) -> None:
-    results = attack(sandbox, """
+    results = attack(
+        sandbox,
+        """
         flags = {"user": 0x10000000, "mount": 0x00020000, "net": 0x40000000, "pid": 0x20000000,
                  "user+mount": 0x10020000, "ipc": 0x08000000, "uts": 0x04000000}
         for name, flag in flags.items():
@@ -1413,19 +1506,23 @@ def test_no_nested_namespaces(sandbox: Sandbox) -> None:
         attempt("chroot", lambda: os.chroot("/workspace"))
         attempt("setns", lambda: check(libc.setns(os.open("/proc/1/ns/user", os.O_RDONLY), 0)))
         report()
-    """)
+    """,
+    )
     assert_blocked(results)
     shell = sandbox.run_shell("unshare -U true || unshare -r true || unshare -n true || echo all-refused")
     assert shell.stdout.strip().endswith("all-refused"), shell
 
 
 def test_hostname_is_sandbox(sandbox: Sandbox) -> None:
-    results = attack(sandbox, """
+    results = attack(
+        sandbox,
+        """
         attempt("sethostname", lambda: socket.sethostname("pwned"))
         attempt("setdomainname", lambda: check(libc.setdomainname(b"pwned", 5)))
         print(socket.gethostname(), os.uname().nodename, read("/proc/sys/kernel/hostname").decode().strip())
         report()
-    """)
+    """,
+    )
     assert_blocked(results)
     shown = sandbox.run_python("import os, socket\nprint(socket.gethostname(), os.uname().nodename)")
     assert shown.stdout == "sandbox sandbox\n"
@@ -1447,29 +1544,38 @@ print(multiprocessing.Value("i", 7).value)
 def test_no_inherited_file_descriptors(sandbox: Sandbox) -> None:
     """Code gets stdin/stdout/stderr only: none of the zygote's descriptors (the host pipes,
     the other child's ends), and the zygote's own are out of reach through /proc."""
-    results = attack(sandbox, """
+    results = attack(
+        sandbox,
+        """
         for fd in range(3, 64):
             attempt(f"fd {fd}", lambda: os.fstat(fd))
         attempt("zygote stdin", lambda: read("/proc/1/fd/0"))
         report()
-    """)
+    """,
+    )
     assert_blocked(results)
 
 
 def test_signal_handler_loop_does_not_outlive_timeout(sandbox: Sandbox) -> None:
-    result = sandbox.run_python("""
+    result = sandbox.run_python(
+        """
 import signal, time
 for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGXCPU, signal.SIGALRM):
     signal.signal(sig, signal.SIG_IGN)
 while True:
     time.sleep(0.01)
-""", limits=QUICK)
+""",
+        limits=QUICK,
+    )
     assert result.status == "timeout", result
     assert result.duration_s < QUICK.timeout_s + 3
 
 
 def test_sandbox_status_never_passes_on_timeout_or_crash(sandbox: Sandbox) -> None:
-    for solution in ("import time\ntime.sleep(100)\n" + HONEST, "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"):
+    for solution in (
+        "import time\ntime.sleep(100)\n" + HONEST,
+        "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n",
+    ):
         report = sandbox.run_tests(solution, ADD, limits=QUICK)
         assert not report.all_passed and report.status in ("timeout", "crash", "ok"), report
         assert report.passed == 0, report

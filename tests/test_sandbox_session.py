@@ -98,7 +98,7 @@ def test_reset_empties_workspace_tmp_and_state_and_writes_the_entries(session):
     ]
     result = session.reset(entries, setup_script="echo made > made.txt; echo setup ran")
     assert result.ok and result.stdout == "setup ran\n"
-    assert session.run("pwd; echo \"[$X]\"; ls /tmp | wc -l").stdout == "/workspace\n[]\n0\n"
+    assert session.run('pwd; echo "[$X]"; ls /tmp | wc -l').stdout == "/workspace\n[]\n0\n"
     workspace = read_workspace(session.workspace_path)
     assert sorted(workspace.nodes) == ["bin", "bin/run.sh", "blob.bin", "data", "data/report.csv", "made.txt", "secret"]
     assert workspace.get("data/report.csv").mode == 0o640 and workspace.get("data/report.csv").mtime == 1_000_000.0
@@ -118,18 +118,20 @@ def test_the_host_reads_symlinks_as_symlinks(fresh):
 
 def test_a_fresh_run_neither_uses_nor_changes_the_shell_state(fresh):
     fresh.run("cd /tmp; X=agent")
-    assert fresh.run("pwd; echo \"[$X]\"; cd /; Y=2", fresh=True).stdout == "/workspace\n[]\n"
-    assert fresh.run("pwd; echo \"[$X][$Y]\"").stdout == "/tmp\n[agent][]\n"
+    assert fresh.run('pwd; echo "[$X]"; cd /; Y=2', fresh=True).stdout == "/workspace\n[]\n"
+    assert fresh.run('pwd; echo "[$X][$Y]"').stdout == "/tmp\n[agent][]\n"
 
 
 def test_a_run_with_an_environment_starts_a_bash_of_its_own_with_exactly_it(fresh):
     """Nothing of the session's shell (its folder, variables, functions, aliases) nor
     of the sandbox's own variables; its start folder the workspace, its stderr on stdout."""
     fresh.run("cd /tmp; export X=agent; f() { echo agent; }; alias ls=false")
-    script = "pwd; echo \"[$X]\"; type f ls 2>&1 | grep -c agent; env | sort; echo err >&2; cd /; Y=2"
+    script = 'pwd; echo "[$X]"; type f ls 2>&1 | grep -c agent; env | sort; echo err >&2; cd /; Y=2'
     result = fresh.run(script, environment={"A": "1", "PATH": "/usr/bin:/bin"})
-    assert (result.status, result.stdout) == ("ok", "/workspace\n[]\n0\nA=1\nPATH=/usr/bin:/bin\nPWD=/workspace\n"
-                                              "SHLVL=1\n_=/usr/bin/env\nerr\n"), result.stdout  # fmt: skip
+    assert (result.status, result.stdout) == (
+        "ok",
+        "/workspace\n[]\n0\nA=1\nPATH=/usr/bin:/bin\nPWD=/workspace\nSHLVL=1\n_=/usr/bin/env\nerr\n",
+    ), result.stdout
     assert fresh.run('pwd; echo "[$X][$Y]"').stdout == "/tmp\n[agent][]\n"
     long = fresh.run("true", environment={"A": "x" * MAX_COMMAND_BYTES})
     assert long.status == "error" and "over" in long.detail
@@ -176,15 +178,22 @@ SEALED_FILES = [
 @pytest.mark.parametrize(
     "write",
     [
-        "echo 'X = 2' > /tmp/sealed/site/mod.py", "touch /tmp/sealed/site/new.py", "rm /tmp/sealed/deep/data.txt",
-        "mkdir /tmp/sealed/site/__pycache__", "ln -s /workspace /tmp/sealed/site/pkg", "chmod 777 /tmp/sealed/site",
-        "touch -d @0 /tmp/sealed/deep/data.txt", "mv /tmp/sealed/site /tmp/sealed/elsewhere",
+        "echo 'X = 2' > /tmp/sealed/site/mod.py",
+        "touch /tmp/sealed/site/new.py",
+        "rm /tmp/sealed/deep/data.txt",
+        "mkdir /tmp/sealed/site/__pycache__",
+        "ln -s /workspace /tmp/sealed/site/pkg",
+        "chmod 777 /tmp/sealed/site",
+        "touch -d @0 /tmp/sealed/deep/data.txt",
+        "mv /tmp/sealed/site /tmp/sealed/elsewhere",
         "mv /tmp/sealed /tmp/moved",
-        "mv /tmp/sealed/logs /tmp/sealed/site/logs", "ln /tmp/sealed/deep/data.txt /tmp/linked",
-        "umount -l /tmp/sealed", "(sleep 0.2; echo 'X = 3' > /tmp/sealed/site/mod.py) & wait $!",
+        "mv /tmp/sealed/logs /tmp/sealed/site/logs",
+        "ln /tmp/sealed/deep/data.txt /tmp/linked",
+        "umount -l /tmp/sealed",
+        "(sleep 0.2; echo 'X = 3' > /tmp/sealed/site/mod.py) & wait $!",
         "python3 -c \"open('/tmp/sealed/site/mod.py', 'a').write('Y = 1')\"",
     ],
-)  # fmt: skip
+)
 def test_a_read_only_folder_cannot_be_written_by_the_command_or_what_it_starts(fresh, write):
     fresh.add_files(SEALED_FILES, "/tmp/sealed")
     result = fresh.run(f"{write}; echo status=$?", fresh=True, read_only=SEALED)
@@ -207,8 +216,11 @@ def test_the_folders_inside_it_named_writable_are_and_nothing_is_left_to_undo(fr
     )
     assert fresh.run(write, fresh=True, read_only=SEALED).stdout == "3\n"
     assert read_workspace(fresh.host_path("/tmp/sealed/logs")).files() == ["reward.txt"]
-    after = fresh.run("grep -c ' /tmp/sealed' /proc/self/mountinfo; echo 'X = 2' > /tmp/sealed/site/mod.py && cat "
-                      "/tmp/sealed/site/mod.py /tmp/scratch /workspace/w", fresh=True).stdout  # fmt: skip
+    after = fresh.run(
+        "grep -c ' /tmp/sealed' /proc/self/mountinfo; echo 'X = 2' > /tmp/sealed/site/mod.py && cat "
+        "/tmp/sealed/site/mod.py /tmp/scratch /workspace/w",
+        fresh=True,
+    ).stdout
     assert after == "0\nX = 2\ns\nw\n"
     fresh.wipe(["/tmp"])  # the next episode empties /tmp as always
     assert fresh.run("ls -A /tmp").stdout == ""
@@ -292,7 +304,6 @@ def test_a_workspace_at_app_for_task_folders():
     for bad in ("app", "/usr/app", "/proc", "/", "/a/../usr"):
         with pytest.raises(ValueError, match="workspace"):
             ShellSession(workdir=bad)
-
 
 
 def test_bash_reports_errors_at_the_commands_own_lines_and_no_wrapper_leaks(fresh):

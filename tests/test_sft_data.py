@@ -45,7 +45,7 @@ class EchoEnv(gym.Env):
 
 
 class NoOracleTextEnv(TextEnv):
-    """A TextEnv whose oracle_action says it has none."""
+    """A TextEnv whose oracle says it has none."""
 
     def __init__(self):
         super().__init__(DatasetSource([Task("t/0", "say hi")], name="t"))
@@ -56,7 +56,7 @@ class NoOracleTextEnv(TextEnv):
     def judge(self, task, reply):
         return Judgement(1.0, resolved=True)
 
-    def oracle_action(self):
+    def oracle_reply(self, task, turn):
         raise NotImplementedError
 
 
@@ -161,8 +161,9 @@ def test_episodes_whose_oracle_falls_short_are_skipped(tmp_path) -> None:
     assert {r["task_id"] for r in records} == {"gsm8k/train/0"}
 
     output = tmp_path / "sft.jsonl"
-    result = rlenvs_cli("sft-data", GSM8K, "--episodes", "12", "--output", str(output),
-                        "--env-arg", f"data_files={data}")
+    result = rlenvs_cli(
+        "sft-data", GSM8K, "--episodes", "12", "--output", str(output), "--env-arg", f"data_files={data}"
+    )
     assert result.returncode == 0, result.stderr
     written = [json.loads(line) for line in output.read_text().splitlines()]
     assert written == records
@@ -172,13 +173,26 @@ def test_episodes_whose_oracle_falls_short_are_skipped(tmp_path) -> None:
 
 def test_cli_writes_one_conversation_per_line(tmp_path) -> None:
     output = tmp_path / "sft.jsonl"
-    result = rlenvs_cli("sft-data", GSM8K_TOOL, "--episodes", "8", "--seed", "3", "--output", str(output),
-                        "--env-arg", "oracle_uses_calculator=true", "--env-arg", "split=test")
+    result = rlenvs_cli(
+        "sft-data",
+        GSM8K_TOOL,
+        "--episodes",
+        "8",
+        "--seed",
+        "3",
+        "--output",
+        str(output),
+        "--env-arg",
+        "oracle_uses_calculator=true",
+        "--env-arg",
+        "split=test",
+    )
     assert result.returncode == 0, result.stderr
     assert f"wrote 8 conversations to {output}; skipped 0 of 8 episodes" in result.stdout
     written = [json.loads(line) for line in output.read_text().splitlines()]
-    assert written == oracle_conversations(GSM8K_TOOL, 8, seed=3,
-                                           env_kwargs={"oracle_uses_calculator": True, "split": "test"})
+    assert written == oracle_conversations(
+        GSM8K_TOOL, 8, seed=3, env_kwargs={"oracle_uses_calculator": True, "split": "test"}
+    )
     assert [p.name for p in tmp_path.iterdir()] == ["sft.jsonl"]  # no temporary file left
 
 

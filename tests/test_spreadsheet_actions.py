@@ -46,7 +46,7 @@ def test_every_fenced_block_with_actions_is_read_in_order():
     was read); a block of data the reply shows (no line starts with an action word) is not
     actions."""
     reply = (
-        "The data:\n```\n| A | B |\n| x | 1 |\n```\nActions:\n```\nSET E1 \"Stock Value\"\nSET E2 =C2*D2\n"
+        'The data:\n```\n| A | B |\n| x | 1 |\n```\nActions:\n```\nSET E1 "Stock Value"\nSET E2 =C2*D2\n'
         "FILL E2 E3:E21\n```\nThen submit:\n```\nSUBMIT\n```"
     )
     actions = parse_actions(reply)
@@ -60,11 +60,15 @@ def test_a_plan_in_prose_in_a_fenced_block_is_not_actions():
     an action block, and the whole reply was refused with the right block after it."""
     reply = (
         "Plan:\n```\nFill column E with Units in Stock times Unit Cost, then submit.\n```\n\n"
-        "```\nSET E1 \"Stock Value\"\nSET E2 =C2*D2\nFILL E2 E3:E21\nSUBMIT\n```"
+        '```\nSET E1 "Stock Value"\nSET E2 =C2*D2\nFILL E2 E3:E21\nSUBMIT\n```'
     )
     assert [a.verb for a in parse_actions(reply)] == ["set", "set", "fill", "submit"]
-    for plan in ("Set the header, then sort by score.", "Sort by score, highest first", "Delete the duplicate rows.",
-                 "Read the data first.\nSET E1 \"Total\""):  # fmt: skip
+    for plan in (
+        "Set the header, then sort by score.",
+        "Sort by score, highest first",
+        "Delete the duplicate rows.",
+        'Read the data first.\nSET E1 "Total"',
+    ):
         assert [a.verb for a in parse_actions(f"```\n{plan}\n```\n```\nSUBMIT\n```")] == ["submit"], plan
     with pytest.raises(ActionError, match="line 2 `FILL E2`"):  # a mistyped action is reported, not taken for prose
         parse_actions("```\nSET E2 =C2*D2\nFILL E2\n```")
@@ -78,20 +82,39 @@ def test_a_block_repeated_later_runs_once():
     final = "```\nDELETE ROWS 22\nDELETE ROWS  12\n# bottom first\nDELETE ROWS 6\nSUBMIT\n```"
     assert [a.target.top for a in parse_actions(f"I will delete:\n{plan}\nFinal actions:\n{final}")[:3]] == [22, 12, 6]
     assert len(parse_actions(f"{plan}\n{final}")) == 4
-    draft, fixed = "```\nSET E2 =C2*D2\n```", "```\nSET E1 \"Value\"\nSET E2 =C2*D2\nFILL E2 E3:E9\n```\n```\nSUBMIT\n```"
+    draft, fixed = "```\nSET E2 =C2*D2\n```", '```\nSET E1 "Value"\nSET E2 =C2*D2\nFILL E2 E3:E9\n```\n```\nSUBMIT\n```'
     assert [a.verb for a in parse_actions(draft + fixed)] == ["set", "set", "fill", "submit"]
-    steps = "```\nSET E1 \"Value\"\n```\n```\nSET E2 =C2*D2\nFILL E2 E3:E9\nSUBMIT\n```"
+    steps = '```\nSET E1 "Value"\n```\n```\nSET E2 =C2*D2\nFILL E2 E3:E9\nSUBMIT\n```'
     assert [a.verb for a in parse_actions(steps)] == ["set", "set", "fill", "submit"]
 
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("42", 42), ("-3.5", -3.5), ("1e3", 1000.0), ("TRUE", True), ("false", False), ('"  spaced "', "  spaced "),
-     ('"=not a formula"', "=not a formula"), ("North West", "North West"), ("", None), ("=A1 + 2", "=A1 + 2"),
-     ("007", 7), ("'Stock Value'", "Stock Value"), ("'00123", "00123"), ("'TRUE", "TRUE"), ("'42'", "42"),
-     ("'O'Neill'", "O'Neill"), ("'", None), ("Students'", "Students'"), ("\u201cStock Value\u201d", "Stock Value"),
-     ("\u2018Stock Value\u2019", "Stock Value"), ("\u201cO'Neill\u201d", "O'Neill"), ("\u201cunclosed", "\u201cunclosed")],
-)  # fmt: skip
+    [
+        ("42", 42),
+        ("-3.5", -3.5),
+        ("1e3", 1000.0),
+        ("TRUE", True),
+        ("false", False),
+        ('"  spaced "', "  spaced "),
+        ('"=not a formula"', "=not a formula"),
+        ("North West", "North West"),
+        ("", None),
+        ("=A1 + 2", "=A1 + 2"),
+        ("007", 7),
+        ("'Stock Value'", "Stock Value"),
+        ("'00123", "00123"),
+        ("'TRUE", "TRUE"),
+        ("'42'", "42"),
+        ("'O'Neill'", "O'Neill"),
+        ("'", None),
+        ("Students'", "Students'"),
+        ("\u201cStock Value\u201d", "Stock Value"),
+        ("\u2018Stock Value\u2019", "Stock Value"),
+        ("\u201cO'Neill\u201d", "O'Neill"),
+        ("\u201cunclosed", "\u201cunclosed"),
+    ],
+)
 def test_set_contents(text, value):
     """A leading apostrophe means text, as in Excel (the apostrophe is not part of it), and
     text in single quotes is the text between them."""

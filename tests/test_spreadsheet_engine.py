@@ -134,9 +134,18 @@ def test_bad_ranges(bad):
 
 @pytest.mark.parametrize(
     ("name", "quoted"),
-    [("Sheet1", "Sheet1"), ("Data_2024", "Data_2024"), ("My Sheet", "'My Sheet'"), ("It's", "'It''s'"),
-     ("A1", "'A1'"), ("2024", "'2024'"), ("R1C1", "'R1C1'"), ("TRUE", "'TRUE'"), ("Résumé", "Résumé")],
-)  # fmt: skip
+    [
+        ("Sheet1", "Sheet1"),
+        ("Data_2024", "Data_2024"),
+        ("My Sheet", "'My Sheet'"),
+        ("It's", "'It''s'"),
+        ("A1", "'A1'"),
+        ("2024", "'2024'"),
+        ("R1C1", "'R1C1'"),
+        ("TRUE", "'TRUE'"),
+        ("Résumé", "Résumé"),
+    ],
+)
 def test_quote_sheet(name, quoted):
     assert quote_sheet(name) == quoted
 
@@ -150,14 +159,23 @@ def test_date_serials_count_the_1900_leap_year_bug():
     assert date_to_serial(dt.datetime(2024, 1, 1, 12)) == 45292.5
     for d in (dt.date(1900, 1, 1), dt.date(1900, 2, 28), dt.date(1900, 3, 1), dt.date(2000, 2, 29)):
         assert serial_to_date(date_to_serial(d)) == d
-    assert ev("=YEAR(60)&\"-\"&MONTH(60)&\"-\"&DAY(60)") == "1900-2-29"  # Excel's fictitious day
+    assert ev('=YEAR(60)&"-"&MONTH(60)&"-"&DAY(60)') == "1900-2-29"  # Excel's fictitious day
 
 
 @pytest.mark.parametrize(
     ("x", "text"),
-    [(3.0, "3"), (-2.5, "-2.5"), (0.1 + 0.2, "0.3"), (1 / 3, "0.333333333333333"), (1e20, "1E+20"),
-     (1.5e-12, "1.5E-12"), (0.00001, "0.00001"), (123456789012.5, "123456789012.5"), (0.0, "0")],
-)  # fmt: skip
+    [
+        (3.0, "3"),
+        (-2.5, "-2.5"),
+        (0.1 + 0.2, "0.3"),
+        (1 / 3, "0.333333333333333"),
+        (1e20, "1E+20"),
+        (1.5e-12, "1.5E-12"),
+        (0.00001, "0.00001"),
+        (123456789012.5, "123456789012.5"),
+        (0.0, "0"),
+    ],
+)
 def test_numbers_as_text(x, text):
     assert number_to_text(x) == text
 
@@ -168,14 +186,35 @@ def test_numbers_as_text(x, text):
 @pytest.mark.parametrize(
     ("formula", "expected"),
     [
-        ("=1+2*3", 7.0), ("=(1+2)*3", 9.0), ("=-2^2", 4.0), ("=2^3^2", 64.0), ("=2^-1", 0.5),
-        ("=50%", 0.5), ("=2*3%", 0.06), ("=200%%", 0.02), ("=10-2-3", 5.0), ("=12/2/3", 2.0),
-        ('="a"&1+1', "a2"), ("=1+1=2", True), ("=1<2=TRUE", True), ("=--TRUE", 1.0), ("=+\"x\"", "x"),
-        ('="say ""hi"""', 'say "hi"'), ('=""', ""), ("=TRUE", True), ("=false", False), ("=1E3+.5", 1000.5),
-        ("=LOG10(100)", 2.0), ("=0.1+0.2=0.3", True), ("=0.3-0.1-0.2", 0.0), ("={1,2;3,4}", 1.0),
-        ("=SUM({1,2;3,4})", 10.0), ("=#N/A", NA), ("=_xlfn.CONCAT(\"a\",\"b\")", "ab"),
+        ("=1+2*3", 7.0),
+        ("=(1+2)*3", 9.0),
+        ("=-2^2", 4.0),
+        ("=2^3^2", 64.0),
+        ("=2^-1", 0.5),
+        ("=50%", 0.5),
+        ("=2*3%", 0.06),
+        ("=200%%", 0.02),
+        ("=10-2-3", 5.0),
+        ("=12/2/3", 2.0),
+        ('="a"&1+1', "a2"),
+        ("=1+1=2", True),
+        ("=1<2=TRUE", True),
+        ("=--TRUE", 1.0),
+        ('=+"x"', "x"),
+        ('="say ""hi"""', 'say "hi"'),
+        ('=""', ""),
+        ("=TRUE", True),
+        ("=false", False),
+        ("=1E3+.5", 1000.5),
+        ("=LOG10(100)", 2.0),
+        ("=0.1+0.2=0.3", True),
+        ("=0.3-0.1-0.2", 0.0),
+        ("={1,2;3,4}", 1.0),
+        ("=SUM({1,2;3,4})", 10.0),
+        ("=#N/A", NA),
+        ('=_xlfn.CONCAT("a","b")', "ab"),
     ],
-)  # fmt: skip
+)
 def test_operators_and_literals(formula, expected):
     assert close(ev(formula), expected)
 
@@ -183,13 +222,24 @@ def test_operators_and_literals(formula, expected):
 @pytest.mark.parametrize(
     ("formula", "pos", "says"),
     [
-        ("=SUM(1,", 7, "formula ends early"), ("=1+", 3, "ends early"), ('="abc', 1, "unterminated text"),
-        ("=(1", 3, "expected )"), ("=1)", 2, "unexpected ')'"), ("=A1 B1", 4, "unexpected 'B1'"), ("=", 1, "empty formula"),
-        ("=1 @ 2", 3, "unexpected '@'"), ("=1 $ 2", 3, "unexpected character"), ("=Sheet1!", 8, "followed by a reference"), ("=#FOO!", 1, "error literal"),
-        ("=SUM(1;2)", 6, "expected , or )"), ("={1,A1}", 4, "array constant"), ("={1,2;3}", 7, "same length"),
-        ("=A1:B", 3, "range operator : joins references"), ("=1:A1", 2, "range operator"),
+        ("=SUM(1,", 7, "formula ends early"),
+        ("=1+", 3, "ends early"),
+        ('="abc', 1, "unterminated text"),
+        ("=(1", 3, "expected )"),
+        ("=1)", 2, "unexpected ')'"),
+        ("=A1 B1", 4, "unexpected 'B1'"),
+        ("=", 1, "empty formula"),
+        ("=1 @ 2", 3, "unexpected '@'"),
+        ("=1 $ 2", 3, "unexpected character"),
+        ("=Sheet1!", 8, "followed by a reference"),
+        ("=#FOO!", 1, "error literal"),
+        ("=SUM(1;2)", 6, "expected , or )"),
+        ("={1,A1}", 4, "array constant"),
+        ("={1,2;3}", 7, "same length"),
+        ("=A1:B", 3, "range operator : joins references"),
+        ("=1:A1", 2, "range operator"),
     ],
-)  # fmt: skip
+)
 def test_syntax_errors_say_where_and_what(formula, pos, says):
     with pytest.raises(FormulaError) as info:
         parse_formula(formula)
@@ -200,14 +250,14 @@ def test_canonical_text():
     cases = {
         "=sum( a1 , $b$2 )": "=SUM(A1,$B$2)",
         "='my sheet'!a1+data!B$2": "='my sheet'!A1+data!B$2",
-        "=if(a1>=1,\"x\",\"\"\"\")": '=IF(A1>=1,"x","""")',
+        '=if(a1>=1,"x","""")': '=IF(A1>=1,"x","""")',
         "= - ( 1 + 2 ) %": "=-(1+2)%",
         "=a:c": "=A:C",
         "=sum(2:$3)": "=SUM(2:$3)",
         "=IF(A1,,1)": "=IF(A1,,1)",
         "=1.50E+3": "=1500",
         "=0.5": "=0.5",
-        "={1,-2;\"a\",TRUE}": '={1,-2;"a",TRUE}',
+        '={1,-2;"a",TRUE}': '={1,-2;"a",TRUE}',
         "=_xlfn.RANK.EQ(A1,A1:A3)": "=RANK.EQ(A1,A1:A3)",
         "=C10:A1": "=A1:C10",
     }
@@ -240,17 +290,50 @@ DATA = [
 @pytest.mark.parametrize(
     ("formula", "expected"),
     [
-        ("=D1+1", 1.0), ('=D1&"x"', "x"), ("=D1", 0.0), ("=D1=0", True), ('=D1=""', True), ("=D1=FALSE", True),
-        ('="3"+1', 4.0), ('="abc"+1', VALUE), ('=""+1', VALUE), ('=" 1,000 "+1', 1001.0), ('="50%"*2', 1.0),
-        ('="2024-01-31"+0', 45322.0), ("=TRUE+TRUE", 2.0), ("=B1*2", 6.0), ("=E1*2", VALUE), ("=C1*5", 5.0),
-        ('="a"="A"', True), ('="a"<"B"', True), ('=1<"a"', True), ('="z"<FALSE', True), ("=TRUE>100", True),
-        ('="10"<"9"', True), ("=1/0", DIV0), ("=A1/D1", DIV0), ("=NOSUCH(1)", NAME), ("=nosuch", NAME),
-        ("=1/0+NA()", DIV0), ("=NA()+1/0", NA), ("=Nope!A1", REF), ("=SUM(Nope!A1:A3)", REF),
-        ("=SUM(A1:E2)", 7.5), ('=SUM(A1,B1,C1,"3",TRUE)', 5.0), ("=SUM(B1)", 0.0), ("=SUM(C1:C2)", 0.0),
-        ('=SUM("abc")', VALUE), ("=SUM(A1:A2,1/0)", DIV0), ("=(A1:A2)*10", 10.0), ("=2^1024", NUM),
-        ("=(-8)^(1/3)", NUM), ("=0^0", NUM), ("=0^-1", DIV0), ('=REPT("ab",20000)', VALUE),
+        ("=D1+1", 1.0),
+        ('=D1&"x"', "x"),
+        ("=D1", 0.0),
+        ("=D1=0", True),
+        ('=D1=""', True),
+        ("=D1=FALSE", True),
+        ('="3"+1', 4.0),
+        ('="abc"+1', VALUE),
+        ('=""+1', VALUE),
+        ('=" 1,000 "+1', 1001.0),
+        ('="50%"*2', 1.0),
+        ('="2024-01-31"+0', 45322.0),
+        ("=TRUE+TRUE", 2.0),
+        ("=B1*2", 6.0),
+        ("=E1*2", VALUE),
+        ("=C1*5", 5.0),
+        ('="a"="A"', True),
+        ('="a"<"B"', True),
+        ('=1<"a"', True),
+        ('="z"<FALSE', True),
+        ("=TRUE>100", True),
+        ('="10"<"9"', True),
+        ("=1/0", DIV0),
+        ("=A1/D1", DIV0),
+        ("=NOSUCH(1)", NAME),
+        ("=nosuch", NAME),
+        ("=1/0+NA()", DIV0),
+        ("=NA()+1/0", NA),
+        ("=Nope!A1", REF),
+        ("=SUM(Nope!A1:A3)", REF),
+        ("=SUM(A1:E2)", 7.5),
+        ('=SUM(A1,B1,C1,"3",TRUE)', 5.0),
+        ("=SUM(B1)", 0.0),
+        ("=SUM(C1:C2)", 0.0),
+        ('=SUM("abc")', VALUE),
+        ("=SUM(A1:A2,1/0)", DIV0),
+        ("=(A1:A2)*10", 10.0),
+        ("=2^1024", NUM),
+        ("=(-8)^(1/3)", NUM),
+        ("=0^0", NUM),
+        ("=0^-1", DIV0),
+        ('=REPT("ab",20000)', VALUE),
     ],
-)  # fmt: skip
+)
 def test_excel_semantics(formula, expected):
     assert close(ev(formula, DATA), expected)
 
@@ -258,13 +341,29 @@ def test_excel_semantics(formula, expected):
 def test_errors_propagate_through_functions_but_not_counts():
     rows = [[1, "=1/0", 3, "=NA()"]]
     for formula, expected in [
-        ("=SUM(A1:C1)", DIV0), ("=AVERAGE(A1:D1)", DIV0), ("=MAX(C1:D1)", NA), ("=LEN(B1)", DIV0),
-        ("=ROUND(D1,1)", NA), ("=B1&\"x\"", DIV0), ("=IF(B1,1,2)", DIV0), ("=IF(TRUE,1,B1)", 1.0),
-        ("=COUNT(A1:D1)", 2.0), ("=COUNTA(A1:D1)", 4.0), ("=IFERROR(B1,0)", 0.0), ("=IFERROR(A1,0)", 1.0),
-        ("=ISERROR(D1)", True), ("=ISNA(B1)", False), ("=ISERR(D1)", False), ("=IFNA(D1,\"none\")", "none"),
-        ("=IFNA(B1,\"none\")", DIV0), ("=COUNTIF(A1:D1,\">0\")", 2.0), ("=SUMIF(A1:D1,\">0\")", 4.0),
-        ("=VLOOKUP(1,A1:D1,2,FALSE)", DIV0), ("=SUMPRODUCT(A1:D1,A1:D1)", DIV0), ("=AND(TRUE,B1)", DIV0),
-    ]:  # fmt: skip
+        ("=SUM(A1:C1)", DIV0),
+        ("=AVERAGE(A1:D1)", DIV0),
+        ("=MAX(C1:D1)", NA),
+        ("=LEN(B1)", DIV0),
+        ("=ROUND(D1,1)", NA),
+        ('=B1&"x"', DIV0),
+        ("=IF(B1,1,2)", DIV0),
+        ("=IF(TRUE,1,B1)", 1.0),
+        ("=COUNT(A1:D1)", 2.0),
+        ("=COUNTA(A1:D1)", 4.0),
+        ("=IFERROR(B1,0)", 0.0),
+        ("=IFERROR(A1,0)", 1.0),
+        ("=ISERROR(D1)", True),
+        ("=ISNA(B1)", False),
+        ("=ISERR(D1)", False),
+        ('=IFNA(D1,"none")', "none"),
+        ('=IFNA(B1,"none")', DIV0),
+        ('=COUNTIF(A1:D1,">0")', 2.0),
+        ('=SUMIF(A1:D1,">0")', 4.0),
+        ("=VLOOKUP(1,A1:D1,2,FALSE)", DIV0),
+        ("=SUMPRODUCT(A1:D1,A1:D1)", DIV0),
+        ("=AND(TRUE,B1)", DIV0),
+    ]:
         assert close(ev(formula, rows), expected), formula
 
 
@@ -503,8 +602,12 @@ def test_wrong_argument_counts_are_refused_when_typed():
 
 
 def test_contents_values_and_edits():
-    wb = Workbook.from_rows({"Data": [["Item", "Qty", "Price"], ["pen", 3, 1.5], ["ink", 1, 7.0]], "Sum": [["=SUM(Data!B2:B3)"]]})
-    assert wb.sheet_names == ["Data", "Sum"] and wb.value("Sum!A1") == 4.0 and wb.content("Sum!A1") == "=SUM(Data!B2:B3)"
+    wb = Workbook.from_rows(
+        {"Data": [["Item", "Qty", "Price"], ["pen", 3, 1.5], ["ink", 1, 7.0]], "Sum": [["=SUM(Data!B2:B3)"]]}
+    )
+    assert (
+        wb.sheet_names == ["Data", "Sum"] and wb.value("Sum!A1") == 4.0 and wb.content("Sum!A1") == "=SUM(Data!B2:B3)"
+    )
     wb.set("Data!D2", "=b2*c2")
     assert wb.content("Data!D2") == "=b2*c2" and wb.value("Data!D2") == 4.5
     wb.set("Data!B2", 10)
@@ -529,14 +632,21 @@ def test_contents_values_and_edits():
 
 
 def test_dates_are_kept_as_entered_and_read_as_serials():
-    wb = Workbook.from_rows({"S": [[dt.date(2024, 1, 31), "=A1+1", "=TEXT(A1,\"yyyy-mm-dd\")", 3]]})
+    wb = Workbook.from_rows({"S": [[dt.date(2024, 1, 31), "=A1+1", '=TEXT(A1,"yyyy-mm-dd")', 3]]})
     assert wb.value("A1") == dt.date(2024, 1, 31) and wb.value("B1") == 45323.0 and wb.value("C1") == "2024-01-31"
     assert wb.value("D1") == 3 and isinstance(wb.value("D1"), int)
 
 
 def test_circular_references():
     wb = Workbook.from_rows({"S": [["=B1+1", "=A1+1", "=A1*2", 5, "=C1+D1", "=E1"]]})
-    assert [wb.value(c) for c in ("A1", "B1", "C1", "D1", "E1", "F1")] == [CIRCULAR, CIRCULAR, CIRCULAR, 5, CIRCULAR, CIRCULAR]
+    assert [wb.value(c) for c in ("A1", "B1", "C1", "D1", "E1", "F1")] == [
+        CIRCULAR,
+        CIRCULAR,
+        CIRCULAR,
+        5,
+        CIRCULAR,
+        CIRCULAR,
+    ]
     wb.set("G1", "=G1+1")
     assert wb.value("G1") == CIRCULAR
     wb.set("H1", "=IFERROR(A1,0)")
@@ -564,8 +674,12 @@ def test_a_long_cycle_and_a_long_chain_need_no_recursion():
 def test_recalculating_5000_cells_is_fast():
     rows: list[list[object]] = [["qty", "price", "total", "with tax", "band", None, 0.2]]
     for i in range(2, 1002):
-        rows.append([i % 17 + 1, (i * 7) % 23 + 0.5, f"=A{i}*B{i}", f"=ROUND(C{i}*(1+$G$1),2)", f'=IF(D{i}>100,"high","low")'])
-    rows.append(["=SUM(A2:A1001)", None, "=SUM(C2:C1001)", "=SUMIF(E2:E1001,\"high\",D2:D1001)", '=COUNTIF(E2:E1001,"low")'])
+        rows.append(
+            [i % 17 + 1, (i * 7) % 23 + 0.5, f"=A{i}*B{i}", f"=ROUND(C{i}*(1+$G$1),2)", f'=IF(D{i}>100,"high","low")']
+        )
+    rows.append(
+        ["=SUM(A2:A1001)", None, "=SUM(C2:C1001)", '=SUMIF(E2:E1001,"high",D2:D1001)', '=COUNTIF(E2:E1001,"low")']
+    )
     wb = Workbook.from_rows({"Sheet1": rows})
     times = []
     for _ in range(5):
@@ -603,13 +717,22 @@ def test_workbooks_pickle_and_deepcopy():
 @pytest.mark.parametrize(
     ("formula", "rows", "cols", "expected"),
     [
-        ("=A1+$B$1+B$2+$C3", 1, 1, "=B2+$B$1+C$2+$C4"), ("=A1", -1, 0, "=#REF!"), ("=A1", 0, -1, "=#REF!"),
-        ("=SUM(A1:B2)", 2, 0, "=SUM(A3:B4)"), ("=SUM($A$1:A1)", 1, 0, "=SUM($A$1:A2)"), ("=SUM(A:A)", 5, 1, "=SUM(B:B)"),
-        ("=SUM($A:A)", 0, 2, "=SUM($A:C)"), ("=SUM(1:2)", 3, 3, "=SUM(4:5)"), ("='My Sheet'!A1*2", 1, 0, "='My Sheet'!A2*2"),
-        ("=XFD1", 0, 1, "=#REF!"), ("=SUM(A2:B3)", -2, 0, "=SUM(#REF!)"), ("=SUM($A$5:A6)", -3, 0, "=SUM($A3:A$5)"),
-        ('=IF(A1>0,"a""b",B1)', 1, 0, '=IF(A2>0,"a""b",B2)'), ("=a1 + 1", 0, 0, "=A1+1"),
+        ("=A1+$B$1+B$2+$C3", 1, 1, "=B2+$B$1+C$2+$C4"),
+        ("=A1", -1, 0, "=#REF!"),
+        ("=A1", 0, -1, "=#REF!"),
+        ("=SUM(A1:B2)", 2, 0, "=SUM(A3:B4)"),
+        ("=SUM($A$1:A1)", 1, 0, "=SUM($A$1:A2)"),
+        ("=SUM(A:A)", 5, 1, "=SUM(B:B)"),
+        ("=SUM($A:A)", 0, 2, "=SUM($A:C)"),
+        ("=SUM(1:2)", 3, 3, "=SUM(4:5)"),
+        ("='My Sheet'!A1*2", 1, 0, "='My Sheet'!A2*2"),
+        ("=XFD1", 0, 1, "=#REF!"),
+        ("=SUM(A2:B3)", -2, 0, "=SUM(#REF!)"),
+        ("=SUM($A$5:A6)", -3, 0, "=SUM($A3:A$5)"),
+        ('=IF(A1>0,"a""b",B1)', 1, 0, '=IF(A2>0,"a""b",B2)'),
+        ("=a1 + 1", 0, 0, "=A1+1"),
     ],
-)  # fmt: skip
+)
 def test_shift_formula(formula, rows, cols, expected):
     assert shift_formula(formula, rows, cols) == expected
 
@@ -617,18 +740,28 @@ def test_shift_formula(formula, rows, cols, expected):
 @pytest.mark.parametrize(
     ("formula", "sheet", "at", "count", "formula_sheet", "expected"),
     [
-        ("=A1+A3+A5", "S", 3, 2, "S", "=A1+A5+A7"), ("=SUM(A1:A10)", "S", 3, 2, "S", "=SUM(A1:A12)"),
-        ("=SUM(A3:A10)", "S", 3, 2, "S", "=SUM(A5:A12)"), ("=SUM(A1:A2)", "S", 3, 2, "S", "=SUM(A1:A2)"),
-        ("=SUM(A1:A10)", "S", 10, 1, "S", "=SUM(A1:A11)"), ("=SUM(A1:A10)", "S", 11, 1, "S", "=SUM(A1:A10)"),
-        ("=$A$5", "S", 3, 2, "S", "=$A$7"), ("=Other!A5", "S", 3, 2, "S", "=Other!A5"),
-        ("=S!A5+A5", "s", 3, 2, "Other", "=S!A7+A5"), ("=SUM(A:A)+SUM(2:4)", "S", 3, 1, "S", "=SUM(A:A)+SUM(2:5)"),
-        ("=A5", "S", 3, -2, "S", "=A3"), ("=A3+A4", "S", 3, -2, "S", "=#REF!+#REF!"), ("=A2", "S", 3, -2, "S", "=A2"),
-        ("=SUM(A1:A10)", "S", 3, -2, "S", "=SUM(A1:A8)"), ("=SUM(A3:A4)", "S", 3, -2, "S", "=SUM(#REF!)"),
-        ("=SUM(A2:A3)", "S", 3, -2, "S", "=SUM(A2:A2)"), ("=SUM(A4:A6)", "S", 3, -2, "S", "=SUM(A3:A4)"),
-        ("=SUM(A:A)", "S", 3, -2, "S", "=SUM(A:A)"), ("=SUM(2:5)", "S", 3, -2, "S", "=SUM(2:3)"),
+        ("=A1+A3+A5", "S", 3, 2, "S", "=A1+A5+A7"),
+        ("=SUM(A1:A10)", "S", 3, 2, "S", "=SUM(A1:A12)"),
+        ("=SUM(A3:A10)", "S", 3, 2, "S", "=SUM(A5:A12)"),
+        ("=SUM(A1:A2)", "S", 3, 2, "S", "=SUM(A1:A2)"),
+        ("=SUM(A1:A10)", "S", 10, 1, "S", "=SUM(A1:A11)"),
+        ("=SUM(A1:A10)", "S", 11, 1, "S", "=SUM(A1:A10)"),
+        ("=$A$5", "S", 3, 2, "S", "=$A$7"),
+        ("=Other!A5", "S", 3, 2, "S", "=Other!A5"),
+        ("=S!A5+A5", "s", 3, 2, "Other", "=S!A7+A5"),
+        ("=SUM(A:A)+SUM(2:4)", "S", 3, 1, "S", "=SUM(A:A)+SUM(2:5)"),
+        ("=A5", "S", 3, -2, "S", "=A3"),
+        ("=A3+A4", "S", 3, -2, "S", "=#REF!+#REF!"),
+        ("=A2", "S", 3, -2, "S", "=A2"),
+        ("=SUM(A1:A10)", "S", 3, -2, "S", "=SUM(A1:A8)"),
+        ("=SUM(A3:A4)", "S", 3, -2, "S", "=SUM(#REF!)"),
+        ("=SUM(A2:A3)", "S", 3, -2, "S", "=SUM(A2:A2)"),
+        ("=SUM(A4:A6)", "S", 3, -2, "S", "=SUM(A3:A4)"),
+        ("=SUM(A:A)", "S", 3, -2, "S", "=SUM(A:A)"),
+        ("=SUM(2:5)", "S", 3, -2, "S", "=SUM(2:3)"),
         ("=SUM(A1048576)", "S", 1, 1, "S", "=SUM(#REF!)"),
     ],
-)  # fmt: skip
+)
 def test_adjust_for_rows(formula, sheet, at, count, formula_sheet, expected):
     assert adjust_for_rows(formula, sheet, at, count, formula_sheet) == expected
 
@@ -666,9 +799,17 @@ def test_xlsx_round_trip(tmp_path):
                 ["Item", "Qty", "When", "Flag", "Err"],
                 ["pen", 3, dt.date(2024, 1, 31), True, NA],
                 ["#N/A", 2.5, dt.datetime(2024, 2, 1, 12, 30), False, None],
-                ["=CONCAT(A2,\"-\",B2)", "=SUM(B2:B3)", "=DAYS(C2,\"2024-01-01\")", "=IFERROR(E2,\"none\")", "=RANK.EQ(B2,B2:B3)"],
+                [
+                    '=CONCAT(A2,"-",B2)',
+                    "=SUM(B2:B3)",
+                    '=DAYS(C2,"2024-01-01")',
+                    '=IFERROR(E2,"none")',
+                    "=RANK.EQ(B2,B2:B3)",
+                ],
             ],
-            "My Sheet": [["=Data!B4*2", '=TEXT(Data!C2,"yyyy-mm-dd")', "=SUMPRODUCT(Data!B2:B3,Data!B2:B3)", "=#REF!+1"]],
+            "My Sheet": [
+                ["=Data!B4*2", '=TEXT(Data!C2,"yyyy-mm-dd")', "=SUMPRODUCT(Data!B2:B3,Data!B2:B3)", "=#REF!+1"]
+            ],
         }
     )
     path = tmp_path / "book.xlsx"
@@ -689,7 +830,7 @@ def test_reading_a_file_written_by_openpyxl(tmp_path):
     book = openpyxl.Workbook()
     ws = book.active
     ws.title = "Q1 Data"
-    ws.append(["x", 2, "=B1*3", "=_xlfn.XLOOKUP(\"x\",A1:A1,B1:B1)", "=SUM(B1:C1", "=A1 "])
+    ws.append(["x", 2, "=B1*3", '=_xlfn.XLOOKUP("x",A1:A1,B1:B1)', "=SUM(B1:C1", "=A1 "])
     ws["A2"] = dt.datetime(2024, 5, 6)
     ws["B2"] = "=YEAR(A2)"
     ws["C2"] = "=Q1!A1"  # a sheet that does not exist
@@ -772,7 +913,11 @@ def test_every_function_on_any_arguments_returns_a_value(text):
 
 _PROPERTY_BOOK = Workbook.from_rows(
     {
-        "Sheet1": [[1, "x", True, None, 2.5, "=A1*2"], ["3", "", False, dt.date(2024, 1, 1), -1, "=1/0"], ["=B1&A1", NA, 0]],
+        "Sheet1": [
+            [1, "x", True, None, 2.5, "=A1*2"],
+            ["3", "", False, dt.date(2024, 1, 1), -1, "=1/0"],
+            ["=B1&A1", NA, 0],
+        ],
         "Sheet2": [[10, "=Sheet1!A1"]],
         "My Sheet": [["a", 5]],
     }
@@ -787,7 +932,9 @@ def test_a_reference_written_as_a_position_is_not_a_dependency():
     cycle (Excel and LibreOffice compute them), and not among the formula's precedents."""
     from rlenvs.workbook.formulas import dependencies
 
-    wb = Workbook.from_rows({"S": [["In", "Balance"], [10, "=A2"], [5, "=OFFSET(B3,-1,0)+A3"], [7, "=OFFSET(B4,-1,0)+A4"]]})
+    wb = Workbook.from_rows(
+        {"S": [["In", "Balance"], [10, "=A2"], [5, "=OFFSET(B3,-1,0)+A3"], [7, "=OFFSET(B4,-1,0)+A4"]]}
+    )
     wb.set("S!C4", "=ROW(C4)*10+COLUMN(C4)+ROWS($C$2:C4)")
     wb.set("S!D4", "=SUM(OFFSET(D4,-2,-3,3,1))")
     assert [wb.value(f"S!B{r}") for r in (2, 3, 4)] == [10.0, 15.0, 22.0]
@@ -864,13 +1011,17 @@ def test_month_end_functions_refuse_a_range_and_take_an_array():
     """EDATE and EOMONTH (Analysis ToolPak functions) are #VALUE! on a reference to several
     cells, as in Excel, so SUMPRODUCT((EOMONTH(B2:B16,0)=...)*D2:D16) is not a working
     formula here either; +B2:B16 or B2:B16+0 is an array and lifts."""
-    wb = Workbook.from_rows({"S": [
-        [dt.date(2024, 1, 10), 10, "=SUMPRODUCT((EOMONTH(A1:A3,0)=EOMONTH(A1,0))*B1:B3)"],
-        [dt.date(2024, 2, 5), 20, "=SUMPRODUCT((EOMONTH(+A1:A3,0)=EOMONTH(A1,0))*B1:B3)"],
-        [dt.date(2024, 1, 31), 30, "=SUMPRODUCT((EDATE(A1:A3,1)>A1)*B1:B3)"],
-        [None, None, "=SUMPRODUCT((EOMONTH(A1:A3+0,0)=EOMONTH(A1,0))*B1:B3)"],
-        [None, None, "=EOMONTH(A2:A2,0)"],
-    ]})  # fmt: skip
+    wb = Workbook.from_rows(
+        {
+            "S": [
+                [dt.date(2024, 1, 10), 10, "=SUMPRODUCT((EOMONTH(A1:A3,0)=EOMONTH(A1,0))*B1:B3)"],
+                [dt.date(2024, 2, 5), 20, "=SUMPRODUCT((EOMONTH(+A1:A3,0)=EOMONTH(A1,0))*B1:B3)"],
+                [dt.date(2024, 1, 31), 30, "=SUMPRODUCT((EDATE(A1:A3,1)>A1)*B1:B3)"],
+                [None, None, "=SUMPRODUCT((EOMONTH(A1:A3+0,0)=EOMONTH(A1,0))*B1:B3)"],
+                [None, None, "=EOMONTH(A2:A2,0)"],
+            ]
+        }
+    )
     assert [wb.value(f"S!C{row}") for row in range(1, 6)] == [VALUE, 40.0, VALUE, 40.0, 45351.0]
 
 
@@ -879,12 +1030,23 @@ def test_standard_functions_a_reply_writes_and_excel_s_rules_for_them():
     running total under a text header, QUOTIENT, CHAR, RANK.AVG, DATEVALUE and ADDRESS were
     #NAME?; the cases here are where Excel differs from LibreOffice (which the LibreOffice
     test checks for the rest)."""
-    wb = Workbook.from_rows({"S": [
-        ["Amount", "=QUOTIENT(1,0)", "=CHAR(0)", "=CHAR(128)", "=QUOTIENT(A2:A3,2)", "=SUBTOTAL(7,A2:A3)"],
-        [10, "=AGGREGATE(9,8,A2:A3)", "=AGGREGATE(13,6,A2:A3)", "=SUBTOTAL(9,A2:A4)", "=N(A1)+A2", "=DATEVALUE(45000)"],
-        [20, '=LOOKUP(2,1/(A2:A3>5),A2:A3)', "=RANK.AVG(10,A2:A3,1)", '=ADDRESS(3,1,1,TRUE,"2024")'],
-        ["=AGGREGATE(9,4,A2:A3)"],
-    ]})  # fmt: skip
+    wb = Workbook.from_rows(
+        {
+            "S": [
+                ["Amount", "=QUOTIENT(1,0)", "=CHAR(0)", "=CHAR(128)", "=QUOTIENT(A2:A3,2)", "=SUBTOTAL(7,A2:A3)"],
+                [
+                    10,
+                    "=AGGREGATE(9,8,A2:A3)",
+                    "=AGGREGATE(13,6,A2:A3)",
+                    "=SUBTOTAL(9,A2:A4)",
+                    "=N(A1)+A2",
+                    "=DATEVALUE(45000)",
+                ],
+                [20, "=LOOKUP(2,1/(A2:A3>5),A2:A3)", "=RANK.AVG(10,A2:A3,1)", '=ADDRESS(3,1,1,TRUE,"2024")'],
+                ["=AGGREGATE(9,4,A2:A3)"],
+            ]
+        }
+    )
     assert [wb.value(f"S!{c}1") for c in "BCDEF"] == [DIV0, VALUE, "\u20ac", VALUE, VALUE]
     assert [wb.value(f"S!{c}2") for c in "BCDEF"] == [VALUE, VALUE, 30.0, 10.0, VALUE]
     assert [wb.value(f"S!{c}3") for c in "BCD"] == [20.0, 1.0, "'2024'!$A$3"]
@@ -909,16 +1071,33 @@ def test_row_of_indirect_or_offset_over_the_formula_s_own_row_is_a_position():
     C2's own row among them, and was #CIRCULAR! because INDIRECT read them. OFFSET and
     INDIRECT under ROW, ROWS, COLUMN, COLUMNS and OFFSET's anchor now give places, unread;
     read as values they still close a cycle."""
-    wb = Workbook.from_rows({"S": [
-        ["a1b2c3", '=TEXTJOIN("",TRUE,IFERROR(MID(A1,ROW(INDIRECT("1:"&LEN(A1))),1)*1,""))', '=SUMPRODUCT(ROW(INDIRECT("1:5")))'],
-        ["x", "=SUMPRODUCT(ROW(OFFSET(B1,0,0,6,1)))", '=ROWS(INDIRECT("A1:C9"))&COLUMNS(INDIRECT("A2:C2"))'],
-        [7, '=ROW(OFFSET(INDIRECT("B3"),1,0))', '=SUM(INDIRECT("C1:C3"))'],
-    ]})  # fmt: skip
+    wb = Workbook.from_rows(
+        {
+            "S": [
+                [
+                    "a1b2c3",
+                    '=TEXTJOIN("",TRUE,IFERROR(MID(A1,ROW(INDIRECT("1:"&LEN(A1))),1)*1,""))',
+                    '=SUMPRODUCT(ROW(INDIRECT("1:5")))',
+                ],
+                ["x", "=SUMPRODUCT(ROW(OFFSET(B1,0,0,6,1)))", '=ROWS(INDIRECT("A1:C9"))&COLUMNS(INDIRECT("A2:C2"))'],
+                [7, '=ROW(OFFSET(INDIRECT("B3"),1,0))', '=SUM(INDIRECT("C1:C3"))'],
+            ]
+        }
+    )
     assert [wb.value(f"S!{c}{r}") for r, c in ((1, "B"), (1, "C"), (2, "B"), (2, "C"), (3, "B"), (3, "C"))] == [
-        "123", 15.0, 21.0, "93", 4.0, CIRCULAR]  # fmt: skip
+        "123",
+        15.0,
+        21.0,
+        "93",
+        4.0,
+        CIRCULAR,
+    ]
     from rlenvs.workbook.formulas import dependencies
 
-    assert [str(n.ref) for n in dependencies(parse_formula('=ROW(INDIRECT("A1:A"&B2))+ROWS(INDEX(C1:C9,D1))'))] == ["B2", "D1"]
+    assert [str(n.ref) for n in dependencies(parse_formula('=ROW(INDIRECT("A1:A"&B2))+ROWS(INDEX(C1:C9,D1))'))] == [
+        "B2",
+        "D1",
+    ]
 
 
 def test_a_range_may_end_in_a_function_that_returns_a_reference():
@@ -933,9 +1112,14 @@ def test_a_range_may_end_in_a_function_that_returns_a_reference():
     assert [wb.value(f"S!B{r}") for r in range(1, 6)] == [1.0, 3.0, 5.0, 6.0, 4.0]
     assert wb.value("S!A4") == 6.0 and wb.value("S!A5") == CIRCULAR
     assert to_text(parse_formula("=INDEX(B2:B10,2):B5")) == "=INDEX(B2:B10,2):B5"
-    assert shift_formula("=SUM($B$2:INDEX($B:$B,ROW()))+SUM(B2:INDEX(C2:C4,1))", 2, 1) == "=SUM($B$2:INDEX($B:$B,ROW()))+SUM(C4:INDEX(D4:D6,1))"
+    assert (
+        shift_formula("=SUM($B$2:INDEX($B:$B,ROW()))+SUM(B2:INDEX(C2:C4,1))", 2, 1)
+        == "=SUM($B$2:INDEX($B:$B,ROW()))+SUM(C4:INDEX(D4:D6,1))"
+    )
     assert adjust_for_rows("=SUM(B2:INDEX(B2:B9,3))", "S", 1, 2, "S") == "=SUM(B4:INDEX(B4:B11,3))"
-    assert ev("=SUM(#REF!:A2)") == REF and shift_formula("=A:AA:AA1", -5, 0) == "=A:AA:#REF!"  # an end moved off the sheet
+    assert (
+        ev("=SUM(#REF!:A2)") == REF and shift_formula("=A:AA:AA1", -5, 0) == "=A:AA:#REF!"
+    )  # an end moved off the sheet
     for text in ("=A1:B", "=1:A1", '="a":A1'):
         with pytest.raises(FormulaError, match="range operator"):
             parse_formula(text)
@@ -945,8 +1129,17 @@ def test_implicit_intersection_is_the_cell_in_the_formula_s_row():
     """Excel 365 writes `@` into older formulas (`=@C:C*@D:D`), and stores it as
     _xlfn.SINGLE: it was "unexpected '@'". Of a column, the cell in the formula's row; of a
     row, the cell in its column; outside, #VALUE!; of an array, its first value."""
-    wb = Workbook.from_rows({"S": [["Units", "Cost", "=@A:A*@B:B"], [4, 2.5, "=@A:A*@B:B"], [3, 2, "=@A2:A3+@{7,8}"],
-                                   [None, None, "=@A2:A3"], ["=@A1:C1", None, "=SINGLE(B2)"]]})  # fmt: skip
+    wb = Workbook.from_rows(
+        {
+            "S": [
+                ["Units", "Cost", "=@A:A*@B:B"],
+                [4, 2.5, "=@A:A*@B:B"],
+                [3, 2, "=@A2:A3+@{7,8}"],
+                [None, None, "=@A2:A3"],
+                ["=@A1:C1", None, "=SINGLE(B2)"],
+            ]
+        }
+    )
     assert [wb.value(f"S!C{r}") for r in range(1, 6)] == [VALUE, 10.0, 10.0, VALUE, 2.5]
     assert wb.value("S!A5") == "Units" and to_text(parse_formula("=@C:C*2")) == "=SINGLE(C:C)*2"
 

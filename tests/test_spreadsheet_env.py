@@ -72,7 +72,9 @@ def test_a_malformed_reply_changes_nothing_and_the_episode_goes_on(env):
 
 
 def test_actions_on_a_real_workbook():
-    workbook = Workbook.from_rows({"Data": [["Item", "Qty", "Price"], ["pen", 3, 1.5], ["ink", 1, 7.0], ["pad", 2, 4.0]]})
+    workbook = Workbook.from_rows(
+        {"Data": [["Item", "Qty", "Price"], ["pen", 3, 1.5], ["ink", 1, 7.0], ["pad", 2, 4.0]]}
+    )
     env = SpreadsheetEnv(families=next(iter(FAMILIES)))
     env.reset(options={"task_index": 0})
     env.workbook = workbook
@@ -91,8 +93,12 @@ def test_actions_on_a_real_workbook():
 
 
 def test_typed_in_values_where_formulas_are_asked_score_zero():
-    formula_tasks = [(name, level) for name, family in FAMILIES.items() for level in family.levels
-                     if SpreadsheetEnv(families=name, level=level).tasks.get(0).formula_cells]  # fmt: skip
+    formula_tasks = [
+        (name, level)
+        for name, family in FAMILIES.items()
+        for level in family.levels
+        if SpreadsheetEnv(families=name, level=level).tasks.get(0).formula_cells
+    ]
     assert formula_tasks
     for name, level in formula_tasks:
         env = SpreadsheetEnv(families=name, level=level)
@@ -110,7 +116,9 @@ def test_refers_to_cells():
     assert not refers_to_cells("=42") and not refers_to_cells('="B2"') and not refers_to_cells("B2")
     assert not refers_to_cells("=LOG10(100)") and not refers_to_cells("=SUM(")  # a name is not a cell
     assert not refers_to_cells(42) and not refers_to_cells(None)
-    assert refers_to_cells('=INDIRECT("B"&ROW())*2') and refers_to_cells("=OFFSET(E2,0,-2)*D2")  # read what they compute
+    assert refers_to_cells('=INDIRECT("B"&ROW())*2') and refers_to_cells(
+        "=OFFSET(E2,0,-2)*D2"
+    )  # read what they compute
     assert not refers_to_cells("=ROW(B5)-1") and not refers_to_cells("=COLUMNS(A1:C1)")  # a position is not data
 
 
@@ -157,8 +165,13 @@ def test_the_episode_workbook_opens_in_openpyxl_with_its_formulas(env, tmp_path)
     env.save_workbook(str(path))
     book = openpyxl.load_workbook(path)
     assert book.sheetnames == env.workbook.sheet_names
-    formulas = [cell.value for sheet in book for row in sheet.iter_rows() for cell in row
-                if isinstance(cell.value, str) and cell.value.startswith("=")]  # fmt: skip
+    formulas = [
+        cell.value
+        for sheet in book
+        for row in sheet.iter_rows()
+        for cell in row
+        if isinstance(cell.value, str) and cell.value.startswith("=")
+    ]
     assert formulas or not env.task.formula_cells
 
 
@@ -168,10 +181,31 @@ def test_user_rows_are_refused_with_the_way_to_pose_a_task(env):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(reply=st.one_of(st.text(max_size=200), st.lists(st.sampled_from(
-    ["SET A1 =1/0", "SET B2 =A1+", "FILL A1 A2:A999", "SORT A1:A1 BY A", "INSERT ROWS 1 1000", "DELETE ROWS 1:9999",
-     "READ A1:CV10000", "SET C3 =C3", "SET A1 =INDEX(A:A,1)", "SET D4 =SUM(Nope!A1:A3)", "SET A1 \"x\"",
-     "SET E5 =VLOOKUP(A1,A1:B2,5,0)"]), max_size=6).map("\n".join)), index=st.integers(0, 100))  # fmt: skip
+@given(
+    reply=st.one_of(
+        st.text(max_size=200),
+        st.lists(
+            st.sampled_from(
+                [
+                    "SET A1 =1/0",
+                    "SET B2 =A1+",
+                    "FILL A1 A2:A999",
+                    "SORT A1:A1 BY A",
+                    "INSERT ROWS 1 1000",
+                    "DELETE ROWS 1:9999",
+                    "READ A1:CV10000",
+                    "SET C3 =C3",
+                    "SET A1 =INDEX(A:A,1)",
+                    "SET D4 =SUM(Nope!A1:A3)",
+                    'SET A1 "x"',
+                    "SET E5 =VLOOKUP(A1,A1:B2,5,0)",
+                ]
+            ),
+            max_size=6,
+        ).map("\n".join),
+    ),
+    index=st.integers(0, 100),
+)
 def test_any_reply_gets_an_observation_and_never_raises(env, reply, index):
     env.reset(options={"task_index": index})
     observation, reward, terminated, truncated, _ = env.step(reply)

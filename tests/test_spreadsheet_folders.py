@@ -85,11 +85,18 @@ def test_our_one_folder_layout(tmp_path):
     [
         (lambda root: None, "neither a SpreadsheetBench dataset file"),
         (lambda root: (root / "dataset.json").write_text("{nope"), "not valid JSON"),
-        (lambda root: (root / "dataset.json").write_text('[{"id": "1", "instruction": "x"}]'), "needs a non-empty 'spreadsheet_path'"),
-        (lambda root: (root / "dataset.json").write_text(
-            '[{"id": "1", "instruction": "x", "spreadsheet_path": ".", "answer_position": "A1"}]'), "no <n>_<id>_input.xlsx"),
+        (
+            lambda root: (root / "dataset.json").write_text('[{"id": "1", "instruction": "x"}]'),
+            "needs a non-empty 'spreadsheet_path'",
+        ),
+        (
+            lambda root: (root / "dataset.json").write_text(
+                '[{"id": "1", "instruction": "x", "spreadsheet_path": ".", "answer_position": "A1"}]'
+            ),
+            "no <n>_<id>_input.xlsx",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_folders_name_the_problem(tmp_path, setup, message):
     setup(tmp_path)
     with pytest.raises(TaskFolderError, match=message):

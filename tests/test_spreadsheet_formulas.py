@@ -145,7 +145,10 @@ def play(env, index: int, replies) -> tuple[float, dict]:
 
 def typed_in(t: SpreadsheetTask) -> list[str]:
     """Every target set to its expected value as a constant: right values, no formulas."""
-    lines = [f"SET {cell} {json.dumps(value) if isinstance(value, str) else repr(value)}" for cell, value in t.expected.items()]
+    lines = [
+        f"SET {cell} {json.dumps(value) if isinstance(value, str) else repr(value)}"
+        for cell, value in t.expected.items()
+    ]
     return ["```\n" + "\n".join(lines[i : i + 150]) + "\n```" for i in range(0, len(lines), 150)]
 
 
@@ -166,4 +169,3 @@ def test_the_reference_scores_one_and_doing_nothing_or_typing_values_scores_zero
             assert reward == 0.0, (name, level, index, "typed-in values pass")
     finally:
         env.close()
-

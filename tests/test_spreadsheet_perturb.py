@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 
 from rlenvs.core import names
+from rlenvs.core.names import WIDE_FIRST_NAMES as FIRST_NAMES
 from rlenvs.envs.spreadsheet.actions import parse_area
 from rlenvs.envs.spreadsheet.families import FAMILIES
 from rlenvs.envs.spreadsheet.families.fresh import FRESH_FIRST_NAMES
-from rlenvs.envs.spreadsheet.families.tables import FIRST_NAMES, reshaped_phone
+from rlenvs.envs.spreadsheet.families.tables import reshaped_phone
 from rlenvs.envs.spreadsheet.perturb import (
     Blanks,
     Copy,
@@ -42,8 +43,12 @@ from rlenvs.envs.spreadsheet.tasks import family_task
 from rlenvs.envs.spreadsheet.verdict import changed_data
 
 SEEDS = range(30)
-FORMULA_TASKS = [(name, level) for name, family in FAMILIES.items() for level in family.levels
-                 if family_task(family, level, 0).formula_cells]  # fmt: skip
+FORMULA_TASKS = [
+    (name, level)
+    for name, family in FAMILIES.items()
+    for level in family.levels
+    if family_task(family, level, 0).formula_cells
+]
 
 
 def rng(seed: int = 0) -> np.random.Generator:
@@ -99,12 +104,17 @@ def test_on_threshold_keeps_the_other_conditions_from_hiding_the_one_tested():
     """OR(B<50, C<40): on the row whose exam is put on 50, the coursework passes, so that
     B<=50 instead of B<50 shows; AND(B>=C, D>=4): on the row put on its quota, the rating
     is at least 4."""
-    sheets = {"G": [["Student", "Exam", "Coursework"]] + [[f"s{i}", 20 + 7 * i % 60, 10 + 5 * i % 30] for i in range(12)]}
+    sheets = {
+        "G": [["Student", "Exam", "Coursework"]] + [[f"s{i}", 20 + 7 * i % 60, 10 + 5 * i % 30] for i in range(12)]
+    }
     step = OnThreshold("G!B2:C13", tests=(("B", "<", 50), ("C", "<", 40)), combine="or")
     for seed in range(20):
         rows = perturb(sheets, (), rng(seed), (step,))["G"][1:]
         assert any(b == 50 and c >= 40 for _, b, c in rows) and any(c == 40 and b >= 50 for _, b, c in rows)
-    sheets = {"B": [["Rep", "Sales", "Quota", "Rating"]] + [[f"r{i}", 900.0 + 50 * i, 1000, 3.0 + i % 3 * 0.5] for i in range(10)]}
+    sheets = {
+        "B": [["Rep", "Sales", "Quota", "Rating"]]
+        + [[f"r{i}", 900.0 + 50 * i, 1000, 3.0 + i % 3 * 0.5] for i in range(10)]
+    }
     step = OnThreshold("B!B2:D11", tests=(("B", ">=", "C"), ("D", ">=", 4)))
     for seed in range(20):
         rows = perturb(sheets, (), rng(seed), (step,))["B"][1:]
@@ -127,8 +137,14 @@ def test_every_row_of_a_label_task_changes_its_label_in_one_copy_and_some_keep_t
                 assert not never, (t.task_id, seed, never)
                 sheet = next(iter(t.sheets))
                 for copy, truth in zip(copies, truths, strict=True):
-                    moved = [new != old for new, old in zip(column(copy, sheet, 2), column(t.sheets, sheet, 2), strict=True)]
-                    kept = [cell for cell, value_moved in zip(t.formula_cells, moved, strict=True) if value_moved and truth[cell] == t.expected[cell]]
+                    moved = [
+                        new != old for new, old in zip(column(copy, sheet, 2), column(t.sheets, sheet, 2), strict=True)
+                    ]
+                    kept = [
+                        cell
+                        for cell, value_moved in zip(t.formula_cells, moved, strict=True)
+                        if value_moved and truth[cell] == t.expected[cell]
+                    ]
                     assert kept, (t.task_id, seed)
 
 
@@ -144,7 +160,9 @@ def test_a_copy_made_alone_still_keeps_and_changes_labels():
 
 def test_runs_move_a_boundary_and_number_each_run_again():
     months = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-    sheets = {"S": [["Store", "Month", "Sales"]] + [[store, months[m], 1.0] for store in ("Oslo", "Lyon") for m in range(11)]}
+    sheets = {
+        "S": [["Store", "Month", "Sales"]] + [[store, months[m], 1.0] for store in ("Oslo", "Lyon") for m in range(11)]
+    }
     for seed in range(10):
         rows = perturb(sheets, (), rng(seed), (Runs("S!A2:B23", labels=months),))["S"][1:]
         stores = [row[0] for row in rows]
@@ -173,7 +191,9 @@ def test_ties_where_asked_and_distinct_where_promised():
 def test_same_day_puts_dates_on_an_anniversary_and_beside_it():
     report = dt.date(2025, 6, 14)
     hired = [dt.date(2010 + i, 1 + i % 12, 1 + 2 * i % 28) for i in range(12)]
-    sheets = {"S": [["Name", "Hired", "Report"], ["a", hired[0], report]] + [[f"n{i}", d] for i, d in enumerate(hired[1:])]}
+    sheets = {
+        "S": [["Name", "Hired", "Report"], ["a", hired[0], report]] + [[f"n{i}", d] for i, d in enumerate(hired[1:])]
+    }
     after = column(perturb(sheets, (), rng(), (SameDay("S!B2:B13", unit="Y", cell="S!C2"),)), "S", 2)
     days = {(d - dt.date(d.year, 6, 14)).days for d in after if d not in hired}
     assert days == {-1, 0, 1}
@@ -196,7 +216,10 @@ def test_a_report_date_moves_into_both_phases_of_the_leap_cycle_across_the_copie
     for start, even, odd in cases:
         sheets = {"S": [["Report"], [start]]}
         for number, want in ((0, even), (1, odd), (2, even)):
-            assert perturb(sheets, (), rng(), (LeapPhase("S!A2"),), Copy(number, (7,)))["S"][1][0] == want, (start, number)
+            assert perturb(sheets, (), rng(), (LeapPhase("S!A2"),), Copy(number, (7,)))["S"][1][0] == want, (
+                start,
+                number,
+            )
 
 
 def _tenure_copies(t, seed):
@@ -231,8 +254,11 @@ def test_no_average_year_with_any_offset_counts_both_copies_right(length):
         for seed in range(3):
             copies = [(copy["Staff"], t.truth(copy)) for copy in _tenure_copies(t, seed)]
             for offset in offsets:
-                right = all(math.floor(((rows[1][5] - row[2]).days + offset) / length) == truth[f"Staff!D{r}"]
-                            for rows, truth in copies for r, row in enumerate(rows[1:], 2))  # fmt: skip
+                right = all(
+                    math.floor(((rows[1][5] - row[2]).days + offset) / length) == truth[f"Staff!D{r}"]
+                    for rows, truth in copies
+                    for r, row in enumerate(rows[1:], 2)
+                )
                 assert not right, (t.task_id, seed, length, offset)
 
 
@@ -243,18 +269,25 @@ def test_date_edges_put_dates_on_month_ends_and_a_year_away():
     assert any(new.day == 1 for _, new in changed) and any((new + dt.timedelta(days=1)).day == 1 for _, new in changed)
     assert any(new.year != old.year and new.month == old.month for old, new in changed)
     # the 1st after every month shorter than 31 days (a month taken as 31 days counts it), every 31st
-    assert {dt.date(2024, m, 1) for m in (3, 5, 7)} <= set(after) and {dt.date(2024, m, 31) for m in (1, 3, 5)} <= set(after)
+    assert {dt.date(2024, m, 1) for m in (3, 5, 7)} <= set(after) and {dt.date(2024, m, 31) for m in (1, 3, 5)} <= set(
+        after
+    )
 
 
 def test_blanks_go_where_the_group_changed_and_every_group_keeps_a_value():
-    sheets = {"L": [["Sample", "Batch", "Yield"]] + [[f"s{i}", "B1" if i < 5 else "B2", 10.0 + i if i % 4 else None] for i in range(10)]}
+    sheets = {
+        "L": [["Sample", "Batch", "Yield"]]
+        + [[f"s{i}", "B1" if i < 5 else "B2", 10.0 + i if i % 4 else None] for i in range(10)]
+    }
     for seed in range(10):
         changed = perturb(sheets, (), rng(seed), (CycleRows("L!A2:C11"), Blanks("L!C2:C11", "B")))
         rows, before = changed["L"][1:], sheets["L"][1:]
         added = sum(row[2] is None for row in rows) - sum(row[2] is None for row in before)
         assert 1 <= added <= 2 and {row[1] for row in rows if row[2] is not None} == {"B1", "B2"}
         cycled = perturb(sheets, (), rng(seed), (CycleRows("L!A2:C11"),))["L"][1:]
-        blanked = [i for i, (row, was) in enumerate(zip(rows, cycled, strict=True)) if row[2] is None and was[2] is not None]
+        blanked = [
+            i for i, (row, was) in enumerate(zip(rows, cycled, strict=True)) if row[2] is None and was[2] is not None
+        ]
         assert len(blanked) == added and all(rows[i][1] != before[i][1] for i in blanked)
 
 
@@ -272,7 +305,15 @@ def test_blanks_leave_an_average_that_needs_rounding_where_the_task_asks_to_roun
 
 def test_rounding_sides_read_the_value_as_a_spreadsheet_rounds_it():
     assert [rounding_side(v, 2) for v in (2.5, 2.125, 2.126, 2.124, 36.900000000000006, 1.005, 7 / 3, 8 / 3)] == [
-        "exact", "tie", "up", "down", "exact", "tie", "down", "up"]  # fmt: skip
+        "exact",
+        "tie",
+        "up",
+        "down",
+        "exact",
+        "tie",
+        "down",
+        "up",
+    ]
 
 
 def test_filled_averages_round_up_in_one_copy_and_down_in_the_other_beside_a_real_zero():
@@ -288,7 +329,10 @@ def test_filled_averages_round_up_in_one_copy_and_down_in_the_other_beside_a_rea
                 values = column(changed, sheet, 4)
                 assert 0 in values, (t.task_id, seed, round_, values)
                 blanks = [f"{sheet}!E{r}" for r, v in enumerate(values, 2) if v is None]
-                raw = {cell: _average_of(changed, sheet, int(cell.split("!E")[1]), "AVERAGEIF" in t.solution[0]) for cell in blanks}
+                raw = {
+                    cell: _average_of(changed, sheet, int(cell.split("!E")[1]), "AVERAGEIF" in t.solution[0])
+                    for cell in blanks
+                }
                 assert any(rounding_side(value, 2) == side for value in raw.values()), (t.task_id, seed, round_, raw)
 
 
@@ -312,7 +356,9 @@ def test_scaling_changes_every_number_and_date_and_moves_every_text():
     """A single tax rate (0.05 scaled to 0.052, rounded back to 0.05), a quantity of 1
     (rounded to 0 or 1) and a date moved by 0 days came back unchanged, and a shuffle left
     some texts in their rows: each could then be typed into a formula."""
-    sheets = {"S": [["Item", "Qty", "Rate", "Due"]] + [[f"t{i}", 1 + i % 2, 0.05, dt.date(2024, 1, 1 + i)] for i in range(12)]}
+    sheets = {
+        "S": [["Item", "Qty", "Rate", "Due"]] + [[f"t{i}", 1 + i % 2, 0.05, dt.date(2024, 1, 1 + i)] for i in range(12)]
+    }
     for seed in range(40):
         changed = perturb(sheets, ("S!A2:D13",), rng(seed))["S"]
         for old, new in zip(sheets["S"][1:], changed[1:], strict=True):
@@ -333,7 +379,10 @@ def test_fresh_texts_are_texts_the_task_never_showed():
             area = parse_area(fresh[0].area)
             sheet = area.sheet
             before = {" ".join(str(v).split()).casefold() for v in column(t.sheets, sheet, area.left)}
-            after = [" ".join(v.split()).casefold() for v in column(perturb(t.sheets, t.inputs, rng(index), t.changes), sheet, area.left)]
+            after = [
+                " ".join(v.split()).casefold()
+                for v in column(perturb(t.sheets, t.inputs, rng(index), t.changes), sheet, area.left)
+            ]
             assert not before & set(after) and len(set(after)) == len(after), t.task_id
 
 
@@ -342,7 +391,9 @@ def test_first_names_and_phones_are_new_in_every_copy():
     table keyed on them pass (a first name's email part or initial, digits keyed by the last
     four): every first name is one no pool holds, every phone's digits are new, and each
     phone's last four digits too."""
-    assert not {name.casefold() for name in FRESH_FIRST_NAMES} & {name.casefold() for name in (*FIRST_NAMES, *names.FIRST_NAMES)}
+    assert not {name.casefold() for name in FRESH_FIRST_NAMES} & {
+        name.casefold() for name in (*FIRST_NAMES, *names.FIRST_NAMES)
+    }
     for index in range(24):
         t = family_task(FAMILIES["clean-text"], 2, index)
         sheet = next(iter(t.sheets))
@@ -381,9 +432,15 @@ def test_a_changed_copy_differs_only_in_the_areas_the_env_writes(name, level):
         for sheet, rows in changed.items():
             for r, row in enumerate(rows, 1):
                 for c, value in enumerate(row, 1):
-                    old = before[sheet][r - 1][c - 1] if r <= len(before[sheet]) and c <= len(before[sheet][r - 1]) else None
-                    inside = any((a.sheet or next(iter(t.sheets))) == sheet and a.top <= r <= a.bottom and a.left <= c <= a.right
-                                 for a in areas)  # fmt: skip
+                    old = (
+                        before[sheet][r - 1][c - 1]
+                        if r <= len(before[sheet]) and c <= len(before[sheet][r - 1])
+                        else None
+                    )
+                    inside = any(
+                        (a.sheet or next(iter(t.sheets))) == sheet and a.top <= r <= a.bottom and a.left <= c <= a.right
+                        for a in areas
+                    )
                     assert inside or value == old, (t.task_id, sheet, r, c)
                     kinds = [type(v) if not isinstance(v, (int, float)) else float for v in (value, old)]
                     assert kinds[0] is kinds[1] or value is None or old is None, (t.task_id, sheet, r, c, old, value)

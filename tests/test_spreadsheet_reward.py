@@ -13,19 +13,41 @@ from rlenvs.rewards.spreadsheet import cells_match, compare_cells, normalise, ro
 
 @pytest.mark.parametrize(
     ("got", "want"),
-    [(3.14159, 3.14), (2, 2.0), (None, ""), ("", None), (-0.001, 0), (33.075, 33.07499999999999), (0.1 + 0.2, 0.3),
-     ("North", "North"), (True, True), (dt.datetime(2024, 5, 1), dt.date(2024, 5, 1)), (1e20, 1e20 + 1), (dt.date(2024, 5, 1), 45413),
-     (dt.datetime(2024, 5, 1, 12), 45413.5)],
-)  # fmt: skip
+    [
+        (3.14159, 3.14),
+        (2, 2.0),
+        (None, ""),
+        ("", None),
+        (-0.001, 0),
+        (33.075, 33.07499999999999),
+        (0.1 + 0.2, 0.3),
+        ("North", "North"),
+        (True, True),
+        (dt.datetime(2024, 5, 1), dt.date(2024, 5, 1)),
+        (1e20, 1e20 + 1),
+        (dt.date(2024, 5, 1), 45413),
+        (dt.datetime(2024, 5, 1, 12), 45413.5),
+    ],
+)
 def test_equal_after_normalising(got, want):
     assert cells_match(got, want)
 
 
 @pytest.mark.parametrize(
     ("got", "want"),
-    [(3.15, 3.14), ("5", 5), (5, "5"), (True, 1), (1, True), (None, 0), ("north", "North"), (" North", "North"),
-     (dt.date(2024, 5, 2), dt.date(2024, 5, 1)), ("#DIV/0!", 0)],
-)  # fmt: skip
+    [
+        (3.15, 3.14),
+        ("5", 5),
+        (5, "5"),
+        (True, 1),
+        (1, True),
+        (None, 0),
+        ("north", "North"),
+        (" North", "North"),
+        (dt.date(2024, 5, 2), dt.date(2024, 5, 1)),
+        ("#DIV/0!", 0),
+    ],
+)
 def test_different_kinds_or_values_do_not_match(got, want):
     assert not cells_match(got, want)
 
@@ -50,7 +72,12 @@ def test_a_cell_asked_rounded_must_carry_no_more_decimals():
     """At two decimals 123.4568 and 123.46 look alike; where the task asks to round they
     are not the same answer. Float noise (36.900000000000006) is no decimal."""
     assert rounded_to(123.46, 2) and rounded_to(12.3 * 3, 1) and rounded_to(5, 2) and rounded_to(36.900000000000006, 2)
-    assert not rounded_to(123.4568, 2) and not rounded_to(12.35, 1) and not rounded_to("12.3", 1) and not rounded_to(True, 2)
+    assert (
+        not rounded_to(123.4568, 2)
+        and not rounded_to(12.35, 1)
+        and not rounded_to("12.3", 1)
+        and not rounded_to(True, 2)
+    )
     assert compare_cells({"A1": 123.4568}, {"A1": 123.46}).all_match
     assert not compare_cells({"A1": 123.4568}, {"A1": 123.46}, decimals={"A1": 2}).all_match
     assert compare_cells({"A1": 123.46}, {"A1": 123.46}, decimals={"A1": 2}).all_match

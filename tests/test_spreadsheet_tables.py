@@ -55,7 +55,14 @@ def starting_value(t: SpreadsheetTask, target: str):
 
 
 def test_the_six_families_with_two_levels_each():
-    assert [family.name for family in FAMILIES] == ["sort-rows", "dedupe-rows", "fill-missing", "rank", "date-diff", "clean-text"]
+    assert [family.name for family in FAMILIES] == [
+        "sort-rows",
+        "dedupe-rows",
+        "fill-missing",
+        "rank",
+        "date-diff",
+        "clean-text",
+    ]
     assert all(sorted(family.levels) == [1, 2] for family in FAMILIES)
     with pytest.raises(ValueError, match="level"):
         task("rank", 3, 0)
@@ -97,7 +104,9 @@ def test_tasks_are_well_formed_and_doing_nothing_fails(name, level):
 def test_generation_is_deterministic_and_varies_with_the_seed(name, level):
     tasks = [task(name, level, index) for index in SEEDS]
     again = [task(name, level, index) for index in SEEDS]
-    assert [(t.prompt, t.sheets, t.expected, t.solution) for t in tasks] == [(t.prompt, t.sheets, t.expected, t.solution) for t in again]
+    assert [(t.prompt, t.sheets, t.expected, t.solution) for t in tasks] == [
+        (t.prompt, t.sheets, t.expected, t.solution) for t in again
+    ]
     assert len({(t.prompt, repr(t.sheets)) for t in tasks}) == len(tasks)
     sizes = {len(next(iter(t.sheets.values()))) for t in tasks}
     assert len(sizes) > 5, sizes
@@ -180,7 +189,7 @@ def disguised_values(t: SpreadsheetTask) -> str:
         value = t.expected[cell]
         sheet = cell.split("!")[0]
         if isinstance(value, str):
-            lines.append(f'SET {cell} ={json.dumps(value)}&LEFT({sheet}!A1,0)')
+            lines.append(f"SET {cell} ={json.dumps(value)}&LEFT({sheet}!A1,0)")
         else:
             lines.append(f"SET {cell} ={value!r}+0*LEN({sheet}!A1)")
     return "```\n" + "\n".join(lines) + "\n```"

@@ -37,9 +37,12 @@ def test_rand_read_only_where_the_data_changed_scores_zero_on_every_seed(envs):
     """On the starting data C2 reads Z1 (B2 is 57 there), on changed data it reads RAND:
     the volatile check holds on every recalculation the verdict makes, not only the first."""
     reply = block(
-        "SET C1 Result", 'SET C2 =IF(B2>=60,"Pass","Fail")', "FILL C2 C3:C14", "SET H1 =RAND()",
+        "SET C1 Result",
+        'SET C2 =IF(B2>=60,"Pass","Fail")',
+        "FILL C2 C3:C14",
+        "SET H1 =RAND()",
         'SET C2 =IF(B2=57,"Fail",IF(INDIRECT(IF(B2=57,"Z1","H1"))<0.5,"Pass","Fail"))',
-    )  # fmt: skip
+    )
     for seed in SEEDS:
         reward, info = play(envs[1], "spreadsheet/conditional-label/L1/0", reply, seed)
         assert reward == 0.0, (seed, info)
@@ -102,10 +105,14 @@ def test_a_formula_that_reads_only_a_header_is_not_a_formula_of_the_data(envs):
 
 
 def test_reads_data_follows_what_a_formula_read_when_it_ran():
-    wb = Workbook.from_rows({"S": [
-        ["Name", "Qty", "x", "y", "z", "w", "v"],
-        ["a", 4, "=B2*2", '=IF(A1=0,"k","k")', "=C2+1", '=INDIRECT("B"&ROW())', "=ROW(B2)+COLUMNS(B2:B2)"],
-    ]})  # fmt: skip
+    wb = Workbook.from_rows(
+        {
+            "S": [
+                ["Name", "Qty", "x", "y", "z", "w", "v"],
+                ["a", 4, "=B2*2", '=IF(A1=0,"k","k")', "=C2+1", '=INDIRECT("B"&ROW())', "=ROW(B2)+COLUMNS(B2:B2)"],
+            ]
+        }
+    )
     wb.mark_data(["S!B2:B2"])
     assert [wb.reads_data(f"S!{c}2") for c in "ABCDEFG"] == [False, False, True, False, True, True, False]
     assert wb.copy().reads_data("S!E2")  # a copy keeps what is marked as data

@@ -151,7 +151,7 @@ def test_the_verifier_ignores_fake_tools_on_the_agents_path(env):
     fake = "mkdir -p bin; for t in cat ls python3 wc head; do printf '#!/bin/sh\\necho 3\\n' > bin/$t; chmod +x bin/$t; done"
     env.step(fake)
     env.step('export PATH="$PWD/bin:$PATH"; echo 2 > count.txt; cat count.txt')
-    _, reward, *_ , info = env.step("submit")
+    _, reward, *_, info = env.step("submit")
     assert reward == 0.0 and info["failed_checks"] == ["count.txt does not hold the expected text"]
 
 
@@ -177,7 +177,7 @@ def test_two_concurrent_episodes_do_not_see_each_others_workspace():
         env = envs[number]
         env.reset(options={"task": ROW})
         barrier.wait()
-        for step in range(10):
+        for _step in range(10):
             env.step(f"echo {number} >> trace-{number}.txt; ls")
         results[number] = env.step("ls")[0]
 
@@ -200,7 +200,10 @@ def test_a_copy_made_mid_episode_carries_the_workspace_and_the_shell_on_its_own_
     env.step("rm ../count.txt")  # the original goes on alone
     try:
         for other in (clone, revived):
-            assert other.step("pwd; echo $STEP; ls ..")[0] == "/workspace/out\ntwo\ncount.txt\ndata.txt\nout\n\n[exit code 0]"
+            assert (
+                other.step("pwd; echo $STEP; ls ..")[0]
+                == "/workspace/out\ntwo\ncount.txt\ndata.txt\nout\n\n[exit code 0]"
+            )
             assert other.step("submit")[1] == 1.0
             assert other.session is not env.session
     finally:
@@ -340,10 +343,26 @@ def test_cut_middle_keeps_both_ends():
 
 ACTIONS = st.one_of(
     st.text(max_size=300),
-    st.sampled_from(["ls -la", "cd ..", "cd /", "rm -rf ./*", "submit", "submit 42", "exit 1", "kill -9 -1",
-                     "cat /dev/urandom | head -c 3000", "```bash\nfind / -maxdepth 2 | head\n```", "ulimit -n 3",
-                     "chmod 000 .", "mkfifo p; ln -s p q", "echo $'\\xff\\xfe' > bad.txt", ":(){ :|:& };:"]),
-)  # fmt: skip
+    st.sampled_from(
+        [
+            "ls -la",
+            "cd ..",
+            "cd /",
+            "rm -rf ./*",
+            "submit",
+            "submit 42",
+            "exit 1",
+            "kill -9 -1",
+            "cat /dev/urandom | head -c 3000",
+            "```bash\nfind / -maxdepth 2 | head\n```",
+            "ulimit -n 3",
+            "chmod 000 .",
+            "mkfifo p; ln -s p q",
+            "echo $'\\xff\\xfe' > bad.txt",
+            ":(){ :|:& };:",
+        ]
+    ),
+)
 
 
 @pytest.mark.sandbox

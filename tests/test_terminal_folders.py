@@ -155,18 +155,12 @@ def test_a_terminal_bench_folder_becomes_a_task(tmp_path):
     )
     files = {entry.path: entry for entry in task.files}
     assert sorted(files) == ["bin", "bin/shout.sh", "greeting.txt"]
-    assert (
-        files["bin/shout.sh"].mode == 0o755
-        and files["greeting.txt"].mode == 0o644
-        and files["bin"].is_dir
-    )
+    assert files["bin/shout.sh"].mode == 0o755 and files["greeting.txt"].mode == 0o644 and files["bin"].is_dir
     assert files["greeting.txt"].data == b"Hello, world!\n"
     assert task.solution == ('#!/bin/bash\necho "Hello, world!" > /app/hello.txt\n',)
     tests = {entry.path: entry for entry in task.tests}
     assert sorted(tests) == ["expected.txt", "run-tests.sh", "test_outputs.py"]
-    assert (
-        f'Path("{TESTS_DIR}/expected.txt")' in tests["test_outputs.py"].data.decode()
-    )  # /tests is not in the sandbox
+    assert f'Path("{TESTS_DIR}/expected.txt")' in tests["test_outputs.py"].data.decode()  # /tests is not in the sandbox
     assert tests["run-tests.sh"].mode == 0o755
     assert task.test_command == f"bash {TESTS_DIR}/run-tests.sh"
     assert task.test_environment == (("TEST_DIR", TESTS_DIR),)
@@ -185,16 +179,11 @@ def test_a_harbor_folder_becomes_a_task(tmp_path):
         "test.sh",
         "test_outputs.py",
     ]
-    test_sh = next(
-        entry for entry in task.tests if entry.path == "test.sh"
-    ).data.decode()
+    test_sh = next(entry for entry in task.tests if entry.path == "test.sh").data.decode()
     assert (
-        f"python3 {TESTS_DIR}/test_outputs.py" in test_sh
-        and f"{TESTS_DIR}/.rlenvs-logs/verifier/reward.txt" in test_sh
+        f"python3 {TESTS_DIR}/test_outputs.py" in test_sh and f"{TESTS_DIR}/.rlenvs-logs/verifier/reward.txt" in test_sh
     )
-    (solution,) = (
-        task.solution
-    )  # solve.sh and the file it runs, written to the place solve.sh reads it from
+    (solution,) = task.solution  # solve.sh and the file it runs, written to the place solve.sh reads it from
     assert "/tmp/rlenvs-solution/solve.sh" in solution and "base64 -d" in solution
     assert task.test_timeout_s == 60.0  # [verifier].timeout_sec
 
@@ -212,9 +201,7 @@ def test_a_folder_of_task_folders_in_name_order_skipping_what_is_no_task(tmp_pat
 
 def test_setup_sh_dockerignore_and_copying_the_whole_context(tmp_path):
     folder = terminal_bench_task(tmp_path)
-    write(
-        folder / "Dockerfile", "FROM ubuntu:24.04\nWORKDIR /app\nCOPY --chmod=600 . .\n"
-    )
+    write(folder / "Dockerfile", "FROM ubuntu:24.04\nWORKDIR /app\nCOPY --chmod=600 . .\n")
     write(
         folder / ".dockerignore",
         "tests\nsolution.sh\nrun-tests.sh\ntask.yaml\ndocker-compose.yaml\nDockerfile\n.dockerignore\n",
@@ -342,9 +329,7 @@ def test_a_bad_test_timeout_is_refused(tmp_path):
 
 @pytest.fixture(params=["terminal-bench", "harbor"])
 def task_folder(request, tmp_path):
-    return (terminal_bench_task if request.param == "terminal-bench" else harbor_task)(
-        tmp_path
-    )
+    return (terminal_bench_task if request.param == "terminal-bench" else harbor_task)(tmp_path)
 
 
 @pytest.fixture
@@ -361,9 +346,7 @@ def test_the_reference_solution_scores_one(env):
         _, reward, terminated, truncated, info = env.step(env.oracle_action())
         if terminated or truncated:
             break
-    assert (reward, info["stop_reason"], info["correct"]) == (1.0, "submitted", True), (
-        info["failed_checks"]
-    )
+    assert (reward, info["stop_reason"], info["correct"]) == (1.0, "submitted", True), info["failed_checks"]
     assert info["reward_breakdown"] == {"the task's tests pass": True}
     env.reset(seed=0)  # the tests of the last episode are gone with it
     obs, *_ = env.step(f"ls {TESTS_DIR} /tmp/rlenvs-solution; ls -A /app")
@@ -376,10 +359,7 @@ def test_submitting_at_once_scores_zero_and_says_why(env):
     _, reward, terminated, _, info = env.step("submit")
     assert (reward, terminated, info["correct"]) == (0.0, True, False)
     (failure,) = info["failed_checks"]
-    assert (
-        failure.startswith("the task's tests failed")
-        and "/app/hello.txt does not exist" in failure
-    )
+    assert failure.startswith("the task's tests failed") and "/app/hello.txt does not exist" in failure
 
 
 @pytest.mark.sandbox
@@ -395,14 +375,12 @@ def test_the_agent_starts_in_the_workdir_with_the_copied_files_and_no_tests(env)
 
 @pytest.mark.sandbox
 def test_the_copied_files_keep_their_modes(tmp_path):
-    env = gym.make(
-        "rlenvs/Terminal-v0", task_dir=str(terminal_bench_task(tmp_path))
-    ).unwrapped
+    env = gym.make("rlenvs/Terminal-v0", task_dir=str(terminal_bench_task(tmp_path))).unwrapped
     try:
         env.reset(seed=0)
-        assert env.step("stat -c '%a %n' bin/shout.sh greeting.txt; bin/shout.sh")[
-            0
-        ] == ("755 bin/shout.sh\n644 greeting.txt\nHELLO, WORLD!\n\n[exit code 0]")
+        assert env.step("stat -c '%a %n' bin/shout.sh greeting.txt; bin/shout.sh")[0] == (
+            "755 bin/shout.sh\n644 greeting.txt\nHELLO, WORLD!\n\n[exit code 0]"
+        )
     finally:
         env.close()
 
@@ -413,13 +391,9 @@ def test_a_reward_the_agent_planted_does_not_count(tmp_path):
     try:
         env.reset(seed=0)
         logs = f"{TESTS_DIR}/.rlenvs-logs/verifier"
-        env.step(
-            f"mkdir -p {logs} && echo 1 > {logs}/reward.txt && chmod 444 {logs}/reward.txt && chmod 555 {logs}"
-        )
+        env.step(f"mkdir -p {logs} && echo 1 > {logs}/reward.txt && chmod 444 {logs}/reward.txt && chmod 555 {logs}")
         _, reward, *_, info = env.step("submit")
-        assert (
-            reward == 0.0 and "the tests gave the reward 0" in info["failed_checks"][0]
-        )
+        assert reward == 0.0 and "the tests gave the reward 0" in info["failed_checks"][0]
     finally:
         env.close()
 
@@ -577,10 +551,7 @@ def test_a_dockerfile_that_runs_commands_needs_docker(tmp_path):
         "FROM python:3.13\nWORKDIR /app\nRUN pip install \\\n    numpy\nRUN echo hi\n",
     )
     message = refused(folder)
-    assert (
-        "runs `RUN pip install numpy` (2 RUN instructions; the first at line 3)"
-        in message
-    )
+    assert "runs `RUN pip install numpy` (2 RUN instructions; the first at line 3)" in message
     assert "without Docker" in message and "setup.sh" in message
 
 
@@ -591,10 +562,7 @@ def test_a_test_script_that_downloads_needs_the_network(tmp_path):
         "#!/bin/bash\n# fetch uv first\ncurl -LsSf https://astral.sh/uv/install.sh | sh\n",
     )
     message = refused(folder)
-    assert (
-        "run-tests.sh (line 3) runs `curl -LsSf" in message
-        and "needs the network" in message
-    )
+    assert "run-tests.sh (line 3) runs `curl -LsSf" in message and "needs the network" in message
     assert "when the tests run" in message
 
 
@@ -663,10 +631,7 @@ def test_missing_tests_name_the_file(tmp_path):
     assert "run-tests.sh is missing" in refused(folder)
     folder = harbor_task(tmp_path)
     (folder / "tests" / "test.sh").unlink()
-    assert (
-        "tests/test.sh (the script that runs the task's tests) is missing"
-        in refused(folder)
-    )
+    assert "tests/test.sh (the script that runs the task's tests) is missing" in refused(folder)
 
 
 def test_one_bad_folder_among_many_is_named(tmp_path):
@@ -736,9 +701,7 @@ def test_harbor_settings_that_need_docker_are_refused(tmp_path):
     assert "separate verifier container" in refused(folder)
     write(
         folder / "task.toml",
-        toml.replace(
-            "[verifier]\n", '[verifier]\nenv = { API_KEY = "${OPENAI_API_KEY}" }\n'
-        ),
+        toml.replace("[verifier]\n", '[verifier]\nenv = { API_KEY = "${OPENAI_API_KEY}" }\n'),
     )
     assert "from the host's environment" in refused(folder)
     write(
@@ -765,13 +728,7 @@ def test_a_symlink_in_the_copied_files_is_refused(tmp_path):
     assert "bin/yell.sh is a symbolic link" in refused(folder)
 
 
-def test_without_pyyaml_a_terminal_bench_folder_says_what_to_install(
-    tmp_path, monkeypatch
-):
+def test_without_pyyaml_a_terminal_bench_folder_says_what_to_install(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "yaml", None)  # import yaml now raises ImportError
-    assert "needs PyYAML, which is not installed: pip install pyyaml" in refused(
-        terminal_bench_task(tmp_path)
-    )
-    assert (
-        one_task(harbor_task(tmp_path)).task_id == "folder/hello-harbor"
-    )  # TOML is in the standard library
+    assert "needs PyYAML, which is not installed: pip install pyyaml" in refused(terminal_bench_task(tmp_path))
+    assert one_task(harbor_task(tmp_path)).task_id == "folder/hello-harbor"  # TOML is in the standard library

@@ -47,8 +47,12 @@ def tests_folder(tmp_path_factory):
 def pytest_output(folder, name: str, *options: str) -> str:
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *options, name],
-        cwd=folder, capture_output=True, text=True, check=False, timeout=120,
-    )  # fmt: skip
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
     return run.stdout + run.stderr
 
 

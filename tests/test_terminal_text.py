@@ -66,9 +66,7 @@ def test_rename_copies_and_sloppy_patterns_fail(tmp_path):
         for index in SEEDS:
             t = task("rename-files", level, index)
             copied = [t.solution[-1].replace("mv --", "cp --")]
-            assert not play(t, tmp_path / f"cp{level}-{index}", copied).passed, (
-                t.task_id
-            )
+            assert not play(t, tmp_path / f"cp{level}-{index}", copied).passed, t.task_id
     for index in SEEDS:
         # replacing the first `.txt` anywhere in the name also renames `notes.txt.bak`
         t = task("rename-files", 1, index)
@@ -78,17 +76,11 @@ def test_rename_copies_and_sloppy_patterns_fail(tmp_path):
         ).groups()
         sloppy = f'for f in {folder}/*{src}*; do mv -- "$f" "${{f/{src}/{dst}}}"; done'
         assert not play(t, tmp_path / f"sloppy{index}", [sloppy]).passed, t.task_id
-    photos = [
-        t
-        for t in (task("rename-files", 2, i) for i in SEEDS)
-        if "IMG_0}" in t.solution[-1]
-    ]
+    photos = [t for t in (task("rename-files", 2, i) for i in SEEDS) if "IMG_0}" in t.solution[-1]]
     assert photos
     for t in photos:
         four_digits = t.solution[-1].replace("/IMG_0}", "/IMG_}")
-        assert not play(
-            t, tmp_path / f"four{t.task_id.rsplit('/', 1)[1]}", [four_digits]
-        ).passed
+        assert not play(t, tmp_path / f"four{t.task_id.rsplit('/', 1)[1]}", [four_digits]).passed
 
 
 def test_config_edits_outside_the_line_fail(tmp_path):
@@ -99,9 +91,7 @@ def test_config_edits_outside_the_line_fail(tmp_path):
         assert not play(t, tmp_path / f"flat{index}", [unanchored]).passed, t.task_id
         (expect,) = t.expect
         assert isinstance(expect, FileText)
-        if (
-            " = " in t.solution[-1]
-        ):  # the right value, but `key=value` instead of `key = value`
+        if " = " in t.solution[-1]:  # the right value, but `key=value` instead of `key = value`
             head, _, tail = t.solution[-1].rpartition(" = ")
             assert not play(t, tmp_path / f"tight{index}", [f"{head}={tail}"]).passed
     for index in SEEDS:
@@ -138,9 +128,7 @@ def test_tree_extras_and_wrong_kinds_fail(tmp_path):
 def test_dedupe_careless_sorts_fail(tmp_path):
     for index in SEEDS:
         t = task("dedupe-sort", 1, index)
-        source, out = re.match(
-            r"LC_ALL=C sort -u (\S+) > (\S+)", t.solution[0]
-        ).groups()
+        source, out = re.match(r"LC_ALL=C sort -u (\S+) > (\S+)", t.solution[0]).groups()
         wrongs = (
             f"LC_ALL=C sort {source} > {out}",  # duplicates kept
             f"uniq {source} > {out}",  # not sorted, repeats not adjacent
@@ -167,9 +155,7 @@ def test_dedupe_careless_sorts_fail(tmp_path):
         else:
             kinds.add("merge")
             wrong = command.replace("grep -hv '^#'", "cat")  # comment lines kept
-            assert not play(
-                t, tmp_path / f"dup{index}", [command.replace("sort -u", "sort")]
-            ).passed
+            assert not play(t, tmp_path / f"dup{index}", [command.replace("sort -u", "sort")]).passed
         assert not play(t, tmp_path / f"l2-{index}", [wrong]).passed, (t.task_id, wrong)
     assert kinds == {"numeric", "casefold", "merge"}
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+from pathlib import Path
 
 import pytest
 
@@ -15,8 +16,13 @@ from rlenvs.sandbox import Limits
 from rlenvs.sandbox.search_paths import LATE_PYTHONPATH
 from rlenvs.sandbox.session import ReadOnlyFolder, ShellSession
 from rlenvs.sandbox.verdict import (
-    LOGS_NAME, SITECUSTOMIZE, USERCUSTOMIZE, VERDICT_ROOT, VerdictRun, run_tests,
-)  # fmt: skip
+    LOGS_NAME,
+    SITECUSTOMIZE,
+    USERCUSTOMIZE,
+    VERDICT_ROOT,
+    VerdictRun,
+    run_tests,
+)
 
 TESTS = (
     Entry("test_outputs.py", "print('genuine')\n"),
@@ -64,7 +70,7 @@ PYC_TAG = r"\.[a-z]+-[0-9]+\.pyc$"
 def _text(path: str) -> str:
     """A file's text; for a .pyc, which source it is the checked bytecode of (PEP 552's
     header: flags 3, then the source's hash)."""
-    data = open(path, "rb").read()
+    data = Path(path).read_bytes()
     if not path.endswith(".pyc"):
         return data.decode()
     assert data[:4] == importlib.util.MAGIC_NUMBER and data[4:8] == (3).to_bytes(4, "little"), data[:16]
@@ -108,7 +114,7 @@ def test_the_tests_may_write_their_logs_tmpdir_the_scratch_folders_and_the_works
         f"echo 'import os; os._exit(0)' > {TESTS_DIR}/json.py",
         # created and deleted again before any check after the run could see it
         f"echo 'import os; os.remove(__file__); os._exit(0)' > {TESTS_DIR}/pathlib.py",
-        f"python3 -c 'import py_compile; py_compile.compile(\"/app/m.py\", cfile=\"{TESTS_DIR}/pathlib.pyc\")'",
+        f'python3 -c \'import py_compile; py_compile.compile("/app/m.py", cfile="{TESTS_DIR}/pathlib.pyc")\'',
         f"mkdir {TESTS_DIR}/lib/__pycache__",
         f"ln -s /app/pl {TESTS_DIR}/pathlib",
         f"mv {TESTS_DIR} {VERDICT_ROOT}/moved",  # to /tmp, mv copies and deletes: only the logs go
@@ -139,7 +145,9 @@ def test_the_tests_python3_starts_from_the_bytecode_of_the_verdicts_sitecustomiz
     """Written beside it by the sandbox's own interpreter: the tests' python3 loads it, and
     compiles nothing of the verdict's at its start (0.7-1 ms of every python3)."""
     output = run(fresh, "python3 -v -c pass 2>&1 | grep 'code object from .*sitecustomize'").stdout
-    assert re.fullmatch(rf"# code object from '?{VERDICT_ROOT}/site/__pycache__/sitecustomize\.[a-z]+-[0-9]+\.pyc'?\n", output), output
+    assert re.fullmatch(
+        rf"# code object from '?{VERDICT_ROOT}/site/__pycache__/sitecustomize\.[a-z]+-[0-9]+\.pyc'?\n", output
+    ), output
 
 
 @pytest.mark.sandbox
@@ -157,13 +165,13 @@ def test_git_runs_no_hook_or_fsmonitor_of_the_repository_and_reads_no_system_con
         "git config core.hooksPath /app/hooks && git config core.pager /app/pager.sh && git config user.name agent"
     )
     script = (
-        "cd /app/repo && git config core.fsmonitor && git config core.hooksPath && ls -A \"$(git config core.hooksPath)\" "
+        'cd /app/repo && git config core.fsmonitor && git config core.hooksPath && ls -A "$(git config core.hooksPath)" '
         "&& git config core.pager && git config --show-scope user.name && git config --show-origin --get core.fsmonitor"
     )
     outcome = run(fresh, script)
-    assert outcome.stdout == (
-        f"false\n{VERDICT_ROOT}/git-hooks\ncat\nlocal\tagent\ncommand line:\tfalse\n"
-    ), outcome.stdout
+    assert outcome.stdout == (f"false\n{VERDICT_ROOT}/git-hooks\ncat\nlocal\tagent\ncommand line:\tfalse\n"), (
+        outcome.stdout
+    )
 
 
 @pytest.mark.sandbox
@@ -226,8 +234,12 @@ def test_the_task_path_keeps_its_order_with_writable_folders_after_the_systems(t
 def test_what_the_agent_can_write_is_read_as_text_with_dots_applied():
     run = VerdictRun("0", "/srv/app")
     assert [run.writable(entry) for entry in ("/srv/app/lib", "/srv/application", "lib", "", "/usr/../srv/app")] == [
-        True, False, True, True, True,
-    ]  # fmt: skip
+        True,
+        False,
+        True,
+        True,
+        True,
+    ]
     inside = ("site", "tests-0", "tests-0/.rlenvs-logs/x", "tmp")
     assert [run.writable(f"{VERDICT_ROOT}/{name}") for name in inside] == [False, False, True, True]
 

@@ -21,11 +21,38 @@ from rlenvs.core import DatasetSource, Judgement, Task, TextEnv, UnicodeText
 from rlenvs.testing.envs import CHECKS, GARBAGE_CORPUS, NORMAL_REPLIES, EnvReport, check_text_env
 
 REPO = Path(__file__).resolve().parents[1]
-WORDS = (
-    "apple river stone cloud maple tiger lemon piano candle forest mirror rocket garden "
-    "violet harbor pepper silver anchor marble falcon orbit canyon meadow lantern copper "
-    "thunder velvet walnut glacier saddle"
-).split()
+WORDS = [
+    "apple",
+    "river",
+    "stone",
+    "cloud",
+    "maple",
+    "tiger",
+    "lemon",
+    "piano",
+    "candle",
+    "forest",
+    "mirror",
+    "rocket",
+    "garden",
+    "violet",
+    "harbor",
+    "pepper",
+    "silver",
+    "anchor",
+    "marble",
+    "falcon",
+    "orbit",
+    "canyon",
+    "meadow",
+    "lantern",
+    "copper",
+    "thunder",
+    "velvet",
+    "walnut",
+    "glacier",
+    "saddle",
+]
 WORD_ENV_ID = "rlenvs_test/Word-v0"
 WRONG_ORACLE_ENV_ID = "rlenvs_test/WrongOracle-v0"
 
@@ -57,9 +84,8 @@ class WordEnv(TextEnv[WordTask]):
             return Judgement(reward=1.0, resolved=True, correct=True, stop_reason="answered")
         return Judgement(reward=0.0, resolved=False, correct=False, feedback=f"Reply with {task.word!r} only.")
 
-    def oracle_action(self) -> str:
-        assert self.task is not None
-        return self.task.word
+    def oracle_reply(self, task: WordTask, turn: int) -> str:
+        return task.word
 
 
 class PlainGuessEnv(gym.Env):
@@ -120,7 +146,7 @@ class DoubleRewardEnv(WordEnv):
     TextEnv's own step refuses an out-of-range reward."""
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        obs, reward, terminated, truncated, info = super().step(action)
+        obs, _reward, terminated, truncated, info = super().step(action)
         return obs, 2.0, terminated, truncated, info
 
 
@@ -141,8 +167,8 @@ class OneTaskEnv(WordEnv):
 class WrongOracleEnv(WordEnv):
     """Bug: the oracle misspells the word."""
 
-    def oracle_action(self) -> str:
-        return super().oracle_action() + "s"
+    def oracle_reply(self, task: WordTask, turn: int) -> str:
+        return super().oracle_reply(task, turn) + "s"
 
 
 class EndlessEnv(PlainGuessEnv):

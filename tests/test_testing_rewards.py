@@ -54,7 +54,10 @@ THOUSANDS = re.compile(r"\d(,|\{,\})\d")
 
 def test_every_reward_function_is_found() -> None:
     assert {name for name, _, _ in REWARD_FUNCTIONS} >= {
-        "math_answer_score", "numeric_answer_score", "math_answer_reward", "numeric_answer_reward"
+        "math_answer_score",
+        "numeric_answer_score",
+        "math_answer_reward",
+        "numeric_answer_reward",
     }
 
 
@@ -125,12 +128,20 @@ def is_correct_answer(case: Case) -> bool:
 PLANTED = [
     # (bug, the property that must catch it, what its counterexample must be, words in the message)
     (returns_two, "range", is_correct_answer, "returned 2.0, outside the declared bounds"),
-    (raises_on_unicode, "totality", lambda case: not case.completion.isascii() and len(case.completion) < 50,
-     "raised UnicodeEncodeError"),
+    (
+        raises_on_unicode,
+        "totality",
+        lambda case: not case.completion.isascii() and len(case.completion) < 50,
+        "raised UnicodeEncodeError",
+    ),
     (random_on_wrong_answers, "determinism", lambda case: not is_correct_answer(case), "for the same completion"),
     (accepts_hedges, "anti_hedging", lambda case: case.kind == "hedge", "scored 1.0, not below"),
-    (rejects_thousands_separators, "invariance", lambda case: THOUSANDS.search(case.completion),
-     "scored 0.0, the canonical"),
+    (
+        rejects_thousands_separators,
+        "invariance",
+        lambda case: THOUSANDS.search(case.completion),
+        "scored 0.0, the canonical",
+    ),
     (tolerates_off_by_one, "sensitivity", lambda case: case.kind == "near_miss", "scored 1.0, not below"),
     (returns_nan_on_empty, "range", lambda case: not case.completion.strip(), "returned NaN"),
 ]
@@ -318,8 +329,9 @@ def test_without_hypothesis_the_kit_says_how_to_install_it() -> None:
 
 
 def rlenvs_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rlenvs.cli", *args], check=False, capture_output=True, text=True,
-                          timeout=300, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "rlenvs.cli", *args], check=False, capture_output=True, text=True, timeout=300, cwd=cwd
+    )
 
 
 def test_cli_passes_a_correct_reward_function() -> None:
@@ -329,20 +341,31 @@ def test_cli_passes_a_correct_reward_function() -> None:
 
 
 def test_cli_checks_a_trl_shaped_function() -> None:
-    result = rlenvs_cli("check-reward", "rlenvs.rewards.math:numeric_answer_reward", "--shape", "trl",
-                        "--truths", "numbers", "--examples", "10")
+    result = rlenvs_cli(
+        "check-reward",
+        "rlenvs.rewards.math:numeric_answer_reward",
+        "--shape",
+        "trl",
+        "--truths",
+        "numbers",
+        "--examples",
+        "10",
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_cli_exits_1_with_the_counterexample_when_a_property_fails(tmp_path: Path) -> None:
-    (tmp_path / "my_rewards.py").write_text(textwrap.dedent("""
+    (tmp_path / "my_rewards.py").write_text(
+        textwrap.dedent("""
         from rlenvs.rewards.math import numeric_answer_score
 
         def doubled(completion, ground_truth):
             return 2.0 * numeric_answer_score(completion, ground_truth)
-    """))
-    result = rlenvs_cli("check-reward", "my_rewards.py:doubled", "--examples", "20", "--property", "range",
-                        cwd=tmp_path)
+    """)
+    )
+    result = rlenvs_cli(
+        "check-reward", "my_rewards.py:doubled", "--examples", "20", "--property", "range", cwd=tmp_path
+    )
     assert result.returncode == 1, result.stdout + result.stderr
     assert "FAIL  range" in result.stdout and "returned 2.0" in result.stdout and "completion:" in result.stdout
     by_module = rlenvs_cli("check-reward", "my_rewards:doubled", "--examples", "5", "--property", "range", cwd=tmp_path)
@@ -367,6 +390,13 @@ def test_cli_exits_2_on_bad_input(target: str, extra: list[str], error: str) -> 
 
 
 def test_the_property_table_is_the_documented_one() -> None:
-    assert PROPERTY_NAMES == ("range", "totality", "determinism", "invariance", "sensitivity", "anti_hedging",
-                              "time_budget")
+    assert PROPERTY_NAMES == (
+        "range",
+        "totality",
+        "determinism",
+        "invariance",
+        "sensitivity",
+        "anti_hedging",
+        "time_budget",
+    )
     assert all(callable(getattr(properties, f"check_{name}")) for name in PROPERTY_NAMES)

@@ -161,7 +161,9 @@ def test_parquet_without_the_exported_columns_fails_before_any_work(tmp_path: Pa
 
 def test_vllm_missing_fails_before_any_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "vllm" else real_find_spec(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "vllm" else real_find_spec(name, *a)
+    )
     run = tmp_path / "run"
     assert main([f"trainer.output_dir={run}", "inference.backend=vllm"]) == 2
     assert "pip install vllm" in capsys.readouterr().err
@@ -173,11 +175,19 @@ def test_trains_on_exported_parquet(tmp_path: Path) -> None:
     and played as their tasks; kwargs that pose other tasks are refused."""
     from rlenvs.export import export_env
 
-    files = export_env("rlenvs/Arithmetic-v0", tmp_path / "data", env_kwargs={"level": 1, "max_turns": 1}, num_train=16, seed=3)
+    files = export_env(
+        "rlenvs/Arithmetic-v0", tmp_path / "data", env_kwargs={"level": 1, "max_turns": 1}, num_train=16, seed=3
+    )
     run = tmp_path / "run"
     data = f"data.train_data=[{files['train']}]"
-    result = rlenvs_train(f"trainer.output_dir={run}", data, "trainer.max_steps=2", "trainer.sft_warmup.episodes=0",
-                          "data.heldout_tasks=0", cwd=tmp_path)  # fmt: skip
+    result = rlenvs_train(
+        f"trainer.output_dir={run}",
+        data,
+        "trainer.max_steps=2",
+        "trainer.sft_warmup.episodes=0",
+        "data.heldout_tasks=0",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "GRPO: 16 tasks" in result.stdout and steps_of(run) == [1, 2]
 
@@ -195,14 +205,20 @@ def test_validation_tasks_are_drawn_apart_and_scored(tmp_path: Path) -> None:
 
     run = tmp_path / "run"
     result = rlenvs_train(
-        f"trainer.output_dir={run}", "data.num_val_tasks=8", "trainer.max_steps=2", "trainer.save_steps=2",
-        "trainer.sft_warmup.episodes=0", cwd=tmp_path,
-    )  # fmt: skip
+        f"trainer.output_dir={run}",
+        "data.num_val_tasks=8",
+        "trainer.max_steps=2",
+        "trainer.save_steps=2",
+        "trainer.sft_warmup.episodes=0",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     metrics = json.loads((run / "metrics.json").read_text())
     assert [entry["step"] for entry in metrics["validation"]] == [2]
     assert 0.0 <= metrics["validation"][0]["eval_reward"] <= 1.0
-    train, validation = (pq.read_table(run / "tasks" / f"{name}.parquet").to_pylist() for name in ("train", "validation"))
+    train, validation = (
+        pq.read_table(run / "tasks" / f"{name}.parquet").to_pylist() for name in ("train", "validation")
+    )
     assert len(train) == 32 and len(validation) == 8
     assert not {r["extra_info"]["task_index"] for r in train} & {r["extra_info"]["task_index"] for r in validation}
 
@@ -253,7 +269,6 @@ def test_reward_gain_compares_fifths() -> None:
     assert reward_gain([0.5]) != reward_gain([0.5])  # nan: one step says nothing
 
 
-
 def test_heldout_problems_are_apart_from_every_train_task(tmp_path: Path) -> None:
     """data.heldout_tasks: distinct problems set aside by content, and no train row poses one
     (level-1 Arithmetic poses its 155 problems under many task indices each)."""
@@ -295,14 +310,21 @@ def test_a_run_reports_heldout_accuracy_and_a_readable_console(tmp_path: Path) -
     result = rlenvs_train(*args, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     output = result.stdout + result.stderr
-    assert "{'loss'" not in output and "TRL currently supports vLLM" not in output and "experimental feature" not in output
+    assert (
+        "{'loss'" not in output and "TRL currently supports vLLM" not in output and "experimental feature" not in output
+    )
     heldout = json.loads((run / "metrics.json").read_text())["heldout"]
     assert [entry["step"] for entry in heldout] == [0, 1, 2]
     assert all(entry["tasks"] == 8 and entry["accuracy"] == entry["correct"] / 8 for entry in heldout)
     assert "held-out greedy accuracy (8 problems no training episode posed)" in result.stdout
     assert f"metrics: {run / 'metrics.json'}; curve: {run / 'reward.png'}" in result.stdout
 
-    verbose = rlenvs_train(f"trainer.output_dir={tmp_path / 'verbose'}", "trainer.max_steps=1",
-                           "trainer.sft_warmup.episodes=0", "--verbose", cwd=tmp_path)  # fmt: skip
+    verbose = rlenvs_train(
+        f"trainer.output_dir={tmp_path / 'verbose'}",
+        "trainer.max_steps=1",
+        "trainer.sft_warmup.episodes=0",
+        "--verbose",
+        cwd=tmp_path,
+    )
     assert verbose.returncode == 0, verbose.stderr[-3000:]
     assert "'loss'" in verbose.stdout + verbose.stderr

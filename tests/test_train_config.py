@@ -229,7 +229,9 @@ logger: mlflow
 
 def test_unknown_keys_suggest_the_close_one(tmp_path):
     problems = problems_of(write(tmp_path, "trainer:\n  learning_rat: 1.0e-5\nlearning_rate: 0.1\ntrainr: {}\n"))
-    assert problems[0].startswith("learning_rate: unknown key (did you mean trainer.sft_warmup.learning_rate or trainer.learning_rate?)")
+    assert problems[0].startswith(
+        "learning_rate: unknown key (did you mean trainer.sft_warmup.learning_rate or trainer.learning_rate?)"
+    )
     assert problems[0].endswith("valid keys in the top level: data, trainer, inference, logger")
     assert problems[1].startswith("trainr: unknown key (did you mean trainer?)")
     assert problems[2].startswith("trainer.learning_rat: unknown key (did you mean trainer.learning_rate?)")
@@ -251,21 +253,29 @@ def test_a_mapping_where_a_value_goes_and_a_value_where_a_mapping_goes():
     assert problems == [
         "data.env_kwargs: expected a mapping (write {} for none), got a list [1]",
         "trainer.epochs: expected an integer, got a mapping {'a': 1}",
-        ("inference: expected a mapping with keys backend, gpu_memory_utilization, server_host, server_port, "
-         "server_timeout_s; got a string 'hf'"),
+        (
+            "inference: expected a mapping with keys backend, gpu_memory_utilization, server_host, server_port, "
+            "server_timeout_s; got a string 'hf'"
+        ),
     ]
 
 
 def test_top_level_must_be_a_mapping(tmp_path):
     (problem,) = problems_of(write(tmp_path, "- trainer\n- data\n"))
-    assert problem == "the top level must be a mapping of sections (data, trainer, inference, logger), got a list ['trainer', 'data']"
+    assert (
+        problem
+        == "the top level must be a mapping of sections (data, trainer, inference, logger), got a list ['trainer', 'data']"
+    )
     assert load_config(write(tmp_path, "# only a comment\n", "empty.yaml")) == TrainConfig()
 
 
 def test_missing_file_and_bad_yaml(tmp_path):
     assert problems_of(tmp_path / "nope.yaml") == [f"config file not found: {tmp_path / 'nope.yaml'}"]
     (problem,) = problems_of(write(tmp_path, "trainer: [1, 2\n"))
-    assert problem == "not valid YAML: line 2, column 1: expected ',' or ']', but got '<stream end>' (while parsing a flow sequence)"
+    assert (
+        problem
+        == "not valid YAML: line 2, column 1: expected ',' or ']', but got '<stream end>' (while parsing a flow sequence)"
+    )
 
 
 def test_cross_field_rules():
@@ -283,12 +293,18 @@ def test_cross_field_rules():
     )
     assert problems == [
         "trainer.algorithm.name: 'ppo' is not one of: grpo",
-        ("trainer.micro_batch_size: 5 does not divide the 12 episodes of a step (train_batch_size 3 x "
-         "num_generations 4); use one of 1, 2, 3, 4, 6, 12, or change train_batch_size"),
-        ("trainer.placement.colocate_all: true runs generation inside the training processes, which needs "
-         "inference.backend vllm or hf, not 'vllm-server'; set colocate_all=false to use a separate vLLM server"),
-        ("trainer.max_episode_tokens: 32 is less than max_tokens_per_turn 64, so one turn could overrun the "
-         "episode; raise it to >= 64"),
+        (
+            "trainer.micro_batch_size: 5 does not divide the 12 episodes of a step (train_batch_size 3 x "
+            "num_generations 4); use one of 1, 2, 3, 4, 6, 12, or change train_batch_size"
+        ),
+        (
+            "trainer.placement.colocate_all: true runs generation inside the training processes, which needs "
+            "inference.backend vllm or hf, not 'vllm-server'; set colocate_all=false to use a separate vLLM server"
+        ),
+        (
+            "trainer.max_episode_tokens: 32 is less than max_tokens_per_turn 64, so one turn could overrun the "
+            "episode; raise it to >= 64"
+        ),
     ]
     (problem,) = problems_of(None, ["trainer.placement.colocate_all=false"])
     assert problem.startswith("trainer.placement.colocate_all: false means generation runs on a separate")
@@ -312,7 +328,12 @@ def test_cross_field_rules_skip_fields_that_are_already_wrong():
 def test_dump_and_load_give_back_an_equal_config(tmp_path):
     config = load_config(
         EXAMPLES / "quickstart.yaml",
-        ["data.train_data=[~/a.parquet]", "trainer.max_turns=3", "trainer.learning_rate=1e-6", "data.num_train_tasks=null"],
+        [
+            "data.train_data=[~/a.parquet]",
+            "trainer.max_turns=3",
+            "trainer.learning_rate=1e-6",
+            "data.num_train_tasks=null",
+        ],
     )
     path = tmp_path / "run" / "config.yaml"
     dump_config(config, path)
@@ -347,7 +368,9 @@ def test_unregistered_env_id_suggests_close_ones():
     assert "rlenvs/Arithmetic-v0" in problem  # the list of rlenvs ids
     assert check_environment(with_(config, env="rlenvs:rlenvs/MATH-v0", env_kwargs={})) == []
     (problem,) = check_environment(with_(config, env="no_such_module:Foo-v0"))
-    assert problem.startswith("data.env: unknown env id 'no_such_module:Foo-v0': its module 'no_such_module' cannot be imported")
+    assert problem.startswith(
+        "data.env: unknown env id 'no_such_module:Foo-v0': its module 'no_such_module' cannot be imported"
+    )
 
 
 def test_model_path_checks(tmp_path, monkeypatch):
@@ -360,11 +383,19 @@ def test_model_path_checks(tmp_path, monkeypatch):
     (problem,) = check_environment(load_config(None, ["inference.backend=hf", f"trainer.policy.model.path={missing}"]))
     assert problem.startswith(f"trainer.policy.model.path: model path {missing!r} does not exist")
     config = dataclasses.replace(
-        base, trainer=dataclasses.replace(base.trainer, policy=dataclasses.replace(base.trainer.policy, model=dataclasses.replace(base.trainer.policy.model, path="./not-here")))
+        base,
+        trainer=dataclasses.replace(
+            base.trainer,
+            policy=dataclasses.replace(
+                base.trainer.policy, model=dataclasses.replace(base.trainer.policy.model, path="./not-here")
+            ),
+        ),
     )
     assert check_environment(config)[0].startswith("trainer.policy.model.path: model path './not-here' does not exist")
     config = load_config(None, ["inference.backend=hf", "trainer.policy.model.path=not a model"])
-    assert check_environment(config)[0].startswith("trainer.policy.model.path: 'not a model' is neither an existing local folder nor a hub id")
+    assert check_environment(config)[0].startswith(
+        "trainer.policy.model.path: 'not a model' is neither an existing local folder nor a hub id"
+    )
     (tmp_path / "models").mkdir()
     monkeypatch.chdir(tmp_path)  # "models/x" beside a models/ folder is a missing local folder, not a hub id
     config = load_config(None, ["inference.backend=hf", "trainer.policy.model.path=models/x"])
@@ -375,7 +406,12 @@ def test_missing_data_files(tmp_path):
     present = tmp_path / "train.parquet"
     present.write_bytes(b"PAR1")
     config = load_config(
-        None, ["inference.backend=hf", f"data.train_data=[{present}, {tmp_path / 'gone.parquet'}]", "data.val_data=~/no/val.parquet"]
+        None,
+        [
+            "inference.backend=hf",
+            f"data.train_data=[{present}, {tmp_path / 'gone.parquet'}]",
+            "data.val_data=~/no/val.parquet",
+        ],
     )
     assert check_environment(config) == [
         f"data.train_data: file {str(tmp_path / 'gone.parquet')!r} does not exist (write it with `rlenvs export`, or fix the path)",
@@ -385,7 +421,9 @@ def test_missing_data_files(tmp_path):
 
 def test_missing_packages(monkeypatch):
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in ("vllm", "tensorboard") else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name in ("vllm", "tensorboard") else real(name, *a)
+    )
     config = load_config(None, ["logger=tensorboard"])
     assert check_environment(config) == [
         vllm_missing_message(),
@@ -409,10 +447,15 @@ def test_validate_reports_schema_and_machine_problems_together():
     assert info.value.problems[1].startswith("data.env: unknown env id 'rlenvs/Nope-v0'")
     assert isinstance(info.value, ValueError)
     model = dataclasses.replace(config.trainer.policy.model, path=Path("/no/such/model"))  # not a str
-    config = dataclasses.replace(config, trainer=TrainerConfig(policy=dataclasses.replace(config.trainer.policy, model=model)))
+    config = dataclasses.replace(
+        config, trainer=TrainerConfig(policy=dataclasses.replace(config.trainer.policy, model=model))
+    )
     with pytest.raises(ConfigError) as info:
         validate(config)
-    assert info.value.problems[0] == "trainer.policy.model.path: expected a string, got PosixPath('/no/such/model'); quote it if it is meant as text"
+    assert (
+        info.value.problems[0]
+        == "trainer.policy.model.path: expected a string, got PosixPath('/no/such/model'); quote it if it is meant as text"
+    )
     good = load_config(EXAMPLES / "quickstart.yaml")
     assert validate(good) is good
 
@@ -424,17 +467,33 @@ def test_rlenvs_train_reports_schema_and_machine_problems_in_one_error(tmp_path)
     again on the default standing in for it."""
     missing_model = tmp_path / "no-model"
     result = subprocess.run(
-        [sys.executable, "-m", "rlenvs_train.cli", "trainer.epocs=3", "trainer.learning_rate=fast",
-         "data.env=rlenvs/Arithmetc-v0", f"trainer.policy.model.path={missing_model}", "data.val_data=[3]"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "rlenvs_train.cli",
+            "trainer.epocs=3",
+            "trainer.learning_rate=fast",
+            "data.env=rlenvs/Arithmetc-v0",
+            f"trainer.policy.model.path={missing_model}",
+            "data.val_data=[3]",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     lines = [line.removeprefix("  - ") for line in result.stderr.splitlines()[1:]]
     assert result.stderr.splitlines()[0].endswith("(5 problems):"), result.stderr
     assert [line.split(":", 1)[0] for line in lines] == [
-        "data.val_data", "trainer.epocs", "trainer.learning_rate", "data.env", "trainer.policy.model.path",
-    ]  # fmt: skip
+        "data.val_data",
+        "trainer.epocs",
+        "trainer.learning_rate",
+        "data.env",
+        "trainer.policy.model.path",
+    ]
     assert "did you mean rlenvs/Arithmetic-v0" in lines[3]
     assert f"model path {str(missing_model)!r} does not exist" in lines[4]
     assert not (tmp_path / "runs").exists()  # nothing was started

@@ -516,7 +516,9 @@ def test_gymnasium_async_vector_env_with_its_default_shared_memory():
     shared_memory=True: the observations equal the sync vector env's at reset and after every
     step (env messages, autoreset prompts, unicode), where they were a million spaces."""
     kwargs = {"level": 1, "max_turns": 2}
-    envs = {mode: gym.make_vec("rlenvs/Arithmetic-v0", 3, vectorization_mode=mode, **kwargs) for mode in ("async", "sync")}
+    envs = {
+        mode: gym.make_vec("rlenvs/Arithmetic-v0", 3, vectorization_mode=mode, **kwargs) for mode in ("async", "sync")
+    }
     try:
         assert envs["async"].shared_memory
         seen = {mode: [env.reset(seed=[0, 1, 2])[0]] for mode, env in envs.items()}
@@ -525,7 +527,7 @@ def test_gymnasium_async_vector_env_with_its_default_shared_memory():
             oracle = envs["sync"].call("oracle_action")
             replies = ("no final answer yet", *oracle[1:]) if len(seen["sync"]) == 1 else oracle
             for mode, env in envs.items():
-                observations, rewards, *_ = env.step(replies)
+                observations, _rewards, *_ = env.step(replies)
                 seen[mode].append(observations)
         assert seen["async"] == seen["sync"]
         assert seen["async"][1][0].startswith("I could not find a final answer") and seen["async"][1][1:] == ("", "")

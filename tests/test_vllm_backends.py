@@ -312,7 +312,9 @@ def test_seeded_prompt_over_the_cpu_prefill_budget_is_refused() -> None:
         llm_engine=SimpleNamespace(
             vllm_config=SimpleNamespace(
                 device_config=SimpleNamespace(device_type="cpu"),
-                scheduler_config=SimpleNamespace(enable_chunked_prefill=True, max_num_batched_tokens=64, max_num_seqs=8),
+                scheduler_config=SimpleNamespace(
+                    enable_chunked_prefill=True, max_num_batched_tokens=64, max_num_seqs=8
+                ),
             )
         ),
     )
@@ -370,9 +372,9 @@ def test_server_matches_the_in_process_engine(server, backend: VLLMBackend, voca
         remote = client.generate(PROMPTS, params)
         check_generations(remote, PROMPTS, params)
         local = backend.generate(PROMPTS, params)
-        for r, l in zip(remote, local):
-            assert r.token_ids == l.token_ids and r.finish_reason == l.finish_reason
-            assert r.logprobs == pytest.approx(l.logprobs, abs=1e-4)
+        for served, here in zip(remote, local):
+            assert served.token_ids == here.token_ids and served.finish_reason == here.finish_reason
+            assert served.logprobs == pytest.approx(here.logprobs, abs=1e-4)
     assert client.model == str(tiny_path)  # learnt from /v1/models
     assert client.max_model_len == MAX_MODEL_LEN
     assert client.logprobs_mode == "processed_logprobs"  # read from /server_info (dev mode)

@@ -69,8 +69,12 @@ def test_the_reader_reports_symlinks_fifos_and_big_files_without_opening_them(tm
     os.mkfifo(tmp_path / "pipe")  # opening it for reading would block forever
     workspace = read_workspace(tmp_path, max_file_bytes=1024)
     assert {p: n.kind for p, n in workspace.nodes.items()} == {
-        "big.bin": "file", "dirlink": "symlink", "link": "symlink", "note.txt": "file", "pipe": "other",
-    }  # fmt: skip
+        "big.bin": "file",
+        "dirlink": "symlink",
+        "link": "symlink",
+        "note.txt": "file",
+        "pipe": "other",
+    }
     assert workspace.get("big.bin").data is None and workspace.get("big.bin").size == 2048
     assert workspace.get("note.txt").text() == "hi\n" and workspace.get("link").target == "/etc/passwd"
 
@@ -180,12 +184,21 @@ def test_a_float_sum_is_the_exact_total_and_one_cent_off_is_not(magnitudes, nega
 
 def test_answers_in_curly_quotes_with_a_final_period_and_in_other_scripts_digits():
     total = AnswerIs("12347.79", numeric=True)
-    for given in ("\u201c12347.79\u201d", "\u201812347.79\u2019", "\u00ab12347.79\u00bb", "12347.79.", "$12,347.79."):
-        assert total.check(None, given).passed, given
-    for given in ("12347.79..", "\u201c12347.79", "\uff11\uff12\uff13\uff14\uff17.\uff17\uff19", "\u0661\u0662\u0663\u0664\u0667.\u0667\u0669",
-                  "\u0661\u0662\u0663\u0664\u0667\u066b\u0667\u0669", "\U0001d7e3"):
-        assert not total.check(None, given).passed, given
-    assert AnswerIs("11", numeric=True).check(None, "11.").passed and AnswerIs("0", numeric=True).check(None, "0.0.").passed
+    for reply in ("\u201c12347.79\u201d", "\u201812347.79\u2019", "\u00ab12347.79\u00bb", "12347.79.", "$12,347.79."):
+        assert total.check(None, reply).passed, reply
+    for reply in (
+        "12347.79..",
+        "\u201c12347.79",
+        "\uff11\uff12\uff13\uff14\uff17.\uff17\uff19",
+        "\u0661\u0662\u0663\u0664\u0667.\u0667\u0669",
+        "\u0661\u0662\u0663\u0664\u0667\u066b\u0667\u0669",
+        "\U0001d7e3",
+    ):
+        assert not total.check(None, reply).passed, reply
+    assert (
+        AnswerIs("11", numeric=True).check(None, "11.").passed
+        and AnswerIs("0", numeric=True).check(None, "0.0.").passed
+    )
     assert AnswerIs("Desk Lamp").check(None, "\u201cDesk Lamp\u201d").passed
     # a sentence's final period is no part of a text answer either; two periods end no sentence
     assert AnswerIs("Desk Lamp").check(None, "Desk Lamp.").passed
@@ -206,7 +219,11 @@ def test_a_byte_order_mark_at_the_start_of_a_file_is_not_content(tmp_path):
     (tmp_path / "answer.txt").write_bytes(b"\xef\xbb\xbf42\n")
     (tmp_path / "lines.txt").write_bytes(b"\xef\xbb\xbfa\nb\n")
     (tmp_path / "inside.txt").write_bytes(b"a\n\xef\xbb\xbfb\n")
-    expectations = [FileText("answer.txt", "42"), FileLines("lines.txt", ("a", "b")), FileLines("inside.txt", ("a", "b"))]
+    expectations = [
+        FileText("answer.txt", "42"),
+        FileLines("lines.txt", ("a", "b")),
+        FileLines("inside.txt", ("a", "b")),
+    ]
     verdict = check_all(expectations, read_workspace(tmp_path), None)
     assert [check.passed for check in verdict.checks] == [True, True, False]
     assert AnswerIs("42", numeric=True).check(None, "\ufeff42").passed

@@ -3,8 +3,9 @@
 The base class owns everything that must behave the same in every env: task selection,
 seeding, the chat messages, the turn budget, termination versus truncation, the errors for
 misuse, fresh `info` objects and rendering. A subclass supplies only what differs: how a
-row of its dataset becomes a task (`task_from_row`), how one reply is judged (`judge`)
-and the gold reply (`oracle_action`). So an env file reads top to bottom as task source →
+row of its dataset becomes a task (`task_from_row`), how one reply is judged
+(`judge(task, reply)`) and the gold reply (`oracle_reply(task, turn)`); the base class hands
+both the current task, and raises gymnasium's `ResetNeeded` before the first `reset`. So an env file reads top to bottom as task source →
 prompt → parse action → transition → reward.
 """
 
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
+from rlenvs.core.checks import check_int
 from rlenvs.core.registration import UnknownKeywordError, keyword_parameters, keyword_problem
 from rlenvs.core.spaces import DEFAULT_MAX_TEXT_LENGTH, UnicodeText
 from rlenvs.core.task import TaskSource, TaskT, select_task
@@ -82,8 +84,7 @@ class TextEnv(gym.Env[str, str], abc.ABC, Generic[TaskT]):
         render_mode: str | None = None,
         max_text_length: int = DEFAULT_MAX_TEXT_LENGTH,
     ) -> None:
-        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
-            raise ValueError(f"max_turns must be an int >= 1, got {max_turns!r}")
+        check_int("max_turns", max_turns, at_least=1)
         if system_prompt is not None and not isinstance(system_prompt, str):
             raise TypeError(f"system_prompt must be a str or None, got {type(system_prompt).__name__}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -113,18 +114,30 @@ class TextEnv(gym.Env[str, str], abc.ABC, Generic[TaskT]):
         """Judge one model reply. Must accept any string and never raise on its content."""
 
     @abc.abstractmethod
-    def oracle_action(self) -> str:
-        """A reply that resolves the current task with the maximum reward."""
+    def oracle_reply(self, task: TaskT, turn: int) -> str:
+        """A reply that earns the maximum reward for `task` from here, `turn` replies into the
+        episode (0 before the first). An env whose state goes beyond the transcript (a
+        workspace, a workbook) reads it from `self`. Raise when there is none, saying why."""
 
     # --- the contract ---------------------------------------------------------------------
+
+    def oracle_action(self) -> str:
+        """The gold reply now: `oracle_reply(task, turn)` for the current episode (what
+        `rlenvs eval --policy oracle`, the SFT data and the testing kit play)."""
+        return self.oracle_reply(self.current_task, self.turn)
+
+    @property
+    def current_task(self) -> TaskT:
+        """The current episode's task; gymnasium's `ResetNeeded` before the first `reset()`."""
+        if self.task is None:
+            raise ResetNeeded(f"{type(self).__name__}: call reset() first; there is no task yet")
+        return self.task
 
     @property
     def episode_over(self) -> bool:
         return self.stop_reason is not None
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         self.task = select_task(self.tasks, options, self.np_random, self.task_from_row)
         self.turn = 0
@@ -148,8 +161,7 @@ class TextEnv(gym.Env[str, str], abc.ABC, Generic[TaskT]):
                 f"{type(self).__name__}.step expects the model's reply as a str, got "
                 f"{type(action).__name__}: decode token ids to text before stepping"
             )
-        if self.task is None:
-            raise ResetNeeded(f"{type(self).__name__}: call reset() before step()")
+        task = self.current_task
         if self.episode_over:
             raise ResetNeeded(
                 f"{type(self).__name__}: the episode has ended (stop_reason={self.stop_reason!r}); "
@@ -157,7 +169,7 @@ class TextEnv(gym.Env[str, str], abc.ABC, Generic[TaskT]):
             )
         self.turn += 1
         self.transcript.append({"role": "assistant", "content": action})
-        verdict = self.judge(self.task, action)
+        verdict = self.judge(task, action)
         reward = float(verdict.reward)
         low, high = self.reward_range
         if not (math.isfinite(reward) and low <= reward <= high):
@@ -178,7 +190,7 @@ class TextEnv(gym.Env[str, str], abc.ABC, Generic[TaskT]):
         messages = [{"role": "user", "content": observation}] if observation else []
         self.transcript.extend(dict(m) for m in messages)
         info = {
-            "task_id": self.task.task_id,
+            "task_id": task.task_id,
             "turn": self.turn,
             "max_turns": self.max_turns,
             "messages": messages,
@@ -224,7 +236,7 @@ def _format_messages(messages: list[Message], stop_reason: str | None) -> str:
 
 
 @functools.lru_cache(maxsize=1024)
-def _keyword_problem(cls: type, given: tuple[str, ...]) -> str | None:
+def _keyword_problem(cls: type[TextEnv[Any]], given: tuple[str, ...]) -> str | None:
     """`keyword_problem` for the constructor of `cls` (cached: a vector of envs makes the same
     class with the same keywords many times)."""
     parameters = keyword_parameters(cls.__init__)

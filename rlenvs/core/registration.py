@@ -153,9 +153,10 @@ def make_parameters(env_id: str) -> Mapping[str, inspect.Parameter] | None:
     where that cannot be told (a constructor taking **kwargs, an entry point that does not load)."""
     spec = gym.spec(env_id.rpartition(":")[2])
     try:
-        creator = (
-            spec.entry_point if callable(spec.entry_point) else gym.envs.registration.load_env_creator(spec.entry_point)
-        )
+        entry = spec.entry_point
+        if entry is None:
+            return None
+        creator = entry if callable(entry) else gym.envs.registration.load_env_creator(entry)
         return keyword_parameters(creator)
     except (ImportError, AttributeError, ValueError, TypeError):
         return None
@@ -168,9 +169,10 @@ def keyword_parameters(creator: Callable[..., Any]) -> Mapping[str, inspect.Para
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
         return None
     return {
-        name: p for name, p in parameters.items()
+        name: p
+        for name, p in parameters.items()
         if name != "self" and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    }  # fmt: skip
+    }
 
 
 def keyword_problem(owner: str, valid: Iterable[str], given: Iterable[str]) -> str | None:
@@ -180,8 +182,8 @@ def keyword_problem(owner: str, valid: Iterable[str], given: Iterable[str]) -> s
     unknown = [name for name in given if name not in valid]
     if not unknown:
         return None
-    guesses = {name: difflib.get_close_matches(name, valid, n=1, cutoff=0.6) for name in unknown}
-    guesses = {name: close[0] for name, close in guesses.items() if close}
+    matches = {name: difflib.get_close_matches(name, valid, n=1, cutoff=0.6) for name in unknown}
+    guesses = {name: close[0] for name, close in matches.items() if close}
     noun = "keyword argument" if len(unknown) == 1 else "keyword arguments"
     message = f"{owner} got an unexpected {noun} {', '.join(map(repr, unknown))}"
     if len(unknown) == 1 and guesses:

@@ -33,9 +33,7 @@ million characters would make random actions slow and no more useful."""
 # What `sample` draws from: printable ASCII, whitespace, and a few characters from outside
 # it (accents, CJK, maths symbols, an emoji, a unicode minus) so that random actions probe
 # unicode handling too.
-SAMPLE_CHARSET = (
-    "".join(chr(c) for c in range(32, 127)) + "\n\t" + "éüßñ中文数学∑√π×÷−½²€£😀"
-)
+SAMPLE_CHARSET = "".join(chr(c) for c in range(32, 127)) + "\n\t" + "éüßñ中文数学∑√π×÷−½²€£😀"
 
 
 class UnicodeText(Text):

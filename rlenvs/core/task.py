@@ -43,6 +43,7 @@ def content_task_id(prefix: str, row: Mapping[str, Any]) -> str:
     digest = hashlib.sha1(json.dumps(row, sort_keys=True, default=str).encode()).hexdigest()
     return f"{prefix}/custom-{digest[:12]}"
 
+
 TASK_OPTIONS = ("task", "task_index", "task_id")
 """The keys of reset's `options` that choose a task; at most one may be given."""
 
@@ -79,8 +80,7 @@ class DatasetSource(Generic[TaskT]):
         except KeyError:
             example = self.tasks[0].task_id
             raise KeyError(
-                f"no task with task_id={task_id!r} in {self.name} ({len(self.tasks)} tasks, "
-                f"ids look like {example!r})"
+                f"no task with task_id={task_id!r} in {self.name} ({len(self.tasks)} tasks, ids look like {example!r})"
             ) from None
 
 
@@ -127,7 +127,9 @@ class FamilyMixSource(Generic[TaskT]):
     i // n of family i % n, so any run of indices mixes the families evenly. Task ids are
     `{prefix}/{family}/L{level}/{index}`; `task_at(family, level, index)` builds one."""
 
-    def __init__(self, prefix: str, families: Sequence[str], level: int, task_at: Callable[[str, int, int], TaskT]) -> None:
+    def __init__(
+        self, prefix: str, families: Sequence[str], level: int, task_at: Callable[[str, int, int], TaskT]
+    ) -> None:
         if not families:
             raise ValueError(f"{prefix} needs at least one task family")
         self.prefix, self.families, self.level, self.task_at = prefix, tuple(families), level, task_at

@@ -109,7 +109,7 @@ def _probe(url: str, target: tuple[str, int], via: str | None, timeout_s: float)
         try:
             with socket.create_connection((host, port), timeout=timeout_s):
                 outcome.append(time.monotonic() - started)
-        except BaseException as error:  # noqa: BLE001 - reported, whatever it is
+        except BaseException as error:
             outcome.append(error)
 
     thread = threading.Thread(target=connect, name="rlenvs-hub-probe", daemon=True)

@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar, Union
+from typing import Any, TypeVar
 
 import pyarrow.parquet as pq
 
@@ -30,8 +30,8 @@ DATA_DIR_VARIABLE = "RLENVS_DATA_DIR"
 SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet", ".json")
 """File formats read; in `$RLENVS_DATA_DIR/<dataset>/<split>` they are tried in this order."""
 
-PathLike = Union[str, os.PathLike]
-DataFiles = Union[PathLike, Sequence[PathLike], Mapping[str, Union[PathLike, Sequence[PathLike]]]]
+PathLike = str | os.PathLike
+DataFiles = PathLike | Sequence[PathLike] | Mapping[str, PathLike | Sequence[PathLike]]
 
 T = TypeVar("T")
 
@@ -84,9 +84,14 @@ class DataSpec:
     ) -> tuple[T, ...]:
         """`load_tasks` for `split` of this data set."""
         return load_tasks(
-            self.name, split, data_files=data_files, hub=self.hub.get(split), task_from_row=task_from_row,
-            file_stem=self.file_stem, file_name=self.file_name(split),
-        )  # fmt: skip
+            self.name,
+            split,
+            data_files=data_files,
+            hub=self.hub.get(split),
+            task_from_row=task_from_row,
+            file_stem=self.file_stem,
+            file_name=self.file_name(split),
+        )
 
 
 @dataclass(frozen=True)
@@ -169,8 +174,10 @@ def read_rows(path: PathLike) -> list[tuple[dict[str, Any], RowLocation]]:
                 raise DataFormatError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
         if not isinstance(data, list):
             raise DataFormatError(f"{path}: a .json data file must hold a list of objects, found {type(data).__name__}")
-        return [(_require_object(row, RowLocation(str(path), i, "row")), RowLocation(str(path), i, "row"))
-                for i, row in enumerate(data)]
+        return [
+            (_require_object(row, RowLocation(str(path), i, "row")), RowLocation(str(path), i, "row"))
+            for i, row in enumerate(data)
+        ]
     raise DataFormatError(f"{path}: unsupported data file type: use one of {', '.join(SUFFIXES)}")
 
 
@@ -264,10 +271,13 @@ def _tasks_from_hub(wanted: _Wanted, task_from_row: Callable) -> tuple:
     hub = wanted.hub
     assert hub is not None
     if importlib.util.find_spec("datasets") is None:
-        raise DataNotFoundError(_not_found_message(
-            wanted, f"the hub copy ({hub.path}) needs the `datasets` package, which is not installed: "
-            "pip install datasets (on a machine that can reach the Hugging Face hub)",
-        ))  # fmt: skip
+        raise DataNotFoundError(
+            _not_found_message(
+                wanted,
+                f"the hub copy ({hub.path}) needs the `datasets` package, which is not installed: "
+                "pip install datasets (on a machine that can reach the Hugging Face hub)",
+            )
+        )
     status = hub_probe.hub_status()
     if not status.reachable and status.offline_variable is None:
         raise DataNotFoundError(_not_found_message(wanted, _unreachable(hub, status)))

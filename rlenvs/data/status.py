@@ -16,7 +16,15 @@ import gymnasium as gym
 
 from rlenvs.core.registration import EnvEntry, make_parameters
 from rlenvs.data import hub as hub_probe
-from rlenvs.data.loading import DATA_DIR_VARIABLE, SUFFIXES, DataNotFoundError, DataSpec, HubDataset, data_dir, data_dir_file
+from rlenvs.data.loading import (
+    DATA_DIR_VARIABLE,
+    SUFFIXES,
+    DataNotFoundError,
+    DataSpec,
+    HubDataset,
+    data_dir,
+    data_dir_file,
+)
 
 
 @dataclass(frozen=True)
@@ -89,15 +97,26 @@ def _file_status(spec: DataSpec, file_name: str, folder: Path | None, status: hu
     if found is not None:
         return FileStatus(spec, file_name, found, hub, f"found: {found}", True)
     if hub is None:
-        return FileStatus(spec, file_name, None, hub, "missing (no copy on the hub: a local file is the only way)", False)
+        return FileStatus(
+            spec, file_name, None, hub, "missing (no copy on the hub: a local file is the only way)", False
+        )
     copy = f"{hub.path}" + (f" ({hub.name})" if hub.name else "")
     cached = hub_probe.hub_cache_copy(hub.path)
     if not _datasets_installed():
-        return FileStatus(spec, file_name, None, hub, f"missing; the hub copy {copy} needs `pip install datasets`", False)
+        return FileStatus(
+            spec, file_name, None, hub, f"missing; the hub copy {copy} needs `pip install datasets`", False
+        )
     if status.offline_variable is not None:
         if cached is not None:
             return FileStatus(spec, file_name, None, hub, f"from the hub cache: {copy} ({cached})", True)
-        return FileStatus(spec, file_name, None, hub, f"missing; {status.offline_variable} is set and the hub cache has no {copy}", False)
+        return FileStatus(
+            spec,
+            file_name,
+            None,
+            hub,
+            f"missing; {status.offline_variable} is set and the hub cache has no {copy}",
+            False,
+        )
     if status.reachable:
         return FileStatus(spec, file_name, None, hub, f"from the hub: {copy}, downloaded on first use", True)
     extra = "; the hub cache holds it: HF_HUB_OFFLINE=1 uses it" if cached is not None else ""

@@ -114,6 +114,7 @@ def _program(blocks: list[str], calls: tuple[str, ...]) -> str | None:
     for block in [*reversed(range(answer + 1, len(blocks))), *range(answer)]:
         for statement in _definitions(_parse(blocks[block])):
             providers.update(dict.fromkeys(_bound([statement]), (block, statement)))
+    assert tree is not None  # the search above stops only at a block that parsed
     have = _bound(tree.body)
     wanted = (_free_names(tree) | set(calls)) - have
     kept: dict[tuple[int, int], str] = {}
@@ -169,14 +170,17 @@ def _bound(statements: list[ast.stmt], *, imports: bool = True) -> set[str]:
             names |= {(alias.asname or alias.name).split(".")[0] for alias in statement.names if alias.name != "*"}
         elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            names |= {
+                n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            }
     return names
 
 
 def _free_names(tree: ast.AST | None) -> set[str]:
     """The names the code reads and never binds (no assignment, parameter, def, class or
     import of that name anywhere in it): what it needs from elsewhere."""
-    read, bound = set(), set()
+    read: set[str] = set()
+    bound: set[str] = set()
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, ast.Name):
             (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
@@ -235,6 +239,11 @@ def _compiles(program: str) -> bool:
     return True
 
 
+def _last_line(statement: ast.stmt) -> int:
+    assert statement.end_lineno is not None  # `ast.parse` sets it on every statement
+    return statement.end_lineno
+
+
 def future_imports_first(program: str) -> str:
     """`program` with its top-level `from __future__` imports moved to the top, where Python
     requires them (each on lines of its own; a program that does not parse is unchanged)."""
@@ -244,10 +253,10 @@ def future_imports_first(program: str) -> str:
     futures = [s for s in tree.body if isinstance(s, ast.ImportFrom) and s.module == "__future__"]
     lines = program.splitlines()
     shared = {s.lineno for s in tree.body if s not in futures} | {s.end_lineno for s in tree.body if s not in futures}
-    moved = [s for s in futures if not shared & set(range(s.lineno, s.end_lineno + 1))]
+    moved = [s for s in futures if not shared & set(range(s.lineno, _last_line(s) + 1))]
     if not moved or all(s is tree.body[i] for i, s in enumerate(moved)):
         return program  # none, or already first
-    taken = {n for s in moved for n in range(s.lineno, s.end_lineno + 1)}
+    taken = {n for s in moved for n in range(s.lineno, _last_line(s) + 1)}
     head = [line for s in moved for line in lines[s.lineno - 1 : s.end_lineno]]
     rest = [line for n, line in enumerate(lines, 1) if n not in taken]
     return "\n".join(head + rest) + ("\n" if program.endswith("\n") else "")

@@ -108,7 +108,9 @@ def _newlines(text: str) -> str:
 def _opening(line: str) -> _Block | None:
     match = _OPENING.match(line)
     if match and not (match.group("fence")[0] == "`" and "`" in match.group("info")):
-        return _Block(match.group("indent"), match.group("fence"), _TAG.match(match.group("info")).group(0).lower())
+        tag = _TAG.match(match.group("info"))
+        assert tag is not None  # `_TAG` is a starred class: it matches, maybe empty, at any start
+        return _Block(match.group("indent"), match.group("fence"), tag.group(0).lower())
     inline = _INLINE_OPENING.search(line)
     if inline:
         return _Block("", inline.group("fence"), inline.group("tag").lower())

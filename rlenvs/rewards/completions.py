@@ -13,4 +13,3 @@ def completion_text(completion: Any) -> str:
         content = completion[-1].get("content", "")
         return content if isinstance(content, str) else ""
     raise TypeError(f"a completion must be a str or a list of chat messages, got {type(completion).__name__}")
-

@@ -57,7 +57,8 @@ def forbidden_links(links: Mapping[str, str], workdir: str, folders: Iterable[st
 
 def _reaches(path: str, links: Mapping[str, str], roots: tuple[str, ...]) -> bool:
     """Whether resolving `path` through `links` passes under one of `roots`."""
-    parts, done, hops = path.split("/"), [], 0
+    parts, hops = path.split("/"), 0
+    done: list[str] = []
     while parts:
         part = parts.pop(0)
         if part in ("", "."):

@@ -86,8 +86,9 @@ class Comparison:
         return self.total > 0 and self.matched == self.total
 
 
-def compare_cells(got: Mapping[str, Any], want: Mapping[str, Any], *, report: int = 5,
-                  decimals: Mapping[str, int] | None = None) -> Comparison:  # fmt: skip
+def compare_cells(
+    got: Mapping[str, Any], want: Mapping[str, Any], *, report: int = 5, decimals: Mapping[str, int] | None = None
+) -> Comparison:
     """Every cell of `want` against the same cell of `got` (missing: empty); a cell named in
     `decimals` must also be rounded to that many decimals (`rounded_to`)."""
     mismatches: list[tuple[str, Any, Any]] = []
@@ -100,4 +101,3 @@ def compare_cells(got: Mapping[str, Any], want: Mapping[str, Any], *, report: in
         elif len(mismatches) < report:
             mismatches.append((cell, value, wanted))
     return Comparison(matched, len(want), tuple(mismatches))
-

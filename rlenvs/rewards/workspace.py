@@ -203,7 +203,9 @@ class FileText(PathExpectation):
         node, problem = _regular_file(workspace, self.path)
         if node is None:
             return Check(self.describe(), False, problem)
-        ok = node.text().rstrip() == self.text.rstrip()
+        text = node.text()
+        assert text is not None  # `_regular_file` returns only nodes that hold their data
+        ok = text.rstrip() == self.text.rstrip()
         return Check(self.describe(), ok, "" if ok else f"{self.path} does not hold the expected text")
 
 
@@ -228,7 +230,9 @@ class FileLines(PathExpectation):
         node, problem = _regular_file(workspace, self.path)
         if node is None:
             return Check(self.describe(), False, problem)
-        found = [line.strip() for line in text_lines(node.text()) if line.strip()]
+        text = node.text()
+        assert text is not None  # `_regular_file` returns only nodes that hold their data
+        found = [line.strip() for line in text_lines(text) if line.strip()]
         want = [line.strip() for line in self.lines]
         ok = found == want if self.ordered else sorted(found) == sorted(want)
         return Check(self.describe(), ok, "" if ok else f"{self.path} has {len(found)} lines, not the expected ones")
@@ -247,7 +251,9 @@ class FileMode(PathExpectation):
     def check(self, workspace: Workspace, answer: str | None) -> Check:
         node = workspace.get(self.path)
         if node is None or node.kind == "symlink":
-            return Check(self.describe(), False, f"{self.path} does not exist" if node is None else f"{self.path} is a symlink")
+            return Check(
+                self.describe(), False, f"{self.path} does not exist" if node is None else f"{self.path} is a symlink"
+            )
         ok = node.mode == self.mode
         return Check(self.describe(), ok, "" if ok else f"{self.path} has mode {node.mode:o}")
 
@@ -374,7 +380,12 @@ def parse_number(text: str) -> Decimal | None:
     match = _NUMBER.fullmatch(text) if len(text) <= MAX_NUMBER_CHARS else None
     if match is None or (match.group(1) and match.group(2)):
         return None
-    sign, digits, fraction, exponent = match.group(1) or match.group(2), match.group(3), match.group(4) or "", match.group(5) or ""
+    sign, digits, fraction, exponent = (
+        match.group(1) or match.group(2),
+        match.group(3),
+        match.group(4) or "",
+        match.group(5) or "",
+    )
     if not any(char.isdigit() for char in digits + fraction):
         return None
     value = Decimal(digits.replace(",", "") + fraction + exponent)

@@ -116,6 +116,10 @@ def next_worker_uid() -> int | None:
     """The next candidate uid for a worker when running as root, else None (stay as is)."""
     if os.geteuid() != 0:
         return None
+    return _candidate_uid()
+
+
+def _candidate_uid() -> int:
     return UID_BASE + (os.getpid() * 4096 + next(_worker_numbers)) % UID_SPAN
 
 
@@ -165,7 +169,7 @@ def lease_worker_uid() -> UidLease | None:
         except (BlockingIOError, FileNotFoundError):
             pass  # held by a live worker, or released and removed while we opened it
         os.close(fd)
-        uid = next_worker_uid()
+        uid = _candidate_uid()
     raise SandboxUnavailable(f"no free sandbox uid after {UID_LEASE_ATTEMPTS} tries: are {UID_LOCK_DIR}'s locks stuck?")
 
 
@@ -303,8 +307,15 @@ def unsafe_launch(python: str | None, workdir: str, *, session: bool = False) ->
     when started by root, so the process limit still holds; the caller chowns `workdir`)."""
     interpreter = guest_python(python)
     return WorkerLaunch(
-        argv=(interpreter, "-I", "-S", "-B", f"{staged_guest_dir()}/zygote.py", "--unsafe",
-              *(["--session"] if session else [])),
+        argv=(
+            interpreter,
+            "-I",
+            "-S",
+            "-B",
+            f"{staged_guest_dir()}/zygote.py",
+            "--unsafe",
+            *(["--session"] if session else []),
+        ),
         lease=lease_worker_uid(),
         cwd=workdir,
     )

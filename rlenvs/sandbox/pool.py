@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Self
 
+from rlenvs.core.checks import check_int
 from rlenvs.sandbox.launch import (
     WorkerLaunch,
     bwrap_launch,
@@ -51,10 +52,8 @@ class Sandbox:
         max_uses: int = DEFAULT_MAX_USES,
     ) -> None:
         workers = (os.cpu_count() or 1) if workers is None else workers
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise ValueError(f"workers must be an int >= 1, got {workers!r}")
-        if isinstance(max_uses, bool) or not isinstance(max_uses, int) or max_uses < 1:
-            raise ValueError(f"max_uses must be an int >= 1, got {max_uses!r}")
+        check_int("workers", workers, at_least=1)
+        check_int("max_uses", max_uses, at_least=1)
         if limits is not None and not isinstance(limits, Limits):
             raise TypeError(f"limits must be a rlenvs.sandbox.Limits, got {type(limits).__name__}")
         check_can_launch(unsafe, python)
@@ -100,10 +99,14 @@ class Sandbox:
         tests = tuple(
             _outcome(name, outcomes[i])
             if i in outcomes
-            else TestOutcome(name=name, passed=False, error=_missing_reason(answer, started=i == running),
-                             kind="did not finish" if i == running else "not run")
+            else TestOutcome(
+                name=name,
+                passed=False,
+                error=_missing_reason(answer, started=i == running),
+                kind="did not finish" if i == running else "not run",
+            )
             for i, name in enumerate(program.names)
-        )  # fmt: skip
+        )
         return TestReport(
             status=answer["status"],
             tests=tests,

@@ -129,6 +129,8 @@ class ShellSession:
         if self.unsafe:
             if path != self.workdir:
                 raise SessionError(f"in unsafe mode only the workspace is reachable from the host, not {path}")
+            if worker.workdir is None:
+                raise SessionError(LOST)
             return worker.workdir
         return f"/proc/{worker.child_pid}/root{path}"
 
@@ -183,18 +185,28 @@ class ShellSession:
         with self._lock:
             answer = self._request(self._episode_worker(), {"kind": "wipe", "folders": folders}, self.limits.timeout_s)
             if answer["status"] != "ok":
-                raise SessionError(f"{', '.join(folders)} could not be emptied: {answer.get('detail', answer['status'])}")
+                raise SessionError(
+                    f"{', '.join(folders)} could not be emptied: {answer.get('detail', answer['status'])}"
+                )
 
     def _scratch(self, folders: Iterable[str]) -> list[str]:
         folders = list(folders)
         if self.workdir in folders:
-            raise ValueError(f"wipe empties scratch folders such as /tmp, not the workspace {self.workdir}: use reset()")
+            raise ValueError(
+                f"wipe empties scratch folders such as /tmp, not the workspace {self.workdir}: use reset()"
+            )
         return folders
 
     def run(
-        self, command: str, *, timeout_s: float | None = None, fresh: bool = False, output_bytes: int | None = None,
-        read_only: ReadOnlyFolder | None = None, environment: Mapping[str, str] | None = None,
-    ) -> ExecResult:  # fmt: skip
+        self,
+        command: str,
+        *,
+        timeout_s: float | None = None,
+        fresh: bool = False,
+        output_bytes: int | None = None,
+        read_only: ReadOnlyFolder | None = None,
+        environment: Mapping[str, str] | None = None,
+    ) -> ExecResult:
         """Run one command in the session's shell and return its output (stdout and stderr
         together, in `stdout`). `fresh=True`: in a new shell in the workspace, neither
         using nor changing the session's shell state (for checks run after the agent).
@@ -215,15 +227,26 @@ class ShellSession:
             size += sum(len(f"{name}={value}".encode("utf-8", "replace")) + 1 for name, value in environment.items())
         if size > MAX_COMMAND_BYTES:
             return ExecResult(
-                status="error", stdout="", stderr="", exit_code=None, signal=None, truncated=False, duration_s=0.0,
+                status="error",
+                stdout="",
+                stderr="",
+                exit_code=None,
+                signal=None,
+                truncated=False,
+                duration_s=0.0,
                 detail=f"the command is over {MAX_COMMAND_BYTES} bytes: write long content to a file in several steps",
-            )  # fmt: skip
+            )
         timeout_s = self.limits.timeout_s if timeout_s is None else timeout_s
         output_bytes = self.limits.output_bytes if output_bytes is None else output_bytes
         limits = dataclasses.replace(self.limits, timeout_s=timeout_s, output_bytes=output_bytes)
         with self._lock:
-            return self._run(command, limits, keep_state=not fresh and environment is None, read_only=read_only,
-                             environment=environment)  # fmt: skip
+            return self._run(
+                command,
+                limits,
+                keep_state=not fresh and environment is None,
+                read_only=read_only,
+                environment=environment,
+            )
 
     def close(self) -> None:
         with self._lock:
@@ -239,9 +262,14 @@ class ShellSession:
     # --- internals --------------------------------------------------------------------------
 
     def _run(
-        self, command: str, limits: Limits, *, keep_state: bool, read_only: ReadOnlyFolder | None = None,
+        self,
+        command: str,
+        limits: Limits,
+        *,
+        keep_state: bool,
+        read_only: ReadOnlyFolder | None = None,
         environment: dict[str, str] | None = None,
-    ) -> ExecResult:  # fmt: skip
+    ) -> ExecResult:
         worker = self._episode_worker()
         request = {
             "kind": "bash" if environment is None else "script",
@@ -311,4 +339,3 @@ def _kill(holder: list[Worker]) -> None:
     for worker in holder:
         worker.kill()
     holder.clear()
-

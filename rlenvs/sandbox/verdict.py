@@ -237,7 +237,7 @@ class VerdictRun:
         and the tests in their folder, with TESTS_DIR in their text rewritten to `tests_dir`."""
         old, new, folder = TESTS_DIR.encode(), self.tests_dir.encode(), self.tests_name
         folders = (folder, f"{folder}/{LOGS_NAME}", "home", "tmp", "site", "git-hooks")
-        records = [_record(name, None) for name in folders]
+        records: list[WorkspaceEntry] = [_record(name, None) for name in folders]
         records += [
             _record("pytest.ini", b""),
             _record("site/sitecustomize.py", SITECUSTOMIZE.encode(), pyc=True),
@@ -339,7 +339,7 @@ def _record(path: str, data: bytes | None, *, pyc: bool = False) -> _Record:
     also writes the bytecode of, beside it in `__pycache__` (its interpreter's, hash-checked:
     python3 then starts without compiling it)."""
     is_dir = data is None
-    encoded = "" if is_dir else base64.b64encode(data).decode()
+    encoded = "" if data is None else base64.b64encode(data).decode()
     record = {"path": path, "dir": is_dir, "data": encoded, "mode": 0o755 if is_dir else 0o644, "mtime": None}
     return _Record({**record, "pyc": True} if pyc else record)
 
@@ -363,6 +363,10 @@ def run_tests(
     session.add_files(files, run.root, wipe=SCRATCH_FOLDERS)  # the scratch folders emptied first
     variables = run.environment(run.pytest_config(files), environment)
     return session.run(
-        run.script_text(script), timeout_s=timeout_s, fresh=True, output_bytes=VERDICT_OUTPUT_BYTES,
-        read_only=run.read_only, environment=variables,
-    )  # fmt: skip
+        run.script_text(script),
+        timeout_s=timeout_s,
+        fresh=True,
+        output_bytes=VERDICT_OUTPUT_BYTES,
+        read_only=run.read_only,
+        environment=variables,
+    )

@@ -18,6 +18,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import IO
 
 from rlenvs.sandbox.launch import WorkerLaunch
 
@@ -75,24 +76,28 @@ class Worker:
             raise WorkerFailed(f"the sandbox did not start: unexpected first line {ready!r}")
 
     @staticmethod
-    def _start(launch: WorkerLaunch, argv: tuple[str, ...], pass_fds: tuple[int, ...]) -> subprocess.Popen:
+    def _start(launch: WorkerLaunch, argv: tuple[str, ...], pass_fds: tuple[int, ...]) -> subprocess.Popen[bytes]:
         """Start the worker from the launcher thread (see `_launcher`), as its uid, in a
         session of its own, with none of the host's environment."""
-        return _launcher().submit(
-            subprocess.Popen,
-            argv,
-            pass_fds=pass_fds,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=launch.cwd or "/",
-            user=launch.uid,
-            group=launch.uid,
-            extra_groups=[] if launch.uid is not None else None,
-            start_new_session=True,
-            close_fds=True,
-            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},  # none of the host's secrets
-        ).result()
+        return (
+            _launcher()
+            .submit(
+                subprocess.Popen,
+                argv,
+                pass_fds=pass_fds,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=launch.cwd or "/",
+                user=launch.uid,
+                group=launch.uid,
+                extra_groups=[] if launch.uid is not None else None,
+                start_new_session=True,
+                close_fds=True,
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},  # none of the host's secrets
+            )
+            .result()
+        )
 
     @property
     def workdir(self) -> str | None:
@@ -111,8 +116,9 @@ class Worker:
         """Send one request and wait for its answer, at most `timeout_s` + grace."""
         self.uses += 1
         try:
-            self._process.stdin.write((json.dumps(message) + "\n").encode())
-            self._process.stdin.flush()
+            stdin = _pipe(self._process.stdin)
+            stdin.write((json.dumps(message) + "\n").encode())
+            stdin.flush()
         except (BrokenPipeError, OSError) as error:
             self.kill()
             raise WorkerFailed(f"the worker is gone ({error})") from None
@@ -123,7 +129,7 @@ class Worker:
         return answer
 
     def _read_line(self, deadline: float) -> object:
-        fd = self._process.stdout.fileno()
+        fd = _pipe(self._process.stdout).fileno()
         while b"\n" not in self._buffer:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -150,7 +156,7 @@ class Worker:
     def _stderr_tail(self) -> str:
         if self.alive:
             return ""
-        return self._process.stderr.read(4000).decode("utf-8", "replace").strip()
+        return _pipe(self._process.stderr).read(4000).decode("utf-8", "replace").strip()
 
     def signal_kill(self) -> None:
         """SIGKILL the worker's process group, leaving the pipes to the thread using them."""
@@ -186,11 +192,11 @@ class Worker:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._workdir = None
 
-
     def _close_pipes(self) -> None:
         for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
             try:
-                stream.close()
+                if stream is not None:
+                    stream.close()
             except OSError:  # a buffered write to a dead worker's stdin cannot be flushed
                 pass
 
@@ -230,6 +236,13 @@ def _read_child_pid(fd: int, deadline: float) -> int:
         return int(json.loads(data)["child-pid"])
     except (ValueError, KeyError, TypeError):
         raise WorkerFailed(f"bwrap's --info-fd report is unreadable: {data[:200]!r}") from None
+
+
+def _pipe(stream: IO[bytes] | None) -> IO[bytes]:
+    """One of the worker's standard streams, which `_start` always opens as pipes."""
+    if stream is None:
+        raise WorkerFailed("the worker was started without its pipes")
+    return stream
 
 
 def unsafe_workdir() -> str:

@@ -62,7 +62,7 @@ class CallThread:
             started = time.perf_counter()
             try:
                 value = call()
-            except BaseException as error:  # noqa: BLE001 - reported to the caller, whatever it is
+            except BaseException as error:
                 reply.append(Outcome(error=error, seconds=time.perf_counter() - started))
             else:
                 reply.append(Outcome(value=value, seconds=time.perf_counter() - started))
@@ -122,8 +122,10 @@ class RewardUnderTest:
         if self.shape == "plain":
             return self.function(completions[0], truths[0])
         shaped = [[{"role": "assistant", "content": c}] for c in completions] if self.conversational else completions
-        prompts = [[{"role": "user", "content": TRL_PROMPT}]] * len(completions) if self.conversational else (
-            [TRL_PROMPT] * len(completions)
+        prompts = (
+            [[{"role": "user", "content": TRL_PROMPT}]] * len(completions)
+            if self.conversational
+            else ([TRL_PROMPT] * len(completions))
         )
         return self.function(prompts=prompts, completions=shaped, **{self.truth_column: truths})
 
@@ -156,8 +158,11 @@ class RewardUnderTest:
         raise a `TypeError` that names the fix if it does not (a `ValueError` if it hangs)."""
         outcome = self.calls.call(lambda: self.invoke(completions, truths), timeout)
         other = "trl" if self.shape == "plain" else "plain"
-        other_form = ("TRL's f(completions, **columns) -> list[float]" if other == "trl"
-                      else "f(completion, ground_truth) -> float")
+        other_form = (
+            "TRL's f(completions, **columns) -> list[float]"
+            if other == "trl"
+            else "f(completion, ground_truth) -> float"
+        )
         switch = f"if it is {other_form}, pass shape={other!r} (--shape {other} on the command line)"
         if outcome.hung:
             raise ValueError(
@@ -166,9 +171,11 @@ class RewardUnderTest:
             )
         if outcome.error is not None:
             if self.shape == "trl" and isinstance(outcome.error, TypeError):
-                switch += (f"; TRL passes prompts=, completions= and every data set column as keywords (the "
-                           f"ground truths as {self.truth_column}=, truth_column= names another column), so a "
-                           "TRL-shaped function should take **kwargs")
+                switch += (
+                    f"; TRL passes prompts=, completions= and every data set column as keywords (the "
+                    f"ground truths as {self.truth_column}=, truth_column= names another column), so a "
+                    "TRL-shaped function should take **kwargs"
+                )
             raise TypeError(
                 f"calling {self.name} in the {self.shape} shape on a correct answer ({completions[0]!r}) raised "
                 f"{outcome.describe_error()}; {switch} (calls run on a worker thread, as a trainer's may)"

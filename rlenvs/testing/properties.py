@@ -108,8 +108,11 @@ class RewardReport:
         form = "f(completion, ground_truth)" if self.shape == "plain" else "f(completions, **columns)"
         header = f"{self.target}  ({self.shape}: {form}; rewards in [{self.bounds[0]}, {self.bounds[1]}])"
         failed = len(self.failures)
-        footer = (f"all {len(self.reports)} properties passed" if not failed
-                  else f"{failed} of {len(self.reports)} properties failed")
+        footer = (
+            f"all {len(self.reports)} properties passed"
+            if not failed
+            else f"{failed} of {len(self.reports)} properties failed"
+        )
         return "\n".join([header, *(str(report) for report in self.reports), footer])
 
 
@@ -131,8 +134,9 @@ class _Options:
         simplest = hypothesis.find(
             completions.truth_strategy(self.truths),
             lambda _: True,
-            settings=hypothesis.settings(database=None, max_examples=1, phases=[Phase.generate],
-                                         suppress_health_check=list(HealthCheck)),
+            settings=hypothesis.settings(
+                database=None, max_examples=1, phases=[Phase.generate], suppress_health_check=list(HealthCheck)
+            ),
         )
         return completions.basic_cases(simplest)
 
@@ -210,9 +214,7 @@ def _canonical(subject: RewardUnderTest, options: _Options, case: Case) -> Outco
     return options.canonical_scores[key]
 
 
-def _compare_with_canonical(
-    subject: RewardUnderTest, options: _Options, case: Case
-) -> tuple[float, float] | _Verdict:
+def _compare_with_canonical(subject: RewardUnderTest, options: _Options, case: Case) -> tuple[float, float] | _Verdict:
     """(the case's reward, the canonical answer's reward), or the verdict if either call
     hung, raised or returned something that is not a valid reward."""
     scored = subject.call(case.completion, case.truth, options.hang_timeout)
@@ -304,20 +306,46 @@ def _adversarial_first(options: _Options) -> SearchStrategy[Case]:
 
 
 _PROPERTIES: tuple[_Property, ...] = (
-    _Property("range", "every reward is a real number inside the bounds, never NaN",
-              _any_completion, _range, tries_basic_cases=True),
-    _Property("totality", "no exception on any string",
-              _any_completion, _totality, tries_basic_cases=True),
-    _Property("determinism", "the same completion scores the same every call",
-              _any_completion, _determinism, tries_basic_cases=True),
-    _Property("invariance", "every correct rendering scores what the canonical one does",
-              lambda o: o.cases(completions.correct_answers, renderings=o.renderings), _invariance),
-    _Property("sensitivity", "near-miss and injected wrong answers score below the correct one",
-              lambda o: o.cases(completions.wrong_answers, renderings=o.renderings), _sensitivity),
-    _Property("anti_hedging", "several final answers score below one correct answer",
-              lambda o: o.cases(completions.hedges), _anti_hedging),
-    _Property("time_budget", "every call returns within the time budget",
-              _adversarial_first, _time_budget, tries_basic_cases=True),
+    _Property(
+        "range",
+        "every reward is a real number inside the bounds, never NaN",
+        _any_completion,
+        _range,
+        tries_basic_cases=True,
+    ),
+    _Property("totality", "no exception on any string", _any_completion, _totality, tries_basic_cases=True),
+    _Property(
+        "determinism",
+        "the same completion scores the same every call",
+        _any_completion,
+        _determinism,
+        tries_basic_cases=True,
+    ),
+    _Property(
+        "invariance",
+        "every correct rendering scores what the canonical one does",
+        lambda o: o.cases(completions.correct_answers, renderings=o.renderings),
+        _invariance,
+    ),
+    _Property(
+        "sensitivity",
+        "near-miss and injected wrong answers score below the correct one",
+        lambda o: o.cases(completions.wrong_answers, renderings=o.renderings),
+        _sensitivity,
+    ),
+    _Property(
+        "anti_hedging",
+        "several final answers score below one correct answer",
+        lambda o: o.cases(completions.hedges),
+        _anti_hedging,
+    ),
+    _Property(
+        "time_budget",
+        "every call returns within the time budget",
+        _adversarial_first,
+        _time_budget,
+        tries_basic_cases=True,
+    ),
 )
 
 PROPERTY_NAMES: tuple[str, ...] = tuple(p.name for p in _PROPERTIES)
@@ -389,8 +417,14 @@ def _run(prop: _Property, subject: RewardUnderTest, options: _Options) -> Proper
     checked = sum(verdict.checked for verdict in verdicts.values())
     message = prop.summary
     if verdicts and checked == 0:
-        return PropertyReport(prop.name, False, None, "f raised or returned no number on every case, so nothing "
-                              "could be checked (see totality and range)", len(verdicts), time.monotonic() - started)
+        return PropertyReport(
+            prop.name,
+            False,
+            None,
+            "f raised or returned no number on every case, so nothing could be checked (see totality and range)",
+            len(verdicts),
+            time.monotonic() - started,
+        )
     if checked < len(verdicts):
         message += f" ({len(verdicts) - checked} passed over: f raised or returned no number; see totality and range)"
     return PropertyReport(prop.name, True, None, message, len(verdicts), time.monotonic() - started)
@@ -437,8 +471,14 @@ def check_reward(
         raise ValueError(f"time_budget={time_budget!r}: pass the seconds one call may take, more than 0")
     if truths is not None and not isinstance(truths, SearchStrategy):
         raise TypeError(f"truths={truths!r}: pass a hypothesis strategy, e.g. hypothesis.strategies.integers(0, 100)")
-    options = _Options(truths=truths, renderings=tuple(renderings), examples=examples,
-                       time_budget=float(time_budget), derandomize=derandomize, seed=seed)
+    options = _Options(
+        truths=truths,
+        renderings=tuple(renderings),
+        examples=examples,
+        time_budget=float(time_budget),
+        derandomize=derandomize,
+        seed=seed,
+    )
     subject = RewardUnderTest(function, shape, truth_column, conversational, _bounds(bounds))
     try:
         subject.probe(["\\boxed{72}", "\\boxed{3}"], ["72", "4"], options.hang_timeout)

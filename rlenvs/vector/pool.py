@@ -156,9 +156,13 @@ class EnvPool:
             indices = self._indices(indices, "reset")
             if seed is not None:
                 if seeds is not None:
-                    raise TypeError("reset got both seeds= and seed=: pass one (seed= is gymnasium's spelling of seeds=)")
+                    raise TypeError(
+                        "reset got both seeds= and seed=: pass one (seed= is gymnasium's spelling of seeds=)"
+                    )
                 if isinstance(seed, bool) or not isinstance(seed, (int, Sequence)) or isinstance(seed, (str, bytes)):
-                    raise TypeError(f"seed must be an int, a list of one seed (or None) per index, or None; got {seed!r}")
+                    raise TypeError(
+                        f"seed must be an int, a list of one seed (or None) per index, or None; got {seed!r}"
+                    )
                 seeds = [seed + k for k in range(len(indices))] if isinstance(seed, int) else seed
             seeds = self._per_index(seeds, indices, "seeds")
             for index, seed in zip(indices, seeds):
@@ -171,9 +175,13 @@ class EnvPool:
                 if option is not None and not isinstance(option, Mapping):
                     raise TypeError(f"options for env {index} must be a dict or None, got {type(option).__name__}")
             calls = [
-                Call("reset", index, (None if seed is None else int(seed), None if option is None else copy.deepcopy(dict(option))))
+                Call(
+                    "reset",
+                    index,
+                    (None if seed is None else int(seed), None if option is None else copy.deepcopy(dict(option))),
+                )
                 for index, seed, option in zip(indices, seeds, options)
-            ]  # fmt: skip
+            ]
             outcomes = self._run(calls)
             results, failures = [], []
             for call, outcome in zip(calls, outcomes):
@@ -262,7 +270,7 @@ class EnvPool:
     def worker_pids(self) -> list[int | None]:
         """Process mode: each worker's process id (changes when a worker is replaced)."""
         if not isinstance(self._runner, ProcessRunner):
-            raise RuntimeError("worker_pids() is for executor='process'; this pool runs envs on threads")  # noqa: TRY004
+            raise RuntimeError("worker_pids() is for executor='process'; this pool runs envs on threads")
         return self._runner.pids()
 
     # --- internals ----------------------------------------------------------------------------

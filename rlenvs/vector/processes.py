@@ -61,8 +61,9 @@ EXIT_CODE_WAIT_S = 1.0
 # --- inside a worker -----------------------------------------------------------------------
 
 
-def worker_main(conn: multiprocessing.connection.Connection, make_env: Any, make_kwargs: Mapping[str, Any],
-                indices: Sequence[int]) -> None:  # fmt: skip
+def worker_main(
+    conn: multiprocessing.connection.Connection, make_env: Any, make_kwargs: Mapping[str, Any], indices: Sequence[int]
+) -> None:
     """Make this worker's envs, say "ready", then answer `(op, index, args)` calls until
     "close" or the parent's end of the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the parent decides
@@ -72,7 +73,7 @@ def worker_main(conn: multiprocessing.connection.Connection, make_env: Any, make
             factory = env_factory(make_env, make_kwargs)
             for index in indices:
                 envs[index] = factory()
-        except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises it
+        except BaseException as exc:
             conn.send(("error", _portable(exc)))
             return
         conn.send(("ready", os.getpid()))
@@ -89,11 +90,11 @@ def worker_main(conn: multiprocessing.connection.Connection, make_env: Any, make
                 if env is None:
                     env = envs[index] = factory()
                 reply = ("ok", apply(env, call))
-            except BaseException as exc:  # noqa: BLE001 - the env's failure, reported in its result
+            except BaseException as exc:
                 reply = ("error", _portable(exc))
             try:
                 conn.send(reply)  # pickles before writing: a failure leaves the pipe clean
-            except Exception as exc:  # noqa: BLE001 - e.g. an info value that cannot be pickled
+            except Exception as exc:
                 reply = ("error", _portable(exc))
                 conn.send(reply)
             if reply[0] == "error" and discards(call):
@@ -113,7 +114,7 @@ def _portable(exc: BaseException) -> BaseException:
         exc.add_note(note)
         pickle.loads(pickle.dumps(exc))
         return exc
-    except Exception:  # noqa: BLE001 - any exception that does not survive pickling
+    except Exception:
         stand_in = RuntimeError(f"{type(exc).__name__}: {exc}")
         stand_in.add_note(note)
         return stand_in

@@ -57,7 +57,7 @@ def _work(job: _Job, position: int, done: queue.SimpleQueue, factory: Callable[[
         if job.env is None:  # discarded after a failure: a reset makes a fresh one
             job.env = factory()
         outcome = Outcome("ok", apply(job.env, job.call))
-    except BaseException as exc:  # noqa: BLE001 - even SystemExit in env code is that env's error
+    except BaseException as exc:
         outcome = Outcome("error", exc)
     with job.lock:
         job.finished = True

@@ -303,7 +303,7 @@ class Calculator:
             return formula.run(self)
         except _TooDeep:
             raise
-        except Exception:  # noqa: BLE001 - a bug in one function must not stop a recalculation
+        except Exception:
             return VALUE
         finally:
             if running:
@@ -313,5 +313,3 @@ class Calculator:
             if self._read_data:
                 self.read_data.add(key)
             self._read_volatile, self._read_data = outer, outer_data
-
-

@@ -140,7 +140,9 @@ class RangeRef:
     def a1(self) -> str:
         s, e = self.start, self.end
         if self.kind == "cols":
-            return f"{'$' if s.col_abs else ''}{column_letters(s.col)}:{'$' if e.col_abs else ''}{column_letters(e.col)}"
+            return (
+                f"{'$' if s.col_abs else ''}{column_letters(s.col)}:{'$' if e.col_abs else ''}{column_letters(e.col)}"
+            )
         if self.kind == "rows":
             return f"{'$' if s.row_abs else ''}{s.row}:{'$' if e.row_abs else ''}{e.row}"
         return f"{s.a1()}:{e.a1()}"

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
+from rlenvs.core.checks import check_int
+
 FinishReason = Literal["stop", "length"]
 
 
@@ -31,14 +33,12 @@ class SamplingParams:
     seed: int | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1:
-            raise ValueError(f"SamplingParams.max_tokens must be an int >= 1, got {self.max_tokens!r}")
+        check_int("SamplingParams.max_tokens", self.max_tokens, at_least=1)
         if not self.temperature >= 0:
             raise ValueError(f"SamplingParams.temperature must be >= 0, got {self.temperature!r}")
         if not 0 < self.top_p <= 1:
             raise ValueError(f"SamplingParams.top_p must be in (0, 1], got {self.top_p!r}")
-        if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 0:
-            raise ValueError(f"SamplingParams.top_k must be an int >= 0 (0: no limit), got {self.top_k!r}")
+        check_int("SamplingParams.top_k", self.top_k, at_least=0, meaning="0: no limit")
         object.__setattr__(self, "stop_token_ids", tuple(int(t) for t in self.stop_token_ids))
 
 

@@ -48,7 +48,8 @@ class HFBackend:
         if isinstance(model, (str, Path)):
             from transformers import AutoModelForCausalLM
 
-            model = AutoModelForCausalLM.from_pretrained(model, dtype=dtype).to(device or "cpu")
+            # transformers wraps PreTrainedModel.to in a decorator whose type hides the signature
+            model = AutoModelForCausalLM.from_pretrained(model, dtype=dtype).to(device or "cpu")  # type: ignore[arg-type]
         if not callable(model) or not hasattr(model, "config"):
             raise TypeError(f"HFBackend needs a transformers causal LM or a path to one, got {type(model).__name__}")
         if max_batch_size is not None and (
@@ -89,7 +90,7 @@ class HFBackend:
 
     @torch.inference_mode()
     def _generate_batch(
-        self, prompts: list[list[int]], params: SamplingParams, generator: torch.Generator | None
+        self, prompts: Sequence[Sequence[int]], params: SamplingParams, generator: torch.Generator | None
     ) -> list[Generation]:
         rows, width = len(prompts), max(len(p) for p in prompts)
         input_ids = torch.full((rows, width), self.pad_token_id, dtype=torch.long)

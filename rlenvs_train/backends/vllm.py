@@ -51,7 +51,7 @@ def check_finish_reason(reason: object) -> FinishReason:
     """vLLM's finish reason as `Generation.finish_reason`; anything but "stop" or "length"
     (an aborted or failed request) is an error."""
     if reason == "stop" or reason == "length":
-        return reason  # type: ignore[return-value]
+        return reason
     raise RuntimeError(f"vLLM ended a generation with finish_reason={reason!r}, expected 'stop' or 'length'")
 
 
@@ -235,7 +235,7 @@ def _cpu_chunked_prefill_budget(llm: Any) -> tuple[int, int] | None:
     config = getattr(getattr(llm, "llm_engine", None), "vllm_config", None)
     scheduler = getattr(config, "scheduler_config", None)
     device = getattr(getattr(config, "device_config", None), "device_type", None)
-    if device != "cpu" or not getattr(scheduler, "enable_chunked_prefill", False):
+    if device != "cpu" or scheduler is None or not getattr(scheduler, "enable_chunked_prefill", False):
         return None
     return int(scheduler.max_num_batched_tokens), int(scheduler.max_num_seqs)
 

@@ -253,7 +253,7 @@ class VLLMServerBackend:
 def _error_message(error: urllib.error.HTTPError) -> str:
     try:
         text = error.read().decode(errors="replace")
-    except Exception:  # noqa: BLE001 - the status code alone still says something
+    except Exception:
         return str(error.reason)
     try:
         payload = json.loads(text)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rlenvs.core.checks import check_flag
 from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.task import Task, TaskSource
 from rlenvs.envs.code.feedback import failure_feedback
@@ -68,9 +69,8 @@ class CodeEnv(TextEnv[CodeTask]):
         system_prompt: str | None,
         render_mode: str | None,
     ) -> None:
-        for name, flag in (("partial", partial), ("unsafe_sandbox", unsafe_sandbox)):
-            if not isinstance(flag, bool):
-                raise TypeError(f"{name} must be True or False, got {flag!r}")
+        check_flag("partial", partial)
+        check_flag("unsafe_sandbox", unsafe_sandbox)
         super().__init__(tasks, max_turns=max_turns, system_prompt=system_prompt, render_mode=render_mode)
         self.partial = partial
         self.limits = Limits(timeout_s=timeout_s, memory_mb=memory_mb)
@@ -104,9 +104,7 @@ class CodeEnv(TextEnv[CodeTask]):
         feedback = "" if last_turn else failure_feedback(report, self.limits, shown=task.shown, program=program)
         return Judgement(reward, resolved=False, correct=False, feedback=feedback, info=info)
 
-    def oracle_action(self) -> str:
-        if self.task is None:
-            raise RuntimeError(f"{type(self).__name__}.oracle_action: call reset() first; there is no task yet")
-        if not self.task.solution:
-            raise RuntimeError(f"{type(self).__name__}.oracle_action: task {self.task.task_id} has no reference solution")
-        return self.task.solution
+    def oracle_reply(self, task: CodeTask, turn: int) -> str:
+        if not task.solution:
+            raise RuntimeError(f"{type(self).__name__}.oracle_reply: task {task.task_id} has no reference solution")
+        return task.solution

@@ -30,9 +30,13 @@ FILE_STEM = "HumanEval"
 HUB = HubDataset("openai/openai_humaneval")
 SPLITS = ("test",)
 DATA = DataSpec(
-    DATASET, SPLITS, hub={"test": HUB}, file_stem=FILE_STEM, release_suffix=".jsonl.gz",
+    DATASET,
+    SPLITS,
+    hub={"test": HUB},
+    file_stem=FILE_STEM,
+    release_suffix=".jsonl.gz",
     source="https://github.com/openai/human-eval (data/HumanEval.jsonl.gz, MIT)",
-)  # fmt: skip
+)
 CHECK_FUNCTION = "check"
 CANDIDATE = "candidate"
 

@@ -22,6 +22,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rlenvs.core.checks import check_flag
 from rlenvs.core.task import DatasetSource, content_task_id
 from rlenvs.data import DataFiles, DataSpec, HubDataset
 from rlenvs.envs.code.env import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, CodeEnv, CodeTask
@@ -36,9 +37,12 @@ SPLITS = (*SPLIT_IDS, "all")
 # The release is one file of every split; the hub serves the splits apart, so "all" (a file
 # of the user's own tasks, or the whole release) needs a file.
 DATA = DataSpec(
-    DATASET, SPLITS, hub=dict.fromkeys(SPLIT_IDS, HUB), file_stem=FILE_STEM,
+    DATASET,
+    SPLITS,
+    hub=dict.fromkeys(SPLIT_IDS, HUB),
+    file_stem=FILE_STEM,
     source="https://github.com/google-research/google-research/tree/master/mbpp (mbpp.jsonl, CC BY 4.0)",
-)  # fmt: skip
+)
 
 DEFAULT_SYSTEM_PROMPT = (
     "Write the Python function the task asks for. Reply with the complete code, including any "
@@ -131,8 +135,7 @@ class MBPPEnv(CodeEnv):
     ) -> None:
         if split not in SPLITS:
             raise ValueError(f"unknown MBPP split {split!r}: choose one of {list(SPLITS)}")
-        if not isinstance(challenge_tests, bool):
-            raise TypeError(f"challenge_tests must be True or False, got {challenge_tests!r}")
+        check_flag("challenge_tests", challenge_tests)
         convert = mbpp_challenge_task if challenge_tests else mbpp_task
         tasks = DATA.load(split, data_files=data_files, task_from_row=convert)
         if split != "all":

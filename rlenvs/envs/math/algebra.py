@@ -57,7 +57,7 @@ DEFAULT_SYSTEM_PROMPT = (
 
 
 def linear(coefficient: int, constant: int, variable: str = "x") -> str:
-    """"3x + 5", "-x - 2", "7" (a zero coefficient leaves the variable out)."""
+    """ "3x + 5", "-x - 2", "7" (a zero coefficient leaves the variable out)."""
     return signed_sum([(coefficient, variable), (constant, "")])
 
 
@@ -92,9 +92,7 @@ def fractional_equation(rng: np.random.Generator) -> Problem:
         if a != 0 and a != c and (d - b) % (a - c) != 0:
             break
     value, divide = solved_for_x(a - c, d - b)
-    steps = (
-        f"Collect the x terms on the left and the numbers on the right: {linear(a - c, 0)} = {d - b}. {divide}"
-    )
+    steps = f"Collect the x terms on the left and the numbers on the right: {linear(a - c, 0)} = {d - b}. {divide}"
     answer = latex_number(value)
     return Problem(f"Solve for x: {linear(a, b)} = {linear(c, d)}.", answer, f"{steps}\n{boxed(answer)}")
 
@@ -128,12 +126,11 @@ def linear_system(rng: np.random.Generator, size: int, coefficient_bound: int, s
     solution = [draw_int(rng, -solution_bound, solution_bound) for _ in range(size)]
     right = [sum(a * s for a, s in zip(row, solution)) for row in matrix]
     names = VARIABLES[:size]
-    equations = [
-        f"{signed_sum(list(zip(row, names)))} = {value}" for row, value in zip(matrix, right)
-    ]
+    equations = [f"{signed_sum(list(zip(row, names)))} = {value}" for row, value in zip(matrix, right)]
     shape = "pair" if size == 2 else "triple"
     prompt = (
-        "Solve the system of equations:\n" + "\n".join(equations)
+        "Solve the system of equations:\n"
+        + "\n".join(equations)
         + f"\nGive the answer as the ordered {shape} ({', '.join(names)})."
     )
     main = determinant(matrix)
@@ -151,10 +148,13 @@ def linear_system(rng: np.random.Generator, size: int, coefficient_bound: int, s
         steps = [
             "By Cramer's rule, with D the determinant of the coefficients and D_x, D_y, D_z the "
             "determinants with that variable's column replaced by the right-hand sides: "
-            + ", ".join([f"D = {main}"] + [f"D_{n} = {v}" for n, v in zip(names, replaced)]) + "."
+            + ", ".join([f"D = {main}"] + [f"D_{n} = {v}" for n, v in zip(names, replaced)])
+            + "."
         ]
     steps.append(
-        "So " + ", ".join(f"{n} = D_{n}/D = {replaced[i]}/{parenthesised(main)} = {solution[i]}" for i, n in enumerate(names)) + "."
+        "So "
+        + ", ".join(f"{n} = D_{n}/D = {replaced[i]}/{parenthesised(main)} = {solution[i]}" for i, n in enumerate(names))
+        + "."
     )
     answer = latex_tuple(solution)
     return Problem(prompt, answer, " ".join(steps) + f"\n{boxed(answer)}")
@@ -187,7 +187,7 @@ def equation_of_fractions(rng: np.random.Generator) -> Problem:
 
 
 def _times(factor: int, sum_text: str) -> str:
-    """"3(2x - 1)", or the sum alone when the factor is 1."""
+    """ "3(2x - 1)", or the sum alone when the factor is 1."""
     return sum_text if factor == 1 else f"{factor}({sum_text})"
 
 

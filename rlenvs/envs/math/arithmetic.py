@@ -28,6 +28,7 @@ from fractions import Fraction
 import numpy as np
 
 from rlenvs.core.draw import draw_from, draw_int
+from rlenvs.core.names import SHORT_FIRST_NAMES
 from rlenvs.core.procedural import Family
 from rlenvs.envs.math.procedural import (
     Level,
@@ -46,7 +47,9 @@ FAMILY = "arithmetic"
 SUMMARY = "Arithmetic from single digits to fractions and decimals, exact answers."
 FAMILY_SEED = 1
 DEFAULT_LEVEL = 1
-DEFAULT_SYSTEM_PROMPT = "Solve the arithmetic problem. Give the exact final answer as \\boxed{...} at the end of your reply."
+DEFAULT_SYSTEM_PROMPT = (
+    "Solve the arithmetic problem. Give the exact final answer as \\boxed{...} at the end of your reply."
+)
 
 # --- level 1 and 2: addition and subtraction -------------------------------------------------
 
@@ -217,10 +220,13 @@ def _intermediates_within(expression: Expression, bound: int) -> bool:
     if isinstance(expression, int):
         return abs(expression) <= bound
     value = evaluate(expression)
-    return abs(value) <= bound and _intermediates_within(expression[1], bound) and _intermediates_within(expression[2], bound)
+    return (
+        abs(value) <= bound
+        and _intermediates_within(expression[1], bound)
+        and _intermediates_within(expression[2], bound)
+    )
 
 
-NAMES = ("Ana", "Ben", "Chen", "Dara", "Eli", "Fatima", "Gus", "Hana", "Ivan", "Jo", "Kofi", "Lena", "Mia", "Noor", "Omar", "Priya")
 ITEMS = ("apples", "stickers", "marbles", "pencils", "cards", "shells", "coins", "buttons")
 GOODS = ("pens", "notebooks", "muffins", "tickets", "plants", "books")
 
@@ -228,7 +234,7 @@ GOODS = ("pens", "notebooks", "muffins", "tickets", "plants", "books")
 def word_problem(rng: np.random.Generator) -> Problem:
     """One of four two-step templates about everyday counting and money (counts from 2 up,
     so every noun is plural)."""
-    name, items = draw_from(rng, NAMES), draw_from(rng, ITEMS)
+    name, items = draw_from(rng, SHORT_FIRST_NAMES), draw_from(rng, ITEMS)
     template = draw_int(rng, 0, 3)
     if template == 0:
         has, packs, per_pack = draw_int(rng, 2, 40), draw_int(rng, 2, 9), draw_int(rng, 2, 12)
@@ -313,7 +319,9 @@ def fraction_problem(rng: np.random.Generator) -> Problem:
             steps = f"Dividing by {b} is multiplying by {_fraction_text(factor)}: "
         value = first * factor
         top, bottom = first.numerator * factor.numerator, first.denominator * factor.denominator
-        steps += f"({first.numerator} × {factor.numerator})/({first.denominator} × {factor.denominator}) = {top}/{bottom}"
+        steps += (
+            f"({first.numerator} × {factor.numerator})/({first.denominator} × {factor.denominator}) = {top}/{bottom}"
+        )
     if (top, bottom) != (value.numerator, value.denominator):
         steps += f" = {_fraction_text(value)}"
     answer = latex_number(value)

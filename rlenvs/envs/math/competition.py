@@ -30,13 +30,20 @@ DATASET = "math"
 SPLITS = ("train", "test")
 HUB = {"test": HubDataset("HuggingFaceH4/MATH-500")}
 DATA = DataSpec(
-    DATASET, SPLITS, hub=HUB,
+    DATASET,
+    SPLITS,
+    hub=HUB,
     source="https://github.com/hendrycks/math (the release's problem files as JSONL rows: problem, solution, "
     "level, type; MIT); the hub's test copy is the 500-problem MATH-500 subset",
-)  # fmt: skip
+)
 SUBJECTS = (
-    "Algebra", "Counting & Probability", "Geometry", "Intermediate Algebra", "Number Theory",
-    "Prealgebra", "Precalculus",
+    "Algebra",
+    "Counting & Probability",
+    "Geometry",
+    "Intermediate Algebra",
+    "Number Theory",
+    "Prealgebra",
+    "Precalculus",
 )
 LEVELS = (1, 2, 3, 4, 5)
 
@@ -63,7 +70,9 @@ def competition_task(row: Mapping[str, Any], task_id: str) -> CompetitionTask:
     answer = row.get("answer")
     if answer is None or (isinstance(answer, str) and not answer.strip()):
         if "\\boxed" not in solution and "\\fbox" not in solution:
-            raise ValueError("MATH row has no 'answer' and its 'solution' has no \\boxed{} answer: add an 'answer' field")
+            raise ValueError(
+                "MATH row has no 'answer' and its 'solution' has no \\boxed{} answer: add an 'answer' field"
+            )
         # Two rows of MATH's train split box nothing (`\\boxed{}`): no answer to score
         # against. They get an empty answer, which the env leaves out, saying so.
         answerable = boxed_contents(solution) or unclosed_box(solution) is not None
@@ -118,7 +127,8 @@ class CompetitionMathEnv(TextEnv[CompetitionTask]):
                 stacklevel=2,
             )
         chosen = [
-            t for t in tasks
+            t
+            for t in tasks
             if t.answer and (subjects is None or t.subject in subjects) and (levels is None or t.level in levels)
         ]
         if not chosen:
@@ -127,8 +137,9 @@ class CompetitionMathEnv(TextEnv[CompetitionTask]):
                 f"the data has subjects {sorted({t.subject for t in tasks})} and levels {sorted({t.level for t in tasks if t.level})}"
             )
         name = f"{DATASET}/{split}"
-        super().__init__(DatasetSource(chosen, name=name), max_turns=max_turns, system_prompt=system_prompt,
-                         render_mode=render_mode)
+        super().__init__(
+            DatasetSource(chosen, name=name), max_turns=max_turns, system_prompt=system_prompt, render_mode=render_mode
+        )
         self.split = split
         self.check_budget = check_budget
         warm_up()  # start the symbolic worker now, not inside the first episode
@@ -142,20 +153,20 @@ class CompetitionMathEnv(TextEnv[CompetitionTask]):
     def judge(self, task: CompetitionTask, reply: str) -> Judgement:
         check = check_answer(reply, task.answer, budget=self.check_budget, problem=task.prompt)
         # Only an answer equal to the gold can be a restatement (a second check costs a budget).
-        restated = restates_question(check.answer, task.answer, task.prompt, self.check_budget) if check.correct else None
+        restated = (
+            restates_question(check.answer, task.answer, task.prompt, self.check_budget) if check.correct else None
+        )
         correct = check.correct and not restated
         info = {"parsed_answer": check.answer, "hedged": check.hedged, "restated_problem": restated}
         if check.answer is None and not check.hedged:
             return Judgement(0.0, resolved=False, correct=False, feedback=FORMAT_REMINDER, info=info)
         return Judgement(float(correct), resolved=True, correct=correct, stop_reason="answered", info=info)
 
-    def oracle_action(self) -> str:
-        if self.task is None:
-            raise RuntimeError("CompetitionMathEnv.oracle_action: call reset() first; there is no task yet")
+    def oracle_reply(self, task: MathTask, turn: int) -> str:
         # The gold solution when it states the answer checkably, else the answer itself.
-        if math_answer_score(self.task.solution, self.task.answer, budget=self.check_budget) == 1.0:
-            return self.task.solution
-        return f"The answer is $\\boxed{{{self.task.answer}}}$."
+        if math_answer_score(task.solution, task.answer, budget=self.check_budget) == 1.0:
+            return task.solution
+        return f"The answer is $\\boxed{{{task.answer}}}$."
 
 
 def _chosen(value: Any, valid: tuple, what: str) -> frozenset | None:

@@ -24,17 +24,18 @@ DATASET = "gsm8k"
 HUB = HubDataset("openai/gsm8k", "main")
 SPLITS = ("train", "test")
 DATA = DataSpec(
-    DATASET, SPLITS, hub={split: HUB for split in SPLITS},
+    DATASET,
+    SPLITS,
+    hub=dict.fromkeys(SPLITS, HUB),
     source="https://github.com/openai/grade-school-math (grade_school_math/data/{train,test}.jsonl, MIT)",
-)  # fmt: skip
+)
 
 DEFAULT_SYSTEM_PROMPT = (
     "Solve the math word problem. Reason step by step, then give the final answer, "
     "a number only, as \\boxed{N} at the end of your reply."
 )
 FORMAT_REMINDER = (
-    "I could not find a final answer in your reply. "
-    "End your reply with the final answer, a number only, as \\boxed{N}."
+    "I could not find a final answer in your reply. End your reply with the final answer, a number only, as \\boxed{N}."
 )
 
 
@@ -109,7 +110,5 @@ class GSM8KEnv(TextEnv[MathTask]):
             return Judgement(0.0, resolved=False, correct=False, feedback=FORMAT_REMINDER, info=info)
         return Judgement(float(check.correct), resolved=True, correct=check.correct, stop_reason="answered", info=info)
 
-    def oracle_action(self) -> str:
-        if self.task is None:
-            raise RuntimeError("GSM8KEnv.oracle_action: call reset() first; there is no task yet")
-        return worked_solution(self.task.solution)
+    def oracle_reply(self, task: MathTask, turn: int) -> str:
+        return worked_solution(task.solution)

@@ -22,6 +22,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from rlenvs.core.checks import check_flag
 from rlenvs.core.env import Judgement
 from rlenvs.data import DataFiles
 from rlenvs.envs.math.gsm8k import GSM8KEnv
@@ -50,18 +51,22 @@ class GSM8KPythonEnv(GSM8KEnv):
         oracle_uses_python: bool = False,
         unsafe_sandbox: bool = False,
     ) -> None:
-        if not isinstance(oracle_uses_python, bool):
-            raise TypeError(f"oracle_uses_python must be True or False, got {oracle_uses_python!r}")
-        if not isinstance(unsafe_sandbox, bool):
-            raise TypeError(f"unsafe_sandbox must be True or False, got {unsafe_sandbox!r}")
+        check_flag("oracle_uses_python", oracle_uses_python)
+        check_flag("unsafe_sandbox", unsafe_sandbox)
         self.tool = PythonTool(unsafe_sandbox=unsafe_sandbox)
         if system_prompt is None:
             system_prompt = f"Solve the math word problem. {self.tool.usage} {ANSWER_FORMAT}"
         super().__init__(
-            split=split, data_files=data_files, max_turns=max_turns, system_prompt=system_prompt, render_mode=render_mode
+            split=split,
+            data_files=data_files,
+            max_turns=max_turns,
+            system_prompt=system_prompt,
+            render_mode=render_mode,
         )
         self.oracle_uses_python = oracle_uses_python
-        self.format_reminder = f"I found neither a final answer nor a code block in your reply. {self.tool.usage} {ANSWER_FORMAT}"
+        self.format_reminder = (
+            f"I found neither a final answer nor a code block in your reply. {self.tool.usage} {ANSWER_FORMAT}"
+        )
 
     def judge(self, task: MathTask, reply: str) -> Judgement:
         blocks = self.tool.calls(reply)
@@ -73,10 +78,10 @@ class GSM8KPythonEnv(GSM8KEnv):
         info = _tool_info({"parsed_answer": None, "hedged": False}, min(len(blocks), self.tool.max_calls), failures)
         return Judgement(0.0, resolved=False, correct=False, feedback=observation, info=info)
 
-    def oracle_action(self) -> str:
-        solution = super().oracle_action()
-        if self.oracle_uses_python and self.turn == 0 and self.max_turns > 1:
-            calculation = last_annotated_calculation(self.task.solution)  # the annotated gold
+    def oracle_reply(self, task: MathTask, turn: int) -> str:
+        solution = super().oracle_reply(task, turn)
+        if self.oracle_uses_python and turn == 0 and self.max_turns > 1:
+            calculation = last_annotated_calculation(task.solution)  # the annotated gold
             if calculation is not None:
                 return f"Let me compute it.\n```python\nprint({calculation[0]})\n```"
         return solution

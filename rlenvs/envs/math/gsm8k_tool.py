@@ -11,7 +11,7 @@ differs is the turn structure. Each reply is read in this order:
    reply, is evaluated in order (at most `MAX_CALLS_PER_REPLY`; more are reported as
    skipped) and the next observation holds one line per call, in the same order:
    `<result>24</result>`, or `<error>what was wrong</error>` for an expression the
-   calculator refuses (see `rlenvs.envs.math.calculator`) or a malformed call (a
+   calculator refuses (see `rlenvs.envs.tools.calculator`) or a malformed call (a
    `<calculator>` never closed, a `</calculator>` never opened). Reward 0. Calls come
    before GSM8K-v0's unmarked "bare answer" rule, under which a short reply such as
    `<calculator>48 / 2</calculator>` would otherwise read as a (wrong) final answer.
@@ -34,11 +34,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from rlenvs.core.checks import check_flag
 from rlenvs.core.env import Judgement
 from rlenvs.data import DataFiles
-from rlenvs.envs.math.calculator import CalculatorError, calculate
 from rlenvs.envs.math.gsm8k import GSM8KEnv
 from rlenvs.envs.math.tasks import MathTask
+from rlenvs.envs.tools.calculator import CalculatorError, calculate
 from rlenvs.rewards.math import extract_final_answer
 
 CALL_OPEN = "<calculator>"
@@ -148,8 +149,7 @@ class GSM8KToolEnv(GSM8KEnv):
         render_mode: str | None = None,
         oracle_uses_calculator: bool = False,
     ) -> None:
-        if not isinstance(oracle_uses_calculator, bool):
-            raise TypeError(f"oracle_uses_calculator must be True or False, got {oracle_uses_calculator!r}")
+        check_flag("oracle_uses_calculator", oracle_uses_calculator)
         super().__init__(
             split=split,
             data_files=data_files,
@@ -160,9 +160,7 @@ class GSM8KToolEnv(GSM8KEnv):
         self.oracle_uses_calculator = oracle_uses_calculator
         self.tool_calls_total = 0
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         observation, info = super().reset(seed=seed, options=options)
         self.tool_calls_total = 0
         return observation, info
@@ -186,10 +184,10 @@ class GSM8KToolEnv(GSM8KEnv):
     def _tool_info(self, info: Mapping[str, Any], calls: int, errors: int) -> dict[str, Any]:
         return {**info, "tool_calls": calls, "tool_errors": errors, "tool_calls_total": self.tool_calls_total}
 
-    def oracle_action(self) -> str:
-        solution = super().oracle_action()
-        if self.oracle_uses_calculator and self.turn == 0 and self.max_turns > 1:
-            calculation = last_annotated_calculation(self.task.solution)  # the annotated gold
+    def oracle_reply(self, task: MathTask, turn: int) -> str:
+        solution = super().oracle_reply(task, turn)
+        if self.oracle_uses_calculator and turn == 0 and self.max_turns > 1:
+            calculation = last_annotated_calculation(task.solution)  # the annotated gold
             if calculation is not None:
                 expression = calculation[0]
                 return f"Let me compute {expression} first.\n{CALL_OPEN}{expression}{CALL_CLOSE}"

@@ -160,7 +160,7 @@ def _is_number(text: str) -> bool:
 
 
 def states_a_tuple_of_numbers(answer: str) -> bool:
-    """"(6, -7)", "(x, y) = (6, -7)": two or more numbers, not expressions, in parentheses."""
+    """ "(6, -7)", "(x, y) = (6, -7)": two or more numbers, not expressions, in parentheses."""
     text = _bare(answer)
     if not (text.startswith("(") and text.endswith(")")):
         return False
@@ -327,15 +327,20 @@ class ProceduralMathEnv(ProceduralEnv, TextEnv[MathTask]):
     def judge(self, task: MathTask, reply: str) -> Judgement:
         result = verdict(reply, task.answer)
         check = result.check
-        info = {"parsed_answer": check.answer, "hedged": check.hedged, "answer_form": result.form, "in_form": result.in_form}
+        info = {
+            "parsed_answer": check.answer,
+            "hedged": check.hedged,
+            "answer_form": result.form,
+            "in_form": result.in_form,
+        }
         if check.answer is None and not check.hedged:
             return Judgement(0.0, resolved=False, correct=False, feedback=self.format_reminder, info=info)
-        return Judgement(float(result.correct), resolved=True, correct=result.correct, stop_reason="answered", info=info)
+        return Judgement(
+            float(result.correct), resolved=True, correct=result.correct, stop_reason="answered", info=info
+        )
 
-    def oracle_action(self) -> str:
-        if self.task is None:
-            raise RuntimeError(f"{type(self).__name__}.oracle_action: call reset() first; there is no task yet")
-        return self.task.solution
+    def oracle_reply(self, task: MathTask, turn: int) -> str:
+        return task.solution
 
 
 def math_row_task(row: Mapping[str, Any], task_id: str, env_name: str) -> MathTask:

@@ -69,7 +69,10 @@ class Area:
         return (self.bottom - self.top + 1) * (self.right - self.left + 1)
 
     def refs(self) -> list[list[str]]:
-        return [[cell_name(row, col) for col in range(self.left, self.right + 1)] for row in range(self.top, self.bottom + 1)]
+        return [
+            [cell_name(row, col) for col in range(self.left, self.right + 1)]
+            for row in range(self.top, self.bottom + 1)
+        ]
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,9 @@ def _coordinates(cell: str) -> tuple[int, int]:
     row = int(match.group(2))
     col = column_number(match.group(1)) if len(match.group(1)) < 3 else MAX_COLUMN + 1  # 3 letters: past CV
     if not (1 <= row <= MAX_ROW and 1 <= col <= MAX_COLUMN):
-        raise ActionError(f"{cell} is outside the sheet the env allows (rows 1-{MAX_ROW}, columns A-{column_letters(MAX_COLUMN)})")
+        raise ActionError(
+            f"{cell} is outside the sheet the env allows (rows 1-{MAX_ROW}, columns A-{column_letters(MAX_COLUMN)})"
+        )
     return row, col
 
 
@@ -133,7 +138,9 @@ def parse_content(text: str) -> object:
     if len(text) >= 2 and (text[0], text[-1]) in (("\u201c", "\u201d"), ("\u2018", "\u2019")):
         inner = text[1:-1]
         if inner.startswith("="):
-            raise ActionError(f"{text} would be text starting with =, which a cell cannot hold here: write the formula without quotes")
+            raise ActionError(
+                f"{text} would be text starting with =, which a cell cannot hold here: write the formula without quotes"
+            )
         return inner or None
     if text.startswith("'"):
         inner = text[1:-1] if len(text) >= 2 and text.endswith("'") else text[1:]
@@ -149,7 +156,9 @@ def parse_content(text: str) -> object:
         try:
             value = json.loads(text)
         except ValueError:
-            raise ActionError(f"{text} is not a quoted text: close the quotes, and escape quotes inside as \\\"") from None
+            raise ActionError(
+                f'{text} is not a quoted text: close the quotes, and escape quotes inside as \\"'
+            ) from None
         if not isinstance(value, str):
             raise ActionError(f"{text} is not a quoted text")
         return value
@@ -182,7 +191,9 @@ def _holds_actions(block: str) -> bool:
     then submit.", a plan shown before the actions). A line that is not an action at all
     (`BOGUS`) is an error in an action block, not prose."""
     lines = [line.strip() for line in block.splitlines() if line.strip() and not line.strip().startswith("#")]
-    return any(_FORM.match(line) for line in lines) and not any(_starts_with_verb(line) and not _FORM.match(line) for line in lines)
+    return any(_FORM.match(line) for line in lines) and not any(
+        _starts_with_verb(line) and not _FORM.match(line) for line in lines
+    )
 
 
 def _lines(block: str) -> list[str]:

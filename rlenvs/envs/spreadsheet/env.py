@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rlenvs.core.checks import check_int
 from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.procedural import ProceduralEnv
 from rlenvs.core.task import DatasetSource
@@ -44,7 +45,7 @@ from rlenvs.workbook.xlsx import write_xlsx
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are editing a spreadsheet through actions, one per line, in a ``` block:\n"
-    "SET B2 =SUM(C2:C9) | SET A1 \"text\" | SET C3 42 | FILL D2 D3:D20 (copy D2 down, references move) | "
+    'SET B2 =SUM(C2:C9) | SET A1 "text" | SET C3 42 | FILL D2 D3:D20 (copy D2 down, references move) | '
     "READ A1:D20 | INSERT ROWS 5 2 | DELETE ROWS 7:9 | SORT A2:D20 BY C DESC | SUBMIT\n"
     "Cells without a sheet name are on the first sheet; write Data!B2 for another. You see each action's "
     "result. Reply SUBMIT when the task is done."
@@ -82,8 +83,7 @@ class SpreadsheetEnv(ProceduralEnv, TextEnv[SpreadsheetTask]):
             source = DatasetSource(load_task_folders(task_dir), name=str(task_dir))
         else:
             source = self.family_mix("spreadsheet", families, level, _task_at)
-        if isinstance(perturbations, bool) or not isinstance(perturbations, int) or not 1 <= perturbations <= 10:
-            raise ValueError(f"perturbations must be an int in 1..10, got {perturbations!r}")
+        check_int("perturbations", perturbations, at_least=1, at_most=10)
         super().__init__(source, max_turns=max_turns, system_prompt=system_prompt, render_mode=render_mode)
         self.perturbations = perturbations
         self.workbook: Workbook | None = None
@@ -126,7 +126,7 @@ class SpreadsheetEnv(ProceduralEnv, TextEnv[SpreadsheetTask]):
         recalculation, all seeded from the episode's seed."""
         return judge(task, workbook, seed=self.seed_of_episode, perturbations=self.perturbations)
 
-    def oracle_action(self) -> str:
+    def oracle_reply(self, task: SpreadsheetTask, turn: int) -> str:
         """A reply that earns the maximum reward from the workbook as it is now.
 
         The oracle does not count turns; it compares what the cells hold with the states
@@ -144,28 +144,26 @@ class SpreadsheetEnv(ProceduralEnv, TextEnv[SpreadsheetTask]):
         SET can type one), or more replies than turns are left. Once the episode has ended:
         SUBMIT (a vector env asks every sub-env for a reply and resets an ended one at its
         next step, ignoring it)."""
-        if self.task is None:
-            raise RuntimeError("SpreadsheetEnv.oracle_action: call reset() first; there is no task yet")
         if self.episode_over:  # a vector env asks every sub-env, and resets this one at its next step
             return "SUBMIT"
         if self._gold is None:
-            self._gold = gold_states(self.task, self.seed_of_episode)
-        now, count, left = contents(self.workbook), len(self.task.solution), self.max_turns - self.turn
-        done = max((k for k in range(min(self.turn, count) + 1) if self._gold[k] == now), default=None)
+            self._gold = gold_states(task, self.seed_of_episode)
+        now, count, left = contents(self.workbook), len(task.solution), self.max_turns - turn
+        done = max((k for k in range(min(turn, count) + 1) if self._gold[k] == now), default=None)
         if done == count:
             return "SUBMIT"
         if done is not None and count - done <= left:
-            return self.task.solution[done]
-        replies, lost = rewrite(self.task, self.workbook, self._gold[count])
+            return task.solution[done]
+        replies, lost = rewrite(task, self.workbook, self._gold[count])
         if len(replies) > left:
             raise OracleError(
-                f"task {self.task.task_id}: the workbook needs {len(replies)} more replies to become the reference's "
+                f"task {task.task_id}: the workbook needs {len(replies)} more replies to become the reference's "
                 f"({sum(r.count(chr(10)) for r in replies)} cell writes), and {left} turn(s) are left"
             )
         trial = self.workbook.copy()  # the verdict decides, not the oracle: play them out on a copy
         for reply in replies:
             run_reply(trial, reply)
-        if self.verify(self.task, trial)[0] < 1.0:
+        if self.verify(task, trial)[0] < 1.0:
             why = (
                 f"{', '.join(lost[:5])} must hold the reference's values, which no SET can type (a date, an error "
                 "value) and no cell holds any more to copy"
@@ -173,7 +171,7 @@ class SpreadsheetEnv(ProceduralEnv, TextEnv[SpreadsheetTask]):
                 else "the workbook written back to the reference's does not pass the verdict"
             )
             raise OracleError(
-                f"task {self.task.task_id}: no reply earns the maximum from here: {why}. The oracle works from the "
+                f"task {task.task_id}: no reply earns the maximum from here: {why}. The oracle works from the "
                 "start, and after replies that keep such cells"
             )
         return replies[0]

@@ -95,8 +95,13 @@ def _cases(record: dict[str, Any], root: Path) -> Iterator[SpreadsheetTask]:
         answer_path = input_path.with_name(input_path.name.replace("_input.xlsx", "_answer.xlsx"))
         if not answer_path.is_file():
             raise TaskFolderError(f"task {record['id']}: {input_path.name} has no {answer_path.name} beside it")
-        yield _task(f"{record['id']}/{number}", str(record["instruction"]).strip(), input_path, answer_path,
-                    str(record["answer_position"]))  # fmt: skip
+        yield _task(
+            f"{record['id']}/{number}",
+            str(record["instruction"]).strip(),
+            input_path,
+            answer_path,
+            str(record["answer_position"]),
+        )
 
 
 def _task(task_id: str, instruction: str, input_path: Path, answer_path: Path, position: str) -> SpreadsheetTask:

@@ -64,7 +64,9 @@ def apply(workbook: Workbook, action: Action) -> str:
         target = ref(sheet, area.top, area.left)
         workbook.set(target, action.content)
         shown = format_value(workbook.value(target))
-        return f"{target} = {action.content}" + (f" -> {shown}" if isinstance(action.content, str) and action.content.startswith("=") else "")
+        return f"{target} = {action.content}" + (
+            f" -> {shown}" if isinstance(action.content, str) and action.content.startswith("=") else ""
+        )
     if action.verb == "fill":
         return _fill(workbook, sheet, action)
     if action.verb == "read":
@@ -103,10 +105,15 @@ def _sort(workbook: Workbook, sheet: str, action: Action) -> str:
     Formulas move with their row, their relative references moved by as many rows."""
     area = action.target
     rows = list(range(area.top, area.bottom + 1))
-    contents = {row: [workbook.content(ref(sheet, row, col)) for col in range(area.left, area.right + 1)] for row in rows}
+    contents = {
+        row: [workbook.content(ref(sheet, row, col)) for col in range(area.left, area.right + 1)] for row in rows
+    }
     keys = {row: workbook.value(ref(sheet, row, action.key_column)) for row in rows}
-    filled = sorted((row for row in rows if keys[row] not in (None, "")),
-                    key=lambda row: sort_key(keys[row]), reverse=action.descending)  # fmt: skip
+    filled = sorted(
+        (row for row in rows if keys[row] not in (None, "")),
+        key=lambda row: sort_key(keys[row]),
+        reverse=action.descending,
+    )
     order = filled + [row for row in rows if keys[row] in (None, "")]
     for new_row, old_row in zip(rows, order, strict=True):
         for offset, content in enumerate(contents[old_row]):

@@ -105,7 +105,11 @@ def rewrite(task: SpreadsheetTask, workbook: Workbook, target: Contents) -> tupl
 
 
 def _copies(
-    task: SpreadsheetTask, names: Sequence[str], now: Contents, target: Contents, copies: dict[Cell, tuple[type, object]]
+    task: SpreadsheetTask,
+    names: Sequence[str],
+    now: Contents,
+    target: Contents,
+    copies: dict[Cell, tuple[type, object]],
 ) -> tuple[list[str], list[Cell]]:
     """FILL lines that copy each of `copies`' contents (dates, error values: what SET cannot
     type) from a cell that holds it now, each done before that cell is written; and the

@@ -39,12 +39,16 @@ def format_value(value: object) -> str:
 
 
 def _grid(header: list[str], rows: list[tuple[int, list[str]]]) -> str:
-    widths = [max(len(header[i]), *(len(cells[i]) for _, cells in rows)) if rows else len(header[i])
-              for i in range(len(header))]  # fmt: skip
+    widths = [
+        max(len(header[i]), *(len(cells[i]) for _, cells in rows)) if rows else len(header[i])
+        for i in range(len(header))
+    ]
     number_width = max((len(str(number)) for number, _ in rows), default=1)
     lines = [" " * number_width + " | " + " | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
     for number, cells in rows:
-        lines.append(str(number).rjust(number_width) + " | " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)))
+        lines.append(
+            str(number).rjust(number_width) + " | " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True))
+        )
     return "\n".join(line.rstrip() for line in lines)
 
 
@@ -82,8 +86,6 @@ def render_sheet(workbook: Workbook, sheet: str) -> str:
         return f"{sheet} (empty)"
     title = f"{sheet} (A1:{cell_name(rows, cols)}, {rows} rows x {cols} columns)"
     return f"{title}\n{render_area(workbook, sheet, Area(sheet, 1, 1, rows, cols))}"
-
-
 
 
 def render_workbook(workbook: Workbook) -> str:

@@ -107,7 +107,9 @@ def changed_data(task: SpreadsheetTask, seed: int, round_: int) -> tuple[dict[st
     return perturb(task.sheets, task.inputs, rng, task.changes, copy), int(rng.integers(2**63))
 
 
-def on_data(task: SpreadsheetTask, workbook: Workbook, sheets: Mapping[str, Sequence[Sequence[Any]]], seed: int) -> Workbook:
+def on_data(
+    task: SpreadsheetTask, workbook: Workbook, sheets: Mapping[str, Sequence[Sequence[Any]]], seed: int
+) -> Workbook:
     """A copy of the agent's workbook whose data areas (`written_areas`) hold `sheets`'
     values, cell by cell (empty where `sheets` has none), its formulas kept, RAND seeded
     with `seed`, and the data areas marked as what the answer must read (`mark_data`)."""

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from rlenvs.core.checks import check_flag, check_int
 from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.procedural import ProceduralEnv
 from rlenvs.core.task import DatasetSource, content_task_id
@@ -157,10 +158,8 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
             source = DatasetSource(load_task_folders(task_dir), name=str(task_dir))
         else:
             source = self.family_mix("terminal", families, level, _task_at)
-        if isinstance(max_output_chars, bool) or not isinstance(max_output_chars, int) or max_output_chars < 200:
-            raise ValueError(f"max_output_chars must be an int >= 200, got {max_output_chars!r}")
-        if not isinstance(unsafe_sandbox, bool):
-            raise TypeError(f"unsafe_sandbox must be True or False, got {unsafe_sandbox!r}")
+        check_int("max_output_chars", max_output_chars, at_least=200)
+        check_flag("unsafe_sandbox", unsafe_sandbox)
         if not unsafe_sandbox:
             find_bwrap()  # at make time, with how to install it, not in the first reset
         super().__init__(source, max_turns=max_turns, system_prompt=system_prompt, render_mode=render_mode)
@@ -187,7 +186,9 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         observation, info = super().reset(seed=seed, options=options)
         self._restore = None
-        environment = "".join(f"builtin declare -x {name}={shlex.quote(value)}\n" for name, value in self.task.environment)
+        environment = "".join(
+            f"builtin declare -x {name}={shlex.quote(value)}\n" for name, value in self.task.environment
+        )
         setup = self._session_for(self.task).reset(self.task.files, self.task.setup_script, environment)
         if setup is not None and not setup.ok:
             raise RuntimeError(
@@ -229,7 +230,9 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
             try:
                 state["_restore"] = Snapshot.take(self.session, self.limits.disk_mb << 20)
             except (SessionError, WorkspaceUnreadable, OSError) as error:
-                state["_restore"] = f"this env is a copy made mid-episode, and its workspace could not be copied: {error}"
+                state["_restore"] = (
+                    f"this env is a copy made mid-episode, and its workspace could not be copied: {error}"
+                )
         return state
 
     # --- one turn ----------------------------------------------------------------------------
@@ -240,8 +243,13 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
         try:
             session = self._session_for(task)
         except SessionError as error:  # a copy whose workspace could not be carried over
-            return Judgement(0.0, resolved=True, correct=False, stop_reason="sandbox_error",
-                             info={"command_status": "sandbox_error", "detail": str(error)})  # fmt: skip
+            return Judgement(
+                0.0,
+                resolved=True,
+                correct=False,
+                stop_reason="sandbox_error",
+                info={"command_status": "sandbox_error", "detail": str(error)},
+            )
         if action.submitted:
             if action.command:  # a block before the closing `submit` line runs first
                 session.run(action.command, timeout_s=self.command_timeout(task))
@@ -251,8 +259,13 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
         else:
             result = session.run(action.command, timeout_s=self.command_timeout(task))
             if result.status == "sandbox_error":
-                return Judgement(0.0, resolved=True, correct=False, stop_reason="sandbox_error",
-                                 info={"command_status": result.status, "detail": result.detail})  # fmt: skip
+                return Judgement(
+                    0.0,
+                    resolved=True,
+                    correct=False,
+                    stop_reason="sandbox_error",
+                    info={"command_status": result.status, "detail": result.detail},
+                )
             observation = self.command_output(result)
         info = {"command_status": None if result is None else result.status,
                 "exit_code": None if result is None else result.exit_code}  # fmt: skip
@@ -313,9 +326,12 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
             return Verdict((*verdict.checks, Check("the task's tests pass", False, detail)), verdict.unreadable)
         try:  # out of the agent's reach: see rlenvs.sandbox.verdict
             run = run_tests(
-                session, task.tests, task.test_command, environment=task.test_environment,
+                session,
+                task.tests,
+                task.test_command,
+                environment=task.test_environment,
                 timeout_s=task.test_timeout_s or self.limits.timeout_s,
-            )  # fmt: skip
+            )
         except SessionError as error:  # the sandbox could not be set up for them: the tests cannot pass
             passed, detail = False, str(error)
         else:
@@ -331,7 +347,7 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
         }  # fmt: skip
         return Judgement(verdict.reward, resolved=resolved, correct=verdict.passed, stop_reason=stop_reason, info=info)
 
-    def oracle_action(self) -> str:
+    def oracle_reply(self, task: TerminalTask, turn: int) -> str:
         """A reply that earns the maximum reward from the current state: the reference
         solution's next command, or one reply that re-plans and submits.
 
@@ -356,9 +372,6 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
         start, or after commands that change neither the workspace nor the shell. Once the
         episode has ended: `submit` (a vector env asks every sub-env for a reply and resets
         an ended one at its next step, ignoring it)."""
-        if self.task is None:
-            raise RuntimeError("TerminalEnv.oracle_action: call reset() first; there is no task yet")
-        task = self.task
         if self.episode_over:  # a vector env asks every sub-env, and resets this one at its next step
             return submit_line(task)
         if not task.solution and task.answer is None:
@@ -370,25 +383,25 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
         mark, pending, self._oracle_pending = self._oracle_mark, self._oracle_pending, None
         last = next((m["content"] for m in reversed(self.transcript) if m["role"] == "assistant"), None)
         tree = None
-        if pending is not None and pending == (self.turn - 1, last):  # the reference command ran from `mark`
-            mark = Mark(mark.index + 1, self.turn, read_tree(session), session.shell_state)
+        if pending is not None and pending == (turn - 1, last):  # the reference command ran from `mark`
+            mark = Mark(mark.index + 1, turn, read_tree(session), session.shell_state)
             same_tree = same_shell = True
-        elif mark.turn == self.turn:
+        elif mark.turn == turn:
             same_tree = same_shell = True
         else:
             tree = read_tree(session)
             start = start_state(session, self._workdir(session), task.environment) if mark.shell is None else ""
             same_tree, same_shell = unchanged(mark, tree, session.shell_state, start)
             if same_tree and same_shell:
-                mark = replace(mark, turn=self.turn)
+                mark = replace(mark, turn=turn)
         self._oracle_mark = mark
         remaining = task.solution[mark.index :]
         if same_tree and (same_shell or not remaining):
             if not remaining:
                 return submit_line(task)
-            if len(remaining) < self.max_turns - self.turn:
+            if len(remaining) < self.max_turns - turn:
                 reply = block(remaining[0])
-                self._oracle_pending = (self.turn, reply)
+                self._oracle_pending = (turn, reply)
                 return reply
             if len(remaining) == 1:
                 return block(remaining[0], then_submit=task)

@@ -12,7 +12,8 @@ Two layouts are read; `load_task_folders(path)` takes one task folder or a folde
 Both may add `setup.sh` beside the instruction: rlenvs' own extension, run in the workspace
 before the agent's first turn (the task's `setup_script`).
 
-How a folder maps onto a `TerminalTask`:
+How a folder maps onto a `TerminalTask` (the Dockerfile and compose file are read by
+`rlenvs.envs.terminal.dockerfile`, which says what of them runs and what is refused):
 
 - prompt: the instruction. workdir: the Dockerfile's last WORKDIR, else /app (also the
   starting directory that relative COPY destinations and WORKDIRs are taken from).
@@ -77,29 +78,34 @@ its tests gets an error naming the missing file.
 from __future__ import annotations
 
 import base64
-import contextlib
 import dataclasses
 import functools
-import json
 import os
-import posixpath
 import re
 import shlex
-import stat
 import subprocess
 import tomllib
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
-from rlenvs.envs.terminal.tasks import MAX_SETUP_BYTES, TESTS_DIR, Entry, TerminalTask
-from rlenvs.sandbox.launch import SYSTEM_PYTHON, check_workspace_path
+from rlenvs.envs.terminal import dockerfile
+from rlenvs.envs.terminal.folder_files import (  # TaskFolderError: imported from here by users
+    Budget,
+    TaskFolderError,
+    file_entry,
+    read_text,
+    read_yaml,
+    rel,
+    short,
+    tree,
+    walk,
+)
+from rlenvs.envs.terminal.tasks import TESTS_DIR, Entry, TerminalTask
+from rlenvs.sandbox.launch import SYSTEM_PYTHON
 from rlenvs.sandbox.session import MAX_COMMAND_BYTES
 from rlenvs.sandbox.verdict import LOGS_NAME
 
-DEFAULT_WORKDIR = "/app"
-"""Where the workspace is when the Dockerfile sets no WORKDIR (Terminal-Bench's images use /app)."""
 SOLUTION_DIR = "/tmp/rlenvs-solution"
 """Where a Harbor solution of several files is written before its solve.sh runs."""
 LOGS_DIR = f"{TESTS_DIR}/{LOGS_NAME}"
@@ -114,27 +120,11 @@ HARBOR_TEST_TIMEOUT_S = 600.0
 
 _TB_FILES = ("task.yaml", "run-tests.sh", "solution.sh", "solution.yaml", "Dockerfile")
 _HARBOR_FILES = ("task.toml", "instruction.md")
-_COMPOSE_FILES = ("docker-compose.yaml", "docker-compose.yml")
 _LAYOUTS = (
     "a Terminal-Bench task folder holds task.yaml, run-tests.sh and tests/; a Harbor one instruction.md, "
     "task.toml, environment/ and tests/test.sh"
 )
-_ARCHIVE = re.compile(r"\.(tar|tar\.gz|tgz|tar\.bz2|tbz2?|tar\.xz|txz|tar\.zst)$", re.IGNORECASE)
-_IGNORED_INSTRUCTIONS = frozenset(
-    ("LABEL", "MAINTAINER", "EXPOSE", "ARG", "CMD", "SHELL", "HEALTHCHECK", "STOPSIGNAL", "VOLUME", "ONBUILD")
-)
-"""Dockerfile instructions that change nothing a task's commands see (CMD: both harnesses
-start the container with `sleep infinity` in its place)."""
-_ROOT_USERS = frozenset(("root", "0", "root:root", "0:0"))
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_READONLY = frozenset(("BASHOPTS", "BASH_VERSINFO", "EUID", "PPID", "SHELLOPTS", "UID"))
-"""Variables bash does not let anyone set, so a task cannot export them."""
 _SOLUTION_FAILS = "(its reference solution would fail)"
-
-
-class TaskFolderError(ValueError):
-    """A task folder that cannot be read, or cannot run in rlenvs' sandbox; the message
-    names the folder and says why."""
 
 
 def load_task_folders(path: str | os.PathLike[str]) -> list[TerminalTask]:
@@ -165,7 +155,7 @@ def load_task_folders(path: str | os.PathLike[str]) -> list[TerminalTask]:
 def _is_task_folder(path: Path) -> bool:
     """Whether `path` holds one task (of either layout), complete or not."""
     return path.is_dir() and (
-        any((path / name).is_file() for name in (*_TB_FILES, *_COMPOSE_FILES, *_HARBOR_FILES))
+        any((path / name).is_file() for name in (*_TB_FILES, *dockerfile.COMPOSE_FILES, *_HARBOR_FILES))
         or ((path / "environment").is_dir() and (path / "tests").is_dir())
     )
 
@@ -191,7 +181,7 @@ def _load(folder: Path) -> TerminalTask:
 
 
 def _terminal_bench(folder: Path) -> TerminalTask:
-    meta = _read_yaml(folder / "task.yaml", folder)
+    meta = read_yaml(folder / "task.yaml", folder)
     if not isinstance(meta, dict):
         raise TaskFolderError("task.yaml must be a mapping with an `instruction`")
     instruction = meta.get("instruction")
@@ -206,7 +196,7 @@ def _terminal_bench(folder: Path) -> TerminalTask:
             "task.yaml sets run_tests_in_same_shell, and rlenvs runs the tests in a fresh shell after the agent's "
             "is gone; check the workspace instead of the shell's state"
         )
-    image = _image(folder, folder)
+    image = dockerfile.image(folder, folder)
     runner, tests_dir = folder / "run-tests.sh", folder / "tests"
     if not runner.is_file():
         raise TaskFolderError(
@@ -215,9 +205,9 @@ def _terminal_bench(folder: Path) -> TerminalTask:
             "tests/test_outputs.py of plain asserts"
         )
     _check_tests(folder, tests_dir, runner)
-    budget = _Budget("tests")
-    tests = [entry for entry in _tree(tests_dir, folder, budget) if entry.path != "run-tests.sh"]
-    tests.append(_file_entry(runner, "run-tests.sh", folder, budget))
+    budget = Budget("tests")
+    tests = [entry for entry in tree(tests_dir, folder, budget) if entry.path != "run-tests.sh"]
+    tests.append(file_entry(runner, "run-tests.sh", folder, budget))
     if (folder / "solution.sh").is_file():
         solution: tuple[str, ...] = (_script(folder, folder / "solution.sh", _SOLUTION_FAILS),)
     elif (folder / "solution.yaml").is_file():
@@ -239,13 +229,13 @@ def _terminal_bench(folder: Path) -> TerminalTask:
 
 def _solution_yaml(folder: Path) -> tuple[str, ...]:
     path = folder / "solution.yaml"
-    steps = _read_yaml(path, folder)
+    steps = read_yaml(path, folder)
     if not isinstance(steps, list) or not all(isinstance(s, dict) and isinstance(s.get("command"), str) for s in steps):
         raise TaskFolderError("solution.yaml must be a list of {command: ...} entries")
     for step in steps:
         if step.get("append_enter") is False or step.get("block") is False:
             raise TaskFolderError(
-                f"solution.yaml types keystrokes into a running program (`{_short(step['command'])}` with "
+                f"solution.yaml types keystrokes into a running program (`{short(step['command'])}` with "
                 "append_enter or block false): rlenvs runs whole commands; write the solution as solution.sh"
             )
         _check_script(folder, path, step["command"], _SOLUTION_FAILS)
@@ -284,13 +274,13 @@ def _harbor(folder: Path) -> TerminalTask:
     path = folder / "instruction.md"
     if not path.is_file():
         raise TaskFolderError("instruction.md (the task's instruction) is missing")
-    instruction = _read_text(path, folder).strip()
+    instruction = read_text(path, folder).strip()
     if not instruction:
         raise TaskFolderError("instruction.md is empty")
     config: dict[str, Any] = {}
     if (folder / "task.toml").is_file():
         try:
-            config = tomllib.loads(_read_text(folder / "task.toml", folder))
+            config = tomllib.loads(read_text(folder / "task.toml", folder))
         except tomllib.TOMLDecodeError as error:
             raise TaskFolderError(f"task.toml is not valid TOML: {error}") from None
     verifier, environment, solution = (
@@ -310,14 +300,16 @@ def _harbor(folder: Path) -> TerminalTask:
             "task.toml runs the tests in a separate verifier container; rlenvs runs them in the task's own sandbox "
             'after the agent finished (environment_mode = "shared")'
         )
-    image = _image(folder, folder / "environment", _env_table(environment.get("env"), "task.toml's [environment].env"))
+    image = dockerfile.image(
+        folder, folder / "environment", dockerfile.env_table(environment.get("env"), "task.toml's [environment].env")
+    )
     runner = folder / "tests" / "test.sh"
     if not runner.is_file():
         raise TaskFolderError("tests/test.sh (the script that runs the task's tests) is missing")
     _check_tests(folder, folder / "tests", runner)
     logs = Entry(f"{LOGS_DIR[len(TESTS_DIR) + 1 :]}/verifier", is_dir=True)
-    tests = [*_tree(folder / "tests", folder, _Budget("tests")), logs]
-    verifier_env = _env_table(verifier.get("env"), "task.toml's [verifier].env")
+    tests = [*tree(folder / "tests", folder, Budget("tests")), logs]
+    verifier_env = dockerfile.env_table(verifier.get("env"), "task.toml's [verifier].env")
     test_command = (
         f"bash {TESTS_DIR}/test.sh\n"
         f"{SYSTEM_PYTHON} -I - {LOGS_DIR}/verifier <<'__RLENVS_REWARD__'\n{_HARBOR_REWARD}__RLENVS_REWARD__\n"
@@ -333,17 +325,17 @@ def _harbor_solution(folder: Path, section: Mapping[str, Any]) -> tuple[str, ...
     script = solution_dir / "solve.sh"
     if not script.is_file():
         return ()
-    others = [path for path in _walk(solution_dir) if path != script]
+    others = [path for path in walk(solution_dir) if path != script]
     for path in others:
         if path.suffix == ".sh" and path.is_file():
             _check_script(folder, path, path.read_text(encoding="utf-8", errors="replace"), _SOLUTION_FAILS)
     text = _script(folder, script, _SOLUTION_FAILS)
-    exports = _exports(_env_table(section.get("env"), "task.toml's [solution].env"))
+    exports = dockerfile.exports(dockerfile.env_table(section.get("env"), "task.toml's [solution].env"))
     if not others:
         return (exports + text,)
     # Several files: the command writes them where solve.sh will find them, then runs it.
     lines = [f"rm -rf {SOLUTION_DIR} && mkdir -p {SOLUTION_DIR}"]
-    for entry in _tree(solution_dir, folder, _Budget("solution")):
+    for entry in tree(solution_dir, folder, Budget("solution")):
         target = shlex.quote(f"{SOLUTION_DIR}/{entry.path}")
         if entry.is_dir:
             lines.append(f"mkdir -p {target}")
@@ -356,9 +348,15 @@ def _harbor_solution(folder: Path, section: Mapping[str, Any]) -> tuple[str, ...
 
 
 def _task(
-    folder: Path, instruction: str, image: _Image, solution: tuple[str, ...], tests: Iterable[Entry],
-    test_command: str, test_timeout_s: float | None, test_env: Mapping[str, str],
-) -> TerminalTask:  # fmt: skip
+    folder: Path,
+    instruction: str,
+    image: dockerfile.Image,
+    solution: tuple[str, ...],
+    tests: Iterable[Entry],
+    test_command: str,
+    test_timeout_s: float | None,
+    test_env: Mapping[str, str],
+) -> TerminalTask:
     """What both layouts share: the solution's size, setup.sh, and the image's variables, which
     the set-up gets as `export` lines and the tests (fresh shells with nothing of the agent's,
     unlike its own) as their variables, with TEST_DIR and then `test_env` over them."""
@@ -368,7 +366,7 @@ def _task(
                 f"its reference solution makes a command of {len(command.encode())} bytes, over the "
                 f"{MAX_COMMAND_BYTES}-byte cap of one command: shorten it or split it into several"
             )
-    exports = _exports(image.environment)
+    exports = dockerfile.exports(image.environment)
     setup = folder / SETUP_SCRIPT
     setup_script = exports + _script(folder, setup, "when the task is set up") if setup.is_file() else ""
     return TerminalTask(
@@ -400,11 +398,14 @@ _NETWORK_COMMANDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"(?<![\w.-])(apk\s+add|(yum|dnf|zypper|pacman)\s+(install|-S))\b", "it installs packages"),
         (r"(?<![\w.-])git\s+(clone|fetch|pull|submodule\s+update)\b", "git fetches a repository"),
         (r"(?<![\w.-])(npm|pnpm|yarn|bun)\s+(install|i|ci|add)\b|(?<![\w.-])npx(?![\w.-])", "it installs packages"),
-        (r"(?<![\w.-])(cargo\s+(install|fetch)|go\s+(get|install|mod\s+download)|gem\s+install)\b", "it installs packages"),
+        (
+            r"(?<![\w.-])(cargo\s+(install|fetch)|go\s+(get|install|mod\s+download)|gem\s+install)\b",
+            "it installs packages",
+        ),
         (r"(?<![\w.-])((conda|mamba|micromamba)\s+(install|create)|pipx|poetry\s+install)\b", "it installs packages"),
         (r"(?<![\w.-])docker(?![\w.-])", "it runs Docker"),
     )
-)  # fmt: skip
+)
 _PYTEST = re.compile(r"(?<![\w.-])pytest(?![\w.-])")
 _COMMENT = re.compile(r"(^|\s)#.*$")
 
@@ -413,17 +414,17 @@ def _check_script(folder: Path, script: Path, text: str, stage: str, *, tests: b
     """Refuse a script that needs the network or (`tests`) a pytest the host's python3 lacks."""
     for number, line in enumerate(text.splitlines(), 1):
         code = _COMMENT.sub("", line).strip()
-        where = f"{_rel(script, folder)} (line {number})"
+        where = f"{rel(script, folder)} (line {number})"
         for pattern, what in _NETWORK_COMMANDS:
             if pattern.search(code):
                 raise TaskFolderError(
-                    f"{where} runs `{_short(code)}`, which needs the network ({what}), and the sandbox has none "
+                    f"{where} runs `{short(code)}`, which needs the network ({what}), and the sandbox has none "
                     f"{stage}. Use only what the host has: bash, coreutils and python3's standard library (tests: "
                     "plain asserts run with `python3 $TEST_DIR/test_outputs.py`)"
                 )
         if tests and _PYTEST.search(code) and not _host_has_module("pytest"):
             raise TaskFolderError(
-                f"{where} runs pytest (`{_short(code)}`), which the sandbox's {SYSTEM_PYTHON} does not have (the "
+                f"{where} runs pytest (`{short(code)}`), which the sandbox's {SYSTEM_PYTHON} does not have (the "
                 "sandbox sees only the host's /usr, with no network to install it). Write the tests with plain "
                 "asserts and run them with `python3 $TEST_DIR/test_outputs.py`, or install pytest for the host's "
                 "python3 (e.g. apt-get install python3-pytest)"
@@ -431,7 +432,7 @@ def _check_script(folder: Path, script: Path, text: str, stage: str, *, tests: b
 
 
 def _check_tests(folder: Path, tests_dir: Path, runner: Path) -> None:
-    others = [path for path in _walk(tests_dir) if path.suffix == ".sh" and path != runner]
+    others = [path for path in walk(tests_dir) if path.suffix == ".sh" and path != runner]
     for script in (runner, *others):
         if script.is_file():
             text = script.read_text(encoding="utf-8", errors="replace")
@@ -439,7 +440,7 @@ def _check_tests(folder: Path, tests_dir: Path, runner: Path) -> None:
 
 
 def _script(folder: Path, path: Path, stage: str) -> str:
-    text = _read_text(path, folder)
+    text = read_text(path, folder)
     _check_script(folder, path, text, stage)
     return text
 
@@ -485,502 +486,6 @@ def _relocate(data: bytes, rules: list[tuple[re.Pattern[str], str]]) -> bytes:
 def _relocated(entries: Iterable[Entry], rules: list[tuple[re.Pattern[str], str]]) -> Iterator[Entry]:
     for entry in entries:
         yield entry if entry.is_dir else dataclasses.replace(entry, content=_relocate(entry.data, rules))
-
-
-# --- variables ----------------------------------------------------------------------------------------
-
-
-def _exports(environment: Mapping[str, str]) -> str:
-    return "".join(f"export {name}={shlex.quote(value)}\n" for name, value in environment.items())
-
-
-def _variable_name(name: str, where: str = "") -> str:
-    if not _NAME.fullmatch(name):
-        raise TaskFolderError(f"{where}sets {name!r}, which is not a shell variable name")
-    if name in _READONLY:
-        raise TaskFolderError(f"{where}sets {name}, which bash keeps read-only")
-    return name
-
-
-def _env_table(table: Any, where: str, *, compose: bool = False) -> dict[str, str]:
-    """Literal NAME=value settings: a task.toml env table, or (`compose`) a compose service's
-    `environment`, a list or a mapping. A value taken from the host is refused (`${...}`; in
-    compose any `$NAME`, `$$` being a `$`, and a name without a value): nothing of the host's
-    goes into the sandbox."""
-    if not table:
-        return {}
-    if compose and isinstance(table, list):
-        table = dict(item.split("=", 1) if "=" in item else (item, None) for item in map(str, table))
-    if not isinstance(table, dict):
-        raise TaskFolderError(f'{where} must be a table of NAME = "value"')
-    environment = {}
-    for name, value in table.items():
-        if compose and name == "TEST_DIR":
-            continue  # Terminal-Bench's own, for the tests; the test command sets it here
-        if isinstance(value, (dict, list)):
-            raise TaskFolderError(f"{where}'s {name} must be a string or a number, got {value!r}")
-        text = str(value).lower() if isinstance(value, bool) else str(value)
-        if value is None or ("$" in text.replace("$$", "") if compose else "${" in text):
-            raise TaskFolderError(
-                f"{where} takes {name} from the host's environment ({'no value' if value is None else repr(text)}): "
-                "rlenvs passes nothing from the host into the sandbox; write the value out"
-            )
-        environment[_variable_name(str(name), f"{where} ")] = text.replace("$$", "$") if compose else text
-    return environment
-
-
-def _words(text: str, env: Mapping[str, str], escape: str, *, split: bool = True) -> list[str]:
-    """Docker's word processing (ENV, WORKDIR, COPY): quotes group and are removed, `escape`
-    escapes any character (in double quotes only `"`, `$` and itself), and $NAME / ${NAME}
-    (not in single quotes) take values from `env`, the earlier ENVs. Without `split` the
-    whole text is one word, its whitespace kept."""
-    words: list[str] = []
-    word: list[str] = []
-    quote, quoted, i = "", False, 0
-    while i < len(text):
-        char, i = text[i], i + 1
-        if quote == "'":
-            quote = "" if char == "'" else quote
-            word.append("" if char == "'" else char)
-        elif char == escape and i < len(text) and (not quote or text[i] in ('"', "$", escape)):
-            word.append(text[i])
-            i += 1
-        elif char == "$":
-            value, i = _variable(text, i, env)
-            word.append(value)
-        elif char in "'\"" and quote in ("", char):
-            quote, quoted = ("" if quote else char), True
-        elif split and not quote and char.isspace():
-            if word or quoted:
-                words.append("".join(word))
-            word, quoted = [], False
-        else:
-            word.append(char)
-    if quote:
-        raise TaskFolderError(f"has an unmatched {quote}")
-    if word or quoted or not split:
-        words.append("".join(word))
-    return words
-
-
-def _variable(text: str, i: int, env: Mapping[str, str]) -> tuple[str, int]:
-    """The value of the reference whose `$` is at text[i - 1], and where the text goes on."""
-    if text.startswith("{", i):
-        end = text.find("}", i)
-        name = text[i + 1 : end]
-        if end < 0 or not _NAME.fullmatch(name):
-            raise TaskFolderError(
-                f"uses `${text[i : end + 1] if end > 0 else text[i:]}`, which rlenvs does not expand: only "
-                "$NAME and ${NAME} of an earlier ENV"
-            )
-        i = end + 1
-    else:
-        match = _NAME.match(text, i)
-        if match is None:
-            return "$", i
-        name, i = match.group(), match.end()
-    if name not in env:
-        raise TaskFolderError(
-            f"refers to ${name}, which no earlier ENV sets: rlenvs uses neither the image (its PATH and the like) "
-            "nor build ARGs, so write the value out"
-        )
-    return env[name], i
-
-
-def _env_instruction(args: str, env: Mapping[str, str], escape: str) -> dict[str, str]:
-    """One ENV's settings, in either form; its references see the ENVs before it, as in
-    Docker (`ENV A=2 B=$A` gives B the earlier A)."""
-    head = args.split(None, 1)
-    if head and "=" not in head[0]:  # the old form: ENV NAME the rest of the line
-        if len(head) < 2:
-            raise TaskFolderError("sets no value: write ENV NAME=value")
-        pairs = [(head[0], _words(head[1], env, escape, split=False)[0])]
-    else:
-        words = _words(args, env, escape)
-        if not words or not all("=" in word for word in words):
-            raise TaskFolderError('cannot be read: write ENV NAME=value, or NAME="a value" with spaces')
-        pairs = [tuple(word.split("=", 1)) for word in words]
-    return {_variable_name(name): value for name, value in pairs}
-
-
-# --- the Dockerfile --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Instruction:
-    line: int
-    keyword: str
-    args: str
-
-    def text(self) -> str:
-        return _short(f"{self.keyword} {self.args}")
-
-
-@contextlib.contextmanager
-def _at(where: str, ins: _Instruction) -> Iterator[None]:
-    """Name the Dockerfile line in the reasons raised within."""
-    try:
-        yield
-    except TaskFolderError as error:
-        raise TaskFolderError(f"{where} (line {ins.line}: `{ins.text()}`) {error}") from None
-
-
-@dataclass(frozen=True)
-class _Copy:
-    ins: _Instruction
-    sources: tuple[str, ...]
-    dest: PurePosixPath
-    """Absolute (a relative destination is taken from the WORKDIR at that point)."""
-    dest_is_dir: bool
-    chmod: int | None
-
-
-@dataclass(frozen=True)
-class _Image:
-    """What a task takes from its Dockerfile and compose file."""
-
-    workdir: str = DEFAULT_WORKDIR
-    files: tuple[Entry, ...] = ()
-    environment: dict[str, str] = field(default_factory=dict)
-
-
-def _image(folder: Path, base: Path, extra: Mapping[str, str] | None = None) -> _Image:
-    """The image of the Dockerfile (or compose file) in `base`; `extra`: variables set over it."""
-    compose = next((base / name for name in _COMPOSE_FILES if (base / name).is_file()), None)
-    context, dockerfile, environment = _compose(compose, folder) if compose else (base, base / "Dockerfile", {})
-    environment = {**environment, **(extra or {})}
-    if not dockerfile.is_file():
-        return _Image(environment=environment)
-    where = f"its {_rel(dockerfile, folder)}"
-    workdir, copies, image_env = _parse_dockerfile(_read_text(dockerfile, folder), where)
-    try:
-        check_workspace_path(workdir)
-    except ValueError as error:
-        raise TaskFolderError(f"{where}'s WORKDIR cannot be the workspace: {error}") from None
-    files = _workspace_files(PurePosixPath(workdir), copies, context, folder, where)
-    return _Image(workdir, files, {**image_env, **environment})
-
-
-def _instructions(text: str) -> tuple[str, list[_Instruction]]:
-    """A Dockerfile's escape character and instructions, continuation lines joined, comments
-    and blank lines dropped (inside a continued instruction too, as Docker does)."""
-    escape = "\\"
-    lines = text.splitlines()
-    for line in lines:  # parser directives: comments before anything else
-        if match := re.fullmatch(r"\s*#\s*escape\s*=\s*(\S)\s*", line):
-            escape = match.group(1)
-        elif not re.fullmatch(r"\s*#\s*\w+\s*=.*", line):
-            break
-    code = [(number, line.strip()) for number, line in enumerate(lines, 1) if line.strip() and line.strip()[0] != "#"]
-    found, parts, start = [], [], 0
-    for index, (number, line) in enumerate(code):
-        start = start if parts else number
-        continued = line.endswith(escape)
-        parts.append(line[:-1] if continued else line)
-        if not continued or index == len(code) - 1:
-            words = " ".join(part for part in parts if part).split(None, 1)
-            if words:
-                found.append(_Instruction(start, words[0].upper(), words[1].strip() if len(words) > 1 else ""))
-            parts = []
-    return escape, found
-
-
-def _parse_dockerfile(text: str, where: str) -> tuple[str, list[_Copy], dict[str, str]]:
-    """The Dockerfile's last WORKDIR, its COPYs and its ENV variables."""
-    escape, instructions = _instructions(text)
-    runs = [ins for ins in instructions if ins.keyword == "RUN"]
-    if runs:
-        first = runs[0]
-        more = f"line {first.line}" if len(runs) == 1 else f"{len(runs)} RUN instructions; the first at line {first.line}"
-        raise TaskFolderError(
-            f"{where} runs `{first.text()}` ({more}): building that image needs Docker, and rlenvs runs task "
-            "folders without Docker, on the host's own tools (its /usr) with no network. Move set-up that needs "
-            "no network into setup.sh (run in the workspace before the agent starts), or drop the Dockerfile"
-        )
-    workdir, copies, env, stages = PurePosixPath(DEFAULT_WORKDIR), [], {}, 0
-    for ins in instructions:
-        with _at(where, ins):
-            if ins.keyword == "FROM":
-                stages += 1
-                if stages > 1:
-                    raise TaskFolderError(
-                        "is a second FROM: several build stages need Docker to build, and rlenvs runs task folders "
-                        "without Docker; keep one FROM with WORKDIR, ENV and COPY only"
-                    )
-            elif ins.keyword == "ENV":
-                env.update(_env_instruction(ins.args, env, escape))
-            elif ins.keyword == "WORKDIR":
-                workdir = _absolute(workdir, _words(ins.args, env, escape, split=False)[0])
-            elif ins.keyword in ("COPY", "ADD"):
-                copies.append(_parse_copy(ins, workdir, env, escape))
-            elif ins.keyword == "USER":
-                if ins.args not in _ROOT_USERS:
-                    raise TaskFolderError(
-                        "switches user: the sandbox has one user, so the task cannot count on another one; drop "
-                        "the USER line"
-                    )
-            elif ins.keyword == "ENTRYPOINT":
-                raise TaskFolderError(
-                    "starts a process with the container: rlenvs keeps no process running between the agent's "
-                    "commands; drop the ENTRYPOINT"
-                )
-            elif ins.keyword not in _IGNORED_INSTRUCTIONS:
-                raise TaskFolderError(
-                    "cannot be done without Docker: only FROM, WORKDIR, ENV and COPY (and ADD of local files) shape "
-                    "a task's workspace"
-                )
-    return str(workdir), copies, env
-
-
-def _parse_copy(ins: _Instruction, workdir: PurePosixPath, env: Mapping[str, str], escape: str) -> _Copy:
-    args, chmod = ins.args, None
-    if "<<" in args:
-        raise TaskFolderError("writes a file with a heredoc; put the file in the folder and COPY it")
-    while args.startswith("--"):
-        flag, _, args = args.partition(" ")
-        args = args.lstrip()
-        name, _, value = flag[2:].partition("=")
-        if name == "chmod":
-            if not re.fullmatch(r"[0-7]{3,4}", value):
-                raise TaskFolderError(f"has --chmod={value}: write it in octal, e.g. --chmod=755")
-            chmod = int(value, 8)
-        elif name in ("from", "parents", "exclude", "checksum", "keep-git-dir"):
-            raise TaskFolderError(f"uses --{name}, which rlenvs does not support without Docker")
-        elif name not in ("chown", "link"):
-            raise TaskFolderError(f"has the unknown flag --{name}")
-    try:  # the JSON form, else (as in Docker, also when it is not valid JSON) the shell form
-        listed = json.loads(args) if args.startswith("[") else None
-    except ValueError:
-        listed = None
-    if isinstance(listed, list) and all(isinstance(word, str) for word in listed):
-        words = [_words(word, env, escape, split=False)[0] for word in listed]
-    else:
-        words = _words(args, env, escape)
-    if len(words) < 2:
-        raise TaskFolderError("needs a source and a destination")
-    *sources, dest = words
-    dest_is_dir = dest.endswith("/") or len(sources) > 1 or any(map(_is_glob, sources))
-    return _Copy(ins, tuple(sources), _absolute(workdir, dest), dest_is_dir, chmod)
-
-
-def _absolute(base: PurePosixPath, path: str) -> PurePosixPath:
-    """`path` taken from `base` when relative, with "." and ".." resolved."""
-    return PurePosixPath(posixpath.normpath(str(base / path)))
-
-
-def _is_glob(text: str) -> bool:
-    return any(char in text for char in "*?[")
-
-
-def _dockerignore(context: Path) -> list[tuple[bool, re.Pattern[str]]]:
-    path = context / ".dockerignore"
-    if not path.is_file():
-        return []
-    rules = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        pattern = os.path.normpath(line.lstrip("!").strip()).lstrip("/")
-        if pattern in ("", "."):
-            continue
-        regex = ""
-        for token in re.split(r"(\*\*/?|\*|\?|\[[^\]]*\])", pattern):
-            if token.startswith("**"):
-                regex += "(.*/)?" if token.endswith("/") else ".*"
-            elif token in ("*", "?"):
-                regex += "[^/]*" if token == "*" else "[^/]"
-            elif token.startswith("[") and token.endswith("]"):
-                regex += token
-            else:
-                regex += re.escape(token)
-        rules.append((line.startswith("!"), re.compile(regex)))
-    return rules
-
-
-def _ignored(rel: str, rules: list[tuple[bool, re.Pattern[str]]]) -> bool:
-    """Docker's rule: the last pattern matching the path or a folder above it decides."""
-    parts = rel.split("/")
-    candidates = ["/".join(parts[: i + 1]) for i in range(len(parts))]
-    ignored = False
-    for negate, pattern in rules:
-        if any(pattern.fullmatch(candidate) for candidate in candidates):
-            ignored = not negate
-    return ignored
-
-
-def _sources(text: str, copy: _Copy, context: Path, rules: list[tuple[bool, re.Pattern[str]]]) -> list[Path]:
-    """The files and folders of the build context that one COPY source names."""
-    if "://" in text:
-        raise TaskFolderError(f"downloads {text}: the sandbox has no network; put the file in the folder and COPY it")
-    if ".." in PurePosixPath(text).parts or text.startswith("/"):
-        raise TaskFolderError(f"copies {text}, which is outside its build context {context}")
-    if _is_glob(text):
-        found = sorted(path for path in context.glob(text) if not _ignored(path.relative_to(context).as_posix(), rules))
-    else:
-        path = context / text
-        visible = path == context or not _ignored(path.relative_to(context).as_posix(), rules)
-        found = [path] if visible and (path.exists() or path.is_symlink()) else []
-    if not found:
-        raise TaskFolderError(f"copies {text}, which is not in its build context {context}")
-    for path in found:
-        if copy.ins.keyword == "ADD" and path.is_file() and _ARCHIVE.search(path.name):
-            raise TaskFolderError(
-                f"unpacks the archive {path.name} with ADD, which rlenvs does not do: unpack it into the task folder "
-                "and COPY the result"
-            )
-    return found
-
-
-def _workspace_files(
-    workdir: PurePosixPath, copies: list[_Copy], context: Path, folder: Path, where: str
-) -> tuple[Entry, ...]:
-    """What the Dockerfile's COPYs put into the workspace, later copies over earlier ones."""
-    rules = _dockerignore(context)
-    budget = _Budget("workspace (what the Dockerfile copies)")
-    files: dict[str, Entry] = {}
-    dirs = {PurePosixPath("/"), *workdir.parents, workdir}
-
-    def place(target: PurePosixPath, source: Path, chmod: int | None) -> None:
-        if target != workdir and workdir not in target.parents:
-            raise TaskFolderError(
-                f"copies {_rel(source, folder)} to {target}, outside the workspace {workdir}: the rest of the sandbox "
-                "is read-only, so a task's files must be under its WORKDIR (setup.sh may write /tmp)"
-            )
-        if target == workdir:
-            return
-        rel = target.relative_to(workdir).as_posix()
-        budget.left += len(files[rel].data) if rel in files else 0
-        files[rel] = _file_entry(source, rel, folder, budget, chmod)
-        dirs.update([target] if files[rel].is_dir else [], target.parents)
-
-    for copy in copies:
-        with _at(where, copy.ins):
-            for text in copy.sources:
-                for source in _sources(text, copy, context, rules):
-                    if source.is_dir() and not source.is_symlink():
-                        place(copy.dest, source, copy.chmod)  # the folder itself, with its mode
-                        for path in _walk(source):
-                            if not _ignored(path.relative_to(context).as_posix(), rules):
-                                place(copy.dest / path.relative_to(source).as_posix(), path, copy.chmod)
-                        dirs.add(copy.dest)
-                    elif copy.dest_is_dir or copy.dest in dirs:
-                        place(copy.dest / source.name, source, copy.chmod)
-                    else:
-                        place(copy.dest, source, copy.chmod)
-    return tuple(files.values())
-
-
-def _compose(compose: Path, folder: Path) -> tuple[Path, Path, dict[str, str]]:
-    """The build context, Dockerfile and environment of a compose file's one service."""
-    data = _read_yaml(compose, folder)
-    where = _rel(compose, folder)
-    services = data.get("services") if isinstance(data, dict) else None
-    if not isinstance(services, dict) or not services:
-        raise TaskFolderError(f"{where} defines no services")
-    if len(services) > 1:
-        raise TaskFolderError(
-            f"{where} runs {len(services)} services ({', '.join(map(str, services))}): rlenvs runs each task in one "
-            "sandbox without Docker, so a task needing other containers cannot run"
-        )
-    ((name, service),) = services.items()
-    service = service if isinstance(service, dict) else {}
-    build = service.get("build")
-    if build is None:
-        raise TaskFolderError(
-            f"{where}'s service {name} uses the prebuilt image {service.get('image')!r}: that needs Docker; give the "
-            "task a Dockerfile with FROM, WORKDIR, ENV and COPY only"
-        )
-    spec = {"context": build} if isinstance(build, str) else build if isinstance(build, dict) else {}
-    context = (compose.parent / str(spec.get("context", "."))).resolve()
-    if not context.is_relative_to(folder):
-        raise TaskFolderError(f"{where} builds from {context}, outside the task folder")
-    for key in ("command", "entrypoint"):
-        value = service.get(key)
-        text = " ".join(map(str, value)) if isinstance(value, list) else str(value or "")
-        if text and not re.search(r"\bsleep\b|tail\s+-f\s+/dev/null", text):
-            raise TaskFolderError(
-                f"{where}'s service {name} starts `{_short(text)}` ({key}): rlenvs keeps no process running between "
-                "the agent's commands"
-            )
-    environment = _env_table(service.get("environment"), f"{where}'s environment", compose=True)
-    return context, context / str(spec.get("dockerfile", "Dockerfile")), environment
-
-
-# --- reading files ---------------------------------------------------------------------------------
-
-
-@dataclass
-class _Budget:
-    """The bytes a task may bring along (its workspace, its tests), counted while reading so
-    that a huge folder fails early instead of being read into memory."""
-
-    what: str
-    left: int = MAX_SETUP_BYTES
-
-    def take(self, size: int) -> None:
-        self.left -= size
-        if self.left < 0:
-            raise TaskFolderError(
-                f"its {self.what} is over {MAX_SETUP_BYTES} bytes, the cap on what goes into the sandbox each episode"
-            )
-
-
-def _file_entry(path: Path, rel: str, folder: Path, budget: _Budget, mode: int | None = None) -> Entry:
-    info = path.lstat()
-    if stat.S_ISLNK(info.st_mode):
-        raise TaskFolderError(
-            f"{_rel(path, folder)} is a symbolic link, which rlenvs cannot put in the sandbox: copy the file itself, "
-            "or make the link in setup.sh (`ln -s ...`)"
-        )
-    mode = stat.S_IMODE(info.st_mode) if mode is None else mode
-    if stat.S_ISDIR(info.st_mode):
-        return Entry(rel, is_dir=True, mode=mode, mtime=info.st_mtime)
-    if not stat.S_ISREG(info.st_mode):
-        raise TaskFolderError(f"{_rel(path, folder)} is not a regular file or folder")
-    budget.take(info.st_size)
-    return Entry(rel, path.read_bytes(), mode=mode, mtime=info.st_mtime)
-
-
-def _walk(top: Path) -> list[Path]:
-    """Everything below `top` (folders before what they hold), sorted, no symlink followed."""
-    found = []
-    for root, dirs, files in os.walk(top, followlinks=False):
-        dirs.sort()
-        found += [Path(root, name) for name in sorted(dirs + files)]
-    return sorted(found, key=lambda p: p.relative_to(top).parts)
-
-
-def _tree(top: Path, folder: Path, budget: _Budget) -> list[Entry]:
-    """The files and folders below `top` (none if it is missing), as entries at their paths below it."""
-    return [_file_entry(path, path.relative_to(top).as_posix(), folder, budget) for path in _walk(top)]
-
-
-def _read_text(path: Path, folder: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise TaskFolderError(f"{_rel(path, folder)} is not UTF-8 text") from None
-
-
-def _read_yaml(path: Path, folder: Path) -> Any:
-    try:
-        import yaml
-    except ImportError:
-        raise TaskFolderError(f"reading {path.name} needs PyYAML, which is not installed: pip install pyyaml") from None
-    try:
-        return yaml.safe_load(_read_text(path, folder))
-    except yaml.YAMLError as error:
-        raise TaskFolderError(f"{_rel(path, folder)} is not valid YAML: {error}") from None
-
-
-def _rel(path: Path, folder: Path) -> str:
-    return path.relative_to(folder).as_posix() if path.is_relative_to(folder) else str(path)
-
-
-def _short(text: str, limit: int = 120) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _seconds(value: Any, name: str) -> float | None:

@@ -54,11 +54,35 @@ DIGEST_BUDGET = 8 << 20
 """Bytes read for content digests per look at the workspace (one at each reset): a task
 folder's large /app is compared by ctime and inode past it, so a reset stays cheap."""
 
-VOLATILE = frozenset((
-    "BASHPID", "BASH_ARGC", "BASH_ARGV", "BASH_ARGV0", "BASH_COMMAND", "BASH_LINENO", "BASH_REMATCH", "BASH_SOURCE",
-    "BASH_SUBSHELL", "COMP_WORDBREAKS", "DIRSTACK", "EPOCHREALTIME", "EPOCHSECONDS", "FUNCNAME", "GROUPS", "HISTCMD",
-    "LINENO", "OLDPWD", "PIPESTATUS", "PWD", "RANDOM", "SECONDS", "SRANDOM", "_", "__rlenvs_command",
-))  # fmt: skip
+VOLATILE = frozenset(
+    (
+        "BASHPID",
+        "BASH_ARGC",
+        "BASH_ARGV",
+        "BASH_ARGV0",
+        "BASH_COMMAND",
+        "BASH_LINENO",
+        "BASH_REMATCH",
+        "BASH_SOURCE",
+        "BASH_SUBSHELL",
+        "COMP_WORDBREAKS",
+        "DIRSTACK",
+        "EPOCHREALTIME",
+        "EPOCHSECONDS",
+        "FUNCNAME",
+        "GROUPS",
+        "HISTCMD",
+        "LINENO",
+        "OLDPWD",
+        "PIPESTATUS",
+        "PWD",
+        "RANDOM",
+        "SECONDS",
+        "SRANDOM",
+        "_",
+        "__rlenvs_command",
+    )
+)
 """Variables bash itself sets anew at every command (and PWD, which the state's `cd` line
 holds): they differ after any command, so they say nothing about what the agent changed."""
 _DECLARATION = re.compile(r"declare -\S+ ([A-Za-z_][A-Za-z0-9_]*)(?:=|$)")
@@ -267,11 +291,15 @@ def _from_scratch(task: TerminalTask, start: Tree | None, unsafe: bool) -> str:
         f"find {folders} -mindepth 1 -delete",
     ]
     if task.files:
-        lines.append(f"printf %s {_archive(task.files, start)} | base64 -d | tar -xzf - --preserve-permissions --delay-directory-restore")
+        lines.append(
+            f"printf %s {_archive(task.files, start)} | base64 -d | tar -xzf - --preserve-permissions --delay-directory-restore"
+        )
     if start is not None:
         lines.append(f"chmod {start[''].mode:o} .")
     if task.setup_script:
-        lines.append(f'printf "" | /bin/bash --noprofile --norc -c "$session" bash {_q(task.setup_script)} 3>/dev/null >/dev/null')
+        lines.append(
+            f'printf "" | /bin/bash --noprofile --norc -c "$session" bash {_q(task.setup_script)} 3>/dev/null >/dev/null'
+        )
     return "\n".join(lines) + "\n"
 
 

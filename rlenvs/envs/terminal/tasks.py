@@ -44,9 +44,13 @@ class Entry:
         if self.is_dir and self.content:
             raise ValueError(f"workspace entry {self.path!r} is a directory and cannot have content")
         if not isinstance(self.content, (str, bytes)):
-            raise TypeError(f"workspace entry {self.path!r}: content must be str or bytes, got {type(self.content).__name__}")
+            raise TypeError(
+                f"workspace entry {self.path!r}: content must be str or bytes, got {type(self.content).__name__}"
+            )
         if self.mode is not None and not (isinstance(self.mode, int) and 0 <= self.mode <= 0o7777):
-            raise ValueError(f"workspace entry {self.path!r}: mode must be permission bits such as 0o644, got {self.mode!r}")
+            raise ValueError(
+                f"workspace entry {self.path!r}: mode must be permission bits such as 0o644, got {self.mode!r}"
+            )
 
     @property
     def data(self) -> bytes:

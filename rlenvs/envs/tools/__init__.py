@@ -1,1 +1,1 @@
-"""Tools envs can give the model (the calculator lives with the math envs)."""
+"""Tools envs can give the model: the calculator (GSM8K-Tool-v0) and the Python interpreter."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rlenvs.core.checks import check_int
 from rlenvs.rewards.code import python_blocks
 from rlenvs.sandbox import ExecResult, Limits
 from rlenvs.sandbox.shared import shared_sandbox
@@ -35,10 +36,8 @@ class PythonTool:
     unsafe_sandbox: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("max_calls", "max_output_chars"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"PythonTool.{name} must be an int >= 1, got {value!r}")
+        check_int("PythonTool.max_calls", self.max_calls, at_least=1)
+        check_int("PythonTool.max_output_chars", self.max_output_chars, at_least=1)
         shared_sandbox(unsafe=self.unsafe_sandbox)  # bubblewrap missing fails here, not mid-episode
 
     @property
@@ -59,7 +58,9 @@ class PythonTool:
             failures += not result.ok
             parts.append(f"```output\n{self.render(result)}\n```")
         if len(blocks) > self.max_calls:
-            parts.append(f"(only the first {self.max_calls} code blocks of a reply run; {len(blocks) - self.max_calls} skipped)")
+            parts.append(
+                f"(only the first {self.max_calls} code blocks of a reply run; {len(blocks) - self.max_calls} skipped)"
+            )
         return "\n".join(parts), failures
 
     def render(self, result: ExecResult) -> str:

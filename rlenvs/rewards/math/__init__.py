@@ -26,10 +26,10 @@ from rlenvs.rewards.math.symbolic import warm_up
 __all__ = [
     "AnswerCheck",
     "Extraction",
-    "check_answer",
     "FinalAnswer",
     "Number",
     "answers_equivalent",
+    "check_answer",
     "completion_text",
     "extract_final_answer",
     "final_answer",

@@ -29,8 +29,10 @@ A comparison has a time budget; a part that runs out of it counts as different.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -63,7 +65,10 @@ _LABEL = re.compile(
 (p, q), a_{37}, \\frac{NO}{BO} (no digits but in subscripts, no + or -), and what AIME-style
 questions ask for: a sum of letters `m+n`, a value `f(2)`, `g(f(2))`, `f^{-1}(x)`, a power
 `x^2`, a sum of powers `a^2+b^2`."""
-_SCALED_MATRIX = re.compile(r"(-|-?\d+(?:\.\d+)?|-?\\frac\{[^{}]*\}\{[^{}]*\}|-?\\sqrt\{[^{}]*\})\s*(?:\\cdot\s*)?(\\begin\{([pbvBV]?matrix)\}.*\\end\{\3\})", re.DOTALL)
+_SCALED_MATRIX = re.compile(
+    r"(-|-?\d+(?:\.\d+)?|-?\\frac\{[^{}]*\}\{[^{}]*\}|-?\\sqrt\{[^{}]*\})\s*(?:\\cdot\s*)?(\\begin\{([pbvBV]?matrix)\}.*\\end\{\3\})",
+    re.DOTALL,
+)
 """A number written before a matrix: `\\frac{1}{3}\\begin{pmatrix}..\\end{pmatrix}`, `-\\begin{..}`."""
 _ARITHMETIC = re.compile(r"[+*]|\\cdot|\\times")
 _LONE_LETTER = re.compile(r"(?<![A-Za-z])[A-Za-z](?![A-Za-z])")
@@ -131,8 +136,11 @@ def read_form(text: str, depth: int = 0) -> Form:
         # "and" alone joins conditions that must all hold: `x >= -2 and x <= 7` is [-2, 7];
         # with "or" too, which binds first is not written: such a list states no set.
         words = {word.strip() for word in _LIST_WORDS.findall(text)}
-        joiner = "and" if words == {"and"} and len(split_top_level(text, ",;")) == 1 else (
-            "mixed" if words == {"and", "or"} else "")
+        joiner = (
+            "and"
+            if words == {"and"} and len(split_top_level(text, ",;")) == 1
+            else ("mixed" if words == {"and", "or"} else "")
+        )
         return Form("list", tuple(read(item) for item in forms), joiner)
     if "\\pm" in text or "\\mp" in text:
         return Form("list", tuple(read(item) for item in _expand_pm(text)))
@@ -163,9 +171,12 @@ def read_form(text: str, depth: int = 0) -> Form:
         # `\frac{1}{3}\begin{pmatrix} -1 \\ 2 \end{pmatrix}`, `-\begin{pmatrix}...`: a scalar times each entry.
         scalar = scaled.group(1).strip()
         factor = "-1" if scalar == "-" else scalar
-        rows = [row for row in re.split(r"\\\\", _MATRIX.fullmatch(scaled.group(2)).group(2)) if row.strip()]
-        return Form("matrix", tuple(tuple(read(_scaled(factor, cell.strip())) for cell in row.split("&"))
-                                    for row in rows))
+        scaled_matrix = _MATRIX.fullmatch(scaled.group(2))
+        assert scaled_matrix is not None  # `_SCALED_MATRIX`'s group 2 is a whole `\begin{..matrix}..\end{..}`
+        rows = [row for row in re.split(r"\\\\", scaled_matrix.group(2)) if row.strip()]
+        return Form(
+            "matrix", tuple(tuple(read(_scaled(factor, cell.strip())) for cell in row.split("&")) for row in rows)
+        )
     matrix = _MATRIX.fullmatch(text)
     if matrix:
         rows = [row for row in re.split(r"\\\\", matrix.group(2)) if row.strip()]
@@ -226,21 +237,24 @@ class Comparison:
         if b.kind == "tuple" and a.kind == "interval" and a.source == "relation":
             return False  # `2 < x < 4` bounds x: it is no point (2, 4)
         if a.kind == "list" and b.kind in ("union", "interval") and _relations(a):
-            sets = _set_spec(a), _set_spec(b)  # `x < 2 or x > 3` and `(-\infty, 2) \cup (3, \infty)`
-            return None not in sets and self.symbolic("set", *sets)
+            spec_a, spec_b = _set_spec(a), _set_spec(b)  # `x < 2 or x > 3` and `(-\infty, 2) \cup (3, \infty)`
+            return spec_a is not None and spec_b is not None and self.symbolic("set", spec_a, spec_b)
         if kinds == {"matrix", "tuple"}:  # a column or row vector written as a tuple
             matrix, vector = (a, b) if a.kind == "matrix" else (b, a)
             entries = _vector_entries(matrix)
-            return entries is not None and self.sequence_equal(entries, vector.parts) if a is matrix else (
-                entries is not None and self.sequence_equal(vector.parts, entries))
+            return (
+                entries is not None and self.sequence_equal(entries, vector.parts)
+                if a is matrix
+                else (entries is not None and self.sequence_equal(vector.parts, entries))
+            )
         if kinds == {"relation", "interval"}:  # x >= 4 and [4, \infty)
             relation, interval = (a, b) if a.kind == "relation" else (b, a)
             as_interval = _relation_interval(relation)
             if as_interval is not None:
                 return self.forms_equal(as_interval, interval)
         if kinds <= _SET_KINDS | {"tuple"} and kinds & {"relation", "chain"} and kinds != {"relation"}:
-            sets = _set_spec(a), _set_spec(b)
-            return None not in sets and self.symbolic("set", *sets)
+            spec_a, spec_b = _set_spec(a), _set_spec(b)
+            return spec_a is not None and spec_b is not None and self.symbolic("set", spec_a, spec_b)
         if kinds == {"tuple", "interval"}:
             return a.detail == b.detail and self.sequence_equal(a.parts, b.parts)
         if kinds == {"equation", "leaf"}:
@@ -295,7 +309,7 @@ class Comparison:
 
     def all_equal(self, members: tuple[str, ...]) -> bool:
         """Every member of a chain equals the next (`x = 5 + 6 = 11`, `(x+1)^2 = x^2+2x+1`)."""
-        for first, second in zip(members, members[1:]):
+        for first, second in itertools.pairwise(members):
             numbers = _numbers_equal(first, second, rounding=False)
             if not (numbers if numbers is not None else self.symbolic("equal", first, second)):
                 return False
@@ -317,8 +331,8 @@ class Comparison:
         if bases[0] and bases[1]:
             return bases[0][1].upper() == bases[1][1].upper() and int(bases[0][2]) == int(bases[1][2])
         choice_text = _CHOICE_WITH_TEXT.fullmatch(a)
-        if choice_text and _CHOICE.fullmatch(b):
-            return choice_text[1].upper() == _CHOICE.fullmatch(b)[1].upper()
+        if choice_text and (choice := _CHOICE.fullmatch(b)):
+            return choice_text[1].upper() == choice[1].upper()
         if _WORDS.fullmatch(a) and _WORDS.fullmatch(b):
             a, b = _ARTICLE.sub("", a), _ARTICLE.sub("", b)
             choice_a, choice_b = _CHOICE.fullmatch(a), _CHOICE.fullmatch(b)
@@ -464,7 +478,7 @@ def _split_equals(text: str) -> list[str]:
     if "\\approx" in text:
         before, _, after = text.partition("\\approx")
         text = before if "=" in before else after
-    return [part for part in split_top_level(text, "=")]
+    return list(split_top_level(text, "="))
 
 
 MAX_PLUS_MINUS = 3
@@ -540,6 +554,7 @@ def _solved(form: Form) -> bool:
         return all(_solved(part) for part in form.parts)
     if form.kind == "interval":
         return True
+    sides: Sequence[str]
     if form.kind == "relation":
         sides = form.parts
     elif form.kind == "chain":
@@ -577,9 +592,10 @@ def _set_spec(form: Form) -> str | None:
     if form.kind == "list":
         if form.detail == "mixed":
             return None
-        parts = [_set_spec(part) for part in form.parts]
+        specs = [_set_spec(part) for part in form.parts]
+        parts = [spec for spec in specs if spec is not None]
         combine = "intersection" if form.detail == "and" else "union"
-        return None if None in parts else json.dumps({combine: [json.loads(part) for part in parts]})
+        return None if len(parts) != len(specs) else json.dumps({combine: [json.loads(part) for part in parts]})
     if form.kind == "chain":
         return json.dumps({"relation": form.parts[0]})
     if form.kind == "relation":
@@ -605,10 +621,9 @@ def split_top_level(text: str, separators: str) -> list[str]:
             depth += 1
         elif char in ")]}":
             depth -= 1
-        elif char in separators and depth == 0:
-            if not (char == "=" and index > 0 and text[index - 1] in "<>!"):
-                parts.append(text[start:index])
-                start = index + 1
+        elif char in separators and depth == 0 and not (char == "=" and index > 0 and text[index - 1] in "<>!"):
+            parts.append(text[start:index])
+            start = index + 1
         index += 1
     parts.append(text[start:])
     return [part.strip() for part in parts if part.strip()] or [text]

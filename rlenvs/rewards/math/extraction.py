@@ -78,9 +78,7 @@ _CLAUSE = re.compile(
 """What may follow an answer's number in a sentence ("18, since ...", "18 dollars because ...")."""
 _FRAMES = re.compile(r"\\fcolorbox\s*\{[^{}]*\}\s*\{[^{}]*\}|\\colorbox\s*\{[^{}]*\}|(?<=\\boxed)\*")
 """Other ways to draw a box (`\\fcolorbox{red}{white}{8}`, `\\boxed*{8}`): read as `\\fbox`."""
-_OTHER_MARKERS = re.compile(
-    r"(?im)(?:^|(?<=[\s*]))(?:final|ans|result|答案)\**\s*(?:\([^)\n]{0,30}\))?\s*[:：]\**\s*"
-)
+_OTHER_MARKERS = re.compile(r"(?im)(?:^|(?<=[\s*]))(?:final|ans|result|答案)\**\s*(?:\([^)\n]{0,30}\))?\s*[:：]\**\s*")
 """Answer markers besides "answer": "Final: 8", "Ans: 8", "Result: 8", "答案：8"."""
 _WRAPPED = re.compile(r"^(?:\*\*|`|\\\(|\(|\[|\$)\s*(.*?)\s*(?:\*\*|`|\\\)|\)|\]|\$)$")
 _FIRST_NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?")
@@ -111,17 +109,56 @@ _SPAN_MARKS = re.compile(r"^\$\$|\$\$$|^\$|\$$|^\\\(|\\\)$|^\\\[|\\\]$")
 _CHOICE_PHRASE = re.compile(r"\(?[A-E]\)\s+[A-Za-z][\w ,.'-]*")
 """`(C) Plane`: a multiple-choice letter with its option's text, an answer too."""
 _PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
-MATH_WORDS = frozenset({
-    "sqrt", "pi", "sin", "cos", "tan", "sec", "csc", "cot", "ln", "log", "exp", "inf", "infty", "infinity",
-})
+MATH_WORDS = frozenset(
+    {
+        "sqrt",
+        "pi",
+        "sin",
+        "cos",
+        "tan",
+        "sec",
+        "csc",
+        "cot",
+        "ln",
+        "log",
+        "exp",
+        "inf",
+        "infty",
+        "infinity",
+    }
+)
 """Words that are math, not prose, when they stand without a backslash (`sqrt(2)`, `pi/2`)."""
 _LIST_WORDS = frozenset({"and", "or"})
 _LATEX_WORDS = re.compile(r"\\(?:text|textbf|mathrm|mbox|operatorname|begin|end)\s*\{[^{}]*\}")
 """Words of LaTeX's, not the reply's: text wrappers' contents and environment names."""
-_TWO_LETTER_WORDS = frozenset({
-    "is", "it", "we", "so", "be", "as", "at", "by", "in", "on", "to", "of", "if", "an", "no", "do", "my", "me",
-    "up", "us", "am", "he", "go", "or",
-})
+_TWO_LETTER_WORDS = frozenset(
+    {
+        "is",
+        "it",
+        "we",
+        "so",
+        "be",
+        "as",
+        "at",
+        "by",
+        "in",
+        "on",
+        "to",
+        "of",
+        "if",
+        "an",
+        "no",
+        "do",
+        "my",
+        "me",
+        "up",
+        "us",
+        "am",
+        "he",
+        "go",
+        "or",
+    }
+)
 _CHECKING = frozenset({"check", "checking", "verify", "verifying", "confirm", "confirming", "test", "testing"})
 """Words that, just before "answer", make it the object of a check, not a statement of one."""
 
@@ -204,8 +241,12 @@ def extract_final_answer(completion: str, quoted: frozenset[str] = frozenset()) 
         if start < after:
             continue  # an "answer is" before the last box is working, not a final answer
         candidate = _final(_ADVERB.sub("", phrase, count=1), ANSWER_IS)  # "the answer is actually $8$"
-        if (candidate.value is not None or is_math_span(candidate.text) or reads_as_math(candidate.text)
-                or _CHOICE_PHRASE.fullmatch(candidate.text)):
+        if (
+            candidate.value is not None
+            or is_math_span(candidate.text)
+            or reads_as_math(candidate.text)
+            or _CHOICE_PHRASE.fullmatch(candidate.text)
+        ):
             phrased.append(candidate)
             offered.extend(offered_after(completion, end, word_answer=_is_word(candidate.text)))
         elif (lead := _leading_number(candidate.text)) is not None:
@@ -236,7 +277,7 @@ def _listed(completion: str, boxes: list[tuple[int, int, str]]) -> bool:
         gap = completion[end:start]
         ends = list(_BOX_SENTENCE_END.finditer(gap))
         after = gap[: ends[0].start()] if ends else gap
-        before = "" if last or not ends else gap[ends[-1].end():]
+        before = "" if last or not ends else gap[ends[-1].end() :]
         if _REJECTING.search(after) or _REJECTING.search(before):
             return False
     return True
@@ -439,7 +480,7 @@ def _states_an_answer(text: str, head: int, spaced: bool) -> bool:
         return False
     if not spaced:
         return True
-    return not before.strip(" *#_") or bool(words) and words[-1] == "final"
+    return not before.strip(" *#_") or (bool(words) and words[-1] == "final")
 
 
 def _first_sentence(text: str) -> str:
@@ -453,8 +494,8 @@ def _first_sentence(text: str) -> str:
             if end != -1 and not (closing == "$" and "\n" in text[:end]):
                 return text[: end + len(closing)]
             break  # `$18.` with no `$` to close it on its line: a dollar sign, and prose
-    end = _SENTENCE_END.search(text)
-    return text[: end.start()] if end else text
+    stop = _SENTENCE_END.search(text)
+    return text[: stop.start()] if stop else text
 
 
 def boxed_contents(text: str) -> list[str]:

@@ -37,8 +37,29 @@ _MARKUP = re.compile(r"\*\*|__|\\text\s*\{\s*([^{}]*?)\s*\}|\\\[|\\\]|\$\$")
 _NUMBER_WORDS = {
     word: str(value)
     for value, word in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-        "seventeen eighteen nineteen twenty".split()
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
     )
 } | {"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80", "ninety": "90"}
 _NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
@@ -51,14 +72,15 @@ _STATED = re.compile(
 _SENTENCE_END = re.compile(r"\.(?=\s|$)|\?(?=\s|$)|(?<=[A-Za-z])!")
 _MARKER = r"(?:\b(?:or|maybe|perhaps|possibly|either|also|alternatively|otherwise|could\s+be|might\s+be)\b|/(?=\s*\$))"
 _OFFERED = re.compile(
-    r"[\s,.;:*$)\-–—]*(?:[A-Za-z]+[\s,]+){0,2}?(?:\(\s*)?" + _MARKER
-    + r"[\s,:]*(?:[A-Za-z]+[\s,:]+){0,2}?(?P<answer>" + _STATED.pattern + r")"
+    r"[\s,.;:*$)\-–—]*(?:[A-Za-z]+[\s,]+){0,2}?(?:\(\s*)?"
+    + _MARKER
+    + r"[\s,:]*(?:[A-Za-z]+[\s,:]+){0,2}?(?P<answer>"
+    + _STATED.pattern
+    + r")"
     r"|[\s,.;:*$\-–—]*\(\s*(?P<conditional>" + _STATED.pattern + r")\s+if\b",
     re.IGNORECASE,
 )
-_OFFERED_WORD = re.compile(
-    r"[\s,.;:*$)\-–—]*\(?\s*" + _MARKER + r"\s+(?P<word>\(?[A-Ea-e]\)|[A-Za-z]+)", re.IGNORECASE
-)
+_OFFERED_WORD = re.compile(r"[\s,.;:*$)\-–—]*\(?\s*" + _MARKER + r"\s+(?P<word>\(?[A-Ea-e]\)|[A-Za-z]+)", re.IGNORECASE)
 """A second word or choice letter, offered after an answer that is one (`\\boxed{(C)} or (D)`)."""
 _NOT_OFFERED = re.compile(
     r"\\(?:boxed|fbox|framebox)|\b(?:about|approximately|roughly|around|nearly|else|so|more|less)\b|\\approx",
@@ -129,7 +151,11 @@ def offered_after(text: str, end: int, *, word_answer: bool = False, limit: int 
         stated = _STATED.search(line, taking_back.end())
         between = line[taking_back.end() : stated.start()] if stated else ""
         words_before = len(re.findall(r"[A-Za-z']+", between))
-        if (stated and words_before <= MAX_WORDS_BEFORE and not _PREMISE.search(between)
-                and parse_number(stated.group().strip("()")) is not None):
+        if (
+            stated
+            and words_before <= MAX_WORDS_BEFORE
+            and not _PREMISE.search(between)
+            and parse_number(stated.group().strip("()")) is not None
+        ):
             found.append(stated.group())
     return [answer.strip() for answer in found]

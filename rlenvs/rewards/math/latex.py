@@ -39,22 +39,71 @@ _TOKEN = re.compile(
 )
 
 _FUNCTIONS = {
-    "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "sec": sympy.sec, "csc": sympy.csc,
-    "cot": sympy.cot, "arcsin": sympy.asin, "arccos": sympy.acos, "arctan": sympy.atan,
-    "sinh": sympy.sinh, "cosh": sympy.cosh, "tanh": sympy.tanh, "ln": sympy.log, "log": sympy.log,
+    "sin": sympy.sin,
+    "cos": sympy.cos,
+    "tan": sympy.tan,
+    "sec": sympy.sec,
+    "csc": sympy.csc,
+    "cot": sympy.cot,
+    "arcsin": sympy.asin,
+    "arccos": sympy.acos,
+    "arctan": sympy.atan,
+    "sinh": sympy.sinh,
+    "cosh": sympy.cosh,
+    "tanh": sympy.tanh,
+    "ln": sympy.log,
+    "log": sympy.log,
     "exp": sympy.exp,
 }
 _CONSTANTS = {"pi": sympy.pi, "infty": sympy.oo, "infinity": sympy.oo}
 _GREEK = {
-    "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta", "vartheta",
-    "iota", "kappa", "lambda", "mu", "nu", "xi", "rho", "sigma", "tau", "upsilon", "phi", "varphi",
-    "chi", "psi", "omega", "Gamma", "Delta", "Theta", "Lambda", "Xi", "Sigma", "Phi", "Psi", "Omega",
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "varepsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "vartheta",
+    "iota",
+    "kappa",
+    "lambda",
+    "mu",
+    "nu",
+    "xi",
+    "rho",
+    "sigma",
+    "tau",
+    "upsilon",
+    "phi",
+    "varphi",
+    "chi",
+    "psi",
+    "omega",
+    "Gamma",
+    "Delta",
+    "Theta",
+    "Lambda",
+    "Xi",
+    "Sigma",
+    "Phi",
+    "Psi",
+    "Omega",
 }
 _PRODUCTS = {"\\cdot", "\\times", "*"}
 _QUOTIENTS = {"\\div", "/"}
 _FRACTIONS = {"\\frac", "\\dfrac", "\\tfrac", "\\cfrac"}
 _IGNORED = {
-    "\\left", "\\right", "\\displaystyle", "\\mathrm", "\\mathbf", "\\mathit", "\\operatorname", "\\limits",
+    "\\left",
+    "\\right",
+    "\\displaystyle",
+    "\\mathrm",
+    "\\mathbf",
+    "\\mathit",
+    "\\operatorname",
+    "\\limits",
 }
 
 
@@ -83,7 +132,8 @@ def _tokenize(text: str) -> list[str]:
     while position < len(text):
         match = _TOKEN.match(text, position)
         if match is None or match.end() == position:
-            raise LatexError(f"cannot read {text[position:position + 10]!r}")
+            raise LatexError(f"cannot read {text[position : position + 10]!r}")
+        assert match.lastgroup is not None  # every alternative of `_TOKEN` is a named group
         token = match.group(match.lastgroup)
         if token not in _IGNORED:
             tokens.append(token)
@@ -187,8 +237,13 @@ class _Parser:
             return token != "|" or self.position + 1 < len(self.tokens)
         if token.startswith("\\"):
             name = token[1:]
-            return (token in _FRACTIONS or name in ("sqrt", "sum") or name in _FUNCTIONS or name in _CONSTANTS
-                    or name in _GREEK)
+            return (
+                token in _FRACTIONS
+                or name in ("sqrt", "sum")
+                or name in _FUNCTIONS
+                or name in _CONSTANTS
+                or name in _GREEK
+            )
         return token.isalpha()
 
     def atom(self) -> sympy.Expr:
@@ -292,6 +347,7 @@ class _Parser:
                 high = self.group_or_signed_atom()
         if index is None or high is None:
             raise LatexError("a sum needs its bounds: \\sum_{k=a}^{b}")
+        assert low is not None  # `low` is read together with `index`
         outer = self.bound.get(index)
         symbol = sympy.Symbol(index)
         self.bound[index] = symbol

@@ -19,8 +19,21 @@ import re
 from rlenvs.rewards.math.numbers import THOUSANDS_BRACES, is_unit_phrase, mixed_numbers, unicode_to_ascii
 
 _UNICODE = {
-    "−": "-", "–": "-", "≤": "<=", "≥": ">=", "≠": "!=", "∞": "\\infty", "π": "\\pi", "√": "\\sqrt",
-    "∪": "\\cup", "±": "\\pm", "°": "^\\circ", "×": "\\times", "÷": "\\div", "·": "\\cdot", "∈": "\\in",
+    "−": "-",
+    "–": "-",
+    "≤": "<=",
+    "≥": ">=",
+    "≠": "!=",
+    "∞": "\\infty",
+    "π": "\\pi",
+    "√": "\\sqrt",
+    "∪": "\\cup",
+    "±": "\\pm",
+    "°": "^\\circ",
+    "×": "\\times",
+    "÷": "\\div",
+    "·": "\\cdot",
+    "∈": "\\in",
     "ℝ": "\\mathbb{R}",
 }
 _UNICODE_ROOT = re.compile(r"√\s*(\d+(?:\.\d+)?|[A-Za-z])")
@@ -43,7 +56,9 @@ _SET_BUILDER = re.compile(r"\\\{\s*([A-Za-z])\s*(?:\\mid|\||:)\s*(.+)\\\}")
 _TIME_OF_DAY = re.compile(r"(?<=[\d\s])([aApP])\.?\s?[mM]\.?(?![A-Za-z])")
 """`9 a.m.`, `9 AM` and `9 am` are one time of day."""
 _REALS = re.compile(r"\\mathbb\s*\{?\s*R\s*\}?|\\R(?![A-Za-z])|^\s*all real numbers\s*$")
-_TEXT_WRAPPERS = re.compile(r"\\(?:text|textbf|textit|textnormal|textrm|mathrm|mathbf|mathit|mbox|operatorname)\s*\{([^{}]*)\}")
+_TEXT_WRAPPERS = re.compile(
+    r"\\(?:text|textbf|textit|textnormal|textrm|mathrm|mathbf|mathit|mbox|operatorname)\s*\{([^{}]*)\}"
+)
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree")
 _PERCENT = re.compile(r"\\%|%|\s*\b(?:percentage|percent|pct)\b")
 _FRACTIONS = re.compile(r"\\[dtc]frac(?![A-Za-z])")

@@ -28,7 +28,6 @@ import math
 import re
 import unicodedata
 from fractions import Fraction
-from typing import Union
 
 from rlenvs.rewards.math.units import (
     COMPARATIVES,
@@ -89,8 +88,21 @@ _BIDI_OVERRIDES = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2
 """Characters that reorder what is displayed (`\\u202e27` shows as 72): an answer holding one is
 read as no number, not as the digits in either order."""
 _VULGAR = {
-    "½": " 1/2", "⅓": " 1/3", "⅔": " 2/3", "¼": " 1/4", "¾": " 3/4", "⅕": " 1/5", "⅖": " 2/5", "⅗": " 3/5",
-    "⅘": " 4/5", "⅙": " 1/6", "⅚": " 5/6", "⅛": " 1/8", "⅜": " 3/8", "⅝": " 5/8", "⅞": " 7/8",
+    "½": " 1/2",
+    "⅓": " 1/3",
+    "⅔": " 2/3",
+    "¼": " 1/4",
+    "¾": " 3/4",
+    "⅕": " 1/5",
+    "⅖": " 2/5",
+    "⅗": " 3/5",
+    "⅘": " 4/5",
+    "⅙": " 1/6",
+    "⅚": " 5/6",
+    "⅛": " 1/8",
+    "⅜": " 3/8",
+    "⅝": " 5/8",
+    "⅞": " 7/8",
 }
 """Vulgar fractions as the fractions they are, apart from a digit before them (`3½` is 3 1/2)."""
 _SUPERSCRIPT_RUN = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻]+")
@@ -136,7 +148,7 @@ def _mixed(whole: str, numerator: str, denominator: str) -> str:
     return f"\\frac{{{whole_value * denominator_value + numerator_value}}}{{{denominator_value}}}"
 
 
-Number = Union[int, Fraction]
+Number = int | Fraction
 """Integral values are plain ints (the common case, and much cheaper than Fraction)."""
 
 
@@ -188,9 +200,10 @@ def parse_number(text: str, *, letter_units: bool = True) -> Number | None:
             return None
         value *= Fraction(10) ** int(exponent)
     if match.group("unit"):
-        value = _with_unit(value, match.group("unit"), letter_units)
-        if value is None:
+        in_unit = _with_unit(value, match.group("unit"), letter_units)
+        if in_unit is None:
             return None
+        value = in_unit
     if match.group("sign") == "-":
         value = -value
     return value.numerator if value.denominator == 1 else value
@@ -203,7 +216,10 @@ def _special_number(text: str) -> Number | None:
     if repeating:
         sign, whole, plain, period = repeating.groups()
         scale = 10 ** len(plain)
-        value = Fraction(int(whole or 0)) + (Fraction(int(plain or 0)) + Fraction(int(period), 10 ** len(period) - 1)) / scale
+        value = (
+            Fraction(int(whole or 0))
+            + (Fraction(int(plain or 0)) + Fraction(int(period), 10 ** len(period) - 1)) / scale
+        )
         value = -value if sign == "-" else value
         return value.numerator if value.denominator == 1 else value
     power = _POWER_OF_TEN.fullmatch(body)
@@ -252,15 +268,15 @@ def is_unit_phrase(words: list[str], letter_units: bool = True) -> bool:
         if kind == "unit":
             expect_unit = False
         elif lowered in POWER_SUFFIXES:
-            if expect_unit or words[number - 1].split("^")[0].lower() not in MEASURES and not is_short_unit(
-                words[number - 1]
+            if expect_unit or (
+                words[number - 1].split("^")[0].lower() not in MEASURES and not is_short_unit(words[number - 1])
             ):
                 return False  # `7 apples squared` is no unit; `25 units squared` is
         elif lowered in UNIT_SUFFIXES and last and not expect_unit:
             continue  # `$7 each`: a joiner word, as the last word, says nothing of the number
         elif kind == "link":
             expect_unit = True
-        elif (kind == "suffix" or lowered in COMPARATIVES and last) and not expect_unit:
+        elif (kind == "suffix" or (lowered in COMPARATIVES and last)) and not expect_unit:
             continue
         else:
             return False
@@ -268,7 +284,7 @@ def is_unit_phrase(words: list[str], letter_units: bool = True) -> bool:
 
 
 def _unit_word_kind(word: str, letter_units: bool) -> str:
-    """"unit", "link" (a prefix or joiner: `square`, `per`), "suffix" (`left`, `old`) or "other"."""
+    """ "unit", "link" (a prefix or joiner: `square`, `per`), "suffix" (`left`, `old`) or "other"."""
     bare = word.split("^")[0]
     lowered = bare.lower()
     if is_unit_word(bare) and (letter_units or not is_short_unit(bare)):

@@ -44,9 +44,24 @@ _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
 _MATH_START = re.compile(r"[\d$\\=^_(){}\[\]<>+\-*/|]")
 _NAME = re.compile(r"\s*[A-Za-z]+\s*[=^_(]")
 """A leading name of what the answer states: `area = 25`, `AB = 5`, `sqrt(2)`."""
-_MATH_WORDS = frozenset({
-    "sqrt", "pi", "sin", "cos", "tan", "sec", "csc", "cot", "ln", "log", "exp", "inf", "infty", "infinity",
-})
+_MATH_WORDS = frozenset(
+    {
+        "sqrt",
+        "pi",
+        "sin",
+        "cos",
+        "tan",
+        "sec",
+        "csc",
+        "cot",
+        "ln",
+        "log",
+        "exp",
+        "inf",
+        "infty",
+        "infinity",
+    }
+)
 
 
 def numeric_answer_score(completion: str, ground_truth: str) -> float:
@@ -75,7 +90,6 @@ def numeric_answer_reward(completions: list[Any], answer: list[str], **_columns:
     return [numeric_answer_score(completion_text(c), str(a)) for c, a in zip(completions, answer)]
 
 
-
 @functools.lru_cache(maxsize=65536)
 def gold_value(ground_truth: str) -> Number:
     """The numeric value of a ground truth: a number, or a gold solution's final answer."""
@@ -90,7 +104,6 @@ def gold_value(ground_truth: str) -> Number:
             "'#### N' or '\\boxed{N}'"
         )
     return value
-
 
 
 def math_answer_score(
@@ -200,6 +213,7 @@ def _narrows(boxed: list[str]) -> bool:
     """The last box keeps some items of an earlier, longer list: `\\boxed{2, 3}` then
     `\\boxed{2}` is 2, not the list (a box of several items is still one, as in
     `\\boxed{30^\\circ}` then `\\boxed{75^\\circ, 75^\\circ}`)."""
+
     def items(text: str) -> set[str]:
         return {normalize_answer(item) for item in split_top_level(text, ",;")}
 
@@ -294,4 +308,8 @@ def _leads_with_prose(text: str) -> bool:
 def _last_answer(completion: str) -> str | None:
     """The last math span or number of the completion (the `unmarked="last"` policy)."""
     candidates = list(_LAST_CANDIDATES.finditer(completion[-4 * BARE_ANSWER_MAX_CHARS :]))
-    return candidates[-1].group(candidates[-1].lastgroup).strip() if candidates else None
+    if not candidates:
+        return None
+    last = candidates[-1]
+    assert last.lastgroup is not None  # every alternative of `_LAST_CANDIDATES` is a named group
+    return last.group(last.lastgroup).strip()

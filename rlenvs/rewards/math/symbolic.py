@@ -28,7 +28,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import NamedTuple
+from typing import IO, NamedTuple
 
 DEFAULT_BUDGET = 1.0
 """CPU seconds a comparison may spend in the worker."""
@@ -67,6 +67,10 @@ class _Worker:
             bufsize=1,
             env=environment,
         )
+        stdin, stdout = self.process.stdin, self.process.stdout
+        assert stdin is not None and stdout is not None  # both opened with PIPE
+        self.stdin: IO[str] = stdin
+        self.stdout: IO[str] = stdout
         self.ready = False
         self.requests = 0
 
@@ -83,8 +87,8 @@ class _Worker:
         self.requests += 1
         request_id = self.requests
         try:
-            self.process.stdin.write(json.dumps({"id": request_id, "budget": budget, "jobs": jobs}) + "\n")
-            self.process.stdin.flush()
+            self.stdin.write(json.dumps({"id": request_id, "budget": budget, "jobs": jobs}) + "\n")
+            self.stdin.flush()
         except (BrokenPipeError, OSError):
             return None
         line = self._read_line(budget + SAFETY_WALL_S)
@@ -97,7 +101,7 @@ class _Worker:
 
     def _read_line(self, timeout: float) -> str | None:
         deadline = time.monotonic() + timeout
-        stdout = self.process.stdout
+        stdout = self.stdout
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -115,7 +119,7 @@ class _Worker:
         if self.alive:
             self.process.kill()
         self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout):
+        for stream in (self.stdin, self.stdout):
             try:
                 stream.close()
             except OSError:

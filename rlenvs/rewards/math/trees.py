@@ -96,8 +96,22 @@ def operations(tree: Tree) -> int:
 
 
 _EVALUATE = (
-    sympy.sin, sympy.cos, sympy.tan, sympy.cot, sympy.sec, sympy.csc, sympy.asin, sympy.acos, sympy.atan,
-    sympy.sinh, sympy.cosh, sympy.tanh, sympy.log, sympy.exp, sympy.factorial, sympy.Abs,
+    sympy.sin,
+    sympy.cos,
+    sympy.tan,
+    sympy.cot,
+    sympy.sec,
+    sympy.csc,
+    sympy.asin,
+    sympy.acos,
+    sympy.atan,
+    sympy.sinh,
+    sympy.cosh,
+    sympy.tanh,
+    sympy.log,
+    sympy.exp,
+    sympy.factorial,
+    sympy.Abs,
 )
 
 
@@ -198,8 +212,10 @@ def factor_count(tree: Tree) -> int:
 
 
 def _numeric(expression: sympy.Basic) -> bool:
-    return not expression.free_symbols and not expression.atoms(sympy.Function) and not expression.has(
-        sympy.pi, sympy.E, sympy.I, sympy.oo
+    return (
+        not expression.free_symbols
+        and not expression.atoms(sympy.Function)
+        and not expression.has(sympy.pi, sympy.E, sympy.I, sympy.oo)
     )
 
 
@@ -249,9 +265,9 @@ def _written_faults(expression: sympy.Basic) -> set[str]:
                 faults.add("arithmetic")  # `3^2`, `\\sqrt{3^2+2^2}`'s inside
         if base_value is not None and exponent_value is not None and exponent_value.is_Rational:
             if not exponent_value.is_Integer:
-                if not _fraction_literal(base) or not base.is_Integer and base_value.is_Integer:
+                if not _fraction_literal(base) or (not base.is_Integer and base_value.is_Integer):
                     faults.add("arithmetic")  # `\\sqrt{64\\cdot 2}`, `\\sqrt{2^7}`
-                if base_value.is_Rational and not base_value.is_Integer or exponent_value < 0:
+                if (base_value.is_Rational and not base_value.is_Integer) or exponent_value < 0:
                     faults.add("radical denominator")  # `\\sqrt{1/2}`, `2^{-1/2}`
                 elif base_value.is_Integer and int(base_value) > 1:
                     with sympy.evaluate(True):
@@ -285,11 +301,11 @@ def _tree_faults(tree: Tree) -> set[str]:
         if set.intersection(*(_factors(term) for term in children)) or _content(tree) > 1:
             faults.add("common factor")
     if tree[0] == "Mul":
-        powers = [_power(factor) for factor in _spread(children)]
-        powers = [power for power in powers if power is not None]
+        found = [_power(factor) for factor in _spread(children)]
+        powers = [power for power in found if power is not None]
         for i, (base, exponent) in enumerate(powers):
             for other_base, other_exponent in powers[i + 1 :]:
-                if base == other_base and (exponent == other_exponent or _whole(exponent) and _whole(other_exponent)):
+                if base == other_base and (exponent == other_exponent or (_whole(exponent) and _whole(other_exponent))):
                     faults.add("like factors")
     for child in children:
         faults |= _tree_faults(child)

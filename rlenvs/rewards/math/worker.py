@@ -36,7 +36,7 @@ import sys
 import time
 from fractions import Fraction
 
-import mpmath
+import mpmath  # type: ignore[import-untyped]
 import sympy
 
 from rlenvs.rewards.math.latex import LatexError, TooLarge, parse_latex
@@ -64,7 +64,14 @@ class OutOfBudget(BaseException):
 
 
 _PARSE_ERRORS = (
-    LatexError, TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, AttributeError, RecursionError,
+    LatexError,
+    TypeError,
+    ValueError,
+    KeyError,
+    IndexError,
+    ZeroDivisionError,
+    AttributeError,
+    RecursionError,
 )
 
 
@@ -94,7 +101,7 @@ def compare(mode: str, left: str, right: str) -> bool | None:
         if mode == "set":
             return _same_set(a, b)
         return _proportional(a, b, positive=(mode == "positive"))
-    except Exception:  # noqa: BLE001 - whatever sympy raises on an answer, it was not shown equal
+    except Exception:
         return False
 
 
@@ -114,7 +121,9 @@ def _real_set(spec: dict) -> tuple[sympy.Set, str | None]:
         if len(names) > 1:
             raise LatexError(f"an {combine} of inequalities in different variables")
         sets = [part for part, _ in parts]
-        return (sympy.Union(*sets) if combine == "union" else sympy.Intersection(*sets)), (names.pop() if names else None)
+        return (sympy.Union(*sets) if combine == "union" else sympy.Intersection(*sets)), (
+            names.pop() if names else None
+        )
     if "intervals" in spec:
         parts = [
             sympy.Interval(parse_latex(low), parse_latex(high), brackets[0] == "(", brackets[1] == ")")

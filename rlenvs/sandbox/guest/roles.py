@@ -206,6 +206,7 @@ def run_untrusted(kind: str, code: str, serve_fd: int | None, program: dict | No
     if kind == "bash":
         os.execve("/bin/bash", ["bash", "--noprofile", "--norc", "-c", SHELL_SESSION, "bash", code], dict(SAFE_ENV))
     if kind == "script":
+        assert program is not None, "a script run comes with its program (cwd, environment)"
         os.dup2(1, 2)
         if program["cwd"] is not None:
             os.chdir(program["cwd"])
@@ -360,7 +361,7 @@ def _exception(name: str, message: str, solution_tb: str) -> Exception:
         error = kind(message)
     except Exception:  # an exception class with an unusual constructor
         error = RemoteError(f"{name}: {message}")
-    error.solution_traceback = solution_tb
+    error.solution_traceback = solution_tb  # type: ignore[attr-defined]  # ours, on any exception class
     return error
 
 
@@ -390,7 +391,7 @@ def serve_test_runs(control_fd: int, end_run: Callable[[], None]) -> None:
     folder, the recursion limit, the `random` module's state) is put back after the run;
     attributes it sets on modules are not. Test programs are the task's code, not the
     solution's: the solution reaches this process only as plain data decoded by `values`."""
-    sys.stdin = sys.stdout = sys.stderr = open(os.devnull, "w")
+    sys.stdin = sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the process's life)
     ctypes.CDLL(None).prctl(PR_SET_NAME, RUNNER_NAME, 0, 0, 0)  # /proc is read-only here
     control = socket.socket(fileno=control_fd)
     builtins_before = dict(builtins.__dict__)
@@ -406,7 +407,8 @@ def serve_test_runs(control_fd: int, end_run: Callable[[], None]) -> None:
         program = json.loads(_recv_exact(control_fd, size) or b"null")
         os.chdir(cwd_before)  # by path: a pool worker's workspace is a new mount every execution
         try:
-            run_tests(program, *fds, end_run)
+            call_fd, verdict_fd, done_fd = fds
+            run_tests(program, call_fd, verdict_fd, done_fd, end_run)
         finally:
             for fd in fds:
                 os.close(fd)
@@ -459,8 +461,8 @@ def run_tests(program: dict, call_fd: int, verdict_fd: int, done_fd: int, end_ru
             else:
                 write({"index": index, "ok": True})
     end_run()
-    for index, error, call in failures:
-        write({"index": index, "ok": False, "kind": failure_kind(error), **_failure(error, call)})
+    for index, failure, call in failures:
+        write({"index": index, "ok": False, "kind": failure_kind(failure), **_failure(failure, call)})
     write({"done": True})
     os.write(done_fd, b"\n")
 

@@ -165,7 +165,9 @@ class FreshState:
         try:
             _mount("proc", "/proc", "proc", flags | MS_RDONLY, "hidepid=ptraceable")
         except OSError as error:
-            raise OSError(error.errno, f"{error.strerror} (a /proc that hides the test runner takes Linux >= 5.8)") from None
+            raise OSError(
+                error.errno, f"{error.strerror} (a /proc that hides the test runner takes Linux >= 5.8)"
+            ) from None
         hold_capabilities(KEPT_CAPABILITIES)
         # The zygote's own (bwrap's belong to a user namespace above ours: once left, never
         # re-entered), which the runner inherits and the zygote returns to after making the next.
@@ -197,7 +199,9 @@ class FreshState:
             for fd in [net, *self._net_tables] if net >= 0 else []:
                 os.close(fd)
             net = self._enter_new("net")
-            self._net_tables = [os.open(f"self/net/{t}", os.O_RDONLY | os.O_CLOEXEC, dir_fd=self.proc) for t in NET_TABLES]
+            self._net_tables = [
+                os.open(f"self/net/{t}", os.O_RDONLY | os.O_CLOEXEC, dir_fd=self.proc) for t in NET_TABLES
+            ]
             self._net_as_made = _read_all(self._net_tables)
         self._next = [ipc, net]
         _join(self._home)

@@ -122,6 +122,7 @@ def main() -> None:
     for line in _lines(0):
         started = time.monotonic()
         kind, emptied = None, writable
+        response: dict[str, object]
         try:
             request = json.loads(line)
             kind = request["kind"]
@@ -230,9 +231,16 @@ def _execute(request: dict, wake_r: int, devnull: int, isolated: bool) -> dict:
 
     streams = {fd: bytearray() for fd in caps}
     status, exits = _watch(
-        streams, main_pid, deadline, caps, in_w, request.get("stdin", "").encode(), wake_r,
-        done_r if testing else None, frozenset((out_r, err_r)) if testing else frozenset(),
-    )  # fmt: skip
+        streams,
+        main_pid,
+        deadline,
+        caps,
+        in_w,
+        request.get("stdin", "").encode(),
+        wake_r,
+        done_r if testing else None,
+        frozenset((out_r, err_r)) if testing else frozenset(),
+    )
     verdict = os.pread(verdict_file, limits["output_bytes"] + 1, 0) if testing else b""
     if len(verdict) > limits["output_bytes"]:  # test records past the output cap
         status = status or "output_limit"
@@ -667,7 +675,7 @@ def _renewed() -> bool:
 
 def _reap(block: bool = True) -> dict[int, int]:
     """Wait for dead children; `block`: until there is no child left at all."""
-    exits = {}
+    exits: dict[int, int] = {}
     while True:
         try:
             pid, status = os.waitpid(-1, 0 if block else os.WNOHANG)

@@ -33,7 +33,9 @@ def text_date(text: str) -> dt.date | None:
             continue
         parts = dict(zip(order, m.groups(), strict=True))
         month = _MONTH_NAMES.get(parts["name"][:3].lower()) if "name" in parts else int(parts["m"])
-        if "name" in parts and (month is None or not calendar.month_name[month].lower().startswith(parts["name"].lower())):
+        if "name" in parts and (
+            month is None or not calendar.month_name[month].lower().startswith(parts["name"].lower())
+        ):
             return None
         year = int(parts["y"])
         if len(parts["y"]) == 2:

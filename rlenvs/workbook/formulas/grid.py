@@ -254,5 +254,3 @@ def top_left(v: Value) -> Scalar:
     if type(v) is float and not math.isfinite(v):
         return NUM
     return v
-
-

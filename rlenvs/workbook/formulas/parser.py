@@ -135,7 +135,9 @@ class _Parser:
             self.enter(colon)
             entered += 1
             end = self.primary()
-            if not all(isinstance(side, (Ref, Range, Call, Paren, Span, ErrorLit)) for side in (node, end)):  # #REF! where a row was deleted
+            if not all(
+                isinstance(side, (Ref, Range, Call, Paren, Span, ErrorLit)) for side in (node, end)
+            ):  # #REF! where a row was deleted
                 raise self.error("the range operator : joins references, as in A1:B9 or $B$2:INDEX($B:$B,ROW())", colon)
             node = Span(node, end)
         self.depth -= entered

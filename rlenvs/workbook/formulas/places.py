@@ -66,7 +66,9 @@ def is_reference(node: Node) -> bool:
     node = _unwrap(node)
     if isinstance(node, (Ref, Range, Span)):
         return True
-    return isinstance(node, Call) and (node.name in DYNAMIC_REFERENCES or (node.name == "INDEX" and bool(node.args) and is_reference(node.args[0])))
+    return isinstance(node, Call) and (
+        node.name in DYNAMIC_REFERENCES or (node.name == "INDEX" and bool(node.args) and is_reference(node.args[0]))
+    )
 
 
 def place_values(node: Node) -> list[Node]:
@@ -86,7 +88,9 @@ Compiled = Callable[[Any], Value]
 CallParts = Callable[[Call, str], tuple[Callable[[Any, list[Value]], Value], list[Compiled]]]
 
 
-def compile_place(node: Node, sheet: str, compile_node: Callable[[Node, str], Compiled], call_parts: CallParts) -> PlaceOf | None:
+def compile_place(
+    node: Node, sheet: str, compile_node: Callable[[Node, str], Compiled], call_parts: CallParts
+) -> PlaceOf | None:
     """The closure computing where a reference-valued node points (see the module
     docstring), None where the node is no reference. `compile_node` and `call_parts` (a
     call's function and its compiled arguments) are the evaluator's, for the parts
@@ -112,7 +116,13 @@ def compile_place(node: Node, sheet: str, compile_node: Callable[[Node, str], Co
     if isinstance(node, Call) and node.name in DYNAMIC_REFERENCES:
         invoke, args = call_parts(node, sheet)
         return lambda ctx: _as_place(invoke(_Positions(ctx), [arg(ctx) for arg in args]))
-    if isinstance(node, Call) and node.name == "INDEX" and node.args and len(node.args) <= 3 and is_reference(node.args[0]):
+    if (
+        isinstance(node, Call)
+        and node.name == "INDEX"
+        and node.args
+        and len(node.args) <= 3
+        and is_reference(node.args[0])
+    ):
         array = compile_place(node.args[0], sheet, compile_node, call_parts)
         picks = [compile_node(arg, sheet) for arg in node.args[1:]]
         return lambda ctx: _index(array(ctx), *(pick(ctx) for pick in picks))  # type: ignore[misc]

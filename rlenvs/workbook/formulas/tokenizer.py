@@ -186,7 +186,9 @@ def tokenize(text: str) -> list[Token]:
             i = m.end()
             continue
         if ch == "'":
-            raise FormulaError("a quoted sheet name must be followed by ! and a reference, as in 'My Sheet'!A1", text, i)
+            raise FormulaError(
+                "a quoted sheet name must be followed by ! and a reference, as in 'My Sheet'!A1", text, i
+            )
         m = _IDENT_RE.match(text, i)
         if m:
             word = m.group(0)

@@ -126,9 +126,7 @@ def near_tie(value: float, digits: int = 2) -> bool:
 
 
 def _tie_free(expected: Mapping[str, Any]) -> bool:
-    return not any(
-        isinstance(v, float) and near_tie(v) for v in expected.values()
-    )
+    return not any(isinstance(v, float) and near_tie(v) for v in expected.values())
 
 
 # --- reading sheets (in truth functions) ---------------------------------------------------
@@ -158,8 +156,18 @@ def _block(*lines: str) -> str:
 
 
 def _column_task(
-    instruction: str, sheets: Sheets, truth: Any, *, sheet: str, column: str, header: str, formula: str, last: int,
-    inputs: Sequence[str], changes: Sequence[Change] = (), decimals: int | None = None,
+    instruction: str,
+    sheets: Sheets,
+    truth: Any,
+    *,
+    sheet: str,
+    column: str,
+    header: str,
+    formula: str,
+    last: int,
+    inputs: Sequence[str],
+    changes: Sequence[Change] = (),
+    decimals: int | None = None,
 ) -> Scenario:
     """A task whose answer is one new column of `sheet`: `header` in row 1 and `formula` in
     row 2, filled down to row `last` (the reference solution); every cell below the header
@@ -170,7 +178,11 @@ def _column_task(
         instruction=instruction,
         sheets=sheets,
         expected=truth(sheets),
-        solution=(_block(f"SET {column}1 {_text(header)}", f"SET {column}2 {formula}", f"FILL {column}2 {column}3:{column}{last}"),),
+        solution=(
+            _block(
+                f"SET {column}1 {_text(header)}", f"SET {column}2 {formula}", f"FILL {column}2 {column}3:{column}{last}"
+            ),
+        ),
         formula_cells=cells,
         inputs=tuple(inputs),
         changes=tuple(changes),
@@ -262,8 +274,9 @@ def _codes(rng: np.random.Generator, k: int, prefix: str) -> list[str]:
 # === row-formula ===========================================================================
 
 
-def truth_row_product(sheets: Sheets, *, sheet: str, rows: int, a: int, b: int, out: int,
-                      fixed: tuple[tuple[str, Any], ...] = ()) -> dict[str, Any]:  # fmt: skip
+def truth_row_product(
+    sheets: Sheets, *, sheet: str, rows: int, a: int, b: int, out: int, fixed: tuple[tuple[str, Any], ...] = ()
+) -> dict[str, Any]:
     """Column `out` = column a × column b, on every data row."""
     result: dict[str, Any] = dict(fixed)
     for row in range(2, rows + 2):
@@ -271,8 +284,16 @@ def truth_row_product(sheets: Sheets, *, sheet: str, rows: int, a: int, b: int, 
     return result
 
 
-def truth_row_net(sheets: Sheets, *, sheet: str, rows: int, rule: str, params: tuple[float, ...],
-                  out: int, fixed: tuple[tuple[str, Any], ...] = ()) -> dict[str, Any]:  # fmt: skip
+def truth_row_net(
+    sheets: Sheets,
+    *,
+    sheet: str,
+    rows: int,
+    rule: str,
+    params: tuple[float, ...],
+    out: int,
+    fixed: tuple[tuple[str, Any], ...] = (),
+) -> dict[str, Any]:
     """The rounded amounts of the level-2 rules (see `_net_raw`), from columns C, D (and E
     and H2 for the tax rule)."""
     result: dict[str, Any] = dict(fixed)
@@ -334,7 +355,10 @@ def _row_product(rng: np.random.Generator) -> Scenario:
         catalog = _catalog(rng, min(n, len(PRODUCTS)))
         n = len(catalog)
         codes = _codes(rng, n, "SKU")
-        rows = [[code, name, draw_int(rng, 5, 480), round(price * 0.55, 2)] for code, (name, price) in zip(codes, catalog, strict=True)]
+        rows = [
+            [code, name, draw_int(rng, 5, 480), round(price * 0.55, 2)]
+            for code, (name, price) in zip(codes, catalog, strict=True)
+        ]
     last = n + 1
     fixed = ((f"{sheet}!E1", result),)
     truth = partial(truth_row_product, sheet=sheet, rows=n, a=3, b=4, out=5, fixed=fixed)
@@ -345,8 +369,15 @@ def _row_product(rng: np.random.Generator) -> Scenario:
         f"{FORMULAS} {SUBMIT}"
     )
     return _column_task(
-        instruction, sheets, truth, sheet=sheet, column="E", header=result, formula="=C2*D2",
-        last=last, inputs=(f"{sheet}!C2:D{last}",),
+        instruction,
+        sheets,
+        truth,
+        sheet=sheet,
+        column="E",
+        header=result,
+        formula="=C2*D2",
+        last=last,
+        inputs=(f"{sheet}!C2:D{last}",),
     )
 
 
@@ -439,17 +470,37 @@ def _row_net(rng: np.random.Generator, rule: str) -> Scenario:
         f"{FORMULAS} {SUBMIT}"
     )
     return _column_task(
-        instruction, sheets, truth, sheet=sheet, column=letter, header=result, formula=formula,
-        last=last, inputs=inputs, changes=changes, decimals=2,
+        instruction,
+        sheets,
+        truth,
+        sheet=sheet,
+        column=letter,
+        header=result,
+        formula=formula,
+        last=last,
+        inputs=inputs,
+        changes=changes,
+        decimals=2,
     )
 
 
 # === group-totals ==========================================================================
 
 
-def truth_group(sheets: Sheets, *, sheet: str, rows: int, key: int, value: int, listing: tuple[int, int],
-                out_sheet: str, total_col: int, average_col: int = 0, condition: tuple[int, str] | None = None,
-                fixed: tuple[tuple[str, Any], ...] = ()) -> dict[str, Any]:  # fmt: skip
+def truth_group(
+    sheets: Sheets,
+    *,
+    sheet: str,
+    rows: int,
+    key: int,
+    value: int,
+    listing: tuple[int, int],
+    out_sheet: str,
+    total_col: int,
+    average_col: int = 0,
+    condition: tuple[int, str] | None = None,
+    fixed: tuple[tuple[str, Any], ...] = (),
+) -> dict[str, Any]:
     """Per group listed in `out_sheet` (`listing`: its column and how many, from row 2): the
     total of column `value` over the rows whose column `key` is the group (and whose
     `condition` column holds its text), and where `average_col` is set the average of those
@@ -503,21 +554,41 @@ def _group_beside(rng: np.random.Generator) -> Scenario:
     last, k = n + 1, len(groups)
     result = "Total Amount"
     fixed = (("Sales!G1", result),)
-    truth = partial(truth_group, sheet="Sales", rows=n, key=key, value=4, listing=(6, len(groups)),
-                    out_sheet="Sales", total_col=7, fixed=fixed)  # fmt: skip
+    truth = partial(
+        truth_group,
+        sheet="Sales",
+        rows=n,
+        key=key,
+        value=4,
+        listing=(6, len(groups)),
+        out_sheet="Sales",
+        total_col=7,
+        fixed=fixed,
+    )
     sheets = {"Sales": _sheet_rows(None, table)}
     letter = column_letters(key)
     instruction = (
         f"The Sales sheet lists {n} orders ({_span(n)}) with the columns {_columns(header)}. "
-        f"Sales!F2:F{k + 1} lists each {label.lower()}. Write the header \"{result}\" in Sales!G1 and, "
+        f'Sales!F2:F{k + 1} lists each {label.lower()}. Write the header "{result}" in Sales!G1 and, '
         f"in Sales!G2:G{k + 1}, the total Amount of the orders of the {label.lower()} named in "
         f"column F of the same row. {FORMULAS} {SUBMIT}"
     )
     formula = f"=SUMIF(${letter}$2:${letter}${last},F2,$D$2:$D${last})"
     return _column_task(
-        instruction, sheets, truth, sheet="Sales", column="G", header=result, formula=formula,
-        last=k + 1, inputs=(f"Sales!D2:D{last}",),
-        changes=(CycleRows(f"Sales!A2:D{last}"), CycleRows(f"Sales!{letter}2:{letter}{last}"), CycleRows(f"Sales!F2:F{k + 1}")),
+        instruction,
+        sheets,
+        truth,
+        sheet="Sales",
+        column="G",
+        header=result,
+        formula=formula,
+        last=k + 1,
+        inputs=(f"Sales!D2:D{last}",),
+        changes=(
+            CycleRows(f"Sales!A2:D{last}"),
+            CycleRows(f"Sales!{letter}2:{letter}{last}"),
+            CycleRows(f"Sales!F2:F{k + 1}"),
+        ),
     )
 
 
@@ -547,7 +618,7 @@ def _group_summary(rng: np.random.Generator) -> Scenario:
     first = draw_int(rng, 1000, 8000)
     # each group gets a counted row first (the wanted condition value), then random rows
     keys = _cover(rng, groups, n, 1)
-    marked = {group: False for group in groups}
+    marked = dict.fromkeys(groups, False)
     rows = []
     for i, group in enumerate(keys):
         cells: list[Any] = [None] * 5
@@ -568,8 +639,19 @@ def _group_summary(rng: np.random.Generator) -> Scenario:
     value = column_letters(5)
     fixed = (("Summary!B1", "Total"), ("Summary!C1", "Average"))
     condition = (ccol, wanted) if filtered else None
-    truth = partial(truth_group, sheet=sheet, rows=n, key=key, value=5, listing=(1, k), out_sheet="Summary",
-                    total_col=2, average_col=3, condition=condition, fixed=fixed)  # fmt: skip
+    truth = partial(
+        truth_group,
+        sheet=sheet,
+        rows=n,
+        key=key,
+        value=5,
+        listing=(1, k),
+        out_sheet="Summary",
+        total_col=2,
+        average_col=3,
+        condition=condition,
+        fixed=fixed,
+    )
     sheets = {
         sheet: _sheet_rows(header, rows),
         "Summary": _sheet_rows(["Category"], [[group] for group in groups]),
@@ -588,7 +670,7 @@ def _group_summary(rng: np.random.Generator) -> Scenario:
         average = f"=AVERAGEIF({keys_range},Summary!A2,{values_range})"
     instruction = (
         f"The {sheet} sheet has {n} rows ({_span(n)}) with the columns {_columns(header)}. The "
-        f"Summary sheet lists categories in Summary!A2:A{k + 1}. Write the headers \"Total\" in "
+        f'Summary sheet lists categories in Summary!A2:A{k + 1}. Write the headers "Total" in '
         f'Summary!B1 and "Average" in Summary!C1; in Summary!B2:B{k + 1} compute the total '
         f"{header[4]} of each category's rows and in Summary!C2:C{k + 1} their average {header[4]}."
         f"{counted} {FORMULAS} {SUBMIT}"
@@ -622,9 +704,20 @@ def _group_summary(rng: np.random.Generator) -> Scenario:
 # === lookup ================================================================================
 
 
-def truth_lookup(sheets: Sheets, *, sheet: str, rows: int, key: int, out: int, table: str, table_rows: int,
-                 table_key: int, table_value: int, quantity: int = 0,
-                 fixed: tuple[tuple[str, Any], ...] = ()) -> dict[str, Any]:  # fmt: skip
+def truth_lookup(
+    sheets: Sheets,
+    *,
+    sheet: str,
+    rows: int,
+    key: int,
+    out: int,
+    table: str,
+    table_rows: int,
+    table_key: int,
+    table_value: int,
+    quantity: int = 0,
+    fixed: tuple[tuple[str, Any], ...] = (),
+) -> dict[str, Any]:
     """Column `out` = the `table_value` column of the `table` row whose `table_key` column
     holds this row's `key` (exact match), times column `quantity` where that is set."""
     result: dict[str, Any] = dict(fixed)
@@ -637,16 +730,28 @@ def truth_lookup(sheets: Sheets, *, sheet: str, rows: int, key: int, out: int, t
     return result
 
 
-def truth_two_way(sheets: Sheets, *, sheet: str, rows: int, row_key: int, col_key: int, quantity: int, out: int,
-                  table: str, table_rows: int, table_cols: int,
-                  fixed: tuple[tuple[str, Any], ...] = ()) -> dict[str, Any]:  # fmt: skip
+def truth_two_way(
+    sheets: Sheets,
+    *,
+    sheet: str,
+    rows: int,
+    row_key: int,
+    col_key: int,
+    quantity: int,
+    out: int,
+    table: str,
+    table_rows: int,
+    table_cols: int,
+    fixed: tuple[tuple[str, Any], ...] = (),
+) -> dict[str, Any]:
     """Column `out` = quantity × the cell of the `table` grid (row keys in its column A,
     column keys in its row 1) at this row's two keys."""
     result: dict[str, Any] = dict(fixed)
     rates = {
         (_get(sheets, table, r, 1), _get(sheets, table, 1, c)): _get(sheets, table, r, c)
-        for r in range(2, table_rows + 2) for c in range(2, table_cols + 2)
-    }  # fmt: skip
+        for r in range(2, table_rows + 2)
+        for c in range(2, table_cols + 2)
+    }
     for row in range(2, rows + 2):
         rate = _num(rates.get((_get(sheets, sheet, row, row_key), _get(sheets, sheet, row, col_key))))
         result[_ref(sheet, out, row)] = _num(_get(sheets, sheet, row, quantity)) * rate
@@ -671,8 +776,18 @@ def _lookup_price(rng: np.random.Generator) -> Scenario:
     orders = [[f"SO-{first + i}", draw_from(rng, codes), draw_int(rng, 1, 30)] for i in range(n)]
     last, result = n + 1, "Unit Price"
     fixed = (("Orders!D1", result),)
-    truth = partial(truth_lookup, sheet="Orders", rows=n, key=2, out=4, table="Prices", table_rows=m,
-                    table_key=1, table_value=3, fixed=fixed)  # fmt: skip
+    truth = partial(
+        truth_lookup,
+        sheet="Orders",
+        rows=n,
+        key=2,
+        out=4,
+        table="Prices",
+        table_rows=m,
+        table_key=1,
+        table_value=3,
+        fixed=fixed,
+    )
     sheets = {
         "Orders": _sheet_rows(("Order ID", "Product Code", "Quantity"), orders),
         "Prices": _sheet_rows(("Code", "Product", "Unit Price"), prices),
@@ -685,8 +800,15 @@ def _lookup_price(rng: np.random.Generator) -> Scenario:
     )
     formula = f"=VLOOKUP(B2,Prices!$A$2:$C${m + 1},3,FALSE)"
     return _column_task(
-        instruction, sheets, truth, sheet="Orders", column="D", header=result, formula=formula,
-        last=last, inputs=(f"Prices!C2:C{m + 1}",),
+        instruction,
+        sheets,
+        truth,
+        sheet="Orders",
+        column="D",
+        header=result,
+        formula=formula,
+        last=last,
+        inputs=(f"Prices!C2:C{m + 1}",),
         changes=(CycleRows(f"Prices!A2:C{m + 1}"), CycleRows(f"Orders!A2:C{last}"), CycleRows(f"Orders!B2:B{last}")),
     )
 
@@ -698,16 +820,26 @@ def _lookup_left(rng: np.random.Generator) -> Scenario:
     m = len(catalog)
     skus = _codes(rng, m, "SKU")
     table = [
-        [draw_from(rng, PRODUCT_CATEGORIES), name, price, sku]
-        for sku, (name, price) in zip(skus, catalog, strict=True)
+        [draw_from(rng, PRODUCT_CATEGORIES), name, price, sku] for sku, (name, price) in zip(skus, catalog, strict=True)
     ]
     n = draw_int(rng, 8, 40)
     first = draw_int(rng, 1000, 8000)
     orders = [[f"SO-{first + i}", draw_from(rng, skus), draw_int(rng, 1, 30)] for i in range(n)]
     last, result = n + 1, "Line Total"
     fixed = (("Orders!D1", result),)
-    truth = partial(truth_lookup, sheet="Orders", rows=n, key=2, out=4, table="Catalog", table_rows=m,
-                    table_key=4, table_value=3, quantity=3, fixed=fixed)  # fmt: skip
+    truth = partial(
+        truth_lookup,
+        sheet="Orders",
+        rows=n,
+        key=2,
+        out=4,
+        table="Catalog",
+        table_rows=m,
+        table_key=4,
+        table_value=3,
+        quantity=3,
+        fixed=fixed,
+    )
     sheets = {
         "Orders": _sheet_rows(("Order ID", "SKU", "Quantity"), orders),
         "Catalog": _sheet_rows(("Category", "Product", "Unit Price", "SKU"), table),
@@ -721,8 +853,15 @@ def _lookup_left(rng: np.random.Generator) -> Scenario:
     )
     formula = f"=C2*INDEX(Catalog!$C$2:$C${m + 1},MATCH(B2,Catalog!$D$2:$D${m + 1},0))"
     return _column_task(
-        instruction, sheets, truth, sheet="Orders", column="D", header=result, formula=formula,
-        last=last, inputs=(f"Orders!C2:C{last}", f"Catalog!C2:C{m + 1}"),
+        instruction,
+        sheets,
+        truth,
+        sheet="Orders",
+        column="D",
+        header=result,
+        formula=formula,
+        last=last,
+        inputs=(f"Orders!C2:C{last}", f"Catalog!C2:C{m + 1}"),
         changes=(CycleRows(f"Catalog!A2:D{m + 1}"), CycleRows(f"Orders!A2:C{last}"), CycleRows(f"Orders!B2:B{last}")),
     )
 
@@ -735,19 +874,34 @@ def _lookup_grid(rng: np.random.Generator) -> Scenario:
     the destination zone (the grid's rows) and the parcel size (its columns): a two-way
     lookup (INDEX with two MATCHes)."""
     zones = draw_sample(rng, CITIES, draw_int(rng, 3, 7))
-    sizes = list(SIZES[draw_int(rng, 0, 1):][: draw_int(rng, 3, 4)])
+    sizes = list(SIZES[draw_int(rng, 0, 1) :][: draw_int(rng, 3, 4)])
     base = _money(rng, 2.5, 6)
     grid = []
     for z, zone in enumerate(zones):
         zone_factor = 1 + z * draw_int(rng, 10, 35) / 100
-        grid.append([zone, *(round(base * zone_factor * (1 + s * draw_int(rng, 40, 90) / 100), 2) for s in range(len(sizes)))])
+        grid.append(
+            [zone, *(round(base * zone_factor * (1 + s * draw_int(rng, 40, 90) / 100), 2) for s in range(len(sizes)))]
+        )
     n = draw_int(rng, 8, 40)
     first = draw_int(rng, 100, 900)
-    shipments = [[f"SH-{first + i:04d}", draw_from(rng, zones), draw_from(rng, sizes), draw_int(rng, 1, 25)] for i in range(n)]
+    shipments = [
+        [f"SH-{first + i:04d}", draw_from(rng, zones), draw_from(rng, sizes), draw_int(rng, 1, 25)] for i in range(n)
+    ]
     last, result, z, s = n + 1, "Shipping Cost", len(zones), len(sizes)
     fixed = (("Shipments!E1", result),)
-    truth = partial(truth_two_way, sheet="Shipments", rows=n, row_key=2, col_key=3, quantity=4, out=5,
-                    table="Rates", table_rows=z, table_cols=s, fixed=fixed)  # fmt: skip
+    truth = partial(
+        truth_two_way,
+        sheet="Shipments",
+        rows=n,
+        row_key=2,
+        col_key=3,
+        quantity=4,
+        out=5,
+        table="Rates",
+        table_rows=z,
+        table_cols=s,
+        fixed=fixed,
+    )
     sheets = {
         "Shipments": _sheet_rows(("Shipment ID", "Destination", "Size", "Packages"), shipments),
         "Rates": _sheet_rows(("Destination", *sizes), grid),
@@ -760,24 +914,40 @@ def _lookup_grid(rng: np.random.Generator) -> Scenario:
         f'header "{result}" in Shipments!E1 and, in Shipments!E2:E{last}, compute each '
         f"shipment's Packages × its rate per package. {FORMULAS} {SUBMIT}"
     )
-    formula = (
-        f"=D2*INDEX(Rates!$B$2:${end}${z + 1},MATCH(B2,Rates!$A$2:$A${z + 1},0),"
-        f"MATCH(C2,Rates!$B$1:${end}$1,0))"
-    )
+    formula = f"=D2*INDEX(Rates!$B$2:${end}${z + 1},MATCH(B2,Rates!$A$2:$A${z + 1},0),MATCH(C2,Rates!$B$1:${end}$1,0))"
     return _column_task(
-        instruction, sheets, truth, sheet="Shipments", column="E", header=result, formula=formula,
-        last=last, inputs=(f"Shipments!D2:D{last}", f"Rates!B2:{end}{z + 1}"),
-        changes=(CycleRows(f"Rates!A2:{end}{z + 1}"), CycleColumns(f"Rates!B1:{end}{z + 1}"),
-                 CycleRows(f"Shipments!A2:D{last}")),  # fmt: skip
+        instruction,
+        sheets,
+        truth,
+        sheet="Shipments",
+        column="E",
+        header=result,
+        formula=formula,
+        last=last,
+        inputs=(f"Shipments!D2:D{last}", f"Rates!B2:{end}{z + 1}"),
+        changes=(
+            CycleRows(f"Rates!A2:{end}{z + 1}"),
+            CycleColumns(f"Rates!B1:{end}{z + 1}"),
+            CycleRows(f"Shipments!A2:D{last}"),
+        ),
     )
 
 
 # === percent-of-total ======================================================================
 
 
-def truth_share(sheets: Sheets, *, sheet: str, rows: int, value: int, out: int, digits: int = -1,
-                total_row: tuple[int, ...] = (), row_total: tuple[int, int, int] | None = None,
-                fixed: tuple[tuple[str, Any], ...] = ()) -> dict[str, Any]:  # fmt: skip
+def truth_share(
+    sheets: Sheets,
+    *,
+    sheet: str,
+    rows: int,
+    value: int,
+    out: int,
+    digits: int = -1,
+    total_row: tuple[int, ...] = (),
+    row_total: tuple[int, int, int] | None = None,
+    fixed: tuple[tuple[str, Any], ...] = (),
+) -> dict[str, Any]:
     """Column `out` = each row's `value` as a per cent of the column's total (ROUND to
     `digits` where that is not -1). `row_total` (a, b, into): first column `into` = a + b
     on every row. `total_row`: the columns whose totals the agent writes in the row under
@@ -789,7 +959,11 @@ def truth_share(sheets: Sheets, *, sheet: str, rows: int, value: int, out: int, 
             result[_ref(sheet, into, row)] = _num(_get(sheets, sheet, row, a)) + _num(_get(sheets, sheet, row, b))
 
     def cell(row: int, col: int) -> float:
-        return result[_ref(sheet, col, row)] if row_total is not None and col == row_total[2] else _num(_get(sheets, sheet, row, col))
+        return (
+            result[_ref(sheet, col, row)]
+            if row_total is not None and col == row_total[2]
+            else _num(_get(sheets, sheet, row, col))
+        )
 
     totals = {col: math.fsum(cell(row, col) for row in range(2, rows + 2)) for col in {value, *total_row}}
     for col in total_row:
@@ -839,7 +1013,7 @@ def _share(rng: np.random.Generator, level: int) -> Scenario | None:
         truth = partial(truth_share, sheet=sheet, rows=n, value=2, out=3, fixed=fixed)
         instruction = (
             f"The {sheet} sheet lists {n} rows ({_span(n)}) with the columns {_columns(header)}; "
-            f"row {below} holds their total. Write the header \"{result}\" in {sheet}!C1 and, in "
+            f'row {below} holds their total. Write the header "{result}" in {sheet}!C1 and, in '
             f"{sheet}!C2:C{last}, each row's {value_name} as a percentage of the total, as a number "
             f"of per cent (25 for a quarter, not 0.25 and not text). {FORMULAS} {SUBMIT}"
         )
@@ -852,7 +1026,7 @@ def _share(rng: np.random.Generator, level: int) -> Scenario | None:
         instruction = (
             f"The {sheet} sheet lists {n} rows ({_span(n)}) with the columns {_columns(header)}. "
             f'Add a total row under the data: the text "Total" in {sheet}!A{below} and the total '
-            f"{value_name} in {sheet}!B{below}. Then write the header \"{result}\" in {sheet}!C1 and, "
+            f'{value_name} in {sheet}!B{below}. Then write the header "{result}" in {sheet}!C1 and, '
             f"in {sheet}!C2:C{last}, each row's {value_name} as a percentage of that total, rounded "
             f"to 1 decimal with ROUND, as a number of per cent (12.3 for 12.3%, not 0.123 and not "
             f"text). {FORMULAS} {SUBMIT}"
@@ -865,8 +1039,17 @@ def _share(rng: np.random.Generator, level: int) -> Scenario | None:
     else:
         result = "Share (%)"
         fixed = ((f"{sheet}!A{below}", "Total"), (f"{sheet}!D1", "Total"), (f"{sheet}!E1", result))
-        truth = partial(truth_share, sheet=sheet, rows=n, value=4, out=5, digits=1, total_row=(2, 3, 4),
-                        row_total=(2, 3, 4), fixed=fixed)  # fmt: skip
+        truth = partial(
+            truth_share,
+            sheet=sheet,
+            rows=n,
+            value=4,
+            out=5,
+            digits=1,
+            total_row=(2, 3, 4),
+            row_total=(2, 3, 4),
+            fixed=fixed,
+        )
         instruction = (
             f"The {sheet} sheet lists {n} rows ({_span(n)}) with the columns {_columns(header)}. "
             f'Write the header "Total" in {sheet}!D1 and, in {sheet}!D2:D{last}, each row\'s '
@@ -906,8 +1089,16 @@ def _share(rng: np.random.Generator, level: int) -> Scenario | None:
 # === running-total =========================================================================
 
 
-def truth_running(sheets: Sheets, *, sheet: str, rows: int, value: int, out: int, group: int = 0,
-                  fixed: tuple[tuple[str, Any], ...] = ()) -> dict[str, Any]:  # fmt: skip
+def truth_running(
+    sheets: Sheets,
+    *,
+    sheet: str,
+    rows: int,
+    value: int,
+    out: int,
+    group: int = 0,
+    fixed: tuple[tuple[str, Any], ...] = (),
+) -> dict[str, Any]:
     """Column `out` = the sum of column `value` from row 2 down to this row, added in that
     order; with `group`, the sum restarts where that column's text changes."""
     result: dict[str, Any] = dict(fixed)
@@ -923,8 +1114,7 @@ def truth_running(sheets: Sheets, *, sheet: str, rows: int, value: int, out: int
     return result
 
 
-def truth_balance(sheets: Sheets, *, sheet: str, rows: int,
-                  fixed: tuple[tuple[str, Any], ...] = ()) -> dict[str, Any]:  # fmt: skip
+def truth_balance(sheets: Sheets, *, sheet: str, rows: int, fixed: tuple[tuple[str, Any], ...] = ()) -> dict[str, Any]:
     """E3 down: the balance after each transaction, previous balance + Credit (D) − Debit
     (C), starting from the opening balance in E2."""
     result: dict[str, Any] = dict(fixed)
@@ -982,8 +1172,15 @@ def _running_plain(rng: np.random.Generator) -> Scenario:
         f"that row. {FORMULAS} {SUBMIT}"
     )
     return _column_task(
-        instruction, sheets, truth, sheet=sheet, column="C", header=result, formula="=SUM($B$2:B2)",
-        last=last, inputs=(f"{sheet}!B2:B{last}",),
+        instruction,
+        sheets,
+        truth,
+        sheet=sheet,
+        column="C",
+        header=result,
+        formula="=SUM($B$2:B2)",
+        last=last,
+        inputs=(f"{sheet}!B2:B{last}",),
     )
 
 
@@ -999,7 +1196,9 @@ def _running_balance(rng: np.random.Generator) -> Scenario:
     for date in dates:
         if draw_chance(rng, 30):
             credit = draw_from(rng, CREDITS)
-            rows.append([date, credit, None, _money(rng, 900, 4200) if credit == "Salary" else _money(rng, 15, 900), None])
+            rows.append(
+                [date, credit, None, _money(rng, 900, 4200) if credit == "Salary" else _money(rng, 15, 900), None]
+            )
         else:
             rows.append([date, draw_from(rng, DEBITS), _money(rng, 8, 1400), None, None])
     sheet, result, last = "Account", "Balance", n + 2
@@ -1046,7 +1245,9 @@ def _running_groups(rng: np.random.Generator) -> Scenario:
         instruction=instruction,
         sheets=sheets,
         expected=truth(sheets),
-        solution=(_block(f"SET D1 {_text(result)}", "SET D2 =C2", "SET D3 =IF(A3=A2,D2+C3,C3)", f"FILL D3 D4:D{last}"),),
+        solution=(
+            _block(f"SET D1 {_text(result)}", "SET D2 =C2", "SET D3 =IF(A3=A2,D2+C3,C3)", f"FILL D3 D4:D{last}"),
+        ),
         formula_cells=tuple(f"{sheet}!D{row}" for row in range(2, last + 1)),
         inputs=(f"{sheet}!C2:C{last}",),
         changes=(Runs(f"{sheet}!A2:B{last}", labels=MONTHS),),
@@ -1057,8 +1258,16 @@ def _running_groups(rng: np.random.Generator) -> Scenario:
 # === conditional-label =====================================================================
 
 
-def truth_label(sheets: Sheets, *, sheet: str, rows: int, out: int, rule: str, params: tuple[Any, ...],
-                fixed: tuple[tuple[str, Any], ...] = ()) -> dict[str, Any]:  # fmt: skip
+def truth_label(
+    sheets: Sheets,
+    *,
+    sheet: str,
+    rows: int,
+    out: int,
+    rule: str,
+    params: tuple[Any, ...],
+    fixed: tuple[tuple[str, Any], ...] = (),
+) -> dict[str, Any]:
     """Column `out` = the label `rule` gives each row (see `_label`)."""
     result: dict[str, Any] = dict(fixed)
     for row in range(2, rows + 2):
@@ -1078,6 +1287,7 @@ def _label(rule: str, params: tuple[Any, ...], values: Sequence[Any]) -> str:
         sales >= quota and rating >= minimum.
     or: params (exam column, exam pass, coursework column, coursework pass): "Review" when
         exam < its pass mark or coursework < its pass mark, else "OK"."""
+
     def at(col: int) -> float:
         return _num(values[col - 1]) if col - 1 < len(values) else 0.0
 
@@ -1135,9 +1345,19 @@ def conditional_label(rng: np.random.Generator, level: int) -> Scenario:
     return draw_from(rng, (_label_tiers, _label_and, _label_or))(rng)
 
 
-def _label_scenario(sheet: str, header: Sequence[str], rows: list[list[Any]], result: str, rule: str,
-                    params: tuple[Any, ...], formula: str, what: str, inputs: str,
-                    tests: tuple[Test, ...], combine: str = "and") -> Scenario:  # fmt: skip
+def _label_scenario(
+    sheet: str,
+    header: Sequence[str],
+    rows: list[list[Any]],
+    result: str,
+    rule: str,
+    params: tuple[Any, ...],
+    formula: str,
+    what: str,
+    inputs: str,
+    tests: tuple[Test, ...],
+    combine: str = "and",
+) -> Scenario:
     """The shared frame of the label tasks: the label column right of the data, its header,
     FILL down; `inputs` the letters of the numeric columns ("B:D"); `tests` the conditions
     the rule states, where the check puts values on and across each threshold
@@ -1154,10 +1374,24 @@ def _label_scenario(sheet: str, header: Sequence[str], rows: list[list[Any]], re
         f"{what} {FORMULAS} {SUBMIT}"
     )
     return _column_task(
-        instruction, sheets, truth, sheet=sheet, column=letter, header=result, formula=formula,
-        last=last, inputs=(f"{sheet}!{inputs[0]}2:{inputs[-1]}{last}",),
-        changes=(OnThreshold(f"{sheet}!{inputs[0]}2:{inputs[-1]}{last}", tests=tests, combine=combine,
-                             label=_label, label_args=(rule, params)),),
+        instruction,
+        sheets,
+        truth,
+        sheet=sheet,
+        column=letter,
+        header=result,
+        formula=formula,
+        last=last,
+        inputs=(f"{sheet}!{inputs[0]}2:{inputs[-1]}{last}",),
+        changes=(
+            OnThreshold(
+                f"{sheet}!{inputs[0]}2:{inputs[-1]}{last}",
+                tests=tests,
+                combine=combine,
+                label=_label,
+                label_args=(rule, params),
+            ),
+        ),
     )
 
 
@@ -1181,8 +1415,18 @@ def _label_two(rng: np.random.Generator) -> Scenario:
     sign, words = (">", "more than") if strict else (">=", "at least")
     formula = f'=IF(B2{sign}{threshold},"{high}","{low}")'
     what = f'"{high}" if the {value_name} is {words} {threshold}, else "{low}".'
-    return _label_scenario(sheet, (label, value_name), rows, result, "two", (2, threshold, strict, high, low),
-                           formula, what, "B:B", (("B", ">" if strict else ">=", threshold),))  # fmt: skip
+    return _label_scenario(
+        sheet,
+        (label, value_name),
+        rows,
+        result,
+        "two",
+        (2, threshold, strict, high, low),
+        formula,
+        what,
+        "B:B",
+        (("B", ">" if strict else ">=", threshold),),
+    )
 
 
 TIER_THEMES = (
@@ -1213,8 +1457,18 @@ def _label_tiers(rng: np.random.Generator) -> Scenario:
         f'"{top}" if the {value_name} is at least {upper}, "{middle}" if it is at least {lower} '
         f'(and below {upper}), else "{bottom}".'
     )
-    return _label_scenario(sheet, (label, value_name), rows, result, "tiers", (2, lower, upper, (top, middle, bottom)),
-                           formula, what, "B:B", (("B", ">=", upper), ("B", ">=", lower)))  # fmt: skip
+    return _label_scenario(
+        sheet,
+        (label, value_name),
+        rows,
+        result,
+        "tiers",
+        (2, lower, upper, (top, middle, bottom)),
+        formula,
+        what,
+        "B:B",
+        (("B", ">=", upper), ("B", ">=", lower)),
+    )
 
 
 def _label_and(rng: np.random.Generator) -> Scenario:
@@ -1236,8 +1490,18 @@ def _label_and(rng: np.random.Generator) -> Scenario:
             break
     formula = f'=IF(AND(B2>=C2,D2>={minimum:g}),"Yes","No")'
     what = f'"Yes" if the rep\'s Sales are at least their Quota and their Rating is at least {minimum:g}, else "No".'
-    return _label_scenario("Bonus", ("Sales Rep", "Sales", "Quota", "Rating"), rows, "Bonus", "and",
-                           (2, 3, 4, minimum), formula, what, "B:D", (("B", ">=", "C"), ("D", ">=", minimum)))  # fmt: skip
+    return _label_scenario(
+        "Bonus",
+        ("Sales Rep", "Sales", "Quota", "Rating"),
+        rows,
+        "Bonus",
+        "and",
+        (2, 3, 4, minimum),
+        formula,
+        what,
+        "B:D",
+        (("B", ">=", "C"), ("D", ">=", minimum)),
+    )
 
 
 def _label_or(rng: np.random.Generator) -> Scenario:
@@ -1260,9 +1524,19 @@ def _label_or(rng: np.random.Generator) -> Scenario:
         f'"Review" if the Exam score is below {exam_pass} or the Coursework score is below '
         f'{coursework_pass}, else "OK".'
     )
-    return _label_scenario("Grades", ("Student", "Exam", "Coursework"), rows, "Status", "or",
-                           (2, exam_pass, 3, coursework_pass), formula, what, "B:C",
-                           (("B", "<", exam_pass), ("C", "<", coursework_pass)), "or")  # fmt: skip
+    return _label_scenario(
+        "Grades",
+        ("Student", "Exam", "Coursework"),
+        rows,
+        "Status",
+        "or",
+        (2, exam_pass, 3, coursework_pass),
+        formula,
+        what,
+        "B:C",
+        (("B", "<", exam_pass), ("C", "<", coursework_pass)),
+        "or",
+    )
 
 
 # === the families ==========================================================================

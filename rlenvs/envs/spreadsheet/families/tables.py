@@ -75,6 +75,7 @@ import numpy as np
 
 from rlenvs.core import names
 from rlenvs.core.draw import coin, draw_distinct, draw_from, draw_int, draw_sample
+from rlenvs.core.names import WIDE_FIRST_NAMES, WIDE_LAST_NAMES
 from rlenvs.core.procedural import Family
 from rlenvs.envs.spreadsheet.families.fresh import (
     fresh_first_name,
@@ -102,10 +103,7 @@ T = TypeVar("T")
 Sheets = Mapping[str, Sequence[Sequence[Any]]]
 
 SUBMIT = "Reply SUBMIT when done."
-FORMULAS = (
-    "Write formulas, not typed values: the column must still be right when the data in the "
-    "table changes."
-)
+FORMULAS = "Write formulas, not typed values: the column must still be right when the data in the table changes."
 EPOCH = dt.date(1899, 12, 30)
 """Day 0 of spreadsheet serial dates: serial 45292 is 2024-01-01."""
 SHIFT_DAYS = 40
@@ -227,18 +225,20 @@ def _datedif(start: Any, end: Any, unit: str) -> int:
 
 # --- pools ---------------------------------------------------------------------------------
 
-FIRST_NAMES = (
-    "Aaliyah", "Anna", "Ben", "Carlos", "Chloe", "Dana", "Elif", "Farid", "Grace", "Hiro",
-    "Ines", "Jonas", "Kemi", "Lars", "Liam", "Maya", "Nikhil", "Olga", "Pedro", "Priya",
-    "Quinn", "Rosa", "Sami", "Tara", "Umar", "Vera", "Wei", "Yusuf", "Zoe", "Mateo",
-)  # fmt: skip
-LAST_NAMES = (
-    *names.LAST_NAMES, "Alvarez", "Nguyen", "Schmidt", "Jensen", "Hughes", "Romano", "Dubois", "Costa", "Sato", "Ward",
-)  # fmt: skip
-MESSY_LAST_NAMES = (*LAST_NAMES, "O'Neill", "Smith-Jones", "D'Souza", "Lloyd-Evans")
+MESSY_LAST_NAMES = (*WIDE_LAST_NAMES, "O'Neill", "Smith-Jones", "D'Souza", "Lloyd-Evans")
 """Clean-text adds names where PROPER capitalises after the apostrophe or hyphen too."""
 
-DEPARTMENTS = ("Engineering", "Finance", "Human Resources", "IT", "Legal", "Marketing", "Operations", "Sales", "Support")
+DEPARTMENTS = (
+    "Engineering",
+    "Finance",
+    "Human Resources",
+    "IT",
+    "Legal",
+    "Marketing",
+    "Operations",
+    "Sales",
+    "Support",
+)
 CITIES = (
     "Amsterdam", "Austin", "Berlin", "Boston", "Chicago", "Denver", "Dublin", "Leeds",
     "Lisbon", "Lyon", "Madrid", "New York", "Oslo", "Porto", "San Diego", "Seattle",
@@ -269,7 +269,7 @@ and without case (checked in the tests)."""
 
 
 def _person(rng: np.random.Generator) -> str:
-    return names.person(rng, FIRST_NAMES, LAST_NAMES)
+    return names.person(rng, WIDE_FIRST_NAMES, WIDE_LAST_NAMES)
 
 
 # --- generic tables ------------------------------------------------------------------------
@@ -404,7 +404,9 @@ def sort_rows(rng: np.random.Generator, level: int) -> Scenario:
             f"by {headers[primary]} (column {_letter(primary)}) from A to Z and, within the same "
             f"{headers[primary]}, by {headers[key]} (column {letter}) {way}"
         )
-        solution = _reply(f"SORT {data} BY {letter} {'DESC' if descending else 'ASC'}", f"SORT {data} BY {_letter(primary)} ASC")
+        solution = _reply(
+            f"SORT {data} BY {letter} {'DESC' if descending else 'ASC'}", f"SORT {data} BY {_letter(primary)} ASC"
+        )
     instruction = (
         f"The sheet {sheet} holds a table with its header in row 1 and {n} data rows "
         f"({data}). Sort the data rows {rule}, keeping every row's cells together. The header "
@@ -470,14 +472,18 @@ def _delete_rows(sheet_rows: Sequence[int]) -> list[str]:
     return actions
 
 
-def _insert_copies(rng: np.random.Generator, table: list[list[Any]], copies: int, make: Callable[[list[Any]], list[Any]]) -> None:
+def _insert_copies(
+    rng: np.random.Generator, table: list[list[Any]], copies: int, make: Callable[[list[Any]], list[Any]]
+) -> None:
     """Insert `copies` rows, each `make` of an earlier row, somewhere below that row."""
     for _ in range(copies):
         source = draw_int(rng, 0, len(table) - 1)
         table.insert(draw_int(rng, source + 1, len(table)), make(list(table[source])))
 
 
-def _first_of_each(table: Sequence[Sequence[Any]], key: Callable[[Sequence[Any]], Any]) -> tuple[list[Sequence[Any]], list[int]]:
+def _first_of_each(
+    table: Sequence[Sequence[Any]], key: Callable[[Sequence[Any]], Any]
+) -> tuple[list[Sequence[Any]], list[int]]:
     """The rows whose key was not seen above them, and the indexes of the others."""
     kept, dropped, seen = [], [], set()
     for index, row in enumerate(table):
@@ -510,7 +516,11 @@ def _dedupe_exact(rng: np.random.Generator) -> Scenario:
 
         def nearly(row: list[Any]) -> list[Any]:
             col = draw_from(rng, changeable)
-            row[col] = row[col] + draw_int(rng, 1, 3) if columns[col][1] == "int" else round(row[col] + draw_int(rng, 100, 900) / 100, 2)
+            row[col] = (
+                row[col] + draw_int(rng, 1, 3)
+                if columns[col][1] == "int"
+                else round(row[col] + draw_int(rng, 100, 900) / 100, 2)
+            )
             return row
 
         _insert_copies(rng, table, near, nearly)
@@ -571,12 +581,18 @@ def _dedupe_key(rng: np.random.Generator) -> Scenario:
         headers = ["Name", "Email", "City", "Plan", "Joined"]
         key = 1
         cities = draw_sample(rng, CITIES, 5)
-        people = draw_distinct(lambda: (draw_from(rng, FIRST_NAMES), draw_from(rng, LAST_NAMES)), unique)
+        people = draw_distinct(lambda: (draw_from(rng, WIDE_FIRST_NAMES), draw_from(rng, WIDE_LAST_NAMES)), unique)
         domains = [draw_from(rng, DOMAINS) for _ in people]
         people[again] = people[before]
         domains[again] = draw_from(rng, [domain for domain in DOMAINS if domain != domains[before]])
         table = [
-            [f"{first} {last}", _email(first, last, domain), draw_from(rng, cities), draw_from(rng, PLANS), _date(rng, 2022, 2024)]
+            [
+                f"{first} {last}",
+                _email(first, last, domain),
+                draw_from(rng, cities),
+                draw_from(rng, PLANS),
+                _date(rng, 2022, 2024),
+            ]
             for (first, last), domain in zip(people, domains, strict=True)
         ]
 
@@ -590,10 +606,16 @@ def _dedupe_key(rng: np.random.Generator) -> Scenario:
         headers = ["Code", "Supplier", "City", "Terms (days)", "Rating"]
         key = 0
         names = draw_sample(rng, COMPANIES, min(unique, len(COMPANIES)))
-        names += [f"{draw_from(rng, LAST_NAMES)} Supplies" for _ in range(unique - len(names))]
+        names += [f"{draw_from(rng, WIDE_LAST_NAMES)} Supplies" for _ in range(unique - len(names))]
         names[again] = names[before]
-        codes = draw_distinct(lambda: f"{draw_from(rng, ('ac', 'bx', 'hq', 'mt', 'nw', 'pr', 'sv', 'tk'))}-{draw_int(rng, 100, 999)}", unique)
-        table = [[code, name, draw_from(rng, CITIES), draw_from(rng, (14, 30, 45, 60)), draw_int(rng, 1, 5)] for code, name in zip(codes, names, strict=True)]
+        codes = draw_distinct(
+            lambda: f"{draw_from(rng, ('ac', 'bx', 'hq', 'mt', 'nw', 'pr', 'sv', 'tk'))}-{draw_int(rng, 100, 999)}",
+            unique,
+        )
+        table = [
+            [code, name, draw_from(rng, CITIES), draw_from(rng, (14, 30, 45, 60)), draw_int(rng, 1, 5)]
+            for code, name in zip(codes, names, strict=True)
+        ]
 
         def later(row: list[Any]) -> list[Any]:
             row[key] = _recase(rng, row[key]) if draw_int(rng, 0, 3) else row[key]
@@ -642,11 +664,21 @@ def _fill_constant(rng: np.random.Generator) -> Scenario:
     """Level 1, zero: a blank count means none happened (no units sold, no overtime)."""
     if coin(rng):
         sheet = "Sales"
-        columns: tuple[Column, ...] = (("Date", "date", (2024, 2024)), ("Store", "pick", CITIES), ("Product", "pick", PRODUCTS), ("Units", "int", (1, 60, 1)))
+        columns: tuple[Column, ...] = (
+            ("Date", "date", (2024, 2024)),
+            ("Store", "pick", CITIES),
+            ("Product", "pick", PRODUCTS),
+            ("Units", "int", (1, 60, 1)),
+        )
         meaning = "no units were sold"
     else:
         sheet = "Overtime"
-        columns = (("Week", "int", (1, 52, 1)), ("Employee", "people", None), ("Department", "pick", DEPARTMENTS), ("Overtime Hours", "int", (1, 14, 1)))
+        columns = (
+            ("Week", "int", (1, 52, 1)),
+            ("Employee", "people", None),
+            ("Department", "pick", DEPARTMENTS),
+            ("Overtime Hours", "int", (1, 14, 1)),
+        )
         meaning = "no overtime was worked"
     n = draw_int(rng, 8, 40)
     table = _table(rng, columns, n, distinct=False)
@@ -657,7 +689,9 @@ def _fill_constant(rng: np.random.Generator) -> Scenario:
     for index in blanks:
         table[index][col] = None
         filled[index] = 0
-    return _fill_scenario(sheet, columns, table, col, filled, blanks, f"a blank means {meaning}: set each blank cell of the column to 0")
+    return _fill_scenario(
+        sheet, columns, table, col, filled, blanks, f"a blank means {meaning}: set each blank cell of the column to 0"
+    )
 
 
 def _fill_above(rng: np.random.Generator) -> Scenario:
@@ -698,7 +732,15 @@ def _fill_above(rng: np.random.Generator) -> Scenario:
     return _fill_scenario(sheet, columns, table, col, filled, blanks, rule)
 
 
-def _fill_scenario(sheet: str, columns: Sequence[Column], table: list[list[Any]], col: int, filled: Sequence[Any], blanks: Sequence[int], rule: str) -> Scenario:
+def _fill_scenario(
+    sheet: str,
+    columns: Sequence[Column],
+    table: list[list[Any]],
+    col: int,
+    filled: Sequence[Any],
+    blanks: Sequence[int],
+    rule: str,
+) -> Scenario:
     n = len(table)
     headers = _headers(columns)
     where = _span(None, col, 2, col, n + 1)
@@ -710,13 +752,39 @@ def _fill_scenario(sheet: str, columns: Sequence[Column], table: list[list[Any]]
     )
     expected = {_ref(sheet, col, row + 2): value for row, value in enumerate(filled)}
     solution = _reply(*(f"SET {_letter(col)}{index + 2} {filled[index]}" for index in blanks))
-    return Scenario(instruction=instruction, sheets={sheet: _rows(headers, table)}, expected=expected, solution=(solution,))
+    return Scenario(
+        instruction=instruction, sheets={sheet: _rows(headers, table)}, expected=expected, solution=(solution,)
+    )
 
 
 AVERAGE_TABLES: tuple[tuple[str, tuple[Column, ...]], ...] = (
-    ("Survey", (("Respondent", "id", "R-"), ("Team", "pick", TEAMS), ("Tenure (years)", "int", (0, 25, 1)), ("Satisfaction", "int", (1, 10, 1)))),
-    ("Stores", (("Store", "id", "ST-"), ("Region", "pick", REGIONS), ("Manager", "person", None), ("Weekly Sales", "money", (800_000, 4_500_000)))),
-    ("Lab", (("Sample", "id", "S-"), ("Batch", "pick", ("B1", "B2", "B3", "B4")), ("Technician", "people", None), ("Yield (g)", "money", (1_200, 4_800)))),
+    (
+        "Survey",
+        (
+            ("Respondent", "id", "R-"),
+            ("Team", "pick", TEAMS),
+            ("Tenure (years)", "int", (0, 25, 1)),
+            ("Satisfaction", "int", (1, 10, 1)),
+        ),
+    ),
+    (
+        "Stores",
+        (
+            ("Store", "id", "ST-"),
+            ("Region", "pick", REGIONS),
+            ("Manager", "person", None),
+            ("Weekly Sales", "money", (800_000, 4_500_000)),
+        ),
+    ),
+    (
+        "Lab",
+        (
+            ("Sample", "id", "S-"),
+            ("Batch", "pick", ("B1", "B2", "B3", "B4")),
+            ("Technician", "people", None),
+            ("Yield (g)", "money", (1_200, 4_800)),
+        ),
+    ),
 )
 
 
@@ -762,8 +830,10 @@ def _fill_average(rng: np.random.Generator) -> Scenario:
         formula_cells=tuple(cells),
         inputs=(_span(sheet, col, 2, col, last),),
         # the blanks and the groups move, and more rows are blank
-        changes=(CycleRows(_span(sheet, 0, 2, col, last)), Blanks(_span(sheet, col, 2, col, last), _letter(group) if by_group else "", rounded=2,
-                                                                 zero=True)),
+        changes=(
+            CycleRows(_span(sheet, 0, 2, col, last)),
+            Blanks(_span(sheet, col, 2, col, last), _letter(group) if by_group else "", rounded=2, zero=True),
+        ),
         truth=truth,
         decimals=dict.fromkeys(cells, 2),  # "rounded to 2 decimals": an unrounded average is not the answer
     )
@@ -784,7 +854,11 @@ def _fill_truth(sheets: Sheets, *, sheet: str, n: int, col: int, group: int, tar
     """Each row's value, or for a blank the ROUND(...,2) average of the numbers of the column
     (group >= 0: of the rows with the same group, compared ignoring case as AVERAGEIF does)."""
     values = _column(sheets, sheet, col, n)
-    groups = [str(g).casefold() if g is not None else "" for g in _column(sheets, sheet, group, n)] if group >= 0 else [""] * n
+    groups = (
+        [str(g).casefold() if g is not None else "" for g in _column(sheets, sheet, group, n)]
+        if group >= 0
+        else [""] * n
+    )
     expected: dict[str, Any] = {}
     for row, (value, name) in enumerate(zip(values, groups, strict=True)):
         if not _is_blank(value):
@@ -802,10 +876,34 @@ def _fill_truth(sheets: Sheets, *, sheet: str, n: int, col: int, group: int, tar
 RankTable = tuple[str, tuple[Column, Column, Column], bool, Column]
 
 RANK_TABLES: tuple[RankTable, ...] = (
-    ("Reps", (("Rep", "person", None), ("Region", "pick", REGIONS), ("Revenue", "money", (1_500_000, 45_000_000))), False, ("Deals Won", "int", (5, 30, 1))),
-    ("Exams", (("Student", "person", None), ("Class", "pick", CLASSES), ("Score", "int", (0, 100, 1))), False, ("Score", "int", (12, 30, 1))),
-    ("Results", (("Runner", "person", None), ("Club", "pick", CLUBS), ("Time (min)", "money", (3_600, 7_500))), True, ("Time (min)", "int", (36, 52, 1))),
-    ("Pickers", (("Picker", "person", None), ("Shift", "pick", ("Early", "Late", "Night")), ("Error Rate (%)", "money", (5, 480))), True, ("Errors", "int", (0, 12, 1))),
+    (
+        "Reps",
+        (("Rep", "person", None), ("Region", "pick", REGIONS), ("Revenue", "money", (1_500_000, 45_000_000))),
+        False,
+        ("Deals Won", "int", (5, 30, 1)),
+    ),
+    (
+        "Exams",
+        (("Student", "person", None), ("Class", "pick", CLASSES), ("Score", "int", (0, 100, 1))),
+        False,
+        ("Score", "int", (12, 30, 1)),
+    ),
+    (
+        "Results",
+        (("Runner", "person", None), ("Club", "pick", CLUBS), ("Time (min)", "money", (3_600, 7_500))),
+        True,
+        ("Time (min)", "int", (36, 52, 1)),
+    ),
+    (
+        "Pickers",
+        (
+            ("Picker", "person", None),
+            ("Shift", "pick", ("Early", "Late", "Night")),
+            ("Error Rate (%)", "money", (5, 480)),
+        ),
+        True,
+        ("Errors", "int", (0, 12, 1)),
+    ),
 )
 
 
@@ -821,13 +919,15 @@ def rank(rng: np.random.Generator, level: int) -> Scenario:
         table = _table(rng, columns, n, distinct=level == 1 or within)
         scores = [row[2] for row in table]
         groups = {row[1] for row in table}
-        if level == 1 or within and len(groups) > 1 or not within and len(set(scores)) < n:
+        if level == 1 or (within and len(groups) > 1) or (not within and len(set(scores)) < n):
             break
     headers = [*_headers(columns), "Rank"]
     last = n + 1
     score, name, group = headers[2], headers[0].lower(), headers[1]
     best = "lowest" if lowest_first else "highest"
-    truth = functools.partial(_rank_truth, sheet=sheet, n=n, score=2, group=1 if within else -1, target=3, ascending=lowest_first)
+    truth = functools.partial(
+        _rank_truth, sheet=sheet, n=n, score=2, group=1 if within else -1, target=3, ascending=lowest_first
+    )
     order = ",1" if lowest_first else ""
     if within:
         rule = (
@@ -852,7 +952,12 @@ def rank(rng: np.random.Generator, level: int) -> Scenario:
     # the scores move along a cycle, so every row meets another score (a rank typed on a row
     # that scaling leaves first or last fails)
     if within:  # rows move, so a group typed into the formula is some other row's
-        changes = (CycleRows(f"{sheet}!A2:C{last}"), CycleRows(f"{sheet}!B2:B{last}"), CycleRows(scores), Distinct(scores))
+        changes = (
+            CycleRows(f"{sheet}!A2:C{last}"),
+            CycleRows(f"{sheet}!B2:B{last}"),
+            CycleRows(scores),
+            Distinct(scores),
+        )
     else:  # ties where the task is about ties, none where it promises none
         changes = (CycleRows(scores), Ties(scores)) if level >= 2 else (CycleRows(scores), Distinct(scores))
     return Scenario(
@@ -867,7 +972,9 @@ def rank(rng: np.random.Generator, level: int) -> Scenario:
     )
 
 
-def _rank_truth(sheets: Sheets, *, sheet: str, n: int, score: int, group: int, target: int, ascending: bool) -> dict[str, Any]:
+def _rank_truth(
+    sheets: Sheets, *, sheet: str, n: int, score: int, group: int, target: int, ascending: bool
+) -> dict[str, Any]:
     """RANK (group < 0): one more than the number of scores better than the row's. Within a
     group: the same, counting only rows of the row's group (text compared ignoring case)."""
     scores = _column(sheets, sheet, score, n)
@@ -934,16 +1041,31 @@ def _project_days(rng: np.random.Generator) -> Scenario:
     table = []
     for _ in range(n):
         start = _date(rng, 2023, 2024)
-        table.append([f"{draw_from(rng, PROJECTS)}: {draw_from(rng, steps)}", _person(rng), start, start + dt.timedelta(days=draw_int(rng, 1, 120))])
+        table.append(
+            [
+                f"{draw_from(rng, PROJECTS)}: {draw_from(rng, steps)}",
+                _person(rng),
+                start,
+                start + dt.timedelta(days=draw_int(rng, 1, 120)),
+            ]
+        )
     headers = ["Task", "Owner", "Start", "End", "Days"]
     truth = functools.partial(_days_truth, sheet="Projects", n=n, start=2, end=3, minus=-1, times=-1, days=4, charge=-1)
     instruction = (
-        f'The sheet Projects lists {n} tasks (A2:D{n + 1}) with their Start (column C) and End '
+        f"The sheet Projects lists {n} tasks (A2:D{n + 1}) with their Start (column C) and End "
         f'(column D) dates; E1 holds the header "Days". In E2:E{n + 1}, give each task\'s number '
         f"of days from Start to End (End minus Start, a number). {FORMULAS} {SUBMIT}"
     )
-    return _dates_scenario(instruction, "Projects", headers, table, truth, [(4, "=DAYS(D2,C2)")], [2, 3],
-                           changes=(InOrder(f"Projects!D2:D{n + 1}", after="C"),))  # fmt: skip
+    return _dates_scenario(
+        instruction,
+        "Projects",
+        headers,
+        table,
+        truth,
+        [(4, "=DAYS(D2,C2)")],
+        [2, 3],
+        changes=(InOrder(f"Projects!D2:D{n + 1}", after="C"),),
+    )
 
 
 def _invoice_days(rng: np.random.Generator) -> Scenario:
@@ -965,14 +1087,31 @@ def _invoice_days(rng: np.random.Generator) -> Scenario:
         f"its due date (Invoiced plus Terms) each invoice was paid: Paid minus Invoiced minus "
         f"Terms, negative when it was paid early. {FORMULAS} {SUBMIT}"
     )
-    return _dates_scenario(instruction, "Invoices", headers, table, truth, [(5, "=DAYS(E2,C2)-D2")], [3, 2, 4],
-                           changes=(InOrder(f"Invoices!E2:E{n + 1}", after="C"),))  # fmt: skip
+    return _dates_scenario(
+        instruction,
+        "Invoices",
+        headers,
+        table,
+        truth,
+        [(5, "=DAYS(E2,C2)-D2")],
+        [3, 2, 4],
+        changes=(InOrder(f"Invoices!E2:E{n + 1}", after="C"),),
+    )
 
 
 def _rental_days(rng: np.random.Generator) -> Scenario:
     """Level 1: rental days (Returned minus Out) and the charge, days times the daily rate."""
     n = draw_int(rng, 8, 40)
-    items = ("Cargo Van", "Carpet Cleaner", "Concrete Mixer", "Floor Sander", "Pressure Washer", "Scaffold Tower", "Tile Cutter", "Trailer")
+    items = (
+        "Cargo Van",
+        "Carpet Cleaner",
+        "Concrete Mixer",
+        "Floor Sander",
+        "Pressure Washer",
+        "Scaffold Tower",
+        "Tile Cutter",
+        "Trailer",
+    )
     rates = {item: draw_int(rng, 1_500, 12_000) / 100 for item in items}
     first = draw_int(rng, 100, 900)
     table = []
@@ -987,11 +1126,21 @@ def _rental_days(rng: np.random.Generator) -> Scenario:
         f'and G1 "Charge". In F2:F{n + 1} give the days rented (Returned minus Out) and in '
         f"G2:G{n + 1} the charge, days rented times the daily rate. {FORMULAS} {SUBMIT}"
     )
-    return _dates_scenario(instruction, "Rentals", headers, table, truth, [(5, "=D2-C2"), (6, "=F2*E2")], [4, 2, 3],
-                           changes=(InOrder(f"Rentals!D2:D{n + 1}", after="C"),))  # fmt: skip
+    return _dates_scenario(
+        instruction,
+        "Rentals",
+        headers,
+        table,
+        truth,
+        [(5, "=D2-C2"), (6, "=F2*E2")],
+        [4, 2, 3],
+        changes=(InOrder(f"Rentals!D2:D{n + 1}", after="C"),),
+    )
 
 
-def _days_truth(sheets: Sheets, *, sheet: str, n: int, start: int, end: int, minus: int, times: int, days: int, charge: int) -> dict[str, Any]:
+def _days_truth(
+    sheets: Sheets, *, sheet: str, n: int, start: int, end: int, minus: int, times: int, days: int, charge: int
+) -> dict[str, Any]:
     """Per row: end minus start in days, less column `minus` (>= 0), into column `days`; and
     where `charge` >= 0, those days times column `times` into column `charge`."""
     expected: dict[str, Any] = {}
@@ -1031,18 +1180,25 @@ def _tenure_years(rng: np.random.Generator) -> Scenario:
     table: list[list[Any]] = [[name, draw_from(rng, departments), day] for name, day in zip(names, hired, strict=True)]
     table[0] += [None, None, report]
     headers = ["Name", "Department", "Hired", "Years of Service", None, "Report Date"]
-    truth = functools.partial(_datedif_truth, sheet="Staff", n=n, start=2, end=-1, end_cell=(2, 5), unit="Y", result=3, times=-1, product=-1)
+    truth = functools.partial(
+        _datedif_truth, sheet="Staff", n=n, start=2, end=-1, end_cell=(2, 5), unit="Y", result=3, times=-1, product=-1
+    )
     instruction = (
-        f'The sheet Staff lists {n} employees (A2:C{n + 1}) with the date each was Hired (column C); '
+        f"The sheet Staff lists {n} employees (A2:C{n + 1}) with the date each was Hired (column C); "
         f'F2 holds the report date (header in F1). D1 holds the header "Years of Service". In '
         f"D2:D{n + 1}, give each employee's whole years of service from Hired to the report date: "
         f"years completed, not counting a year whose anniversary falls after the report date (as "
         f'DATEDIF(...,"Y") counts). {FORMULAS} {SUBMIT}'
     )
     hired = f"Staff!C2:C{n + 1}"
-    anniversaries = (LeapPhase("Staff!F2"), SameDay(hired, unit="Y", cell="Staff!F2"), OtherCount(hired, unit="Y", cell="Staff!F2"))
-    return _dates_scenario(instruction, "Staff", headers, table, truth, [(3, '=DATEDIF(C2,$F$2,"Y")')], [2], ("Staff!F2",),
-                           anniversaries)  # fmt: skip
+    anniversaries = (
+        LeapPhase("Staff!F2"),
+        SameDay(hired, unit="Y", cell="Staff!F2"),
+        OtherCount(hired, unit="Y", cell="Staff!F2"),
+    )
+    return _dates_scenario(
+        instruction, "Staff", headers, table, truth, [(3, '=DATEDIF(C2,$F$2,"Y")')], [2], ("Staff!F2",), anniversaries
+    )
 
 
 def _subscription_months(rng: np.random.Generator) -> Scenario:
@@ -1062,7 +1218,18 @@ def _subscription_months(rng: np.random.Generator) -> Scenario:
         if any(row[3].day < row[2].day for row in table):
             break
     headers = ["Customer", "Plan", "Start", "End", "Monthly Fee", "Months", "Billed"]
-    truth = functools.partial(_datedif_truth, sheet="Subscriptions", n=n, start=2, end=3, end_cell=None, unit="M", result=5, times=4, product=6)
+    truth = functools.partial(
+        _datedif_truth,
+        sheet="Subscriptions",
+        n=n,
+        start=2,
+        end=3,
+        end_cell=None,
+        unit="M",
+        result=5,
+        times=4,
+        product=6,
+    )
     instruction = (
         f"The sheet Subscriptions lists {n} subscriptions (A2:E{n + 1}) with their Start and End "
         f'dates (columns C and D) and Monthly Fee (column E). F1 holds "Months" and G1 "Billed". '
@@ -1073,7 +1240,9 @@ def _subscription_months(rng: np.random.Generator) -> Scenario:
     formulas = [(5, '=DATEDIF(C2,D2,"M")'), (6, "=F2*E2")]
     ends = f"Subscriptions!D2:D{n + 1}"
     monthiversaries = (SameDay(ends, unit="M", against="C"), OtherCount(ends, unit="M", against="C"))
-    return _dates_scenario(instruction, "Subscriptions", headers, table, truth, formulas, [4, 2, 3], (), monthiversaries)
+    return _dates_scenario(
+        instruction, "Subscriptions", headers, table, truth, formulas, [4, 2, 3], (), monthiversaries
+    )
 
 
 def _datedif_truth(
@@ -1122,12 +1291,13 @@ def _monthly_totals(rng: np.random.Generator) -> Scenario:
     for index, row in enumerate(table):
         row[0] = f"SO-{5000 + index}"
     summary = [[year, month, None] for year, month in periods]
-    sheets = {"Sales": _rows(["Order", "Date", "Customer", "Amount"], table), "Summary": _rows(["Year", "Month", "Total"], summary)}
+    sheets = {
+        "Sales": _rows(["Order", "Date", "Customer", "Amount"], table),
+        "Summary": _rows(["Year", "Month", "Total"], summary),
+    }
     last, out = n + 1, months + 1
     truth = functools.partial(_monthly_truth, n=n, months=months)
-    formula = (
-        f"=SUMPRODUCT((YEAR(Sales!$B$2:$B${last})=A2)*(MONTH(Sales!$B$2:$B${last})=B2)*Sales!$D$2:$D${last})"
-    )
+    formula = f"=SUMPRODUCT((YEAR(Sales!$B$2:$B${last})=A2)*(MONTH(Sales!$B$2:$B${last})=B2)*Sales!$D$2:$D${last})"
     instruction = (
         f"The sheet Sales logs {n} orders (A2:D{last}) with their Date (column B) and Amount "
         f"(column D). The sheet Summary lists a Year (column A) and Month number (column B) in rows "
@@ -1203,7 +1373,9 @@ def _messy(rng: np.random.Generator, texts: Sequence[str], clean: Callable[[str]
             return messy
 
 
-def _text_truth(sheets: Sheets, *, sheet: str, n: int, rule: str, columns: tuple[int, ...], target: int, extra: str = "") -> dict[str, Any]:
+def _text_truth(
+    sheets: Sheets, *, sheet: str, n: int, rule: str, columns: tuple[int, ...], target: int, extra: str = ""
+) -> dict[str, Any]:
     """Per row, the rule over the texts of `columns` into column `target`."""
     expected: dict[str, Any] = {}
     for row in range(2, n + 2):
@@ -1267,7 +1439,7 @@ def reshaped_phone(rng: np.random.Generator, value: Any, before: Any = None) -> 
 def _new_last_name(rng: np.random.Generator) -> str:
     """A last name few tasks hold: two pool names joined by a hyphen, or O' or D' before
     one (PROPER capitalises after both)."""
-    first, second = draw_sample(rng, LAST_NAMES, 2)
+    first, second = draw_sample(rng, WIDE_LAST_NAMES, 2)
     return draw_from(rng, (f"{first}-{second}", f"O'{first}", f"D'{first}"))
 
 
@@ -1353,7 +1525,7 @@ def _text_scenario(
 
 
 def _full_names(rng: np.random.Generator, n: int) -> list[tuple[str, str]]:
-    return draw_distinct(lambda: (draw_from(rng, FIRST_NAMES), draw_from(rng, MESSY_LAST_NAMES)), n)
+    return draw_distinct(lambda: (draw_from(rng, WIDE_FIRST_NAMES), draw_from(rng, MESSY_LAST_NAMES)), n)
 
 
 def _clean_names(rng: np.random.Generator) -> Scenario:
@@ -1366,8 +1538,16 @@ def _clean_names(rng: np.random.Generator) -> Scenario:
         "words, and each word with a capital first letter and the rest lower case (as PROPER "
         "writes it: O'Neill, Smith-Jones)"
     )
-    return _text_scenario("Contacts", ["Contact", "Name", "City", "Clean Name"], table, "proper", (1,), "=PROPER(TRIM(B2))", what,
-                          fresh=(fresh_name,))
+    return _text_scenario(
+        "Contacts",
+        ["Contact", "Name", "City", "Clean Name"],
+        table,
+        "proper",
+        (1,),
+        "=PROPER(TRIM(B2))",
+        what,
+        fresh=(fresh_name,),
+    )
 
 
 def _clean_codes(rng: np.random.Generator) -> Scenario:
@@ -1375,10 +1555,22 @@ def _clean_codes(rng: np.random.Generator) -> Scenario:
     n = draw_int(rng, 8, 40)
     codes = draw_distinct(lambda: _code(rng), n)
     messy = _messy(rng, codes, lambda m: _trim(m).upper())
-    table = [[product, code, draw_int(rng, 0, 400)] for product, code in zip((draw_from(rng, PRODUCTS) for _ in range(n)), messy, strict=True)]
+    table = [
+        [product, code, draw_int(rng, 0, 400)]
+        for product, code in zip((draw_from(rng, PRODUCTS) for _ in range(n)), messy, strict=True)
+    ]
     what = "each Code (column B) cleaned: no spaces at either end or doubled inside, and all letters upper case"
-    return _text_scenario("Catalog", ["Product", "Code", "Stock", "Clean Code"], table, "upper", (1,), "=UPPER(TRIM(B2))", what, cases=("lower",),
-                          fresh=(fresh_code,))
+    return _text_scenario(
+        "Catalog",
+        ["Product", "Code", "Stock", "Clean Code"],
+        table,
+        "upper",
+        (1,),
+        "=UPPER(TRIM(B2))",
+        what,
+        cases=("lower",),
+        fresh=(fresh_code,),
+    )
 
 
 def _clean_emails(rng: np.random.Generator) -> Scenario:
@@ -1389,8 +1581,17 @@ def _clean_emails(rng: np.random.Generator) -> Scenario:
     messy = _messy(rng, emails, lambda m: _trim(m).lower())
     table = [[f"{first} {last}", email] for (first, last), email in zip(people, messy, strict=True)]
     what = "each Email (column B) cleaned: no spaces at either end and all letters lower case"
-    return _text_scenario("Subscribers", ["Name", "Email", "Clean Email"], table, "lower", (1,), "=LOWER(TRIM(B2))", what, cases=("upper",),
-                          fresh=(fresh_email,))
+    return _text_scenario(
+        "Subscribers",
+        ["Name", "Email", "Clean Email"],
+        table,
+        "lower",
+        (1,),
+        "=LOWER(TRIM(B2))",
+        what,
+        cases=("upper",),
+        fresh=(fresh_email,),
+    )
 
 
 def _name_keys(rng: np.random.Generator) -> Scenario:
@@ -1400,7 +1601,10 @@ def _name_keys(rng: np.random.Generator) -> Scenario:
     people = _full_names(rng, n)
     firsts = _messy(rng, [first for first, _ in people], lambda m: _trim(m)[:1].upper() + _trim(m)[1:].lower())
     lasts = _messy(rng, [last for _, last in people], lambda m: _proper(_trim(m)))
-    table = [[f"E-{2000 + i}", first, last, draw_from(rng, DEPARTMENTS)] for i, (first, last) in enumerate(zip(firsts, lasts, strict=True))]
+    table = [
+        [f"E-{2000 + i}", first, last, draw_from(rng, DEPARTMENTS)]
+        for i, (first, last) in enumerate(zip(firsts, lasts, strict=True))
+    ]
     what = (
         "a badge key for each employee: the first letter of the First Name (column B, ignoring "
         "spaces around it) in upper case, a full stop, then the Last Name (column C) without spaces "
@@ -1408,14 +1612,23 @@ def _name_keys(rng: np.random.Generator) -> Scenario:
         "(as PROPER writes it): for example A.Berg, Z.O'Neill or L.Smith-Jones"
     )
     formula = '=UPPER(LEFT(TRIM(B2),1))&"."&PROPER(TRIM(C2))'
-    return _text_scenario("Staff", ["Employee", "First Name", "Last Name", "Department", "Badge Key"], table, "key", (1, 2), formula, what,
-                          cases=("lower", "swap"), fresh=(fresh_first_name, fresh_last_name))
+    return _text_scenario(
+        "Staff",
+        ["Employee", "First Name", "Last Name", "Department", "Badge Key"],
+        table,
+        "key",
+        (1, 2),
+        formula,
+        what,
+        cases=("lower", "swap"),
+        fresh=(fresh_first_name, fresh_last_name),
+    )
 
 
 def _work_emails(rng: np.random.Generator) -> Scenario:
     """Level 2: first.last@company in lower case from trimmed name columns."""
     n = draw_int(rng, 8, 40)
-    people = draw_distinct(lambda: (draw_from(rng, FIRST_NAMES), draw_from(rng, LAST_NAMES)), n)
+    people = draw_distinct(lambda: (draw_from(rng, WIDE_FIRST_NAMES), draw_from(rng, WIDE_LAST_NAMES)), n)
     firsts = _messy(rng, [first for first, _ in people], lambda m: _trim(m).lower())
     lasts = _messy(rng, [last for _, last in people], lambda m: _trim(m).lower())
     domain = f"{draw_from(rng, ('northwind', 'bluebird', 'granite', 'pinecrest', 'summit'))}.{draw_from(rng, ('com', 'co.uk', 'io'))}"
@@ -1426,8 +1639,18 @@ def _work_emails(rng: np.random.Generator) -> Scenario:
         f"lower case: for example anna.berg@{domain}"
     )
     formula = f'=LOWER(TRIM(A2)&"."&TRIM(B2)&"@{domain}")'
-    return _text_scenario("NewStarters", ["First Name", "Last Name", "Department", "Email"], table, "email", (0, 1), formula, what, domain,
-                          cases=("upper", "upper"), fresh=(fresh_first_name, fresh_last_name))
+    return _text_scenario(
+        "NewStarters",
+        ["First Name", "Last Name", "Department", "Email"],
+        table,
+        "email",
+        (0, 1),
+        formula,
+        what,
+        domain,
+        cases=("upper", "upper"),
+        fresh=(fresh_first_name, fresh_last_name),
+    )
 
 
 def _phone_digits(rng: np.random.Generator) -> Scenario:
@@ -1451,8 +1674,17 @@ def _phone_digits(rng: np.random.Generator) -> Scenario:
         "in order (a leading 0 stays): for example (555) 123-4567 gives 5551234567"
     )
     formula = '=SUBSTITUTE(SUBSTITUTE(SUBSTITUTE(SUBSTITUTE(B2,"(",""),")","")," ",""),"-","")'
-    return _text_scenario("Customers", ["Customer", "Phone", "Digits"], table, "digits", (1,), formula, what, cases=("phone",),
-                          fresh=(fresh_phone,))
+    return _text_scenario(
+        "Customers",
+        ["Customer", "Phone", "Digits"],
+        table,
+        "digits",
+        (1,),
+        formula,
+        what,
+        cases=("phone",),
+        fresh=(fresh_phone,),
+    )
 
 
 # --- the families --------------------------------------------------------------------------
@@ -1474,25 +1706,37 @@ FAMILIES: tuple[Family, ...] = (
     Family(
         "fill-missing",
         "Fill the blank cells of a numeric column by a rule.",
-        {1: "blanks set to 0 or to the value above (values)", 2: "a filled copy by formulas: blanks get the column's or the group's average, rounded to 2 decimals"},
+        {
+            1: "blanks set to 0 or to the value above (values)",
+            2: "a filled copy by formulas: blanks get the column's or the group's average, rounded to 2 decimals",
+        },
         fill_missing,
     ),
     Family(
         "rank",
         "Rank rows by a score with formulas.",
-        {1: "RANK over distinct scores, highest (or lowest time) first", 2: "ties sharing a rank as RANK does, or ranks within a group (COUNTIFS)"},
+        {
+            1: "RANK over distinct scores, highest (or lowest time) first",
+            2: "ties sharing a rank as RANK does, or ranks within a group (COUNTIFS)",
+        },
         rank,
     ),
     Family(
         "date-diff",
         "Formulas over date columns.",
-        {1: "days between two dates, maybe less payment terms or times a daily rate", 2: "whole years or months (DATEDIF), or monthly totals by YEAR and MONTH"},
+        {
+            1: "days between two dates, maybe less payment terms or times a daily rate",
+            2: "whole years or months (DATEDIF), or monthly totals by YEAR and MONTH",
+        },
         date_diff,
     ),
     Family(
         "clean-text",
         "Clean text columns with text formulas.",
-        {1: "TRIM with PROPER, UPPER or LOWER into a new column", 2: "a badge key, a work email or a phone number's digits from messy text"},
+        {
+            1: "TRIM with PROPER, UPPER or LOWER into a new column",
+            2: "a badge key, a work email or a phone number's digits from messy text",
+        },
         clean_text,
     ),
 )

@@ -89,8 +89,13 @@ from rlenvs.envs.spreadsheet.perturb.scale import scale_inputs
 from rlenvs.envs.spreadsheet.perturb.texts import FreshTexts, Remap
 
 
-def perturb(sheets: Mapping[str, Sequence[Sequence[Any]]], inputs: Sequence[str], rng: np.random.Generator,
-            changes: Sequence[Change] = (), copy: Copy | None = None) -> Sheets:  # fmt: skip
+def perturb(
+    sheets: Mapping[str, Sequence[Sequence[Any]]],
+    inputs: Sequence[str],
+    rng: np.random.Generator,
+    changes: Sequence[Change] = (),
+    copy: Copy | None = None,
+) -> Sheets:
     """A changed copy of the sheets: `inputs` scaled, moved and shuffled, then each of
     `changes` in order. `copy` says which copy of an episode it is (`Copy`: the steps
     that plan across copies follow it); without it the copy stands alone. The sheets given

@@ -110,8 +110,9 @@ class Change:
     def apply(self, changed: Sheets, original: Mapping[str, Sequence[Sequence[Any]]], rng: np.random.Generator) -> None:
         raise NotImplementedError
 
-    def apply_to_copy(self, changed: Sheets, original: Mapping[str, Sequence[Sequence[Any]]], rng: np.random.Generator,
-                      copy: Copy) -> None:  # fmt: skip
+    def apply_to_copy(
+        self, changed: Sheets, original: Mapping[str, Sequence[Sequence[Any]]], rng: np.random.Generator, copy: Copy
+    ) -> None:
         """The step on copy `copy` of an episode. Most steps draw everything from `rng` and
         ignore which copy it is; those that plan across copies (`Copy`) override this."""
         self.apply(changed, original, rng)

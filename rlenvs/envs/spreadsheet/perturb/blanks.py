@@ -72,7 +72,14 @@ class Blanks(Change):
         area = parse_area(self.area)
         rows, before = _rows_of(changed, area), _rows_of(original, area)  # type: ignore[arg-type]
         key = column_number(self.against) if self.against else 0
-        column = _Column(rows, before, list(range(area.top, area.bottom + 1)), area.left, key, _step([_get(before, r, area.left) for r in range(area.top, area.bottom + 1)]))
+        column = _Column(
+            rows,
+            before,
+            list(range(area.top, area.bottom + 1)),
+            area.left,
+            key,
+            _step([_get(before, r, area.left) for r in range(area.top, area.bottom + 1)]),
+        )
         span, col = column.span, column.col
         for r in [span[int(i)] for i in rng.permutation(len(span))]:
             if not _is_number(_get(rows, r, col)) or column.same_group_as_before(r):
@@ -81,7 +88,10 @@ class Blanks(Change):
                 _put(rows, r, col, None)
                 if sum(_get(rows, q, col) is None for q in span) >= 2 + sum(_get(before, q, col) is None for q in span):
                     break
-        for again in (False, True):  # the zero first; where no group could take it before steering gave values back, once more
+        for again in (
+            False,
+            True,
+        ):  # the zero first; where no group could take it before steering gave values back, once more
             if again and (not self.zero or column.zero is not None):
                 break
             if self.zero and column.zero is None:
@@ -151,10 +161,18 @@ class _Column:
         first = next((r for r in blanks if self.side(r, decimals) == wanted), None)
         if first is not None:
             others = [r for r in blanks if self._group[r] != self._group[first]]
-            self._reach("down" if wanted == "up" else "up", others, decimals, rng, keep=frozenset(self.group_rows(first)))
+            self._reach(
+                "down" if wanted == "up" else "up", others, decimals, rng, keep=frozenset(self.group_rows(first))
+            )
 
-    def _reach(self, wanted: str, blanks: list[int], decimals: int, rng: np.random.Generator,
-               keep: frozenset[int] = frozenset()) -> bool:  # fmt: skip
+    def _reach(
+        self,
+        wanted: str,
+        blanks: list[int],
+        decimals: int,
+        rng: np.random.Generator,
+        keep: frozenset[int] = frozenset(),
+    ) -> bool:
         """Whether some blank's average is on `wanted`, or can be put there by moving one
         known value of its group by up to 12 steps (none of `keep`, not the zero)."""
         if any(self.side(r, decimals) == wanted for r in blanks):

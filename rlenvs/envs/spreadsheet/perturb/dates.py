@@ -160,9 +160,13 @@ class SameDay(Change):
         for on in self._anniversaries(date, ref):
             moved = on + dt.timedelta(days=shift)
             start, end = (on, ref) if self.unit == "Y" else (ref, on)
-            if (end - start).days + (shift if self.unit == "M" else -shift) < 31 or (self.unit == "M" and moved.day > 28):
+            if (end - start).days + (shift if self.unit == "M" else -shift) < 31 or (
+                self.unit == "M" and moved.day > 28
+            ):
                 continue
-            whole = end.year - start.year if self.unit == "Y" else (end.year - start.year) * 12 + end.month - start.month
+            whole = (
+                end.year - start.year if self.unit == "Y" else (end.year - start.year) * 12 + end.month - start.month
+            )
             if _fits(self.unit, shift, (end - start).days, whole):
                 return moved
             first = first or moved
@@ -221,7 +225,9 @@ class OtherCount(Change):
         for r in range(area.top, area.bottom + 1):
             date, ref = _get(rows, r, area.left), reference(rows, r)
             was, was_ref = _get(starting, r, area.left), reference(starting, r)
-            if not all(isinstance(d, dt.date) for d in (date, ref, was, was_ref)) or count(date, ref) != count(was, was_ref):
+            if not all(isinstance(d, dt.date) for d in (date, ref, was, was_ref)) or count(date, ref) != count(
+                was, was_ref
+            ):
                 continue
             if self._beside_anniversary(date, ref):
                 continue  # SameDay's row
@@ -236,7 +242,11 @@ class OtherCount(Change):
         """Whether the date is on, or a day from, the reference's anniversary nearest it."""
         for year in (date.year - 1, date.year, date.year + 1):
             try:
-                on = dt.date(year, ref.month, ref.day) if self.unit == "Y" else dt.date(date.year, date.month, min(ref.day, 28))
+                on = (
+                    dt.date(year, ref.month, ref.day)
+                    if self.unit == "Y"
+                    else dt.date(date.year, date.month, min(ref.day, 28))
+                )
             except ValueError:  # 29 February in a year without one
                 continue
             if abs((date - on).days) <= 1:

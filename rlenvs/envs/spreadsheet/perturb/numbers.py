@@ -153,7 +153,11 @@ class OnThreshold(Change):
         ranges = {}
         for col in columns:
             values = [float(v) for r in todo if _is_number(v := _get(before, r, col))]
-            ranges[col] = (min(values, default=0.0), max(values, default=0.0), _step([_get(before, r, col) for r in todo]))
+            ranges[col] = (
+                min(values, default=0.0),
+                max(values, default=0.0),
+                _step([_get(before, r, col) for r in todo]),
+            )
 
         def as_planned(r: int) -> bool:
             if relabel[r]:
@@ -165,7 +169,11 @@ class OnThreshold(Change):
                 continue
             pieces = {}  # each column's range cut at the row's thresholds: every side of each equally likely
             for col, (low, high, step) in ranges.items():
-                limits = [limit for t in self.tests if column_number(t[0]) == col and (limit := threshold(rows, r, t)) is not None]
+                limits = [
+                    limit
+                    for t in self.tests
+                    if column_number(t[0]) == col and (limit := threshold(rows, r, t)) is not None
+                ]
                 margins = [(x, max(step, abs(x) / 10)) for x in limits]  # room on both sides of each threshold
                 low, high = min([low, *(x - m for x, m in margins)]), max([high, *(x + m for x, m in margins)])
                 cuts = sorted({low, high, *limits})

@@ -48,7 +48,9 @@ class CycleColumns(Change):
     def apply(self, changed, original, rng):
         area = parse_area(self.area)
         rows = _rows_of(changed, area)
-        columns = [[_get(rows, r, c) for r in range(area.top, area.bottom + 1)] for c in range(area.left, area.right + 1)]
+        columns = [
+            [_get(rows, r, c) for r in range(area.top, area.bottom + 1)] for c in range(area.left, area.right + 1)
+        ]
         for i, j in enumerate(_cycle(len(columns), rng)):
             for offset, value in enumerate(columns[j]):
                 _put(rows, area.top + offset, area.left + i, value)

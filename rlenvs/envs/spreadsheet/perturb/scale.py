@@ -49,7 +49,11 @@ def _changed_number_or_date(value: Any, rng: np.random.Generator) -> Any:
             if new != value and new != 0:
                 return new
         step = 1 if isinstance(value, int) else 0.01
-        return value + (step if value > 0 else -step) if isinstance(value, int) else round(value + (step if value > 0 else -step), 2)
+        return (
+            value + (step if value > 0 else -step)
+            if isinstance(value, int)
+            else round(value + (step if value > 0 else -step), 2)
+        )
     if isinstance(value, dt.date):
         return value + dt.timedelta(days=int(rng.choice([*range(-40, 0), *range(1, 41)])))
     return value

@@ -71,6 +71,8 @@ class FreshTexts(Change):
                 if self.same(new) not in seen:
                     break
             else:
-                raise RuntimeError(f"FreshTexts({self.area!r}): {self.tries} draws gave no new text; widen the pool of {self.draw.__name__}")
+                raise RuntimeError(
+                    f"FreshTexts({self.area!r}): {self.tries} draws gave no new text; widen the pool of {self.draw.__name__}"
+                )
             seen.add(self.same(new))
             _put(rows, r, c, new)

@@ -124,7 +124,10 @@ def content_for(rng: np.random.Generator, name: str) -> str | bytes:
         return f"# {stem.replace('_', ' ').title()}\n\n{sentence(rng)}\n{sentence(rng)}\n"
     if ext in ("csv", "tsv"):
         sep = "," if ext == "csv" else "\t"
-        rows = [sep.join((str(i), draw_from(rng, USERS), str(draw_int(rng, 10, 9999)))) for i in range(1, draw_int(rng, 3, 8))]
+        rows = [
+            sep.join((str(i), draw_from(rng, USERS), str(draw_int(rng, 10, 9999))))
+            for i in range(1, draw_int(rng, 3, 8))
+        ]
         return sep.join(("id", "owner", "amount")) + "\n" + "\n".join(rows) + "\n"
     if ext == "json":
         return f'{{"id": {draw_int(rng, 1, 9999)}, "owner": "{draw_from(rng, USERS)}", "active": true}}\n'
@@ -240,8 +243,21 @@ def _doc_name(rng: np.random.Generator) -> str:
 
 
 def _yaml_name(rng: np.random.Generator) -> str:
-    return draw_from(rng, ("docker-compose", "values", "config", "deployment", "service", "ingress", "settings", "pipeline",
-                      "alerts", "cron"))  # fmt: skip
+    return draw_from(
+        rng,
+        (
+            "docker-compose",
+            "values",
+            "config",
+            "deployment",
+            "service",
+            "ingress",
+            "settings",
+            "pipeline",
+            "alerts",
+            "cron",
+        ),
+    )
 
 
 NAME_PATTERNS = (
@@ -364,10 +380,13 @@ def largest_flat(rng: np.random.Generator) -> Scenario:
     }
     answer = names[order[-1]]
     return _largest_scenario(
-        rng, f"Which file in `{folder}/` is the largest (the most bytes)?",
+        rng,
+        f"Which file in `{folder}/` is the largest (the most bytes)?",
         f"just its name, without the folder (like `data.csv`, not `{folder}/data.csv`)",
-        answer, files, f"ls -S {folder} | head -n 1",
-    )  # fmt: skip
+        answer,
+        files,
+        f"ls -S {folder} | head -n 1",
+    )
 
 
 LARGEST_TREES = {
@@ -398,18 +417,24 @@ def largest_tree(rng: np.random.Generator) -> Scenario:
         )
     sizes = close_sizes(rng, n, 1500, 4500, 600)
     top = max(range(n), key=lambda i: sizes[i])
-    nested = draw_from(rng, [i for i in range(2, n)])
+    nested = draw_from(rng, list(range(2, n)))
     sizes[top], sizes[nested] = sizes[nested], sizes[top]
     files = {
-        path: (rng.integers(0, 256, size=size, dtype=np.uint8).tobytes() if extension(path) in BINARY
-               else sized_text(rng, size, draw_int(rng, 20, 100)))
+        path: (
+            rng.integers(0, 256, size=size, dtype=np.uint8).tobytes()
+            if extension(path) in BINARY
+            else sized_text(rng, size, draw_int(rng, 20, 100))
+        )
         for path, size in zip(paths, sizes, strict=True)
-    }  # fmt: skip
+    }
     return _largest_scenario(
-        rng, f"Which file is the largest (the most bytes) anywhere under `{root}/`, subfolders included?",
+        rng,
+        f"Which file is the largest (the most bytes) anywhere under `{root}/`, subfolders included?",
         f"its path relative to the current directory, without a leading `./` (like `{root}/folder/file.ext`)",
-        paths[nested], files, f"find {root} -type f -printf '%s %p\\n' | sort -n | tail -n 1 | cut -d' ' -f2",
-    )  # fmt: skip
+        paths[nested],
+        files,
+        f"find {root} -type f -printf '%s %p\\n' | sort -n | tail -n 1 | cut -d' ' -f2",
+    )
 
 
 def _largest_scenario(
@@ -502,8 +527,11 @@ def newer_tree(rng: np.random.Generator) -> Scenario:
     )
     n_target = newer + older
     targets = distinct(rng, n_target, lambda r: f"{root}/{draw_from(r, folders)}/{draw_from(r, stems)}.{ext}")
-    decoys = distinct(rng, other_newer + other_older,
-                      lambda r: f"{root}/{draw_from(r, folders)}/{draw_from(r, stems)}.{draw_from(r, others)}")  # fmt: skip
+    decoys = distinct(
+        rng,
+        other_newer + other_older,
+        lambda r: f"{root}/{draw_from(r, folders)}/{draw_from(r, stems)}.{draw_from(r, others)}",
+    )
     time = float(BASE_TIME + draw_int(rng, 0, 300 * DAY))
     after, before = file_times(rng, time, newer, older)
     decoy_after, decoy_before = file_times(rng, time, other_newer, other_older)
@@ -511,8 +539,10 @@ def newer_tree(rng: np.random.Generator) -> Scenario:
     files = [
         Entry(p, content_for(rng, p.rsplit("/", 1)[-1]), mtime=t) for p, t in zip(targets, after + before, strict=True)
     ]
-    files += [Entry(p, content_for(rng, p.rsplit("/", 1)[-1]), mtime=t)
-              for p, t in zip(decoys, decoy_after + decoy_before, strict=True)]  # fmt: skip
+    files += [
+        Entry(p, content_for(rng, p.rsplit("/", 1)[-1]), mtime=t)
+        for p, t in zip(decoys, decoy_after + decoy_before, strict=True)
+    ]
     files.append(Entry(stamp, "", mtime=time))
     return Scenario(
         instruction=(
@@ -548,9 +578,12 @@ TRACEBACK = ("Traceback (most recent call last):", '  File "/srv/app/handlers.py
 
 def log_line(rng: np.random.Generator, when: int, level: str, component: str, message: str | None = None) -> str:
     text = (message or draw_from(rng, MESSAGES[level])).format(
-        n=draw_int(rng, 10, 9999), d=draw_int(rng, 1, 9), user=draw_from(rng, USERS), code=draw_from(rng, (500, 502, 503, 504)),
+        n=draw_int(rng, 10, 9999),
+        d=draw_int(rng, 1, 9),
+        user=draw_from(rng, USERS),
+        code=draw_from(rng, (500, 502, 503, 504)),
         other=draw_from(rng, COMPONENTS),
-    )  # fmt: skip
+    )
     stamp = datetime.fromtimestamp(when, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return f"{stamp} {level} [{component}] {text}"
 
@@ -574,7 +607,9 @@ def write_log(
 
 def quiet_levels(rng: np.random.Generator, n: int, components: Sequence[str]) -> list[tuple[str, str, str | None]]:
     """`n` lines that are not errors, of mixed levels and components."""
-    return [(draw_from(rng, ("DEBUG", "INFO", "INFO", "INFO", "WARN")), draw_from(rng, components), None) for _ in range(n)]
+    return [
+        (draw_from(rng, ("DEBUG", "INFO", "INFO", "INFO", "WARN")), draw_from(rng, components), None) for _ in range(n)
+    ]
 
 
 def errors_of_log(rng: np.random.Generator) -> Scenario:
@@ -584,7 +619,9 @@ def errors_of_log(rng: np.random.Generator) -> Scenario:
     components = draw_sample(rng, COMPONENTS, draw_int(rng, 3, 6))
     planned = quiet_levels(rng, draw_int(rng, 25, 70), components)
     planned += [("ERROR", draw_from(rng, components), None) for _ in range(draw_int(rng, 3, 10))]
-    planned += [("WARN", draw_from(rng, components), draw_from(rng, DECOY_WARNINGS)) for _ in range(draw_int(rng, 1, 3))]
+    planned += [
+        ("WARN", draw_from(rng, components), draw_from(rng, DECOY_WARNINGS)) for _ in range(draw_int(rng, 1, 3))
+    ]
     text, errors = write_log(rng, shuffled(rng, planned), BASE_TIME + draw_int(rng, 0, 300 * DAY), tracebacks=True)
     return Scenario(
         instruction=(
@@ -769,7 +806,14 @@ def _site(rng: np.random.Generator) -> list[str]:
 def _project(rng: np.random.Generator) -> list[str]:
     package = draw_from(rng, PACKAGES)
     modules = [f"src/{package}/{m}.py" for m in draw_sample(rng, MODULES, draw_int(rng, 2, 3))]
-    return [".gitignore", "README.md", "LICENSE", "pyproject.toml", *modules, f"tests/test_{draw_from(rng, MODULES)}.py"]
+    return [
+        ".gitignore",
+        "README.md",
+        "LICENSE",
+        "pyproject.toml",
+        *modules,
+        f"tests/test_{draw_from(rng, MODULES)}.py",
+    ]
 
 
 def _dotfiles(rng: np.random.Generator) -> list[str]:
@@ -829,8 +873,10 @@ def extract_archive(rng: np.random.Generator) -> Scenario:
     strip = bool(draw_int(rng, 0, 1))
     example = min(contents, key=lambda p: (p.count("/") == 0, p))
     if strip:
-        layout = (f"drop the archive's top folder `{top}/`: its contents go directly into `{target}/`, so that "
-                  f"`{top}/{example}` ends up as `{target}/{example}`")  # fmt: skip
+        layout = (
+            f"drop the archive's top folder `{top}/`: its contents go directly into `{target}/`, so that "
+            f"`{top}/{example}` ends up as `{target}/{example}`"
+        )
         placed = {f"{target}/{p}": c for p, c in contents.items()}
         command = f"mkdir -p {target} && tar -xzf {archive} -C {target} --strip-components=1"
     else:
@@ -969,7 +1015,9 @@ FAMILIES: tuple[Family, ...] = (
         "Pick the ERROR lines out of logs and write a summary file.",
         {
             1: Level("copy every ERROR line of a log, in order", errors_of_log),
-            2: Level("count ERROR lines per component over several logs, sorted by count then name", errors_per_component),
+            2: Level(
+                "count ERROR lines per component over several logs, sorted by count then name", errors_per_component
+            ),
         },
         tags=("text", "grep", "sed", "sort"),
     ),

@@ -53,9 +53,7 @@ from rlenvs.rewards.workspace import (
 )
 
 SUBMIT = "When you are done, reply with `submit`."
-BYTE_ORDER = (
-    "in byte order (as `LC_ALL=C sort` orders them: uppercase before lowercase)"
-)
+BYTE_ORDER = "in byte order (as `LC_ALL=C sort` orders them: uppercase before lowercase)"
 
 # --- drawing -------------------------------------------------------------------------------
 
@@ -189,9 +187,7 @@ CSV_DATASETS: tuple[tuple[str, tuple[Column, ...]], ...] = (
 )
 
 
-def _csv_table(
-    rng: np.random.Generator, columns: Sequence[Column], rows: int
-) -> list[list[str]]:
+def _csv_table(rng: np.random.Generator, columns: Sequence[Column], rows: int) -> list[list[str]]:
     """`rows` data rows; categorical columns draw from a few values each so they repeat."""
     pools: list[Sequence[str]] = []
     for _name, kind, arg in columns:
@@ -251,9 +247,7 @@ def csv_column(rng: np.random.Generator, level: int) -> Scenario:
     return _csv_group(rng, path, columns, draw_from(rng, numeric))
 
 
-def _csv_sum(
-    rng: np.random.Generator, path: str, columns: Sequence[Column], col: int
-) -> Scenario:
+def _csv_sum(rng: np.random.Generator, path: str, columns: Sequence[Column], col: int) -> Scenario:
     """Level 1: the sum of one numeric column, submitted as the answer."""
     table = _csv_table(rng, columns, draw_int(rng, 15, 40))
     name, kind, _ = columns[col]
@@ -278,13 +272,9 @@ def _csv_sum(
     )
 
 
-def _csv_group(
-    rng: np.random.Generator, path: str, columns: Sequence[Column], col: int
-) -> Scenario:
+def _csv_group(rng: np.random.Generator, path: str, columns: Sequence[Column], col: int) -> Scenario:
     """Level 2: totals per category, maybe over a filtered subset, sorted, into a file."""
-    groupable = [
-        i for i, (_, kind, _) in enumerate(columns) if kind in ("cat", "person")
-    ]
+    groupable = [i for i, (_, kind, _) in enumerate(columns) if kind in ("cat", "person")]
     group = draw_from(rng, groupable)
     filters = [i for i in groupable if i != group and columns[i][1] == "cat"]
     use_filter = bool(filters) and coin(rng)
@@ -317,20 +307,14 @@ def _csv_group(
         emit = 'print k "," t[k]'
     else:
         emit = 'printf "%s,%.2f\\n", k, t[k]'
-    program = (
-        f"{condition} {{ t[${group + 1}] += ${col + 1} }} END {{ for (k in t) {emit} }}"
-    )
+    program = f"{condition} {{ t[${group + 1}] += ${col + 1} }} END {{ for (k in t) {emit} }}"
     pipeline = f"awk -F, {_q(program)} {path} | LC_ALL=C sort -t, -k1,1"
     if with_header:
         command = f"{{ echo {_q(header)}; {pipeline}; }} > {out}"
     else:
         command = f"{pipeline} > {out}"
 
-    counted = (
-        f" (counting only the rows whose `{columns[fcol][0]}` is `{fval}`)"
-        if fcol >= 0
-        else ""
-    )
+    counted = f" (counting only the rows whose `{columns[fcol][0]}` is `{fval}`)" if fcol >= 0 else ""
     first = (
         f"The first line of `{out}` is the header `{header}`; after it come"
         if with_header
@@ -433,9 +417,7 @@ def rename_files(rng: np.random.Generator, level: int) -> Scenario:
 def _rename_check(folder: str, final: dict[str, str]) -> tuple[Expectation, ...]:
     """The folder holds exactly the final names, each with the content it had before."""
     checks: list[Expectation] = [DirEntries(folder, tuple(sorted(final)))]
-    checks += [
-        FileText(f"{folder}/{name}", text) for name, text in sorted(final.items())
-    ]
+    checks += [FileText(f"{folder}/{name}", text) for name, text in sorted(final.items())]
     return tuple(checks)
 
 
@@ -699,19 +681,13 @@ def _fix_flat(rng: np.random.Generator) -> Scenario:
         else ("config/app.conf", "etc/server.conf", "service.conf"),
     )
     targets = [
-        (g, k)
-        for g, (_, keys) in enumerate(CONF_GROUPS)
-        for k, (_, spec) in enumerate(keys)
-        if spec[0] != "fixed"
+        (g, k) for g, (_, keys) in enumerate(CONF_GROUPS) for k, (_, spec) in enumerate(keys) if spec[0] != "fixed"
     ]
     # half the time a key with a look-alike (`timeout` beside `read_timeout`)
     lookalike = [
         (g, k)
         for g, k in targets
-        if any(
-            other != CONF_GROUPS[g][1][k][0] and CONF_GROUPS[g][1][k][0] in other
-            for other, _ in CONF_GROUPS[g][1]
-        )
+        if any(other != CONF_GROUPS[g][1][k][0] and CONF_GROUPS[g][1][k][0] in other for other, _ in CONF_GROUPS[g][1])
     ]
     target_group, target_key = draw_from(rng, lookalike if coin(rng) else targets)
     key_name, spec = CONF_GROUPS[target_group][1][target_key]
@@ -740,18 +716,14 @@ def _fix_flat(rng: np.random.Generator) -> Scenario:
             if g == target_group and k == target_key:
                 old = value
                 new = _other_value(rng, spec, old)
-                lines.append(
-                    f"# {line(key, _other_value(rng, spec, old))}  (old default)"
-                )
+                lines.append(f"# {line(key, _other_value(rng, spec, old))}  (old default)")
             lines.append(line(key, value))
         lines.append("")
     before = "\n".join(lines)
     after = before.replace(f"\n{line(key_name, old)}\n", f"\n{line(key_name, new)}\n")
     assert after != before
     pattern = re.escape(f"{show(key_name)}{'=' if env_style else ' = '}")
-    command = (
-        f"sed -i {_q(f's|^{pattern}.*|{_sed_value(line(key_name, new))}|')} {path}"
-    )
+    command = f"sed -i {_q(f's|^{pattern}.*|{_sed_value(line(key_name, new))}|')} {path}"
     instruction = (
         f"In `{path}`, change the active (uncommented) `{show(key_name)}` setting to "
         f"`{new}`: that line must read `{line(key_name, new)}`. Every other line, comments "
@@ -765,9 +737,7 @@ def _fix_flat(rng: np.random.Generator) -> Scenario:
     )
 
 
-INI_THEMES: tuple[
-    tuple[str, str, tuple[str, ...], tuple[tuple[str, ValueSpec], ...]], ...
-] = (
+INI_THEMES: tuple[tuple[str, str, tuple[str, ...], tuple[tuple[str, ValueSpec], ...]], ...] = (
     (
         "databases.ini",
         "Database connections",
@@ -844,10 +814,7 @@ def _fix_ini(rng: np.random.Generator) -> Scenario:
     if mode == 1 and others:
         source = draw_from(rng, others)
         new = values[source][key]
-        ask = (
-            f"set `{key}` in the `[{target}]` section to the value that `{key}` has in the "
-            f"`[{source}]` section"
-        )
+        ask = f"set `{key}` in the `[{target}]` section to the value that `{key}` has in the `[{source}]` section"
     elif mode == 2 and spec[0] == "int":
         step = draw_int(rng, 1, 5) * (10 if spec[2] - spec[1] >= 100 else 1)
         new = str(int(old) + step)
@@ -891,9 +858,7 @@ def _fix_ini(rng: np.random.Generator) -> Scenario:
 # === make-tree =============================================================================
 
 # A tree theme for level 1: root names, and (folder, file names) choices below the root.
-TREE_THEMES: tuple[
-    tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]], ...
-] = (
+TREE_THEMES: tuple[tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]], ...] = (
     (
         ("portfolio-site", "shop-frontend", "landing-page", "event-site"),
         (
@@ -961,10 +926,7 @@ def _tree_plain(rng: np.random.Generator) -> Scenario:
     for folder, names in picked:
         where = f"{root}/{folder}" if folder else root
         folders.update(_ancestors(where))
-        files.update(
-            f"{where}/{name}"
-            for name in draw_sample(rng, names, draw_int(rng, 0, min(2, len(names))))
-        )
+        files.update(f"{where}/{name}" for name in draw_sample(rng, names, draw_int(rng, 0, min(2, len(names)))))
     if not files:
         files.add(f"{root}/README.md")
     listing = "\n".join(f"- `{p}/`" for p in _byte_sorted(list(folders)))
@@ -981,9 +943,7 @@ def _tree_plain(rng: np.random.Generator) -> Scenario:
     )
     expect: list[Expectation] = [IsDir(p) for p in _byte_sorted(list(folders))]
     expect += [FileText(p, "") for p in _byte_sorted(list(files))]
-    return Scenario(
-        instruction=instruction, files=(), solution=solution, expect=tuple(expect)
-    )
+    return Scenario(instruction=instruction, files=(), solution=solution, expect=tuple(expect))
 
 
 # Level 2 skeletons: (root names, entries). An entry is (path, content) for a file, with
@@ -1074,19 +1034,12 @@ def _tree_skeleton(rng: np.random.Generator) -> Scenario:
         readme = f"{root}/README.md"
         start.append(Entry(readme, "Notes for this project go here.\n"))
         cleanup.append(f"rm -f {_q(stray)}")
-        preface = (
-            f"`{root}/` already exists with leftovers from an earlier attempt; make it match "
-            f"the tree exactly. "
-        )
+        preface = f"`{root}/` already exists with leftovers from an earlier attempt; make it match the tree exactly. "
     else:
         preface = ""
 
     def children(folder: str) -> list[str]:
-        names = {
-            p[len(folder) + 1 :].split("/")[0]
-            for p in (*files, *folders)
-            if p.startswith(folder + "/")
-        }
+        names = {p[len(folder) + 1 :].split("/")[0] for p in (*files, *folders) if p.startswith(folder + "/")}
         return _byte_sorted(list(names))
 
     def render(folder: str, depth: int) -> list[str]:
@@ -1113,17 +1066,13 @@ def _tree_skeleton(rng: np.random.Generator) -> Scenario:
     writes = []
     for path in _byte_sorted(list(files)):
         text = files[path]
-        writes.append(
-            f"printf '%s\\n' {_q(text)} > {_q(path)}" if text else f": > {_q(path)}"
-        )
+        writes.append(f"printf '%s\\n' {_q(text)} > {_q(path)}" if text else f": > {_q(path)}")
     solution = [
         *cleanup,
         "mkdir -p " + " ".join(_q(f) for f in _byte_sorted(leaves)),
         "\n".join(writes),
     ]
-    expect: list[Expectation] = [
-        DirEntries(f, tuple(children(f))) for f in _byte_sorted(list(folders))
-    ]
+    expect: list[Expectation] = [DirEntries(f, tuple(children(f))) for f in _byte_sorted(list(folders))]
     expect += [FileText(p, files[p]) for p in _byte_sorted(list(files))]
     return Scenario(
         instruction=instruction,
@@ -1175,9 +1124,7 @@ DEDUPE_LISTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )  # fmt: skip
 
 
-def _with_repeats(
-    rng: np.random.Generator, values: Sequence[str], extra: int
-) -> list[str]:
+def _with_repeats(rng: np.random.Generator, values: Sequence[str], extra: int) -> list[str]:
     """`values` once each plus `extra` repeats, shuffled until no repeat sits right after
     its twin and the list is not already sorted (so `uniq` alone or no sort both fail)."""
     while True:
@@ -1260,15 +1207,11 @@ def _dedupe_numeric(rng: np.random.Generator) -> Scenario:
     while True:
         names = draw_sample(rng, pool, draw_int(rng, 6, len(pool)))
         pairs = {(n, draw_int(rng, low, high)) for n in names}
-        pairs |= {
-            (draw_from(rng, names), draw_int(rng, low, high)) for _ in range(draw_int(rng, 1, 4))
-        }
+        pairs |= {(draw_from(rng, names), draw_int(rng, low, high)) for _ in range(draw_int(rng, 1, 4))}
         # a tie on the number, so the tie-break matters
         tied = draw_from(rng, sorted(pairs))
         pairs.add((draw_from(rng, [n for n in names if n != tied[0]]), tied[1]))
-        ordered = sorted(
-            pairs, key=lambda p: ((-p[1] if descending else p[1]), p[0].encode())
-        )
+        ordered = sorted(pairs, key=lambda p: ((-p[1] if descending else p[1]), p[0].encode()))
         # what `sort -k2,2[r] -k1,1` (the number compared as text) would give
         by_name = sorted(pairs, key=lambda p: p[0].encode())
         as_text = sorted(by_name, key=lambda p: str(p[1]).encode(), reverse=descending)
@@ -1328,9 +1271,7 @@ def _dedupe_casefold(rng: np.random.Generator) -> Scenario:
             people.append(person)
     while True:
         lines = [_email(*p, draw_int(rng, 0, 2)) for p in people]
-        lines += [
-            _email(*draw_from(rng, people), draw_int(rng, 0, 3)) for _ in range(draw_int(rng, 4, 9))
-        ]
+        lines += [_email(*draw_from(rng, people), draw_int(rng, 0, 3)) for _ in range(draw_int(rng, 4, 9))]
         lines = shuffled(rng, lines)
         seen: set[str] = set()
         want = []
@@ -1343,9 +1284,7 @@ def _dedupe_casefold(rng: np.random.Generator) -> Scenario:
         unsorted = want not in (_byte_sorted(want), sorted(want, key=str.lower))
         if exact != want and mixed and unsorted and len(lines) > len(exact):
             break
-    source = draw_from(
-        rng, ("signups.txt", "newsletter/signups.txt", "export/subscribers.txt")
-    )
+    source = draw_from(rng, ("signups.txt", "newsletter/signups.txt", "export/subscribers.txt"))
     out = "signups_unique.txt"
     instruction = (
         f"`{source}` lists email addresses, one per line. Some people signed up more than "
@@ -1380,9 +1319,7 @@ def _dedupe_merge(rng: np.random.Generator) -> Scenario:
         if i == len(sources) - 1:
             chosen += [c for c in contacts if c not in used and c not in chosen]
         used.update(chosen)
-        body = [
-            f"# exported from {source} on 2024-{draw_int(rng, 1, 12):02d}-{draw_int(rng, 1, 28):02d}"
-        ]
+        body = [f"# exported from {source} on 2024-{draw_int(rng, 1, 12):02d}-{draw_int(rng, 1, 28):02d}"]
         body += chosen + [draw_from(rng, chosen)]
         files.append(Entry(f"{folder}/{source}.txt", "\n".join(body) + "\n"))
     want = _byte_sorted(contacts)
@@ -1515,10 +1452,7 @@ def _replace_names(rng: np.random.Generator) -> Scenario:
         if mentions[i]:
             # the first file names it twice on one line: a sed without `g` misses one
             least = 2 if i == 0 else 1
-            chosen += [
-                s.format(w=old)
-                for s in draw_sample(rng, NAME_SENTENCES, draw_int(rng, least, 3))
-            ]
+            chosen += [s.format(w=old) for s in draw_sample(rng, NAME_SENTENCES, draw_int(rng, least, 3))]
         text = f"{stem.title()} notes\n\n{_paragraph(rng, chosen)}\n"
         path = f"{folder}/{stem}.txt"
         files.append(Entry(path, text))
@@ -1558,9 +1492,7 @@ def _replace_words(rng: np.random.Generator) -> Scenario:
         suffix = ext if target else draw_from(rng, other_exts)
         sentences = draw_sample(rng, FILLER_SENTENCES, draw_int(rng, 1, 2))
         if i <= 1 or coin(rng):
-            sentences += [
-                s.format(w=word) for s in draw_sample(rng, WORD_SENTENCES, draw_int(rng, 1, 3))
-            ]
+            sentences += [s.format(w=word) for s in draw_sample(rng, WORD_SENTENCES, draw_int(rng, 1, 3))]
         if i == 0 or coin(rng):
             sentences += draw_sample(rng, decoys, draw_int(rng, 1, 2))
         stem = title.lower().replace(" ", "-")

@@ -152,7 +152,10 @@ def _render_modes(target: _Target) -> str:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # gymnasium's own warning about the same mistake
             _expect_error(
-                lambda: target.make(render_mode="rgb_array"), ValueError, r"render_mode", "make(render_mode='rgb_array')"
+                lambda: target.make(render_mode="rgb_array"),
+                ValueError,
+                r"render_mode",
+                "make(render_mode='rgb_array')",
             )
         return f"{', '.join(modes)} render the transcript; an unsupported render_mode is refused"
     return f"{', '.join(modes)} render the transcript"

@@ -138,7 +138,9 @@ def _hypothesis_garbage(target: _Target, overrides: dict[str, Any]) -> tuple[str
     )
     @given(seed=st.integers(0, 2**32 - 1), data=st.data())
     def garbage_episode(seed: int, data: st.DataObject) -> None:
-        policy = lambda env, turn: data.draw(replies, label=f"reply {turn + 1}")
+        def policy(env, turn):
+            return data.draw(replies, label=f"reply {turn + 1}")
+
         problem, counterexample = _garbage_episode(target, env_holder[0], seed, policy)
         if problem is not None:
             # Hypothesis replays the shrunk example last, so the last record is the minimal one.

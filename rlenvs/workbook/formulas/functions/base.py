@@ -153,7 +153,9 @@ def function(
     def register(impl: Callable[..., Any]) -> Callable[..., Any]:
         sc: frozenset[int] | bool = True if scalar == "all" else frozenset(scalar)  # type: ignore[arg-type]
         for name in names:
-            FUNCTIONS[name] = FunctionSpec(name, impl, min_args, max_args, sc, ctx, frozenset(positions), dynamic, volatile, ranges)
+            FUNCTIONS[name] = FunctionSpec(
+                name, impl, min_args, max_args, sc, ctx, frozenset(positions), dynamic, volatile, ranges
+            )
         return impl
 
     return register

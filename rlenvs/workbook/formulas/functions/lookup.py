@@ -329,7 +329,9 @@ def _extent(array: Value, ctx: Any) -> tuple[int, int]:
     """(height, width) of a range or array; a written whole column or row counts its used
     part, as the range's values would (`Context.bounds`), without reading them."""
     if isinstance(array, Place):
-        bounds = ctx.bounds(array.sheet, array.row, array.col, array.row + array.height - 1, array.col + array.width - 1)
+        bounds = ctx.bounds(
+            array.sheet, array.row, array.col, array.row + array.height - 1, array.col + array.width - 1
+        )
         if bounds is None:
             raise EvalError(REF)
         r1, c1, r2, c2 = bounds
@@ -359,7 +361,9 @@ def _cells(ctx: Any, sheet: str, top: int, left: int, height: int, width: int) -
 
 
 @function("OFFSET", min_args=3, max_args=5, scalar=(1, 2, 3, 4), ctx=True, positions=(0,), dynamic=True)
-def offset(ctx: Any, reference: Value, rows: Scalar, cols: Scalar, height: Scalar = None, width: Scalar = None) -> Value:
+def offset(
+    ctx: Any, reference: Value, rows: Scalar, cols: Scalar, height: Scalar = None, width: Scalar = None
+) -> Value:
     """The reference `rows` down and `cols` right of `reference` (negative: up, left), as
     tall and wide as it unless `height`/`width` are given. The anchor is a place: OFFSET of
     the formula's own cell is not circular. #REF! off the sheet or for a height or width

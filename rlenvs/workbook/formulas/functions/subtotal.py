@@ -41,7 +41,9 @@ def _without(ctx: Any, arg: Value, nested: bool, errors: bool) -> Value:
     origin = arg.origin if arg.is_ref else None
     for i, row in enumerate(rows):
         for j, v in enumerate(row):
-            if errors and isinstance(v, ErrorValue) or nested and origin is not None and ctx.formula_calls((origin[0], origin[1] + i, origin[2] + j), NESTED):
+            if (errors and isinstance(v, ErrorValue)) or (
+                nested and origin is not None and ctx.formula_calls((origin[0], origin[1] + i, origin[2] + j), NESTED)
+            ):
                 row[j] = None
     return Grid(rows, arg.is_ref, arg.origin)
 

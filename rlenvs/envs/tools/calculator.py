@@ -87,10 +87,20 @@ _DECIMAL_LITERAL = re.compile(r"(?P<mantissa>[0-9_]*\.?[0-9_]*)(?:[eE](?P<expone
 _SNIPPET_CHARS = 40
 
 _NODE_NAMES = {
-    ast.Compare: "comparisons", ast.BoolOp: "'and'/'or'", ast.IfExp: "'if' expressions",
-    ast.Subscript: "indexing", ast.List: "lists", ast.Set: "sets", ast.Dict: "dicts",
-    ast.Lambda: "lambdas", ast.NamedExpr: "':='", ast.JoinedStr: "strings", ast.Starred: "'*' unpacking",
-    ast.ListComp: "comprehensions", ast.GeneratorExp: "generators", ast.Await: "'await'",
+    ast.Compare: "comparisons",
+    ast.BoolOp: "'and'/'or'",
+    ast.IfExp: "'if' expressions",
+    ast.Subscript: "indexing",
+    ast.List: "lists",
+    ast.Set: "sets",
+    ast.Dict: "dicts",
+    ast.Lambda: "lambdas",
+    ast.NamedExpr: "':='",
+    ast.JoinedStr: "strings",
+    ast.Starred: "'*' unpacking",
+    ast.ListComp: "comprehensions",
+    ast.GeneratorExp: "generators",
+    ast.Await: "'await'",
 }
 
 
@@ -160,7 +170,8 @@ def _normalise(expression: str) -> str:
     if bad:
         char = bad.group()
         hint = (
-            "write only the expression, without '=' or the result" if char == "="
+            "write only the expression, without '=' or the result"
+            if char == "="
             else f"the calculator understands only {_LANGUAGE}"
         )
         raise CalculatorError(f"unexpected character {char!r} at position {bad.start()}: {hint}")
@@ -224,7 +235,9 @@ class _Evaluator:
     def constant(self, node: ast.Constant) -> Fraction:
         value = node.value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise CalculatorError(f"{self.text_of(node)!r} is not a number: the calculator understands only {_LANGUAGE}")
+            raise CalculatorError(
+                f"{self.text_of(node)!r} is not a number: the calculator understands only {_LANGUAGE}"
+            )
         if isinstance(value, int):
             return self.bounded(Fraction(value), node)
         return self.bounded(_decimal_literal(ast.get_source_segment(self.source, node) or ""), node)

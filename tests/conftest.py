@@ -44,6 +44,7 @@ FULL_DATA_FILES = (
     "humaneval/HumanEval.jsonl.gz",
     "mbpp/mbpp.jsonl",
     "math-verify-cases/pairs.jsonl",
+    "terminal-bench/evoeval/0/run-tests.sh",
 )
 """The files of the full data sets that the tests read; a folder holding all of them is one."""
 
@@ -98,8 +99,14 @@ def _missing_full_data() -> str | None:
 
 
 def _missing_sandbox() -> str | None:
-    missing = [name for name, found in (("bubblewrap", shutil.which("bwrap")),
-                                         ("/usr/bin/python3", os.access("/usr/bin/python3", os.X_OK))) if not found]  # fmt: skip
+    missing = [
+        name
+        for name, found in (
+            ("bubblewrap", shutil.which("bwrap")),
+            ("/usr/bin/python3", os.access("/usr/bin/python3", os.X_OK)),
+        )
+        if not found
+    ]
     if not missing:
         return None
     return f"needs the sandbox's {' and '.join(missing)}: apt-get install bubblewrap python3-minimal (.ci/run does)"
@@ -155,7 +162,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     outcome = yield
     report = outcome.get_result()
     if REQUIRE_ALL and report.skipped and not hasattr(report, "wasxfail"):
-        reason = report.longrepr[2].removeprefix("Skipped: ") if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        reason = (
+            report.longrepr[2].removeprefix("Skipped: ") if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        )
         report.outcome = "failed"
         report.longrepr = f"skipped, and RLENVS_REQUIRE_ALL is set (.ci/run installs everything): {reason}"
 
@@ -166,6 +175,8 @@ def pytest_make_collect_report(collector: pytest.Collector):
     outcome = yield
     report = outcome.get_result()
     if REQUIRE_ALL and report.skipped:
-        reason = report.longrepr[2].removeprefix("Skipped: ") if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        reason = (
+            report.longrepr[2].removeprefix("Skipped: ") if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        )
         report.outcome = "failed"
         report.longrepr = f"{collector.nodeid} skipped, and RLENVS_REQUIRE_ALL is set: {reason}"

@@ -72,7 +72,10 @@ or a prebuilt image or its own start command, a prebuilt `docker_image`, GPUs, s
 verifier containers or multi-step Harbor tasks, `run_tests_in_same_shell`, test, set-up or
 solution scripts that install or download (curl, wget, pip/uv/apt/npm install, git clone,
 ...) or run pytest when the host's python3 has none. A folder without its instruction or
-its tests gets an error naming the missing file.
+its tests gets an error naming the missing file. One exception: Terminal-Bench 1's standard
+`run-tests.sh` (apt-get install curl, download uv, `uv add pytest`, `uv run pytest ...`) is
+recognised line for line and replaced by `python3 -m pytest ...` with the host's pytest, offline
+(`rlenvs.envs.terminal.boilerplate` says what differs).
 """
 
 from __future__ import annotations
@@ -90,6 +93,7 @@ from pathlib import Path
 from typing import Any
 
 from rlenvs.envs.terminal import dockerfile
+from rlenvs.envs.terminal.boilerplate import offline_runner
 from rlenvs.envs.terminal.folder_files import (  # TaskFolderError: imported from here by users
     Budget,
     TaskFolderError,
@@ -204,10 +208,16 @@ def _terminal_bench(folder: Path) -> TerminalTask:
             "has no network: add a run-tests.sh, e.g. `python3 $TEST_DIR/test_outputs.py` for a "
             "tests/test_outputs.py of plain asserts"
         )
-    _check_tests(folder, tests_dir, runner)
     budget = Budget("tests")
     tests = [entry for entry in tree(tests_dir, folder, budget) if entry.path != "run-tests.sh"]
-    tests.append(file_entry(runner, "run-tests.sh", folder, budget))
+    offline = offline_runner(read_text(runner, folder))
+    if offline is None:
+        _check_tests(folder, tests_dir, runner)
+        tests.append(file_entry(runner, "run-tests.sh", folder, budget))
+    else:  # Terminal-Bench's standard runner: the same pytest run, without fetching pytest first
+        _check_tests(folder, tests_dir, runner, runner_text=offline.script)
+        _check_packages(folder, runner, offline.packages)
+        tests.append(dataclasses.replace(file_entry(runner, "run-tests.sh", folder, budget), content=offline.script))
     if (folder / "solution.sh").is_file():
         solution: tuple[str, ...] = (_script(folder, folder / "solution.sh", _SOLUTION_FAILS),)
     elif (folder / "solution.yaml").is_file():
@@ -431,12 +441,26 @@ def _check_script(folder: Path, script: Path, text: str, stage: str, *, tests: b
             )
 
 
-def _check_tests(folder: Path, tests_dir: Path, runner: Path) -> None:
+def _check_tests(folder: Path, tests_dir: Path, runner: Path, *, runner_text: str | None = None) -> None:
+    """Refuse test scripts that need the network; `runner_text`: what runs in the runner's place."""
     others = [path for path in walk(tests_dir) if path.suffix == ".sh" and path != runner]
     for script in (runner, *others):
-        if script.is_file():
+        if script == runner and runner_text is not None:
+            _check_script(folder, script, runner_text, "when the tests run", tests=True)
+        elif script.is_file():
             text = script.read_text(encoding="utf-8", errors="replace")
             _check_script(folder, script, text, "when the tests run", tests=True)
+
+
+def _check_packages(folder: Path, runner: Path, packages: tuple[str, ...]) -> None:
+    """The packages a standard runner's `uv add` names beside pytest must be importable offline."""
+    missing = [name for name in packages if not _host_has_module(name)]
+    if missing:
+        raise TaskFolderError(
+            f"{rel(runner, folder)} adds {', '.join(missing)} with uv for the tests, which the sandbox's "
+            f"{SYSTEM_PYTHON} cannot import, and the sandbox has no network when the tests run: install them for "
+            "the host's python3 (apt-get install python3-<name>)"
+        )
 
 
 def _script(folder: Path, path: Path, stage: str) -> str:

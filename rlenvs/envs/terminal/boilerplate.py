@@ -1,0 +1,78 @@
+"""Terminal-Bench 1's standard `run-tests.sh`, recognised and run offline.
+
+Nearly every Terminal-Bench 1 task ships the same test runner: it installs curl with apt,
+downloads uv with curl, makes a uv project in the working folder, adds pytest to it and runs
+`uv run pytest $TEST_DIR/test_outputs.py -rA`. All of that needs the network, which the
+sandbox does not give the test run, and all of it only gets pytest. So a runner that is this
+boilerplate, line for line (comments, blank lines and the versions aside), is replaced by the
+one command it comes to, run with the pytest the image (here: the host's python3) already has:
+
+    python3 -m pytest $TEST_DIR/test_outputs.py -rA
+
+What differs: `uv init` wrote a pyproject.toml, main.py, README.md and .python-version into the
+working folder before the tests ran, and uv ran them with the Python it downloaded; the
+offline runner writes nothing and uses the image's python3. Extra packages the runner adds
+(`uv add pytest==8.4.1 numpy`) must already be importable there: `packages` names them so the
+loader can check. Any other runner is left to the loader's network check, which refuses it by
+line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_STEPS = (
+    r"apt-get update",
+    r"apt-get install -y curl",
+    r"curl -LsSf https://astral\.sh/uv/[\w.]+/install\.sh \| sh",
+    r"source \$HOME/\.local/bin/env",
+    r'if \[ "\$PWD" = "/" \]; then',
+    r'echo "[^"]*"',
+    r"exit 1",
+    r"fi",
+    r"uv init",
+    r"uv add (?P<packages>pytest(==[\w.]+)?( [\w.\-\[\]=<>]+)*)",
+    r"uv run pytest (?P<arguments>.+)",
+)
+_STEP_PATTERNS = tuple(re.compile(step) for step in _STEPS)
+_COMMENT = re.compile(r"(^|\s)#.*$")
+_VERSION = re.compile(r"[=<>\[].*$")
+
+OFFLINE_RUNNER = """\
+#!/bin/bash
+# Terminal-Bench's standard run-tests.sh, run offline by rlenvs
+# (rlenvs.envs.terminal.boilerplate): the tests with the image's own pytest.
+if [ "$PWD" = "/" ]; then
+    echo "Error: No working directory set. Please set a WORKDIR in your Dockerfile before running this script."
+    exit 1
+fi
+python3 -m pytest {arguments}
+"""
+
+
+@dataclass(frozen=True)
+class OfflineRunner:
+    """What replaces a recognised runner: the script, and the modules it needs importable."""
+
+    script: str
+    packages: tuple[str, ...]
+    """Import names of what the runner's `uv add` adds besides pytest (`numpy`, `requests`)."""
+
+
+def offline_runner(text: str) -> OfflineRunner | None:
+    """The offline runner for `text` when it is Terminal-Bench's standard run-tests.sh; None
+    for any other script (comments and blank lines do not count; every other line must be
+    the boilerplate's, in its order)."""
+    lines = [code for line in text.splitlines() if (code := _COMMENT.sub("", line).strip())]
+    if len(lines) != len(_STEP_PATTERNS):
+        return None
+    groups: dict[str, str] = {}
+    for line, pattern in zip(lines, _STEP_PATTERNS):
+        match = pattern.fullmatch(line)
+        if match is None:
+            return None
+        groups.update({key: value for key, value in match.groupdict().items() if value is not None})
+    extras = groups["packages"].split()[1:]
+    packages = tuple(_VERSION.sub("", name).replace("-", "_").lower() for name in extras)
+    return OfflineRunner(OFFLINE_RUNNER.format(arguments=groups["arguments"]), packages)

@@ -1,0 +1,107 @@
+"""Terminal-Bench 1's standard run-tests.sh is recognised and replaced by an offline runner;
+anything else that differs from it by a line is not (the loader's network check then decides)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import gymnasium as gym
+import pytest
+
+import rlenvs  # noqa: F401  (registers the env ids)
+from rlenvs.envs.terminal.boilerplate import offline_runner
+from tests.conftest import SHARED_DATA
+
+# Terminal-Bench 1's runner as its tasks ship it (Apache-2.0, laude-institute/terminal-bench).
+STANDARD = """#!/bin/bash
+
+# This boilerplate script installs uv (to manage Python) and runs pytest.
+
+# Install curl
+apt-get update
+apt-get install -y curl
+
+# Install uv
+curl -LsSf https://astral.sh/uv/0.7.13/install.sh | sh
+
+source $HOME/.local/bin/env
+
+# Check if we're in a valid working directory
+if [ "$PWD" = "/" ]; then
+    echo "Error: No working directory set. Please set a WORKDIR in your Dockerfile before running this script."
+    exit 1
+fi
+
+uv init
+uv add pytest==8.4.1
+
+uv run pytest $TEST_DIR/test_outputs.py -rA"""
+
+
+def test_the_standard_runner_becomes_pytest_from_the_image() -> None:
+    runner = offline_runner(STANDARD)
+    assert runner is not None and runner.packages == ()
+    commands = [line.strip() for line in runner.script.splitlines() if not line.lstrip().startswith("#")]
+    assert commands[-1] == "python3 -m pytest $TEST_DIR/test_outputs.py -rA"
+    assert not any(word in runner.script for word in ("curl", "apt-get", "uv "))
+    assert 'if [ "$PWD" = "/" ]; then' in commands  # the working-folder check stays
+
+
+def test_other_versions_and_extra_packages_are_the_boilerplate_too() -> None:
+    text = STANDARD.replace("0.7.13", "0.8.2").replace("pytest==8.4.1", "pytest==8.3.0 numpy==2.1 scikit-learn")
+    runner = offline_runner(text.replace("-rA", "-rA -k smoke"))
+    assert runner is not None
+    assert runner.packages == ("numpy", "scikit_learn")
+    assert runner.script.rstrip().endswith("python3 -m pytest $TEST_DIR/test_outputs.py -rA -k smoke")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("uv init\n", "uv init\ncurl -s https://example.com/x.sh | sh\n"),  # one more command
+        ("apt-get install -y curl", "apt-get install -y curl wget"),  # another package
+        ("uv add pytest==8.4.1", "uv add requests"),  # no pytest
+        ("https://astral.sh/uv", "https://example.com/uv"),  # another download
+        ("apt-get update\napt-get install -y curl", "apt-get install -y curl\napt-get update"),  # reordered
+        ("uv run pytest $TEST_DIR/test_outputs.py -rA", "uv run python $TEST_DIR/grade.py"),  # not pytest
+    ],
+    ids=["extra-command", "extra-apt-package", "no-pytest", "other-host", "reordered", "not-pytest"],
+)
+def test_a_runner_that_differs_by_a_line_is_not_recognised(change: tuple[str, str]) -> None:
+    old, new = change
+    assert old in STANDARD
+    assert offline_runner(STANDARD.replace(old, new)) is None
+
+
+@pytest.mark.full_data
+def test_every_evoeval_runner_is_the_boilerplate() -> None:
+    runners = sorted((SHARED_DATA / "terminal-bench" / "evoeval").glob("*/run-tests.sh"))
+    assert len(runners) == 95
+    for path in runners:
+        assert offline_runner(path.read_text()) is not None, path
+
+
+def _play(env: gym.Env, index: int, replies: Callable[[], str]) -> float:
+    env.reset(options={"task_index": index})
+    while True:
+        _, reward, terminated, truncated, _ = env.step(replies())
+        if terminated or truncated:
+            return float(reward)
+
+
+@pytest.mark.full_data
+@pytest.mark.sandbox
+def test_evoeval_folders_load_and_their_tests_run_offline() -> None:
+    """All 95 load; on a sample, the reference solution scores 1 (task 4's own fails its
+    test, as in Terminal-Bench) and an immediate submit 0, with pytest run offline."""
+    env = gym.make("rlenvs/Terminal-v0", task_dir=str(SHARED_DATA / "terminal-bench" / "evoeval"), max_turns=4)
+    try:
+        ids = [task.task_id for task in env.unwrapped.tasks.tasks]
+        assert len(ids) == 95
+        for name in ("0", "4", "17", "42", "99"):
+            index = ids.index(f"folder/{name}")
+            oracle = _play(env, index, env.unwrapped.oracle_action)
+            assert oracle == (0.0 if name == "4" else 1.0), name
+            assert _play(env, index, lambda: "submit") == 0.0, name
+    finally:
+        env.close()

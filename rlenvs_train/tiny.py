@@ -75,7 +75,7 @@ def build_tiny_model(
     tokenizer.save_pretrained(path)
 
     torch.manual_seed(seed)
-    # head_dim and torch_dtype reach PretrainedConfig through **kwargs, which the stubs do not show
+    # head_dim and torch_dtype reach PretrainedConfig through **kwargs, which its type hints do not show
     config = Qwen2Config(  # type: ignore[call-arg]
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,

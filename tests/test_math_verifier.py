@@ -255,41 +255,13 @@ MATRIX_ARITHMETIC = (
     "(the default policy finds no answer at all)"
 )
 DISAGREEMENTS = {
-    **dict.fromkeys(
-        [
-            7,
-            13,
-            14,
-            15,
-            16,
-            88,
-            89,
-            90,
-            91,
-            92,
-            95,
-            119,
-            120,
-            121,
-            122,
-            123,
-            124,
-            141,
-            142,
-            143,
-            147,
-            156,
-            157,
-            159,
-            163,
-        ],
-        UNMARKED,
-    ),
+    **dict.fromkeys([7, 13, 14, 15, 16, 88, 89, 90, 91, 92, 95, 119, 120, 121, 122, 123, 124,
+                     141, 142, 143, 147, 156, 157, 159, 163], UNMARKED),
     31: "math-verify rejects a $...$ span with newlines inside; we read it",
     32: "math-verify rejects a \\(...\\) span with newlines inside; we read it",
     35: "'1/2 = 10/9' is a false equation: its sides are two values (a hedge); a constant left side states "
-    "the right one only if they agree (7 + 9 = 16), and taking the right side of any equation would "
-    "accept `2x = 10` for 10",
+        "the right one only if they agree (7 + 9 = 16), and taking the right side of any equation would "
+        "accept `2x = 10` for 10",
     162: "(1,3) is a tuple and {1,3} a set: different answers",
     172: "the reply boxes 200 and 255 and then states 10,455: boxed answers count as final (a hedge)",
     187: "the label pins math-verify's one-directional set/relation option",
@@ -298,18 +270,12 @@ DISAGREEMENTS = {
     264: "1 - 1/e and 1 + 1/e are different numbers; the label pins a math-verify quirk",
     30: "'(9+1)' is arithmetic left undone: where the gold is a number the answer must be one",
     37: "`\\frac3{3}` for 1 is a division left undone, as `7 + 9` for 16 (a fraction that is a whole number)",
-    **dict.fromkeys(
-        [98, 100, 101, 109, 114, 115],
-        "a chain whose constant members differ (`5+5+1 = 7 = 11`, "
-        "`1 = x = 0`) states nothing true; math-verify takes its last member",
-    ),
+    **dict.fromkeys([98, 100, 101, 109, 114, 115], "a chain whose constant members differ (`5+5+1 = 7 = 11`, "
+                    "`1 = x = 0`) states nothing true; math-verify takes its last member"),
     188: "the gold is a number (a decimal) and the answer an expression: the answer must be a number",
-    **dict.fromkeys(
-        [126, 133, 139],
-        "a decimal approximation of an exact value: accepted only with rounding=True "
-        "(the labels use math-verify's precision option)",
-    ),
-}
+    **dict.fromkeys([126, 133, 139], "a decimal approximation of an exact value: accepted only with rounding=True "
+                    "(the labels use math-verify's precision option)"),
+}  # fmt: skip
 LAST_DISAGREEMENTS = {
     **{i: reason for i, reason in DISAGREEMENTS.items() if reason != UNMARKED},
     **dict.fromkeys([123, 124], MATRIX_ARITHMETIC),

@@ -119,23 +119,15 @@ def tuple_of(answer: str) -> tuple[Fraction, ...]:
 # --- deriving the truth from the prompt ----------------------------------------------------
 
 WORD_PROBLEMS = (
-    (
-        r"\w+ has (\d+) \w+\. \w+ buys (\d+) packs of (\d+) \w+ each and then gives away (\d+)\. .*",
-        lambda has, packs, per, gives: has + packs * per - gives,
-    ),
-    (
-        r"\w+ buys (\d+) \w+ at \$(\d+) each and pays with a \$(\d+) bill\. .*",
-        lambda count, price, bill: bill - count * price,
-    ),
-    (
-        r"A box holds (\d+) rows of (\d+) \w+\. \w+ fills (\d+) boxes and then loses (\d+) \w+\. .*",
-        lambda rows, per, boxes, lost: rows * per * boxes - lost,
-    ),
-    (
-        r"\w+ has (\d+) \w+ and finds (\d+) more\. \w+ shares all of them equally among (\d+) friends\. .*",
-        lambda had, found, friends: Fraction(had + found, friends),
-    ),
-)
+    (r"\w+ has (\d+) \w+\. \w+ buys (\d+) packs of (\d+) \w+ each and then gives away (\d+)\. .*",
+     lambda has, packs, per, gives: has + packs * per - gives),
+    (r"\w+ buys (\d+) \w+ at \$(\d+) each and pays with a \$(\d+) bill\. .*",
+     lambda count, price, bill: bill - count * price),
+    (r"A box holds (\d+) rows of (\d+) \w+\. \w+ fills (\d+) boxes and then loses (\d+) \w+\. .*",
+     lambda rows, per, boxes, lost: rows * per * boxes - lost),
+    (r"\w+ has (\d+) \w+ and finds (\d+) more\. \w+ shares all of them equally among (\d+) friends\. .*",
+     lambda had, found, friends: Fraction(had + found, friends)),
+)  # fmt: skip
 
 
 def arithmetic_truth(prompt: str) -> Fraction:

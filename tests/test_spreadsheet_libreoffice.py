@@ -93,21 +93,8 @@ WORKBOOKS: dict[str, dict[str, list[list[object]]]] = {}
 # and SUMPRODUCT's plain arguments skip it.
 WORKBOOKS["sales.xlsx"] = {
     "Orders": [
-        [
-            "Order",
-            "Region",
-            "Rep",
-            "Product",
-            "Units",
-            "Unit price",
-            "Order date",
-            "Paid",
-            "Notes",
-            "Revenue",
-            "Status",
-            "Rank",
-            "Check",
-        ],
+        ["Order", "Region", "Rep", "Product", "Units", "Unit price", "Order date", "Paid", "Notes",
+         "Revenue", "Status", "Rank", "Check"],
         [1001, "East", "Ann", "Widget A", 12, 9.5, D(2024, 1, 8), True, None],
         [1002, "West", "Bob", "Widget B", 5, 14.25, D(2024, 1, 15), False, "rush"],
         [1003, "East", "Cara", "Gadget", 20, 3.1, D(2024, 1, 22), True, None],
@@ -176,7 +163,7 @@ WORKBOOKS["sales.xlsx"] = {
         ["Orders above average", '=COUNTIF(Orders!J2:J13,">"&AVERAGE(Orders!J2:J13))'],
         ["Revenue outside East", '=SUMIF(Orders!B2:B13,"<>East",Orders!J2:J13)'],
     ],
-}
+}  # fmt: skip
 for _row in range(2, 14):
     WORKBOOKS["sales.xlsx"]["Orders"][_row - 1] += [
         f"=E{_row}*F{_row}",
@@ -273,40 +260,11 @@ for _row in range(2, 7):
 # VALUE, & with numbers (a number turned into text has up to 15 significant digits).
 WORKBOOKS["staff.xlsx"] = {
     "Staff": [
-        [
-            "First",
-            "Last",
-            "Email",
-            "Phone",
-            "Dept code",
-            "Start date",
-            "Salary",
-            "Bonus rate",
-            "Employee no",
-            "Full name",
-            "Initials",
-            "Username",
-            "Label",
-            "Code",
-            "Digits",
-            "Extension",
-            "Dept no",
-            "Name length",
-            "Salary text",
-            "Monthly",
-            "Bonus",
-            "Bonus (whole %)",
-            "Start",
-            "Start (dd/mm/yyyy)",
-            "Start month",
-            "Next employee no",
-            "Email (lower)",
-            "Salary (0)",
-            "Salary (0.00)",
-            "Sentence",
-            "Dots in email",
-            "Email or nothing",
-        ],
+        ["First", "Last", "Email", "Phone", "Dept code", "Start date", "Salary", "Bonus rate",
+         "Employee no", "Full name", "Initials", "Username", "Label", "Code", "Digits",
+         "Extension", "Dept no", "Name length", "Salary text", "Monthly", "Bonus", "Bonus (whole %)",
+         "Start", "Start (dd/mm/yyyy)", "Start month", "Next employee no", "Email (lower)",
+         "Salary (0)", "Salary (0.00)", "Sentence", "Dots in email", "Email or nothing"],
         ["  alice ", "SMITH", "Alice.Smith@Example.com", "555-0134", "HR-01", D(2019, 4, 1), 52000, 0.05, "00123"],
         ["bob", "o'neil", "bob.oneil@example.com", "555-0178", "IT-12", D(2021, 11, 15), 67500.5, 0.075, "00456"],
         ["CARA  JANE", "de la cruz", "cara@example.com", "555-0199", "FIN-3", D(2015, 7, 20), 81250, 0.1, "00789"],
@@ -347,7 +305,7 @@ WORKBOOKS["staff.xlsx"] = {
         ["A date joined to text", '=CONCATENATE("Started ",F2)'],
         ["Trimmed and marked", '=TRIM(" x ")&"|"'],
     ],
-}
+}  # fmt: skip
 for _row in range(2, 6):
     WORKBOOKS["staff.xlsx"]["Staff"][_row - 1] += [
         f'=PROPER(TRIM(A{_row}))&" "&PROPER(TRIM(B{_row}))',
@@ -380,28 +338,9 @@ for _row in range(2, 6):
 # DAYS, DATEDIF in days, months and years (month ends, leap days), TEXT of dates.
 WORKBOOKS["projects.xlsx"] = {
     "Projects": [
-        [
-            "Project",
-            "Start",
-            "Due",
-            "Done",
-            "Length",
-            "Days",
-            "DATEDIF d",
-            "DATEDIF m",
-            "DATEDIF y",
-            "Start year",
-            "Start month",
-            "Due day",
-            "Start month end",
-            "Review",
-            "Next quarter",
-            "Span",
-            "Due (dd/mm/yyyy)",
-            "Due (ISO)",
-            "Late",
-            "Due quarter",
-        ],
+        ["Project", "Start", "Due", "Done", "Length", "Days", "DATEDIF d", "DATEDIF m", "DATEDIF y",
+         "Start year", "Start month", "Due day", "Start month end", "Review", "Next quarter",
+         "Span", "Due (dd/mm/yyyy)", "Due (ISO)", "Late", "Due quarter"],
         ["Website", D(2024, 1, 15), D(2024, 3, 31), True],
         ["Migration", D(2023, 11, 30), D(2024, 2, 29), False],
         ["Audit", D(2024, 1, 31), D(2024, 4, 30), True],
@@ -429,7 +368,7 @@ WORKBOOKS["projects.xlsx"] = {
         ["Month label", '=TEXT(DATE(2024,1,5),"mmm yyyy")'],
         ["Average length", "=AVERAGE(E2:E6)"],
     ],
-}
+}  # fmt: skip
 for _row in range(2, 7):
     WORKBOOKS["projects.xlsx"]["Projects"][_row - 1] += [
         f"=C{_row}-B{_row}",
@@ -461,33 +400,10 @@ WORKBOOKS["grades.xlsx"] = {
         ["Project", 0.4],
     ],
     "Scores": [
-        [
-            "Student",
-            "Exam 1",
-            "Exam 2",
-            "Project",
-            "Attendance",
-            "Returning",
-            "Weighted",
-            "Rounded",
-            "Up",
-            "Down",
-            "Grade",
-            "Pass",
-            "Review",
-            "Fail",
-            "Change",
-            "Size of change",
-            "Band",
-            "Exam 1 mod 7",
-            "Curved",
-            "Squared share",
-            "Root",
-            "Drop",
-            "Rank",
-            "Rank (ascending)",
-            "Cohort",
-        ],
+        ["Student", "Exam 1", "Exam 2", "Project", "Attendance", "Returning", "Weighted", "Rounded",
+         "Up", "Down", "Grade", "Pass", "Review", "Fail", "Change", "Size of change", "Band",
+         "Exam 1 mod 7", "Curved", "Squared share", "Root", "Drop", "Rank", "Rank (ascending)",
+         "Cohort"],
         ["Ana", 78, 85.5, 92, 0.95, True],
         ["Ben", 55, 61, None, 0.8, False],
         ["Chloe", 91, 88, 95, 1, True],
@@ -548,7 +464,7 @@ WORKBOOKS["grades.xlsx"] = {
         ["AND of numbers", "=AND(1,0)"],
         ["Attendance at least 90%", '=COUNTIF(E2:E7,">=90%")'],
     ],
-}
+}  # fmt: skip
 for _row in range(2, 8):
     WORKBOOKS["grades.xlsx"]["Scores"][_row - 1] += [
         f"=B{_row}*Weights!$B$2+C{_row}*Weights!$B$3+D{_row}*Weights!$B$4",
@@ -584,20 +500,8 @@ WORKBOOKS["budget.xlsx"] = {
         ["Travel", "Variable"],
     ],
     "Budget": [
-        [
-            "Item",
-            "Planned",
-            "Actual",
-            "Headcount",
-            "Variance",
-            "Variance %",
-            "Per head",
-            "Safe %",
-            "Category",
-            "Category or other",
-            "Forecast",
-            "Forecast or 0",
-        ],
+        ["Item", "Planned", "Actual", "Headcount", "Variance", "Variance %", "Per head", "Safe %",
+         "Category", "Category or other", "Forecast", "Forecast or 0"],
         ["Rent", 12000, 12000, 10],
         ["Travel", 5000, 6250.5, 0],
         ["Software", 3000, "n/a", 4],
@@ -615,7 +519,7 @@ WORKBOOKS["budget.xlsx"] = {
         ["Forecast total", "=SUM(K2:K6)"],
         ["Forecast numbers", "=COUNT(K2:K6)"],
         ["Forecast total or 0", "=SUM(L2:L6)"],
-        ["Error then #N/A", '=IFERROR(1/0,VLOOKUP("Food",A2:C6,3,FALSE))'],
+        ["Error then #N/A", "=IFERROR(1/0,VLOOKUP(\"Food\",A2:C6,3,FALSE))"],
         ["Rent row", '=MATCH("Rent",A2:A6,0)'],
         ["Food row", '=MATCH("Food",A2:A6,0)'],
         ["Text times two", '="abc"*2'],
@@ -630,8 +534,8 @@ WORKBOOKS["budget.xlsx"] = {
         ["Error in the condition", "=IF(1/0>1,1,2)"],
         ["AND with an error", "=AND(TRUE,1/0>0)"],
         ["Text with an error", '=CONCATENATE("x",1/0)'],
-        ["First error wins", '=1/0+VLOOKUP("Food",A2:C6,3,FALSE)'],
-        ["First error wins (other order)", '=VLOOKUP("Food",A2:C6,3,FALSE)+1/0'],
+        ["First error wins", "=1/0+VLOOKUP(\"Food\",A2:C6,3,FALSE)"],
+        ["First error wins (other order)", "=VLOOKUP(\"Food\",A2:C6,3,FALSE)+1/0"],
         ["Average of nothing", "=AVERAGE(N2:N6)"],
         ["AVERAGEIF with no match", '=AVERAGEIF(B2:B6,">100000")'],
         ["MOD by zero", "=MOD(5,0)"],
@@ -646,7 +550,7 @@ WORKBOOKS["budget.xlsx"] = {
         ["Forecast errors", '=COUNTIF(K2:K6,"#N/A")'],
         ["Largest safe forecast", "=MAX(L2:L6)"],
     ],
-}
+}  # fmt: skip
 _FORECAST = [12500, 5100, "#N/A", 300, 100]
 """openpyxl writes the text "#N/A" as an error cell (t="e"), as a file saved by Excel holds
 an error pasted in as a value."""
@@ -670,40 +574,11 @@ for _row in range(2, 7):
 # TEXTJOIN when told to ignore empty text).
 WORKBOOKS["inventory.xlsx"] = {
     "Stock": [
-        [
-            "SKU",
-            "Description",
-            "Qty",
-            "Reorder at",
-            "Unit cost",
-            "Last counted",
-            "Supplier",
-            "Location",
-            "Value",
-            "Reorder",
-            "Aisle",
-            "Shelf",
-            "Is a bolt",
-            "Exactly ACME",
-            "Next count",
-            "Month end",
-            "Weekday",
-            "Day name",
-            "Supplier or none",
-            "Order qty",
-            "Dozens",
-            "Short code",
-            "Stars",
-            "Row",
-            "Surplus sign",
-            "Code number",
-            "Status",
-            "Supplier name",
-            "Position of x",
-            "Cost + 20%",
-            "Supplier is text",
-            "Supplier is not text",
-        ],
+        ["SKU", "Description", "Qty", "Reorder at", "Unit cost", "Last counted", "Supplier", "Location",
+         "Value", "Reorder", "Aisle", "Shelf", "Is a bolt", "Exactly ACME", "Next count", "Month end",
+         "Weekday", "Day name", "Supplier or none", "Order qty", "Dozens", "Short code", "Stars", "Row",
+         "Surplus sign", "Code number", "Status", "Supplier name", "Position of x", "Cost + 20%",
+         "Supplier is text", "Supplier is not text"],
         ["SKU-0042", "Steel bolt M6 x 30", 1200, 500, 0.12, D(2024, 2, 12), "ACME", "A-01-3"],
         ["SKU-0107", "Wood screw 4 x 40", 350, 400, 0.08, D(2024, 1, 30), "BoltCo", "A-02-1"],
         ["SKU-0233", "Hinge, brass", 48, 50, 2.35, D(2023, 12, 18), "ACME", "B-11-2"],
@@ -795,7 +670,7 @@ WORKBOOKS["inventory.xlsx"] = {
         ["Rounded root", "=ROUND(SQRT(2),6)"],
         ["Sign of zero", "=SIGN(0)"],
     ],
-}
+}  # fmt: skip
 for _row in range(2, 8):
     WORKBOOKS["inventory.xlsx"]["Stock"][_row - 1] += [
         f"=C{_row}*E{_row}",
@@ -832,56 +707,15 @@ for _row in range(2, 8):
 WORKBOOKS["ledger.xlsx"] = {
     "Ledger": [
         ["Date", "In", "Out", "Balance", "Via INDIRECT", "Row", "Count", "Last 3 in"],
-        [
-            D(2024, 4, 1),
-            120,
-            None,
-            "=B2-C2",
-            '=INDIRECT("D"&ROW())',
-            "=ROW(F2)",
-            "=ROWS($G$2:G2)",
-            "=SUM(OFFSET(H2,0,-6,1,1))",
-        ],
-        [
-            D(2024, 4, 2),
-            None,
-            45,
-            "=OFFSET(D3,-1,0)+B3-C3",
-            '=INDIRECT("D"&ROW())',
-            "=ROW(F3)",
-            "=ROWS($G$2:G3)",
-            "=SUM(OFFSET(B3,-1,0,2,1))",
-        ],
-        [
-            D(2024, 4, 3),
-            80,
-            15,
-            "=OFFSET(D4,-1,0)+B4-C4",
-            '=INDIRECT("R"&ROW()&"C4",FALSE)',
-            "=ROW(F4)",
-            "=ROWS($G$2:G4)",
-            "=SUM(OFFSET(B4,-2,0,3,1))",
-        ],
-        [
-            D(2024, 4, 4),
-            200,
-            None,
-            "=OFFSET(D5,-1,0)+B5-C5",
-            '=INDIRECT("R[0]C[-1]",FALSE)',
-            "=ROW(F5)",
-            "=ROWS($G$2:G5)",
-            "=SUM(OFFSET(B5,-2,0,3))",
-        ],
-        [
-            D(2024, 4, 5),
-            None,
-            60,
-            "=OFFSET(D6,-1,0)+B6-C6",
-            '=INDIRECT("Ledger!D"&ROW())',
-            "=ROW(F6)",
-            "=ROWS($G$2:G6)",
-            "=SUM(OFFSET(B6,-2,,3))",
-        ],
+        [D(2024, 4, 1), 120, None, "=B2-C2", '=INDIRECT("D"&ROW())', "=ROW(F2)", "=ROWS($G$2:G2)", "=SUM(OFFSET(H2,0,-6,1,1))"],
+        [D(2024, 4, 2), None, 45, "=OFFSET(D3,-1,0)+B3-C3", '=INDIRECT("D"&ROW())', "=ROW(F3)", "=ROWS($G$2:G3)",
+         "=SUM(OFFSET(B3,-1,0,2,1))"],
+        [D(2024, 4, 3), 80, 15, "=OFFSET(D4,-1,0)+B4-C4", '=INDIRECT("R"&ROW()&"C4",FALSE)', "=ROW(F4)", "=ROWS($G$2:G4)",
+         "=SUM(OFFSET(B4,-2,0,3,1))"],
+        [D(2024, 4, 4), 200, None, "=OFFSET(D5,-1,0)+B5-C5", '=INDIRECT("R[0]C[-1]",FALSE)', "=ROW(F5)", "=ROWS($G$2:G5)",
+         "=SUM(OFFSET(B5,-2,0,3))"],
+        [D(2024, 4, 5), None, 60, "=OFFSET(D6,-1,0)+B6-C6", '=INDIRECT("Ledger!D"&ROW())', "=ROW(F6)", "=ROWS($G$2:G6)",
+         "=SUM(OFFSET(B6,-2,,3))"],
     ],
     "Checks": [
         ["Check", "Value"],
@@ -910,7 +744,7 @@ WORKBOOKS["ledger.xlsx"] = {
         ["NOW is today", "=INT(NOW())=TODAY()"],
         ["TODAY after 2024", "=TODAY()>DATE(2024,1,1)"],
     ],
-}
+}  # fmt: skip
 
 # --------------------------------------------------------------------------------------
 # A month-end report: the Analysis ToolPak date functions refuse a range of several cells
@@ -939,36 +773,12 @@ WORKBOOKS["report.xlsx"] = {
 WORKBOOKS["regions.xlsx"] = {
     "Sales": [
         ["Region", "Rep", "Amount", "Running", "Rank (avg)", "Rank ascending", "Month", "Month code"],
-        [
-            "East",
-            "Ana",
-            1200,
-            "=N(D1)+C2",
-            "=_xlfn.RANK.AVG(C2,$C$2:$C$4)",
-            "=_xlfn.RANK.AVG(C2,$C$2:$C$4,1)",
-            3,
-            '=TEXT(G2,"00")',
-        ],
-        [
-            "East",
-            "Ben",
-            800,
-            "=N(D2)+C3",
-            "=_xlfn.RANK.AVG(C3,$C$2:$C$4)",
-            "=_xlfn.RANK.AVG(C3,$C$2:$C$4,1)",
-            11,
-            '=TEXT(G3,"00")',
-        ],
-        [
-            "East",
-            "Cy",
-            1200,
-            "=N(D3)+C4",
-            "=_xlfn.RANK.AVG(C4,$C$2:$C$4)",
-            "=_xlfn.RANK.AVG(C4,$C$2:$C$4,1)",
-            7,
-            '=TEXT(G4,"000")',
-        ],
+        ["East", "Ana", 1200, "=N(D1)+C2", "=_xlfn.RANK.AVG(C2,$C$2:$C$4)", "=_xlfn.RANK.AVG(C2,$C$2:$C$4,1)", 3,
+         '=TEXT(G2,"00")'],
+        ["East", "Ben", 800, "=N(D2)+C3", "=_xlfn.RANK.AVG(C3,$C$2:$C$4)", "=_xlfn.RANK.AVG(C3,$C$2:$C$4,1)", 11,
+         '=TEXT(G3,"00")'],
+        ["East", "Cy", 1200, "=N(D3)+C4", "=_xlfn.RANK.AVG(C4,$C$2:$C$4)", "=_xlfn.RANK.AVG(C4,$C$2:$C$4,1)", 7,
+         '=TEXT(G4,"000")'],
         ["East total", None, "=SUBTOTAL(9,C2:C4)"],
         ["West", "Dee", 950.5],
         ["West", "Eli", "#N/A"],
@@ -1026,7 +836,7 @@ WORKBOOKS["regions.xlsx"] = {
         ["Padded number", '=TEXT(3.14159,"00.0")'],
         ["Padded negative", '=TEXT(-5,"00")'],
     ],
-}
+}  # fmt: skip
 
 # --------------------------------------------------------------------------------------
 # The honest idioms the third red-team pass found refused (Excel and LibreOffice compute
@@ -1040,15 +850,7 @@ WORKBOOKS["regions.xlsx"] = {
 WORKBOOKS["idioms.xlsx"] = {
     "Codes": [
         ["Code", "Price", "Name", "Text", "Date", "Amount", "Out"],
-        [
-            "K-1",
-            3,
-            "Ann",
-            "a1b2c3",
-            D(2023, 12, 31),
-            10,
-            '=SUMPRODUCT(IFERROR(--MID(D2,ROW(INDIRECT("1:"&LEN(D2))),1),0))',
-        ],
+        ["K-1", 3, "Ann", "a1b2c3", D(2023, 12, 31), 10, '=SUMPRODUCT(IFERROR(--MID(D2,ROW(INDIRECT("1:"&LEN(D2))),1),0))'],
         ["K-2", 1, "Bob", "x9", D(2024, 1, 1), 20, '=SUMPRODUCT(IFERROR(--MID(D3,ROW(INDIRECT("1:"&LEN(D3))),1),0))'],
         ["K-3", 2, "Cy", "n0", D(2024, 2, 3), 30, "=SUM($B$2:INDEX($B:$B,ROW()))"],
     ],
@@ -1072,20 +874,14 @@ WORKBOOKS["idioms.xlsx"] = {
         ["To 0.2", "=MROUND(1.3,0.2)"],
         ["To 0", "=MROUND(10,0)"],
         ["From US date text", '=COUNTIF(Codes!E2:E4,">=1/1/2024")'],
-        [
-            "A month by TEXT m/d/yyyy",
-            '=SUMIFS(Codes!F2:F4,Codes!E2:E4,">="&TEXT(DATE(2024,1,1),"m/d/yyyy"),Codes!E2:E4,"<"&TEXT(DATE(2024,2,1),"m/d/yyyy"))',
-        ],
+        ["A month by TEXT m/d/yyyy", '=SUMIFS(Codes!F2:F4,Codes!E2:E4,">="&TEXT(DATE(2024,1,1),"m/d/yyyy"),Codes!E2:E4,"<"&TEXT(DATE(2024,2,1),"m/d/yyyy"))'],
         ["On a US date", '=COUNTIF(Codes!E2:E4,"1/1/2024")'],
         ["Before a month-name date", '=COUNTIF(Codes!E2:E4,"<Jan 15, 2024")'],
         ["Date and time", '=DATEVALUE("2024-01-15 10:30")'],
         ["US date and time", '=DATEVALUE("1/15/2024 10:30 PM")'],
-        [
-            "Weekdays from Monday to Sunday",
-            "=" + "&".join(f"WEEKDAY(Codes!E2,{t})" for t in range(11, 18)) + "&WEEKDAY(Codes!E3,16)",
-        ],
+        ["Weekdays from Monday to Sunday", "=" + "&".join(f"WEEKDAY(Codes!E2,{t})" for t in range(11, 18)) + "&WEEKDAY(Codes!E3,16)"],
     ],
-}
+}  # fmt: skip
 
 NOT_IN_LIBREOFFICE = {"XLOOKUP", "XMATCH", "SEQUENCE", "SINGLE"}
 """Functions of the engine that LibreOffice 7.4 (Debian 12) does not have: it reads
@@ -1094,20 +890,7 @@ _xlfn.XLOOKUP, _xlfn.XMATCH, _xlfn.SEQUENCE and _xlfn.SINGLE (Excel 365's `@`) a
 against Excel's documented examples."""
 COVERED_FUNCTIONS = set(FUNCTIONS) - NOT_IN_LIBREOFFICE
 """Every function of the engine's table must appear in some formula here, and no other."""
-TEXT_FORMATS = (
-    "0",
-    "0.00",
-    "00",
-    "000",
-    "00.0",
-    "#,##0",
-    "#,##0.00",
-    "0%",
-    "0.0%",
-    "yyyy-mm-dd",
-    "dd/mm/yyyy",
-    "mmm yyyy",
-)
+TEXT_FORMATS = ("0", "0.00", "00", "000", "00.0", "#,##0", "#,##0.00", "0%", "0.0%", "yyyy-mm-dd", "dd/mm/yyyy", "mmm yyyy")  # fmt: skip
 
 
 def formula_cells(name: str) -> list[tuple[str, str, str]]:

@@ -21,38 +21,11 @@ from rlenvs.core import DatasetSource, Judgement, Task, TextEnv, UnicodeText
 from rlenvs.testing.envs import CHECKS, GARBAGE_CORPUS, NORMAL_REPLIES, EnvReport, check_text_env
 
 REPO = Path(__file__).resolve().parents[1]
-WORDS = [
-    "apple",
-    "river",
-    "stone",
-    "cloud",
-    "maple",
-    "tiger",
-    "lemon",
-    "piano",
-    "candle",
-    "forest",
-    "mirror",
-    "rocket",
-    "garden",
-    "violet",
-    "harbor",
-    "pepper",
-    "silver",
-    "anchor",
-    "marble",
-    "falcon",
-    "orbit",
-    "canyon",
-    "meadow",
-    "lantern",
-    "copper",
-    "thunder",
-    "velvet",
-    "walnut",
-    "glacier",
-    "saddle",
-]
+WORDS = (
+    "apple river stone cloud maple tiger lemon piano candle forest mirror rocket garden "
+    "violet harbor pepper silver anchor marble falcon orbit canyon meadow lantern copper "
+    "thunder velvet walnut glacier saddle"
+).split()
 WORD_ENV_ID = "rlenvs_test/Word-v0"
 WRONG_ORACLE_ENV_ID = "rlenvs_test/WrongOracle-v0"
 

@@ -128,23 +128,15 @@ def is_correct_answer(case: Case) -> bool:
 PLANTED = [
     # (bug, the property that must catch it, what its counterexample must be, words in the message)
     (returns_two, "range", is_correct_answer, "returned 2.0, outside the declared bounds"),
-    (
-        raises_on_unicode,
-        "totality",
-        lambda case: not case.completion.isascii() and len(case.completion) < 50,
-        "raised UnicodeEncodeError",
-    ),
+    (raises_on_unicode, "totality", lambda case: not case.completion.isascii() and len(case.completion) < 50,
+     "raised UnicodeEncodeError"),
     (random_on_wrong_answers, "determinism", lambda case: not is_correct_answer(case), "for the same completion"),
     (accepts_hedges, "anti_hedging", lambda case: case.kind == "hedge", "scored 1.0, not below"),
-    (
-        rejects_thousands_separators,
-        "invariance",
-        lambda case: THOUSANDS.search(case.completion),
-        "scored 0.0, the canonical",
-    ),
+    (rejects_thousands_separators, "invariance", lambda case: THOUSANDS.search(case.completion),
+     "scored 0.0, the canonical"),
     (tolerates_off_by_one, "sensitivity", lambda case: case.kind == "near_miss", "scored 1.0, not below"),
     (returns_nan_on_empty, "range", lambda case: not case.completion.strip(), "returned NaN"),
-]
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("bug,caught_by,counterexample_is,message", PLANTED, ids=[p[0].__name__ for p in PLANTED])

@@ -306,47 +306,21 @@ def _adversarial_first(options: _Options) -> SearchStrategy[Case]:
 
 
 _PROPERTIES: tuple[_Property, ...] = (
-    _Property(
-        "range",
-        "every reward is a real number inside the bounds, never NaN",
-        _any_completion,
-        _range,
-        tries_basic_cases=True,
-    ),
-    _Property("totality", "no exception on any string", _any_completion, _totality, tries_basic_cases=True),
-    _Property(
-        "determinism",
-        "the same completion scores the same every call",
-        _any_completion,
-        _determinism,
-        tries_basic_cases=True,
-    ),
-    _Property(
-        "invariance",
-        "every correct rendering scores what the canonical one does",
-        lambda o: o.cases(completions.correct_answers, renderings=o.renderings),
-        _invariance,
-    ),
-    _Property(
-        "sensitivity",
-        "near-miss and injected wrong answers score below the correct one",
-        lambda o: o.cases(completions.wrong_answers, renderings=o.renderings),
-        _sensitivity,
-    ),
-    _Property(
-        "anti_hedging",
-        "several final answers score below one correct answer",
-        lambda o: o.cases(completions.hedges),
-        _anti_hedging,
-    ),
-    _Property(
-        "time_budget",
-        "every call returns within the time budget",
-        _adversarial_first,
-        _time_budget,
-        tries_basic_cases=True,
-    ),
-)
+    _Property("range", "every reward is a real number inside the bounds, never NaN",
+              _any_completion, _range, tries_basic_cases=True),
+    _Property("totality", "no exception on any string",
+              _any_completion, _totality, tries_basic_cases=True),
+    _Property("determinism", "the same completion scores the same every call",
+              _any_completion, _determinism, tries_basic_cases=True),
+    _Property("invariance", "every correct rendering scores what the canonical one does",
+              lambda o: o.cases(completions.correct_answers, renderings=o.renderings), _invariance),
+    _Property("sensitivity", "near-miss and injected wrong answers score below the correct one",
+              lambda o: o.cases(completions.wrong_answers, renderings=o.renderings), _sensitivity),
+    _Property("anti_hedging", "several final answers score below one correct answer",
+              lambda o: o.cases(completions.hedges), _anti_hedging),
+    _Property("time_budget", "every call returns within the time budget",
+              _adversarial_first, _time_budget, tries_basic_cases=True),
+)  # fmt: skip
 
 PROPERTY_NAMES: tuple[str, ...] = tuple(p.name for p in _PROPERTIES)
 

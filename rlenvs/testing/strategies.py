@@ -650,38 +650,8 @@ _draw_tool_shaped = _from_table(_TOOL_SHAPED, TOOL_SHAPED)
 
 # --- arbitrary text -------------------------------------------------------------------------
 
-_TOKENS = [
-    "\\boxed{",
-    "\\fbox{",
-    "{",
-    "}",
-    "####",
-    "The answer is ",
-    "Answer:",
-    "$",
-    "\\frac",
-    "\\(",
-    "\\)",
-    "^",
-    "!",
-    "-",
-    "\u2212",
-    ".",
-    ",",
-    " ",
-    "\n",
-    "x",
-    "(",
-    ")",
-    "[",
-    "]",
-    "\\\\",
-    "%",
-    "e",
-    "0",
-    "1",
-    "9",
-]
+_TOKENS = ["\\boxed{", "\\fbox{", "{", "}", "####", "The answer is ", "Answer:", "$", "\\frac", "\\(", "\\)",
+           "^", "!", "-", "\u2212", ".", ",", " ", "\n", "x", "(", ")", "[", "]", "\\\\", "%", "e", "0", "1", "9"]  # fmt: skip
 
 
 def arbitrary_text(truth: Truth) -> SearchStrategy[Case]:

@@ -54,35 +54,11 @@ DIGEST_BUDGET = 8 << 20
 """Bytes read for content digests per look at the workspace (one at each reset): a task
 folder's large /app is compared by ctime and inode past it, so a reset stays cheap."""
 
-VOLATILE = frozenset(
-    (
-        "BASHPID",
-        "BASH_ARGC",
-        "BASH_ARGV",
-        "BASH_ARGV0",
-        "BASH_COMMAND",
-        "BASH_LINENO",
-        "BASH_REMATCH",
-        "BASH_SOURCE",
-        "BASH_SUBSHELL",
-        "COMP_WORDBREAKS",
-        "DIRSTACK",
-        "EPOCHREALTIME",
-        "EPOCHSECONDS",
-        "FUNCNAME",
-        "GROUPS",
-        "HISTCMD",
-        "LINENO",
-        "OLDPWD",
-        "PIPESTATUS",
-        "PWD",
-        "RANDOM",
-        "SECONDS",
-        "SRANDOM",
-        "_",
-        "__rlenvs_command",
-    )
-)
+VOLATILE = frozenset((
+    "BASHPID", "BASH_ARGC", "BASH_ARGV", "BASH_ARGV0", "BASH_COMMAND", "BASH_LINENO", "BASH_REMATCH", "BASH_SOURCE",
+    "BASH_SUBSHELL", "COMP_WORDBREAKS", "DIRSTACK", "EPOCHREALTIME", "EPOCHSECONDS", "FUNCNAME", "GROUPS", "HISTCMD",
+    "LINENO", "OLDPWD", "PIPESTATUS", "PWD", "RANDOM", "SECONDS", "SRANDOM", "_", "__rlenvs_command",
+))  # fmt: skip
 """Variables bash itself sets anew at every command (and PWD, which the state's `cd` line
 holds): they differ after any command, so they say nothing about what the agent changed."""
 _DECLARATION = re.compile(r"declare -\S+ ([A-Za-z_][A-Za-z0-9_]*)(?:=|$)")

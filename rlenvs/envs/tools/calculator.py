@@ -87,21 +87,11 @@ _DECIMAL_LITERAL = re.compile(r"(?P<mantissa>[0-9_]*\.?[0-9_]*)(?:[eE](?P<expone
 _SNIPPET_CHARS = 40
 
 _NODE_NAMES = {
-    ast.Compare: "comparisons",
-    ast.BoolOp: "'and'/'or'",
-    ast.IfExp: "'if' expressions",
-    ast.Subscript: "indexing",
-    ast.List: "lists",
-    ast.Set: "sets",
-    ast.Dict: "dicts",
-    ast.Lambda: "lambdas",
-    ast.NamedExpr: "':='",
-    ast.JoinedStr: "strings",
-    ast.Starred: "'*' unpacking",
-    ast.ListComp: "comprehensions",
-    ast.GeneratorExp: "generators",
-    ast.Await: "'await'",
-}
+    ast.Compare: "comparisons", ast.BoolOp: "'and'/'or'", ast.IfExp: "'if' expressions",
+    ast.Subscript: "indexing", ast.List: "lists", ast.Set: "sets", ast.Dict: "dicts",
+    ast.Lambda: "lambdas", ast.NamedExpr: "':='", ast.JoinedStr: "strings", ast.Starred: "'*' unpacking",
+    ast.ListComp: "comprehensions", ast.GeneratorExp: "generators", ast.Await: "'await'",
+}  # fmt: skip
 
 
 class CalculatorError(ValueError):

@@ -109,56 +109,17 @@ _SPAN_MARKS = re.compile(r"^\$\$|\$\$$|^\$|\$$|^\\\(|\\\)$|^\\\[|\\\]$")
 _CHOICE_PHRASE = re.compile(r"\(?[A-E]\)\s+[A-Za-z][\w ,.'-]*")
 """`(C) Plane`: a multiple-choice letter with its option's text, an answer too."""
 _PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
-MATH_WORDS = frozenset(
-    {
-        "sqrt",
-        "pi",
-        "sin",
-        "cos",
-        "tan",
-        "sec",
-        "csc",
-        "cot",
-        "ln",
-        "log",
-        "exp",
-        "inf",
-        "infty",
-        "infinity",
-    }
-)
+MATH_WORDS = frozenset({
+    "sqrt", "pi", "sin", "cos", "tan", "sec", "csc", "cot", "ln", "log", "exp", "inf", "infty", "infinity",
+})  # fmt: skip
 """Words that are math, not prose, when they stand without a backslash (`sqrt(2)`, `pi/2`)."""
 _LIST_WORDS = frozenset({"and", "or"})
 _LATEX_WORDS = re.compile(r"\\(?:text|textbf|mathrm|mbox|operatorname|begin|end)\s*\{[^{}]*\}")
 """Words of LaTeX's, not the reply's: text wrappers' contents and environment names."""
-_TWO_LETTER_WORDS = frozenset(
-    {
-        "is",
-        "it",
-        "we",
-        "so",
-        "be",
-        "as",
-        "at",
-        "by",
-        "in",
-        "on",
-        "to",
-        "of",
-        "if",
-        "an",
-        "no",
-        "do",
-        "my",
-        "me",
-        "up",
-        "us",
-        "am",
-        "he",
-        "go",
-        "or",
-    }
-)
+_TWO_LETTER_WORDS = frozenset({
+    "is", "it", "we", "so", "be", "as", "at", "by", "in", "on", "to", "of", "if", "an", "no", "do", "my", "me",
+    "up", "us", "am", "he", "go", "or",
+})  # fmt: skip
 _CHECKING = frozenset({"check", "checking", "verify", "verifying", "confirm", "confirming", "test", "testing"})
 """Words that, just before "answer", make it the object of a check, not a statement of one."""
 

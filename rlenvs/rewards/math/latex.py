@@ -39,59 +39,17 @@ _TOKEN = re.compile(
 )
 
 _FUNCTIONS = {
-    "sin": sympy.sin,
-    "cos": sympy.cos,
-    "tan": sympy.tan,
-    "sec": sympy.sec,
-    "csc": sympy.csc,
-    "cot": sympy.cot,
-    "arcsin": sympy.asin,
-    "arccos": sympy.acos,
-    "arctan": sympy.atan,
-    "sinh": sympy.sinh,
-    "cosh": sympy.cosh,
-    "tanh": sympy.tanh,
-    "ln": sympy.log,
-    "log": sympy.log,
+    "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "sec": sympy.sec, "csc": sympy.csc,
+    "cot": sympy.cot, "arcsin": sympy.asin, "arccos": sympy.acos, "arctan": sympy.atan,
+    "sinh": sympy.sinh, "cosh": sympy.cosh, "tanh": sympy.tanh, "ln": sympy.log, "log": sympy.log,
     "exp": sympy.exp,
-}
+}  # fmt: skip
 _CONSTANTS = {"pi": sympy.pi, "infty": sympy.oo, "infinity": sympy.oo}
 _GREEK = {
-    "alpha",
-    "beta",
-    "gamma",
-    "delta",
-    "epsilon",
-    "varepsilon",
-    "zeta",
-    "eta",
-    "theta",
-    "vartheta",
-    "iota",
-    "kappa",
-    "lambda",
-    "mu",
-    "nu",
-    "xi",
-    "rho",
-    "sigma",
-    "tau",
-    "upsilon",
-    "phi",
-    "varphi",
-    "chi",
-    "psi",
-    "omega",
-    "Gamma",
-    "Delta",
-    "Theta",
-    "Lambda",
-    "Xi",
-    "Sigma",
-    "Phi",
-    "Psi",
-    "Omega",
-}
+    "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta", "vartheta",
+    "iota", "kappa", "lambda", "mu", "nu", "xi", "rho", "sigma", "tau", "upsilon", "phi", "varphi",
+    "chi", "psi", "omega", "Gamma", "Delta", "Theta", "Lambda", "Xi", "Sigma", "Phi", "Psi", "Omega",
+}  # fmt: skip
 _PRODUCTS = {"\\cdot", "\\times", "*"}
 _QUOTIENTS = {"\\div", "/"}
 _FRACTIONS = {"\\frac", "\\dfrac", "\\tfrac", "\\cfrac"}

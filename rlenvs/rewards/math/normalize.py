@@ -19,23 +19,10 @@ import re
 from rlenvs.rewards.math.numbers import THOUSANDS_BRACES, is_unit_phrase, mixed_numbers, unicode_to_ascii
 
 _UNICODE = {
-    "−": "-",
-    "–": "-",
-    "≤": "<=",
-    "≥": ">=",
-    "≠": "!=",
-    "∞": "\\infty",
-    "π": "\\pi",
-    "√": "\\sqrt",
-    "∪": "\\cup",
-    "±": "\\pm",
-    "°": "^\\circ",
-    "×": "\\times",
-    "÷": "\\div",
-    "·": "\\cdot",
-    "∈": "\\in",
+    "−": "-", "–": "-", "≤": "<=", "≥": ">=", "≠": "!=", "∞": "\\infty", "π": "\\pi", "√": "\\sqrt",
+    "∪": "\\cup", "±": "\\pm", "°": "^\\circ", "×": "\\times", "÷": "\\div", "·": "\\cdot", "∈": "\\in",
     "ℝ": "\\mathbb{R}",
-}
+}  # fmt: skip
 _UNICODE_ROOT = re.compile(r"√\s*(\d+(?:\.\d+)?|[A-Za-z])")
 """`√13` is the root of 13 (TeX's one-token `\\sqrt13` would be `\\sqrt{1}3`)."""
 _DELIMITERS = ("$$", "$", "\\(", "\\)", "\\[", "\\]")

@@ -88,22 +88,9 @@ _BIDI_OVERRIDES = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2
 """Characters that reorder what is displayed (`\\u202e27` shows as 72): an answer holding one is
 read as no number, not as the digits in either order."""
 _VULGAR = {
-    "½": " 1/2",
-    "⅓": " 1/3",
-    "⅔": " 2/3",
-    "¼": " 1/4",
-    "¾": " 3/4",
-    "⅕": " 1/5",
-    "⅖": " 2/5",
-    "⅗": " 3/5",
-    "⅘": " 4/5",
-    "⅙": " 1/6",
-    "⅚": " 5/6",
-    "⅛": " 1/8",
-    "⅜": " 3/8",
-    "⅝": " 5/8",
-    "⅞": " 7/8",
-}
+    "½": " 1/2", "⅓": " 1/3", "⅔": " 2/3", "¼": " 1/4", "¾": " 3/4", "⅕": " 1/5", "⅖": " 2/5", "⅗": " 3/5",
+    "⅘": " 4/5", "⅙": " 1/6", "⅚": " 5/6", "⅛": " 1/8", "⅜": " 3/8", "⅝": " 5/8", "⅞": " 7/8",
+}  # fmt: skip
 """Vulgar fractions as the fractions they are, apart from a digit before them (`3½` is 3 1/2)."""
 _SUPERSCRIPT_RUN = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻]+")
 _SUBSCRIPT_RUN = re.compile("[₀₁₂₃₄₅₆₇₈₉]+")

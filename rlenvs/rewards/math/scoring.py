@@ -44,24 +44,9 @@ _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
 _MATH_START = re.compile(r"[\d$\\=^_(){}\[\]<>+\-*/|]")
 _NAME = re.compile(r"\s*[A-Za-z]+\s*[=^_(]")
 """A leading name of what the answer states: `area = 25`, `AB = 5`, `sqrt(2)`."""
-_MATH_WORDS = frozenset(
-    {
-        "sqrt",
-        "pi",
-        "sin",
-        "cos",
-        "tan",
-        "sec",
-        "csc",
-        "cot",
-        "ln",
-        "log",
-        "exp",
-        "inf",
-        "infty",
-        "infinity",
-    }
-)
+_MATH_WORDS = frozenset({
+    "sqrt", "pi", "sin", "cos", "tan", "sec", "csc", "cot", "ln", "log", "exp", "inf", "infty", "infinity",
+})  # fmt: skip
 
 
 def numeric_answer_score(completion: str, ground_truth: str) -> float:

@@ -96,23 +96,9 @@ def operations(tree: Tree) -> int:
 
 
 _EVALUATE = (
-    sympy.sin,
-    sympy.cos,
-    sympy.tan,
-    sympy.cot,
-    sympy.sec,
-    sympy.csc,
-    sympy.asin,
-    sympy.acos,
-    sympy.atan,
-    sympy.sinh,
-    sympy.cosh,
-    sympy.tanh,
-    sympy.log,
-    sympy.exp,
-    sympy.factorial,
-    sympy.Abs,
-)
+    sympy.sin, sympy.cos, sympy.tan, sympy.cot, sympy.sec, sympy.csc, sympy.asin, sympy.acos, sympy.atan,
+    sympy.sinh, sympy.cosh, sympy.tanh, sympy.log, sympy.exp, sympy.factorial, sympy.Abs,
+)  # fmt: skip
 
 
 ASKS = ("factor", "expand", "fraction")

@@ -228,17 +228,7 @@ def _datedif(start: Any, end: Any, unit: str) -> int:
 MESSY_LAST_NAMES = (*WIDE_LAST_NAMES, "O'Neill", "Smith-Jones", "D'Souza", "Lloyd-Evans")
 """Clean-text adds names where PROPER capitalises after the apostrophe or hyphen too."""
 
-DEPARTMENTS = (
-    "Engineering",
-    "Finance",
-    "Human Resources",
-    "IT",
-    "Legal",
-    "Marketing",
-    "Operations",
-    "Sales",
-    "Support",
-)
+DEPARTMENTS = ("Engineering", "Finance", "Human Resources", "IT", "Legal", "Marketing", "Operations", "Sales", "Support")  # fmt: skip
 CITIES = (
     "Amsterdam", "Austin", "Berlin", "Boston", "Chicago", "Denver", "Dublin", "Leeds",
     "Lisbon", "Lyon", "Madrid", "New York", "Oslo", "Porto", "San Diego", "Seattle",
@@ -758,34 +748,10 @@ def _fill_scenario(
 
 
 AVERAGE_TABLES: tuple[tuple[str, tuple[Column, ...]], ...] = (
-    (
-        "Survey",
-        (
-            ("Respondent", "id", "R-"),
-            ("Team", "pick", TEAMS),
-            ("Tenure (years)", "int", (0, 25, 1)),
-            ("Satisfaction", "int", (1, 10, 1)),
-        ),
-    ),
-    (
-        "Stores",
-        (
-            ("Store", "id", "ST-"),
-            ("Region", "pick", REGIONS),
-            ("Manager", "person", None),
-            ("Weekly Sales", "money", (800_000, 4_500_000)),
-        ),
-    ),
-    (
-        "Lab",
-        (
-            ("Sample", "id", "S-"),
-            ("Batch", "pick", ("B1", "B2", "B3", "B4")),
-            ("Technician", "people", None),
-            ("Yield (g)", "money", (1_200, 4_800)),
-        ),
-    ),
-)
+    ("Survey", (("Respondent", "id", "R-"), ("Team", "pick", TEAMS), ("Tenure (years)", "int", (0, 25, 1)), ("Satisfaction", "int", (1, 10, 1)))),
+    ("Stores", (("Store", "id", "ST-"), ("Region", "pick", REGIONS), ("Manager", "person", None), ("Weekly Sales", "money", (800_000, 4_500_000)))),
+    ("Lab", (("Sample", "id", "S-"), ("Batch", "pick", ("B1", "B2", "B3", "B4")), ("Technician", "people", None), ("Yield (g)", "money", (1_200, 4_800)))),
+)  # fmt: skip
 
 
 def _fill_average(rng: np.random.Generator) -> Scenario:
@@ -876,35 +842,11 @@ def _fill_truth(sheets: Sheets, *, sheet: str, n: int, col: int, group: int, tar
 RankTable = tuple[str, tuple[Column, Column, Column], bool, Column]
 
 RANK_TABLES: tuple[RankTable, ...] = (
-    (
-        "Reps",
-        (("Rep", "person", None), ("Region", "pick", REGIONS), ("Revenue", "money", (1_500_000, 45_000_000))),
-        False,
-        ("Deals Won", "int", (5, 30, 1)),
-    ),
-    (
-        "Exams",
-        (("Student", "person", None), ("Class", "pick", CLASSES), ("Score", "int", (0, 100, 1))),
-        False,
-        ("Score", "int", (12, 30, 1)),
-    ),
-    (
-        "Results",
-        (("Runner", "person", None), ("Club", "pick", CLUBS), ("Time (min)", "money", (3_600, 7_500))),
-        True,
-        ("Time (min)", "int", (36, 52, 1)),
-    ),
-    (
-        "Pickers",
-        (
-            ("Picker", "person", None),
-            ("Shift", "pick", ("Early", "Late", "Night")),
-            ("Error Rate (%)", "money", (5, 480)),
-        ),
-        True,
-        ("Errors", "int", (0, 12, 1)),
-    ),
-)
+    ("Reps", (("Rep", "person", None), ("Region", "pick", REGIONS), ("Revenue", "money", (1_500_000, 45_000_000))), False, ("Deals Won", "int", (5, 30, 1))),
+    ("Exams", (("Student", "person", None), ("Class", "pick", CLASSES), ("Score", "int", (0, 100, 1))), False, ("Score", "int", (12, 30, 1))),
+    ("Results", (("Runner", "person", None), ("Club", "pick", CLUBS), ("Time (min)", "money", (3_600, 7_500))), True, ("Time (min)", "int", (36, 52, 1))),
+    ("Pickers", (("Picker", "person", None), ("Shift", "pick", ("Early", "Late", "Night")), ("Error Rate (%)", "money", (5, 480))), True, ("Errors", "int", (0, 12, 1))),
+)  # fmt: skip
 
 
 def rank(rng: np.random.Generator, level: int) -> Scenario:
@@ -1102,16 +1044,7 @@ def _invoice_days(rng: np.random.Generator) -> Scenario:
 def _rental_days(rng: np.random.Generator) -> Scenario:
     """Level 1: rental days (Returned minus Out) and the charge, days times the daily rate."""
     n = draw_int(rng, 8, 40)
-    items = (
-        "Cargo Van",
-        "Carpet Cleaner",
-        "Concrete Mixer",
-        "Floor Sander",
-        "Pressure Washer",
-        "Scaffold Tower",
-        "Tile Cutter",
-        "Trailer",
-    )
+    items = ("Cargo Van", "Carpet Cleaner", "Concrete Mixer", "Floor Sander", "Pressure Washer", "Scaffold Tower", "Tile Cutter", "Trailer")  # fmt: skip
     rates = {item: draw_int(rng, 1_500, 12_000) / 100 for item in items}
     first = draw_int(rng, 100, 900)
     table = []
@@ -1706,37 +1639,25 @@ FAMILIES: tuple[Family, ...] = (
     Family(
         "fill-missing",
         "Fill the blank cells of a numeric column by a rule.",
-        {
-            1: "blanks set to 0 or to the value above (values)",
-            2: "a filled copy by formulas: blanks get the column's or the group's average, rounded to 2 decimals",
-        },
+        {1: "blanks set to 0 or to the value above (values)", 2: "a filled copy by formulas: blanks get the column's or the group's average, rounded to 2 decimals"},
         fill_missing,
     ),
     Family(
         "rank",
         "Rank rows by a score with formulas.",
-        {
-            1: "RANK over distinct scores, highest (or lowest time) first",
-            2: "ties sharing a rank as RANK does, or ranks within a group (COUNTIFS)",
-        },
+        {1: "RANK over distinct scores, highest (or lowest time) first", 2: "ties sharing a rank as RANK does, or ranks within a group (COUNTIFS)"},
         rank,
     ),
     Family(
         "date-diff",
         "Formulas over date columns.",
-        {
-            1: "days between two dates, maybe less payment terms or times a daily rate",
-            2: "whole years or months (DATEDIF), or monthly totals by YEAR and MONTH",
-        },
+        {1: "days between two dates, maybe less payment terms or times a daily rate", 2: "whole years or months (DATEDIF), or monthly totals by YEAR and MONTH"},
         date_diff,
     ),
     Family(
         "clean-text",
         "Clean text columns with text formulas.",
-        {
-            1: "TRIM with PROPER, UPPER or LOWER into a new column",
-            2: "a badge key, a work email or a phone number's digits from messy text",
-        },
+        {1: "TRIM with PROPER, UPPER or LOWER into a new column", 2: "a badge key, a work email or a phone number's digits from messy text"},
         clean_text,
     ),
-)
+)  # fmt: skip

@@ -46,6 +46,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import rlenvs
+from rlenvs.core.checks import check_int, is_int
 from rlenvs.core.registration import check_env_id, make_parameters
 from rlenvs.core.task import INFINITE_DRAW_RANGE, task_source
 from rlenvs.files import atomic_path
@@ -154,12 +155,9 @@ def export_env(
         raise ValueError(f"--output-dir {str(output_dir)!r} is a file, not a folder: pass a folder to write into")
     env_kwargs = dict(env_kwargs or {})
     _check_json(env_kwargs)
-    for name, value, least in (("num_train", num_train, 1), ("num_val", num_val, 0)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least):
-            raise ValueError(
-                f"{name} must be an int >= {least} or None (every task of a data-backed split), got {value!r}"
-            )
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+    check_int("num_train", num_train, at_least=1, or_none="every task of a data-backed split")
+    check_int("num_val", num_val, at_least=0, or_none="every task of a data-backed split")
+    if seed is not None and (not is_int(seed) or seed < 0):
         raise ValueError(f"seed must be an int >= 0, or None for tasks 0..N-1 in order, got {seed!r}")
     for name, value in (("train_split", train_split), ("val_split", val_split)):
         if value is not None and (not isinstance(value, str) or not value):

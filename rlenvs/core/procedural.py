@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
+from rlenvs.core.checks import is_int
 from rlenvs.core.task import FamilyMixSource, GeneratorSource, Task
 
 ScenarioT = TypeVar("ScenarioT")
@@ -108,7 +109,7 @@ class Family(Generic[ScenarioT]):
 
     def check_level(self, level: Any) -> int:
         """`level` if the family has it, else a ValueError that lists the levels it has."""
-        if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or int(level) not in self.levels:
+        if not is_int(level) or int(level) not in self.levels:
             raise ValueError(f"family {self.name} has no level {level!r}: levels are {sorted(self.levels)}")
         return int(level)
 
@@ -169,7 +170,7 @@ class ProceduralEnv(abc.ABC):
         chosen = [cls.task_families[name] for name in (names or cls.task_families)]
         valid = sorted({number for family in chosen for number in family.levels})
         described = f" ({'; '.join(f'{n} = {s}' for n, s in chosen[0].levels.items())})" if len(chosen) == 1 else ""
-        if isinstance(level, bool) or not isinstance(level, (int, np.integer)):
+        if not is_int(level):
             raise TypeError(
                 f"{cls.env_name} level must be an int, got {type(level).__name__} {level!r}: levels are {valid}{described}"
             )

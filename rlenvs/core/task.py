@@ -21,6 +21,8 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from rlenvs.core.checks import is_int
+
 
 @dataclass(frozen=True)
 class Task:
@@ -160,7 +162,7 @@ TaskSource = DatasetSource[TaskT] | GeneratorSource[TaskT] | FamilyMixSource[Tas
 
 
 def _check_index(index: Any, size: int, name: str) -> None:
-    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+    if not is_int(index):
         raise TypeError(f"task_index must be an int, got {type(index).__name__} ({index!r})")
     if not 0 <= index < size:
         raise IndexError(f"task_index {index} is out of range for {name}: valid is 0..{size - 1}")

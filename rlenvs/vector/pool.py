@@ -26,9 +26,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Self
 
 import gymnasium as gym
-import numpy as np
 from gymnasium.error import ResetNeeded
 
+from rlenvs.core.checks import is_int
 from rlenvs.vector.calls import Call, Outcome, env_factory, short_error
 from rlenvs.vector.processes import ProcessRunner
 from rlenvs.vector.results import ENV_ERROR, ENV_LOST, ENV_TIMEOUT, ResetResult, StepResult, failed_step
@@ -80,7 +80,7 @@ class EnvPool:
                 f"make_env must be an env id (e.g. 'rlenvs/GSM8K-v0') or a callable that returns an env, "
                 f"got {type(make_env).__name__} {make_env!r}"
             )
-        if _not_int(num_envs) or num_envs < 1:
+        if not is_int(num_envs) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1 (how many envs the pool holds), got {num_envs!r}")
         if make_kwargs is None:
             make_kwargs = {}
@@ -94,7 +94,7 @@ class EnvPool:
         if max_workers is None:
             cap = MAX_DEFAULT_THREADS if executor == "thread" else (os.cpu_count() or 1)
             max_workers = min(num_envs, cap)
-        elif _not_int(max_workers) or max_workers < 1:
+        elif not is_int(max_workers) or max_workers < 1:
             raise ValueError(
                 f"max_workers must be an int >= 1 or None (a default for the executor), got {max_workers!r}"
             )
@@ -166,7 +166,7 @@ class EnvPool:
                 seeds = [seed + k for k in range(len(indices))] if isinstance(seed, int) else seed
             seeds = self._per_index(seeds, indices, "seeds")
             for index, seed in zip(indices, seeds):
-                if seed is not None and _not_int(seed):
+                if seed is not None and not is_int(seed):
                     raise TypeError(f"seeds[{indices.index(index)}] (env {index}) must be an int or None, got {seed!r}")
             if options is None or isinstance(options, Mapping):
                 options = [options] * len(indices)
@@ -321,7 +321,7 @@ class EnvPool:
             raise RuntimeError("this EnvPool is closed: make a new one")
 
     def _index(self, index: Any, what: str) -> int:
-        if _not_int(index):
+        if not is_int(index):
             raise TypeError(
                 f"{what}: env indices are ints in 0..{self.num_envs - 1}, got {type(index).__name__} {index!r}"
             )
@@ -387,10 +387,6 @@ class EnvPool:
             pairs.append((index, action))
         _no_repeats([index for index, _ in pairs], "step")
         return pairs
-
-
-def _not_int(value: Any) -> bool:
-    return isinstance(value, bool) or not isinstance(value, (int, np.integer))
 
 
 def _no_repeats(indices: list[int], what: str) -> None:

@@ -208,16 +208,16 @@ def _terminal_bench(folder: Path) -> TerminalTask:
             "has no network: add a run-tests.sh, e.g. `python3 $TEST_DIR/test_outputs.py` for a "
             "tests/test_outputs.py of plain asserts"
         )
+    # Terminal-Bench's standard runner is replaced by the same pytest run without fetching pytest
+    runner_text = runner.read_text(encoding="utf-8", errors="replace")
+    offline = offline_runner(runner_text)
+    _check_tests(folder, tests_dir, runner, runner_text if offline is None else offline.script)
+    if offline is not None:
+        _check_packages(folder, runner, offline.packages)
     budget = Budget("tests")
     tests = [entry for entry in tree(tests_dir, folder, budget) if entry.path != "run-tests.sh"]
-    offline = offline_runner(read_text(runner, folder))
-    if offline is None:
-        _check_tests(folder, tests_dir, runner)
-        tests.append(file_entry(runner, "run-tests.sh", folder, budget))
-    else:  # Terminal-Bench's standard runner: the same pytest run, without fetching pytest first
-        _check_tests(folder, tests_dir, runner, runner_text=offline.script)
-        _check_packages(folder, runner, offline.packages)
-        tests.append(dataclasses.replace(file_entry(runner, "run-tests.sh", folder, budget), content=offline.script))
+    runner_entry = file_entry(runner, "run-tests.sh", folder, budget)
+    tests.append(runner_entry if offline is None else dataclasses.replace(runner_entry, content=offline.script))
     if (folder / "solution.sh").is_file():
         solution: tuple[str, ...] = (_script(folder, folder / "solution.sh", _SOLUTION_FAILS),)
     elif (folder / "solution.yaml").is_file():
@@ -441,8 +441,9 @@ def _check_script(folder: Path, script: Path, text: str, stage: str, *, tests: b
             )
 
 
-def _check_tests(folder: Path, tests_dir: Path, runner: Path, *, runner_text: str | None = None) -> None:
-    """Refuse test scripts that need the network; `runner_text`: what runs in the runner's place."""
+def _check_tests(folder: Path, tests_dir: Path, runner: Path, runner_text: str | None = None) -> None:
+    """Refuse test scripts that need the network; `runner_text`: what runs as the runner, when
+    the caller has it (read from the file otherwise)."""
     others = [path for path in walk(tests_dir) if path.suffix == ".sh" and path != runner]
     for script in (runner, *others):
         if script == runner and runner_text is not None:

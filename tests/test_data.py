@@ -197,6 +197,7 @@ except DataNotFoundError as error:
 """
 
 
+@pytest.mark.slow  # waits out a silent port
 @pytest.mark.parametrize("port_kind", ["closed_port", "silent_port"])
 def test_an_unreachable_hub_fails_in_seconds_and_says_how_to_go_offline(
     port_kind: str, online_settings: Path, request: pytest.FixtureRequest

@@ -112,6 +112,7 @@ class OracleModel:
 # --- the output file ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_output_file_has_one_complete_line_per_episode(sampled, tiny):
     result, output = sampled
     lines = read_jsonl(output)
@@ -137,6 +138,7 @@ def test_output_file_has_one_complete_line_per_episode(sampled, tiny):
     env.close()
 
 
+@pytest.mark.slow
 def test_assistant_turns_are_the_models_decoded_tokens(sampled, tiny):
     """The same eval through a Backend instance that records what it generated: the same
     records (the path and the instance are one run), and every assistant message is one of
@@ -155,6 +157,7 @@ def test_assistant_turns_are_the_models_decoded_tokens(sampled, tiny):
     assert any(r["turns"] == 2 for r in replay.records)  # the multi-turn path ran
 
 
+@pytest.mark.slow
 def test_greedy_eval_is_deterministic_and_matches_transformers_generate(tiny):
     path, tokenizer = tiny
     kwargs = {"episodes": 2, "env_kwargs": LEVEL1, "max_tokens_per_turn": 12, "seed": 3}
@@ -208,6 +211,7 @@ def test_metrics_agree_with_the_records(sampled):
     assert len({len(line) for line in table}) == 1
 
 
+@pytest.mark.slow
 def test_the_oracle_succeeds_on_every_episode(tiny):
     _, tokenizer = tiny
     oracle = OracleModel(tokenizer, ARITHMETIC, LEVEL1, _task_indices(4, None, 0))
@@ -218,6 +222,7 @@ def test_the_oracle_succeeds_on_every_episode(tiny):
     assert result.stop_reasons == {"answered": 8} and all(r["success"] for r in result.records)
 
 
+@pytest.mark.slow
 def test_a_sized_source_is_played_from_task_0_in_order(tiny):
     _, tokenizer = tiny
     oracle = OracleModel(tokenizer, "rlenvs/GSM8K-v0", {}, [0, 1, 2])
@@ -227,6 +232,7 @@ def test_a_sized_source_is_played_from_task_0_in_order(tiny):
     assert result.success_rate == result.pass_at_k == 1.0
 
 
+@pytest.mark.slow
 def test_task_indices_play_exactly_those_tasks(tiny):
     """What a run's held-out measurement relies on: the given tasks, in order, none drawn."""
     _, tokenizer = tiny
@@ -237,6 +243,7 @@ def test_task_indices_play_exactly_those_tasks(tiny):
     assert result.episodes == 3 and result.success_rate == 1.0
 
 
+@pytest.mark.slow
 def test_pass_at_k_from_more_samples_than_k(tiny):
     """n=4 samples per task, one right (the first of each call of 4: one task's samples):
     pass@2 = 1 - C(3, 2) / C(4, 2) = 0.5."""
@@ -297,6 +304,7 @@ class CrashesOnSecondCall(OracleModel):
         return super().generate(prompts, params)
 
 
+@pytest.mark.slow
 def test_an_interrupted_eval_leaves_the_batches_done(tiny, tmp_path):
     _, tokenizer = tiny
     output = tmp_path / "eval.jsonl"
@@ -337,6 +345,7 @@ def test_an_interrupted_eval_leaves_the_batches_done(tiny, tmp_path):
         ({"episodes": None, "task_indices": [3, -1]}, ValueError, "non-empty list of ints"),
     ],
 )
+@pytest.mark.slow
 def test_bad_arguments(tiny, kwargs, error, match):
     arguments = {"model": str(tiny[0]), "env_id": ARITHMETIC, "episodes": 1, **kwargs}
     with pytest.raises(error, match=match):
@@ -352,12 +361,14 @@ def test_a_missing_model_path_is_reported_before_loading(tmp_path, backend, miss
         evaluate(model, ARITHMETIC, episodes=1, backend=backend)
 
 
+@pytest.mark.slow
 def test_vllm_backend_without_vllm_installed(tiny, monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm", None)  # how Python marks a module that cannot be imported
     with pytest.raises(ImportError, match="pip install"):
         evaluate(str(tiny[0]), ARITHMETIC, episodes=1, backend="vllm")
 
 
+@pytest.mark.slow
 def test_a_backend_instance_needs_its_tokenizer(tiny):
     oracle = OracleModel(tiny[1], ARITHMETIC, LEVEL1, [])
     with pytest.raises(ValueError, match="tokenizer="):

@@ -333,6 +333,7 @@ def test_concurrent_symbolic_checks_from_threads() -> None:
     assert len(alive) <= symbolic.MAX_WORKERS
 
 
+@pytest.mark.slow  # checks the answers again in many worker orders
 def test_a_verdict_does_not_depend_on_what_else_is_being_checked() -> None:
     """The budget counts the worker's CPU time, not the wait for a worker: the same checks
     get the same verdicts alone and queued behind 64 concurrent slow checks (each of which

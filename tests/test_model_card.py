@@ -14,10 +14,13 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(
-    not all(importlib.util.find_spec(name) for name in ("torch", "transformers", "trl", "datasets")),
-    reason="needs pip install -e '.[train]'",
-)
+pytestmark = [
+    pytest.mark.slow,  # one real GRPO step
+    pytest.mark.skipif(
+        not all(importlib.util.find_spec(name) for name in ("torch", "transformers", "trl", "datasets")),
+        reason="needs pip install -e '.[train]'",
+    ),
+]
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 

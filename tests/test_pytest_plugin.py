@@ -19,6 +19,8 @@ from hypothesis import strategies as st  # imported here, in-process runs keep i
 
 import rlenvs.testing.pytest_plugin as plugin
 
+pytestmark = pytest.mark.slow  # its runs are whole pytest sessions, most in a subprocess as a user runs them
+
 pytest_plugins = ["pytester"]
 
 STRICT = ("--strict-markers", "-p", "no:cacheprovider")

@@ -12,6 +12,8 @@ from rlenvs.envs.terminal.folders import TaskFolderError, load_task_folders
 from rlenvs.envs.terminal.results import results_problem
 from tests.redteam.terminal import write_task_folder
 
+pytestmark = pytest.mark.slow  # its tests run real pytest and unittest in subprocesses
+
 TESTS = {
     "test_mixed.py": (
         "import pytest\n\ndef test_ok(): pass\ndef test_bad(): assert 0\n"

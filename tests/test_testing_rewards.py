@@ -309,6 +309,7 @@ def run_python(code: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_importing_rlenvs_never_imports_hypothesis() -> None:
     result = run_python("import sys, rlenvs, rlenvs.cli, rlenvs.testing\nassert 'hypothesis' not in sys.modules")
     assert result.returncode == 0, result.stderr
@@ -326,12 +327,14 @@ def rlenvs_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProce
     )
 
 
+@pytest.mark.slow
 def test_cli_passes_a_correct_reward_function() -> None:
     result = rlenvs_cli("check-reward", "rlenvs.rewards.math:math_answer_score", "--examples", "10")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "all 7 properties passed" in result.stdout and "PASS  invariance" in result.stdout
 
 
+@pytest.mark.slow
 def test_cli_checks_a_trl_shaped_function() -> None:
     result = rlenvs_cli(
         "check-reward",
@@ -346,6 +349,7 @@ def test_cli_checks_a_trl_shaped_function() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_cli_exits_1_with_the_counterexample_when_a_property_fails(tmp_path: Path) -> None:
     (tmp_path / "my_rewards.py").write_text(
         textwrap.dedent("""
@@ -375,6 +379,7 @@ def test_cli_exits_1_with_the_counterexample_when_a_property_fails(tmp_path: Pat
         ("rlenvs.rewards.math:numeric_answer_score", ["--property", "speed"], "choose from"),
     ],
 )
+@pytest.mark.slow
 def test_cli_exits_2_on_bad_input(target: str, extra: list[str], error: str) -> None:
     result = rlenvs_cli("check-reward", target, "--examples", "5", *extra)
     assert result.returncode == 2, result.stdout + result.stderr

@@ -112,6 +112,15 @@ def _missing_sandbox() -> str | None:
     return f"needs the sandbox's {' and '.join(missing)}: apt-get install bubblewrap python3-minimal (.ci/run does)"
 
 
+def _missing_images() -> str | None:
+    missing = [name for name in ("bwrap", "mmdebstrap") if shutil.which(name) is None]
+    if missing:
+        return (
+            f"needs {' and '.join(missing)} to build task images: apt-get install bubblewrap mmdebstrap (.ci/run does)"
+        )
+    return None
+
+
 def _missing_libreoffice() -> str | None:
     from tests.libreoffice import INSTALL_HINT, find_soffice
 
@@ -127,6 +136,7 @@ REQUIREMENTS: dict[str, Callable[[], str | None]] = {
     "full_data": _missing_full_data,
     "sandbox": _missing_sandbox,
     "libreoffice": _missing_libreoffice,
+    "images": _missing_images,
     "vllm": _missing_vllm,
 }
 """Marker (registered in pyproject.toml): a check returning why what it needs is absent, or

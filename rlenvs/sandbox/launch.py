@@ -25,8 +25,10 @@ import functools
 import itertools
 import os
 import shutil
+import subprocess
 import tempfile
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,6 +61,9 @@ class WorkerLaunch:
     report_child_pid: bool = False
     """Ask bwrap for the host pid of the sandbox's pid 1 (`--info-fd`): a session reads its
     workspace through /proc/<that pid>/root."""
+    spawn: Callable[..., subprocess.Popen[bytes]] | None = None
+    """What starts `argv` (subprocess.Popen's arguments): None, Popen itself; a sandbox over
+    an image's root enters its namespace first (`rlenvs.sandbox.rootfs.spawn`)."""
 
     @property
     def uid(self) -> int | None:

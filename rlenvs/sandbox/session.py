@@ -39,6 +39,7 @@ from rlenvs.sandbox.launch import (
 )
 from rlenvs.sandbox.requests import Limits
 from rlenvs.sandbox.results import ExecResult
+from rlenvs.sandbox.rootfs import RootImage, image_launch
 from rlenvs.sandbox.worker import Worker, WorkerFailed, unsafe_workdir
 
 LOST = "the session's sandbox died and its workspace with it; reset() starts a new one"
@@ -84,6 +85,11 @@ class ShellSession:
     `workdir` is where the workspace is inside the sandbox (Terminal-Bench tasks use /app).
     `unsafe=True` runs without bubblewrap, in a host folder, under rlimits only (see
     `Sandbox`); `workdir` then does not apply.
+
+    `image`: the session runs on a built image (rlenvs.images) instead of the host's /usr: a
+    copy-on-write view of it, the agent its root, `workdir` the image's own folder. Each
+    reset() starts a new view, so nothing of one episode reaches the next; the agent's
+    writes anywhere count against `limits.disk_mb`.
     """
 
     def __init__(
@@ -93,15 +99,23 @@ class ShellSession:
         unsafe: bool = False,
         python: str | None = None,
         workdir: str = DEFAULT_WORKSPACE,
+        image: RootImage | None = None,
     ) -> None:
         if limits is not None and not isinstance(limits, Limits):
             raise TypeError(f"limits must be a rlenvs.sandbox.Limits, got {type(limits).__name__}")
+        if image is not None and not isinstance(image, RootImage):
+            raise TypeError(
+                f"image must be a rlenvs.sandbox.rootfs.RootImage (Image.root()), got {type(image).__name__}"
+            )
+        if image is not None and unsafe:
+            raise ValueError("a session on an image needs the sandbox: unsafe=True has no image to run on")
         check_workspace_path(workdir)
-        check_can_launch(unsafe, python)
+        check_can_launch(unsafe, python if image is None else image.python)
         self.limits = limits or Limits()
         self.unsafe = unsafe
         self.python = python
         self.workdir = workdir
+        self.image = image
         self._state = ""
         self._lost = False
         self._worker: Worker | None = None
@@ -150,9 +164,13 @@ class ShellSession:
         with self._lock:
             self._state = shell_state
             self._lost = False
+            if self.image is not None:  # a new copy-on-write view of the image: nothing to wipe
+                _kill(self._holder)
+                self._worker = None
             worker = self._live_worker()
             records = [entry.for_guest() for entry in entries]
-            for request in ({"kind": "wipe"}, {"kind": "populate", "entries": records}):
+            requests: list[dict] = [{"kind": "wipe"}] if self.image is None else []
+            for request in [*requests, {"kind": "populate", "entries": records}]:
                 answer = self._request(worker, request, self.limits.timeout_s)
                 if answer["status"] != "ok":
                     raise SessionError(f"the workspace could not be set up: {answer.get('detail', answer['status'])}")
@@ -325,6 +343,8 @@ class ShellSession:
         return self._worker
 
     def _launch(self) -> WorkerLaunch:
+        if self.image is not None:
+            return image_launch(self.image, self.limits.disk_mb, self.workdir)
         if self.unsafe:
             return unsafe_launch(self.python, unsafe_workdir(), session=True)
         return bwrap_launch(self.python, self.limits.disk_mb, session=True, workspace=self.workdir)

@@ -82,7 +82,7 @@ class Worker:
         return (
             _launcher()
             .submit(
-                subprocess.Popen,
+                launch.spawn or subprocess.Popen,
                 argv,
                 pass_fds=pass_fds,
                 stdin=subprocess.PIPE,

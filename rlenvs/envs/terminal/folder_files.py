@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rlenvs.envs.terminal.tasks import MAX_SETUP_BYTES, Entry
+from rlenvs.images.dockerfile import short as short  # the one-line form of a file's text in messages
 
 
 class TaskFolderError(ValueError):
@@ -84,8 +85,3 @@ def read_yaml(path: Path, folder: Path) -> Any:
 
 def rel(path: Path, folder: Path) -> str:
     return path.relative_to(folder).as_posix() if path.is_relative_to(folder) else str(path)
-
-
-def short(text: str, limit: int = 120) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,169 @@
+"""The layer cache: each layer of an image a folder of the files it changed, found by a key.
+
+A layer's key hashes its parent's key, the id mapping its files are owned for, and what made
+it (the instruction as the build read it: for a RUN its command and variables, for a COPY
+the content of every file copied). Two Dockerfiles that share a prefix of instructions share
+those layers, so the apt and pip steps every task of a corpus starts with are built once.
+
+Layout, under `store_dir()`: layers/<key>/diff (the files, in overlayfs' format: a deleted
+file is a 0/0 character device, a replaced folder is marked opaque) and layers/<key>/layer.json
+(what made it). A layer is built in tmp/ and renamed into place whole, so an interrupted
+build leaves no half layer, and everything already built stays.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+STORE_VARIABLE = "RLENVS_IMAGE_CACHE"
+OPAQUE_XATTR = "user.overlay.opaque"
+
+
+class StoreError(RuntimeError):
+    """The layer cache cannot be used; the message says why and how to fix it."""
+
+
+def store_dir() -> Path:
+    """$RLENVS_IMAGE_CACHE, else /var/cache/rlenvs/images for root (the image's root, a
+    host id of its own, must be able to reach the layers) or ~/.cache/rlenvs/images."""
+    if os.environ.get(STORE_VARIABLE):
+        return Path(os.environ[STORE_VARIABLE]).expanduser()
+    if os.geteuid() == 0:
+        return Path("/var/cache/rlenvs/images")
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return Path(cache) / "rlenvs" / "images"
+
+
+def layer_key(parent: str, *parts: object) -> str:
+    digest = hashlib.sha256(json.dumps([parent, *parts], sort_keys=True, default=str).encode())
+    return digest.hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class Layer:
+    key: str
+    diff: Path
+
+
+class LayerStore:
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root or store_dir()
+        try:
+            (self.root / "layers").mkdir(parents=True, exist_ok=True)
+            (self.root / "tmp").mkdir(exist_ok=True)
+        except OSError as error:
+            raise StoreError(f"the image cache {self.root} cannot be made ({error}): set ${STORE_VARIABLE}") from None
+        if os.geteuid() == 0:
+            self._check_reachable()
+
+    def _check_reachable(self) -> None:
+        """The sandbox's root is a host id of its own: every folder above the layers must let
+        others through (not /root, mode 0700)."""
+        for folder in (self.root / "layers", *(self.root / "layers").parents):
+            if folder.is_relative_to(self.root):  # the store's own folders: made here, opened here
+                os.chmod(folder, os.stat(folder).st_mode | 0o111)
+            elif not os.stat(folder).st_mode & stat.S_IXOTH:
+                raise StoreError(
+                    f"the image cache {self.root} is inside {folder}, which other users cannot enter, and the sandbox "
+                    f"runs an image as a user id of its own: set ${STORE_VARIABLE} to a folder such as /var/cache/rlenvs"
+                )
+
+    def get(self, key: str) -> Layer | None:
+        folder = self.root / "layers" / key
+        return Layer(key, folder / "diff") if (folder / "layer.json").is_file() else None
+
+    def new(self, key: str) -> Path:
+        """An empty folder to build layer `key` in (its diff/ beside work space for overlayfs)."""
+        folder = self.root / "tmp" / f"{key}-{os.getpid()}-{time.monotonic_ns()}"
+        folder.mkdir(mode=0o755)
+        (folder / "diff").mkdir(mode=0o755)
+        return folder
+
+    def commit(self, key: str, folder: Path, made_by: dict) -> Layer:
+        """Put the layer built in `folder` in place (whole, by a rename); a layer another build
+        put there first wins."""
+        for name in ("work", "merged"):
+            _remove(folder / name)
+        (folder / "layer.json").write_text(json.dumps({"key": key, **made_by}, indent=1) + "\n", encoding="utf-8")
+        target = self.root / "layers" / key
+        try:
+            folder.rename(target)
+        except OSError:
+            _remove(folder)
+            if self.get(key) is None:
+                raise
+        layer = self.get(key)
+        assert layer is not None  # just renamed into place, or another build's
+        return layer
+
+    def discard(self, folder: Path) -> None:
+        _remove(folder)
+
+
+def _remove(path: Path) -> None:
+    """Remove a folder overlayfs worked in (its work/ subfolder has mode 000)."""
+    if not path.exists():
+        return
+    for folder, dirs, _ in os.walk(path):
+        for name in dirs:
+            full = os.path.join(folder, name)
+            if not os.path.islink(full):
+                os.chmod(full, 0o700)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+# --- reading the stack of layers ------------------------------------------------------------------
+
+
+def lookup(layers: Sequence[Layer], path: str) -> tuple[Layer, os.stat_result] | None:
+    """The entry at absolute `path` in the image the layers (base first) make, and the layer
+    it comes from, as overlayfs shows it: a higher layer's entry hides a lower one's, a 0/0
+    character device is a deletion, an opaque folder hides what lower layers hold below it.
+    None: no such entry (or a file where a folder on the way would be)."""
+    parts = [part for part in path.split("/") if part]
+    visible = list(reversed(layers))  # the layers that may hold the path, top first
+    found: tuple[Layer, os.stat_result] | None = None
+    for depth in range(len(parts) + 1):
+        relative = "/".join(parts[:depth])
+        found, below = None, []
+        for layer in visible:
+            try:
+                info = os.lstat(layer.diff / relative)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            if stat.S_ISCHR(info.st_mode) and info.st_rdev == 0:
+                break  # deleted in this layer
+            if found is None:
+                found = (layer, info)
+            if not stat.S_ISDIR(info.st_mode) or not stat.S_ISDIR(found[1].st_mode):
+                break  # a file hides everything under it; a folder hides a lower file
+            below.append(layer)
+            if _opaque(layer.diff / relative):
+                break
+        if found is None or (depth < len(parts) and not stat.S_ISDIR(found[1].st_mode)):
+            return None
+        visible = below
+    return found
+
+
+def _opaque(folder: Path) -> bool:
+    try:
+        return os.getxattr(folder, OPAQUE_XATTR, follow_symlinks=False) == b"y"
+    except OSError:
+        return False
+
+
+def read_image_file(layers: Sequence[Layer], path: str) -> bytes | None:
+    """A regular file's content in the image, or None (absent, or not a regular file)."""
+    found = lookup(layers, path)
+    if found is None or not stat.S_ISREG(found[1].st_mode):
+        return None
+    return (found[0].diff / path.lstrip("/")).read_bytes()

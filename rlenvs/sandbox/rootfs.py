@@ -1,0 +1,238 @@
+"""Sandboxes over an image's root filesystem: its layers mounted as one overlay, as root of a
+user namespace whose ids the host maps.
+
+A built image (rlenvs.images) is a stack of layer folders. Everything that runs on it, a
+Dockerfile's RUN step or an agent's episode, starts from `enter_root.py`: a user and mount
+namespace of its own, the layers as an overlay whose upper layer is a tmpfs (an episode:
+copy-on-write, gone when it ends, so N episodes of one image never see each other) or the
+build step's new layer on disk, then bubblewrap over that overlay, with no user namespace of
+its own (it runs as the namespace's root) and every capability dropped but those asked for.
+
+Ids (`IdMap`). Image files belong to users of the image (root, _apt, a service's account).
+Started by root, the namespace maps the image's ids 0-65535 to host ids IMAGE_ID_BASE and
+up, none of them a real account; the layers on disk are owned by those host ids, and a
+process that leaves the sandbox is nobody on the host. Started by another user, only that
+user can be mapped (to 0): an image then has one owner, and a step that gives files to
+another user (chown, apt's _apt) fails.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlenvs.sandbox.launch import GUEST_MOUNT, WorkerLaunch, find_bwrap, staged_guest_dir
+
+IMAGE_ID_BASE = 1_700_000_000
+"""Host id of an image's root when started by root: far from real accounts, from rootless
+containers' usual subordinate ranges and from the pool workers' (launch.UID_BASE)."""
+IMAGE_ID_COUNT = 65536
+ENTER_ROOT = Path(__file__).resolve().parent / "enter_root.py"
+HANDSHAKE_TIMEOUT_S = 30.0
+
+
+class RootUnavailable(RuntimeError):
+    """A sandbox over an image's root cannot start here; the message says why and the fix."""
+
+
+@dataclass(frozen=True)
+class IdMap:
+    """How the namespace's ids map to the host's: `count` ids from `host`, 0 first."""
+
+    host_uid: int
+    host_gid: int
+    count: int
+
+    @classmethod
+    def for_this_user(cls) -> IdMap:
+        if os.geteuid() == 0:
+            return cls(IMAGE_ID_BASE, IMAGE_ID_BASE, IMAGE_ID_COUNT)
+        return cls(os.geteuid(), os.getegid(), 1)
+
+    @property
+    def name(self) -> str:
+        """Part of every layer's cache key: a layer's files are owned for one mapping."""
+        return f"{self.host_uid}-{self.host_gid}-{self.count}"
+
+    def host_ids(self, uid: int, gid: int) -> tuple[int, int]:
+        """The host owner of a file the image gives `uid`:`gid` (ValueError when unmapped)."""
+        if not (0 <= uid < self.count and 0 <= gid < self.count):
+            raise ValueError(
+                f"the image gives a file to {uid}:{gid}, and only ids 0-{self.count - 1} are mapped here"
+                + ("" if self.count > 1 else " (start rlenvs as root to map the image's users)")
+            )
+        return self.host_uid + uid, self.host_gid + gid
+
+    def write(self, pid: int) -> None:
+        """Write the maps of `pid`'s new user namespace (from outside it)."""
+        if self.count > 1:
+            _write(f"/proc/{pid}/uid_map", f"0 {self.host_uid} {self.count}\n")
+            _write(f"/proc/{pid}/gid_map", f"0 {self.host_gid} {self.count}\n")
+        else:
+            _write(f"/proc/{pid}/uid_map", f"0 {self.host_uid} 1\n")
+            _write(f"/proc/{pid}/setgroups", "deny\n")
+            _write(f"/proc/{pid}/gid_map", f"0 {self.host_gid} 1\n")
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as file:
+        file.write(text)
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """An image's layers (top first) as one root; `upper`/`work`: a build step's new layer
+    on disk, else a tmpfs of `tmpfs_mb` MiB that holds everything the sandbox writes."""
+
+    lowers: tuple[str, ...]
+    merged: str
+    """An empty folder the overlay is mounted on (in the sandbox's namespace only)."""
+    upper: str | None = None
+    work: str | None = None
+    tmpfs_mb: int = 1024
+
+
+def spawn(
+    overlay: Overlay, ids: IdMap, bwrap_argv: Sequence[str], pass_fds: Sequence[int] = (), **popen: Any
+) -> subprocess.Popen[bytes]:
+    """Start bubblewrap (`bwrap_argv`, its binary first) over `overlay` in a namespace mapped by
+    `ids`; `popen`: the rest of subprocess.Popen's arguments (pipes, env, session)."""
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    spec = {
+        "ready_fd": ready_w,
+        "go_fd": go_r,
+        "lowers": list(overlay.lowers),
+        "upper": overlay.upper,
+        "work": overlay.work,
+        "tmpfs_mb": overlay.tmpfs_mb,
+        "merged": overlay.merged,
+        "argv": list(bwrap_argv),
+    }
+    argv = [sys.executable, "-I", "-S", "-B", str(ENTER_ROOT), json.dumps(spec)]
+    try:
+        process = subprocess.Popen(argv, pass_fds=(ready_w, go_r, *pass_fds), **popen)
+    finally:
+        os.close(ready_w)
+        os.close(go_r)
+    try:
+        if not _wait_byte(ready_r, b"u"):
+            raise RootUnavailable(f"the image's namespace did not start: {_stderr(process)}")
+        try:
+            ids.write(process.pid)
+        except OSError as error:
+            raise RootUnavailable(
+                f"the host could not map the image's ids ({error}): run as root, or as a user with a user namespace "
+                "of their own (sysctl kernel.unprivileged_userns_clone=1)"
+            ) from None
+        os.write(go_w, b"g")
+    except BaseException:
+        process.kill()
+        process.wait()
+        raise
+    finally:
+        os.close(ready_r)
+        os.close(go_w)
+    return process
+
+
+def _wait_byte(fd: int, expected: bytes) -> bool:
+    deadline = time.monotonic() + HANDSHAKE_TIMEOUT_S
+    while (left := deadline - time.monotonic()) > 0:
+        readable, _, _ = select.select([fd], [], [], left)
+        if readable:
+            return os.read(fd, 1) == expected
+    return False
+
+
+def _stderr(process: subprocess.Popen[bytes]) -> str:
+    try:
+        _, err = process.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        return "(no answer)"
+    return (err or b"").decode(errors="replace").strip()[-500:] or f"exit status {process.returncode}"
+
+
+def bwrap_over_root(
+    bwrap: str,
+    merged: str,
+    *,
+    network: bool,
+    keep_caps: tuple[str, ...] = (),
+    binds: Sequence[tuple[str, str]] = (),
+    extra: Sequence[str] = (),
+) -> list[str]:
+    """bubblewrap's options for a sandbox whose root is `merged`: new pid, ipc, uts and cgroup
+    namespaces (and network but with `network`), fresh /proc and /dev, the namespace's root
+    with only `keep_caps`; `binds`: (host path, sandbox path) read-only."""
+    argv = [
+        bwrap,
+        "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+        *([] if network else ["--unshare-net"]),
+        "--new-session", "--die-with-parent",
+        "--bind", merged, "/",
+        "--proc", "/proc", "--dev", "/dev",
+        "--cap-drop", "ALL",
+    ]  # fmt: skip
+    for cap in keep_caps:
+        argv += ["--cap-add", cap]
+    for source, target in binds:
+        argv += ["--ro-bind-try", source, target]
+    return [*argv, *extra]
+
+
+# --- an episode's sandbox ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RootImage:
+    """What a shell session needs of a built image (rlenvs.images.build.Image.root())."""
+
+    lowers: tuple[str, ...]
+    """The layer folders, top first."""
+    python: str
+    """The image's own Python 3, which runs the sandbox's zygote (standard library only)."""
+    path: str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+EPISODE_STAGE = "/tmp/rlenvs-episode-root"
+"""An empty folder every episode's namespace mounts its own tmpfs on (the host's stays empty)."""
+
+
+def image_launch(image: RootImage, disk_mb: int, workspace: str) -> WorkerLaunch:
+    """A shell session's worker over `image`: a copy-on-write root whose writes (the agent's,
+    anywhere) go to a tmpfs of `disk_mb` MiB that ends with the episode; the workspace is the
+    image's own `workspace` folder, /tmp and /dev/shm fresh tmpfs of that size; no network."""
+    os.makedirs(EPISODE_STAGE, mode=0o755, exist_ok=True)
+    size = str(disk_mb << 20)
+    merged = f"{EPISODE_STAGE}/merged"
+    argv = bwrap_over_root(
+        find_bwrap(),
+        merged,
+        network=False,
+        keep_caps=("CAP_SYS_ADMIN",),  # the session zygote's, for read-only verdict folders; its children drop it
+        extra=[
+            "--as-pid-1", "--hostname", "sandbox",
+            "--ro-bind", staged_guest_dir(), GUEST_MOUNT,
+            "--size", size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+            "--size", size, "--tmpfs", "/tmp",
+            "--remount-ro", "/proc",
+            "--chdir", workspace,
+            "--clearenv", "--setenv", "PATH", image.path, "--setenv", "HOME", "/root", "--setenv", "LANG", "C.UTF-8",
+            image.python, "-I", "-S", "-B", f"{GUEST_MOUNT}/zygote.py", "--workspace", workspace, "--session",
+        ],
+    )  # fmt: skip
+    overlay = Overlay(image.lowers, merged, tmpfs_mb=disk_mb)
+    ids = IdMap.for_this_user()
+    return WorkerLaunch(
+        argv=tuple(argv), lease=None, report_child_pid=True, spawn=functools.partial(spawn, overlay, ids)
+    )

@@ -1,0 +1,187 @@
+"""Task images built from Dockerfiles without Docker (rlenvs.images) and episodes on them
+(rlenvs.sandbox.ShellSession(image=...)): a real Debian root from mmdebstrap, real apt and
+pip RUN steps over the network, bubblewrap over overlayfs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from rlenvs.images.bases import BaseImageError, DebianRoot, LocalRoot, base_for
+from rlenvs.images.build import ImageBuildError, build_image
+from rlenvs.images.dockerfile import instructions
+from rlenvs.images.layers import LayerStore, lookup
+from rlenvs.sandbox.session import ShellSession
+
+FIXTURE = Path(__file__).parent / "data" / "images" / "harbor-shaped" / "environment"
+TEST_BASE = DebianRoot("trixie", ("python3", "python3-pip", "passwd"), note="the tests' small root")
+BASES = {"ghcr.io/laude-institute/t-bench/*": TEST_BASE}
+
+
+@pytest.fixture(scope="module")
+def store():
+    """A cache of its own, built from nothing (CI caches nothing between runs), in a folder the
+    image's root (a host id of its own) can reach: not under pytest's /tmp/pytest-of-root."""
+    folder = Path(f"/var/tmp/rlenvs-test-images-{os.getpid()}")
+    yield LayerStore(folder)
+    LayerStore(folder).discard(folder)
+
+
+@pytest.fixture(scope="module")
+def built(store):
+    lines: list[str] = []
+    started = time.monotonic()
+    image = build_image(FIXTURE / "Dockerfile", bases=BASES, store=store, progress=lines.append)
+    return image, lines, time.monotonic() - started
+
+
+pytestmark = pytest.mark.images
+
+
+def test_a_harbor_shaped_dockerfile_builds_with_apt_pip_and_copies_outside_the_workdir(built) -> None:
+    image, lines, _ = built
+    assert image.workdir == "/app" and image.user == "root"
+    assert image.environment["PATH"].startswith("/opt/tools:/usr/local/sbin:")
+    assert image.environment["GREETING"] == "hello"
+    assert [line.rsplit(": ", 1)[1].split(" ")[0] for line in lines if line.startswith("step")] == [
+        "built", "no", "no", "built", "built", "built", "built", "built", "no", "built", "no", "built", "built",
+    ]  # fmt: skip
+    assert lookup(image.layers, "/etc/hostname") is None  # deleted by a RUN: a whiteout in its layer
+    found = lookup(image.layers, "/home/agent/made-by-agent")
+    assert found is not None and found[1].st_uid == found[1].st_gid  # the agent's own, as USER made it
+
+
+def test_a_rebuild_takes_every_layer_from_the_cache(built, store) -> None:
+    image, _, cold_s = built
+    lines: list[str] = []
+    started = time.monotonic()
+    again = build_image(FIXTURE / "Dockerfile", bases=BASES, store=store, progress=lines.append)
+    warm_s = time.monotonic() - started
+    assert again.key == image.key and again.lowers == image.lowers
+    assert not any(line.endswith("built") for line in lines) and warm_s < cold_s / 10
+
+
+def test_an_episode_has_the_image_its_tools_and_its_workdir(built) -> None:
+    image, _, _ = built
+    with ShellSession(image=image.root(), workdir=image.workdir) as session:
+        session.reset()
+        environment = "".join(f"export {name}='{value}'\n" for name, value in image.environment.items())
+        run = session.run(environment + "pwd; id -u; greet; jq -n 1+1; python3 -c 'import six; print(six.__version__)'")
+        assert run.stdout.split("\n")[:5] == ["/app", "0", "hello from greet", "2", "1.16.0"], run.stdout
+        listing = session.run("stat -c '%U %a' /app/numbers.txt /opt/tools/greet; sort -n /srv/data/numbers.txt")
+        assert listing.stdout.split("\n")[:5] == ["agent 644", "root 755", "1", "2", "3"], listing.stdout
+
+
+def test_episodes_are_copy_on_write_and_never_see_each_other(built) -> None:
+    image, _, _ = built
+    root = image.root()
+    with ShellSession(image=root, workdir=image.workdir) as one, ShellSession(image=root, workdir="/app") as two:
+        one.reset()
+        two.reset()
+        assert one.run("echo mine > /etc/motd-test && rm /srv/data/numbers.txt && echo ok").stdout == "ok\n"
+        assert two.run("cat /etc/motd-test; cat /srv/data/numbers.txt | wc -l").stdout.endswith("3\n")
+        one.reset()  # a new episode: a new view of the image
+        assert one.run("cat /etc/motd-test; wc -l < /srv/data/numbers.txt").stdout.endswith("3\n")
+    for layer in image.layers:  # nothing of it reached the layers on disk
+        assert not (layer.diff / "etc" / "motd-test").exists()
+
+
+def test_a_failing_step_names_its_line_and_output_and_leaves_no_layer(store, tmp_path: Path) -> None:
+    (tmp_path / "Dockerfile").write_text(
+        "FROM ghcr.io/laude-institute/t-bench/python-3-13:20250620\nRUN echo about to fail && exit 3\n"
+    )
+    before = set(os.listdir(store.root / "layers"))
+    with pytest.raises(
+        ImageBuildError, match=r"line 2: `RUN echo about to fail && exit 3`\) failed with exit status 3"
+    ):
+        build_image(tmp_path / "Dockerfile", bases=BASES, store=store, progress=lambda line: None)
+    assert set(os.listdir(store.root / "layers")) == before and not os.listdir(store.root / "tmp")
+
+
+def test_a_build_step_has_no_way_out_of_its_root(built, store, tmp_path: Path) -> None:
+    """A RUN step sees the image, not the host: not the host's files, not its processes."""
+    marker = Path("/var/tmp") / f"rlenvs-host-only-{os.getpid()}"
+    marker.write_text("host")
+    try:
+        (tmp_path / "Dockerfile").write_text(
+            "FROM ghcr.io/laude-institute/t-bench/python-3-13:20250620\n"
+            f"RUN test ! -e {marker} && test ! -e /work && test $(ls /proc | grep -c '^[0-9]') -lt 10 && "
+            "! unshare -U true 2>/dev/null\n"
+        )
+        build_image(tmp_path / "Dockerfile", bases=BASES, store=store, progress=lambda line: None)
+    finally:
+        marker.unlink()
+
+
+# --- refusals, before anything is built -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("FROM debian:trixie AS a\nRUN true\nFROM debian:trixie\n", r"line 3: `FROM debian:trixie`\) is a second FROM"),
+        ('FROM debian:trixie\nENTRYPOINT ["sleep"]\n', r"line 2: .*starts a process with the container"),
+        ("FROM debian:trixie\nCOPY --from=builder /a /b\n", r"line 2: .*uses --from"),
+        ("FROM debian:trixie\nRUN <<EOF\necho hi\nEOF\n", r"line 2: .*uses a heredoc"),
+        ("RUN true\nFROM debian:trixie\n", r"line 1: `RUN true`\) comes before any FROM"),
+        ("FROM debian:trixie\nSTOPSIGNAL 9\nONBUILD RUN x\nMAINTAINER me\nFOO bar\n", r"line 5: `FOO bar`\) uses FOO"),
+    ],
+)
+def test_what_cannot_be_built_is_refused_by_line_before_building(store, tmp_path: Path, text: str, reason: str) -> None:
+    (tmp_path / "Dockerfile").write_text(text)
+    before = set(os.listdir(store.root / "layers"))
+    with pytest.raises(ImageBuildError, match=reason):
+        build_image(tmp_path / "Dockerfile", store=store, progress=lambda line: None)
+    assert set(os.listdir(store.root / "layers")) == before
+
+
+def test_an_unmapped_base_says_how_to_map_it(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("RLENVS_BASE_IMAGES", raising=False)
+    with pytest.raises(BaseImageError, match=r"quay.io/x/y:1 is neither mapped .* \$RLENVS_BASE_IMAGES names"):
+        base_for("quay.io/x/y:1")
+    table = tmp_path / "bases.json"
+    table.write_text('{"quay.io/x/*": {"root": "/srv/roots/y.tar"}, "ubuntu:24.04": {"debian": "bookworm"}}')
+    monkeypatch.setenv("RLENVS_BASE_IMAGES", str(table))
+    assert base_for("quay.io/x/y:1") == LocalRoot(Path("/srv/roots/y.tar"))
+    assert isinstance(base_for("ubuntu:24.04"), DebianRoot) and base_for("ubuntu:24.04").suite == "bookworm"
+    table.write_text('{"quay.io/x/*": {"image": "somewhere"}}')
+    with pytest.raises(BaseImageError, match=r'must map to \{"root": PATH\}'):
+        base_for("quay.io/x/y:1")
+
+
+def test_the_parser_joins_continuations_and_keeps_line_numbers() -> None:
+    escape, found = instructions("# escape=`\nFROM x\nRUN echo a `\n  b\n# note\nenv A=1\n")
+    assert escape == "`"
+    assert [(ins.line, ins.keyword) for ins in found] == [(2, "FROM"), (3, "RUN"), (6, "ENV")]
+    assert found[1].args.split() == ["echo", "a", "b"]
+
+
+def test_a_local_root_tarball_is_a_base(tmp_path: Path) -> None:
+    """A user's own root (say `docker export` of the real image) stands in for a base: here the
+    test base's own files, packed."""
+    root = tmp_path / "root"
+    (root / "etc").mkdir(parents=True)
+    (root / "etc" / "os-release").write_text("ID=mine\n")
+    (root / "bin").symlink_to("usr/bin")
+    archive = shutil.make_archive(str(tmp_path / "root"), "gztar", root)
+    (tmp_path / "Dockerfile").write_text("FROM mine:1\nENV X=1\n")
+    store = LayerStore(Path(f"/var/tmp/rlenvs-test-local-root-{os.getpid()}"))
+    try:
+        image = build_image(
+            tmp_path / "Dockerfile",
+            bases={"mine:*": LocalRoot(Path(archive))},
+            store=store,
+            progress=lambda line: None,
+        )
+        found = lookup(image.layers, "/etc/os-release")
+        assert found is not None and stat.S_ISREG(found[1].st_mode)
+        assert (image.layers[0].diff / "bin").is_symlink()
+        with pytest.raises(ImageBuildError, match="has no python3"):
+            image.root()
+    finally:
+        store.discard(store.root)

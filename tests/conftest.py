@@ -190,3 +190,24 @@ def pytest_make_collect_report(collector: pytest.Collector):
         )
         report.outcome = "failed"
         report.longrepr = f"{collector.nodeid} skipped, and RLENVS_REQUIRE_ALL is set: {reason}"
+
+
+@pytest.fixture(scope="session")
+def image_store():
+    """The run's one cache of task images (rlenvs.images), made from nothing (CI caches nothing
+    between runs; the Debian base is built once a run) and used by every build of the run,
+    rlenvs' own too ($RLENVS_IMAGE_CACHE). In /var/tmp: the image's root is a host id of its
+    own and cannot enter pytest's /tmp/pytest-of-root."""
+    from rlenvs.images.layers import STORE_VARIABLE, LayerStore
+
+    folder = Path(f"/var/tmp/rlenvs-test-images-{os.getpid()}")
+    previous = os.environ.get(STORE_VARIABLE)
+    os.environ[STORE_VARIABLE] = str(folder)
+    try:
+        yield LayerStore(folder)
+    finally:
+        if previous is None:
+            os.environ.pop(STORE_VARIABLE, None)
+        else:
+            os.environ[STORE_VARIABLE] = previous
+        LayerStore(folder).discard(folder)

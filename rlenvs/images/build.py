@@ -91,6 +91,18 @@ class Image:
         """The layer folders as overlayfs takes them, top first."""
         return tuple(str(layer.diff) for layer in reversed(self.layers))
 
+    def has_python_module(self, name: str) -> bool:
+        """Whether the image's python3 can import the top-level module `name` from its standard
+        library or its system or /usr/local site folders (a package or a .py file)."""
+        folders = {"/usr/lib/python3/dist-packages"}
+        for layer in self.layers:
+            for parent in ("usr/lib", "usr/local/lib"):
+                for found in (layer.diff / parent).glob("python3.*"):
+                    folders.update(f"/{parent}/{found.name}{tail}" for tail in ("", "/site-packages", "/dist-packages"))
+        return any(
+            lookup(self.layers, f"{folder}/{name}{suffix}") is not None for folder in folders for suffix in ("", ".py")
+        )
+
     def root(self) -> RootImage:
         """What a shell session runs on (rlenvs.sandbox.ShellSession(image=...))."""
         for python in ("/usr/bin/python3", "/usr/local/bin/python3"):

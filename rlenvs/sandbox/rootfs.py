@@ -22,6 +22,7 @@ import functools
 import json
 import os
 import select
+import stat
 import subprocess
 import sys
 import time
@@ -236,3 +237,30 @@ def image_launch(image: RootImage, disk_mb: int, workspace: str) -> WorkerLaunch
     return WorkerLaunch(
         argv=tuple(argv), lease=None, report_child_pid=True, spawn=functools.partial(spawn, overlay, ids)
     )
+
+
+MAX_CHANGES = 200_000
+"""Entries of an episode's upper layer read at most (its tmpfs caps their bytes, not their count)."""
+
+
+def episode_changes(outer_pid: int) -> list[tuple[str, bool]]:
+    """What an episode changed in its image: (path, deleted) for every entry of its overlay's
+    upper layer, read by the host through the namespace of `outer_pid` (the worker's first
+    process, where the tmpfs is mounted), following no link. A folder listed was made or
+    changed (its own metadata, or a file inside it)."""
+    upper = f"/proc/{outer_pid}/root{EPISODE_STAGE}/upper"
+    found: list[tuple[str, bool]] = []
+    pending = [""]
+    while pending and len(found) < MAX_CHANGES:
+        relative = pending.pop()
+        try:
+            entries = list(os.scandir(upper + relative))
+        except OSError:
+            continue
+        for entry in entries:
+            path = f"{relative}/{entry.name}"
+            info = entry.stat(follow_symlinks=False)
+            found.append((path, stat.S_ISCHR(info.st_mode) and info.st_rdev == 0))
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(path)
+    return found

@@ -344,6 +344,38 @@ def _record(path: str, data: bytes | None, *, pyc: bool = False) -> _Record:
     return _Record({**record, "pyc": True} if pyc else record)
 
 
+TOOLCHAIN_PREFIXES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/alternatives")
+"""On an image the agent is root and may write anywhere; the tests then run the image's own
+interpreter, shell, libraries and pytest. What lives here is theirs: an episode that changed
+any of it gets no test run (`toolchain_changes`)."""
+TOOLCHAIN_FILES = re.compile(
+    r"^/etc/(ld\.so\.(preload|conf|cache)|ld\.so\.conf\.d(/.*)?|python3[^/]*(/.*)?)$"
+    r"|/(sitecustomize|usercustomize)\.py$|\.pth$"
+)
+"""The dynamic loader's configuration, Python's, and what every python3 loads at start."""
+
+
+def toolchain_changes(changes: Iterable[tuple[str, bool]], workdir: str, path: str = "") -> list[str]:
+    """The entries an episode changed (rlenvs.sandbox.ShellSession.image_changes) that the
+    tests would run: anything under TOOLCHAIN_PREFIXES or matching TOOLCHAIN_FILES, and any
+    file in a folder of the tests' `path` (a `python3` ahead of the image's); not the
+    workspace, which is the agent's to change."""
+    search = {folder.rstrip("/") for folder in path.split(":") if folder.startswith("/")}
+    inside = workdir.rstrip("/") + "/"
+    found = []
+    for changed, deleted in changes:
+        if changed == workdir or changed.startswith(inside):
+            continue
+        parent = changed.rsplit("/", 1)[0]
+        if (
+            any(changed == prefix or changed.startswith(prefix + "/") for prefix in TOOLCHAIN_PREFIXES)
+            or TOOLCHAIN_FILES.search(changed)
+            or parent in search
+        ):
+            found.append(f"{changed} (deleted)" if deleted else changed)
+    return found
+
+
 def run_tests(
     session: ShellSession,
     tests: Iterable[WorkspaceEntry],
@@ -358,6 +390,16 @@ def run_tests(
     Raises SessionError when the sandbox cannot be set up for it (the tests then did not
     run); a run whose folders could not be made read-only did not run either and fails,
     saying so in its output."""
+    if session.image is not None:
+        path = dict(environment).get("PATH", session.image.path)
+        tampered = toolchain_changes(session.image_changes(), session.workdir, path)
+        if tampered:
+            shown = ", ".join(tampered[:5]) + (f" and {len(tampered) - 5} more" if len(tampered) > 5 else "")
+            reason = (
+                f"the episode changed what the tests run on ({shown}): the image's interpreter, shell, libraries "
+                "and test tools are the tests' own, so they were not run"
+            )
+            return ExecResult("error", reason, "", None, None, False, 0.0, reason)
     run = VerdictRun.new(session.workdir)
     files = run.files(tests)
     session.add_files(files, run.root, wipe=SCRATCH_FOLDERS)  # the scratch folders emptied first

@@ -137,10 +137,24 @@ class Image:
     environment: dict[str, str] = field(default_factory=dict)
 
 
+def build_source(folder: Path, base: Path) -> tuple[Path, Path, dict[str, str]]:
+    """The build context and Dockerfile of the task in `base` (its compose file's service's,
+    when it has one), and the variables the compose file sets."""
+    compose = next((base / name for name in COMPOSE_FILES if (base / name).is_file()), None)
+    return _compose(compose, folder) if compose else (base, base / "Dockerfile", {})
+
+
+def runs_anything(path: Path) -> bool:
+    """Whether a Dockerfile has a RUN line: its image must be built (rlenvs.images)."""
+    try:
+        return any(ins.keyword == "RUN" for ins in instructions(path.read_text(encoding="utf-8", errors="replace"))[1])
+    except (OSError, DockerfileError):
+        return False
+
+
 def image(folder: Path, base: Path, extra: Mapping[str, str] | None = None) -> Image:
     """The image of the Dockerfile (or compose file) in `base`; `extra`: variables set over it."""
-    compose = next((base / name for name in COMPOSE_FILES if (base / name).is_file()), None)
-    context, dockerfile, environment = _compose(compose, folder) if compose else (base, base / "Dockerfile", {})
+    context, dockerfile, environment = build_source(folder, base)
     environment = {**environment, **(extra or {})}
     if not dockerfile.is_file():
         return Image(environment=environment)
@@ -167,9 +181,10 @@ def _parse_dockerfile(text: str, where: str) -> tuple[str, list[Copy], dict[str,
             f"line {first.line}" if len(runs) == 1 else f"{len(runs)} RUN instructions; the first at line {first.line}"
         )
         raise TaskFolderError(
-            f"{where} runs `{first.text()}` ({more}): building that image needs Docker, and rlenvs runs task "
-            "folders without Docker, on the host's own tools (its /usr) with no network. Move set-up that needs "
-            "no network into setup.sh (run in the workspace before the agent starts), or drop the Dockerfile"
+            f"{where} runs `{first.text()}` ({more}): the host backend reads a Dockerfile without building it, "
+            'on the host\'s own tools (its /usr) with no network. Load the folder with backend="bwrap" (or '
+            '"auto") to build its image without Docker (rlenvs.images), or move set-up that needs no network '
+            "into setup.sh (run in the workspace before the agent starts)"
         )
     workdir, copies, env, stages = PurePosixPath(DEFAULT_WORKDIR), [], {}, 0
     for ins in found:

@@ -128,7 +128,11 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
     rlenvs/Terminal-v0` lists them); `level`: 1 or 2. `task_dir`: a folder of task folders
     instead (then `families` and `level` are unused). `timeout_s`, `memory_mb`, `disk_mb`:
     the limits of each command and of the workspace. `unsafe_sandbox=True` runs without
-    bubblewrap (rlimits only: never for an agent you do not trust).
+    bubblewrap (rlimits only: never for an agent you do not trust). `backend`: how a task
+    folder's machine is made (rlenvs.envs.terminal.folders.BACKENDS): "host" (the host's
+    /usr, no image), "bwrap" (its Dockerfile built into an image, rlenvs.images, episodes on
+    a copy-on-write view of it), "auto" (bwrap for a Dockerfile with RUN lines); reported as
+    `info["backend"]` at reset.
     """
 
     env_name = "Terminal-v0"
@@ -151,11 +155,14 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
         unsafe_sandbox: bool = False,
         system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
         render_mode: str | None = None,
+        backend: str = "host",
     ) -> None:
         if task_dir is not None:
             from rlenvs.envs.terminal.folders import load_task_folders
 
-            source = DatasetSource(load_task_folders(task_dir), name=str(task_dir))
+            source = DatasetSource(load_task_folders(task_dir, backend=backend), name=str(task_dir))
+        elif backend != "host":
+            raise ValueError(f"backend={backend!r} builds task folders' images: it needs task_dir")
         else:
             source = self.family_mix("terminal", families, level, _task_at)
         check_int("max_output_chars", max_output_chars, at_least=200)
@@ -197,6 +204,7 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
             )
         self._oracle_start = read_tree(self.session)
         self._oracle_mark, self._oracle_pending = Mark(0, 0, self._oracle_start, None), None
+        info["backend"] = "bwrap" if self.task.image is not None else "unsafe" if self.unsafe_sandbox else "host"
         return observation, info
 
     def _session_for(self, task: TerminalTask) -> ShellSession:
@@ -205,10 +213,12 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
         could not be copied or rebuilt: its episode cannot go on."""
         if isinstance(self._restore, str):
             raise SessionError(self._restore)
-        if self.session is None or self.session.workdir != task.workdir:
+        if self.session is None or (self.session.workdir, self.session.image) != (task.workdir, task.image):
             if self.session is not None:
                 self.session.close()
-            self.session = ShellSession(limits=self.limits, unsafe=self.unsafe_sandbox, workdir=task.workdir)
+            self.session = ShellSession(
+                limits=self.limits, unsafe=self.unsafe_sandbox, workdir=task.workdir, image=task.image
+            )
             if self._restore is not None:  # this env is a copy, made mid-episode
                 snapshot, self._restore = self._restore, None
                 try:

@@ -88,7 +88,7 @@ import re
 import shlex
 import subprocess
 import tomllib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -106,10 +106,16 @@ from rlenvs.envs.terminal.folder_files import (  # TaskFolderError: imported fro
     walk,
 )
 from rlenvs.envs.terminal.tasks import TESTS_DIR, Entry, TerminalTask
-from rlenvs.sandbox.launch import SYSTEM_PYTHON
+from rlenvs.images.bases import BaseImageError
+from rlenvs.images.build import ImageBuildError, build_image
+from rlenvs.images.layers import StoreError
+from rlenvs.sandbox.launch import SYSTEM_PYTHON, check_workspace_path
+from rlenvs.sandbox.rootfs import RootImage, RootUnavailable
 from rlenvs.sandbox.session import MAX_COMMAND_BYTES
 from rlenvs.sandbox.verdict import LOGS_NAME
 
+ModuleCheck = Callable[[str], bool]
+"""Whether the python3 the tests run has a module (the host's, or an image's)."""
 SOLUTION_DIR = "/tmp/rlenvs-solution"
 """Where a Harbor solution of several files is written before its solve.sh runs."""
 LOGS_DIR = f"{TESTS_DIR}/{LOGS_NAME}"
@@ -131,21 +137,31 @@ _LAYOUTS = (
 _SOLUTION_FAILS = "(its reference solution would fail)"
 
 
-def load_task_folders(path: str | os.PathLike[str]) -> list[TerminalTask]:
+BACKENDS = ("host", "bwrap", "auto")
+"""How a task folder's machine is made (`load_task_folders(backend=...)`): "host" reads its
+Dockerfile without building it (the host's /usr, the COPYs in the workspace; RUN refused);
+"bwrap" builds its image (rlenvs.images) and runs episodes on it under bubblewrap; "auto"
+builds only the folders whose Dockerfile has a RUN line."""
+
+
+def load_task_folders(path: str | os.PathLike[str], *, backend: str = "host") -> list[TerminalTask]:
     """The tasks of the task folder `path`, or of every task folder inside it (sorted by
-    name). Every folder that cannot run is named in one TaskFolderError."""
+    name). Every folder that cannot run is named in one TaskFolderError. `backend`: see
+    BACKENDS; "bwrap" and "auto" build images as they load (each layer once: rlenvs.images)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")
     root = Path(path).expanduser()
     if not root.is_dir():
         raise TaskFolderError(f"task_dir {root} {'is not a folder' if root.exists() else 'does not exist'}")
     if _is_task_folder(root):
-        return [_load(root)]
+        return [_load(root, backend)]
     folders = sorted(child for child in root.iterdir() if not child.name.startswith(".") and _is_task_folder(child))
     if not folders:
         raise TaskFolderError(f"task_dir {root} holds no task folders: {_LAYOUTS}")
     tasks, problems = [], []
     for folder in folders:
         try:
-            tasks.append(_load(folder))
+            tasks.append(_load(folder, backend))
         except TaskFolderError as error:
             problems.append(str(error))
     if len(problems) == 1:
@@ -164,7 +180,7 @@ def _is_task_folder(path: Path) -> bool:
     )
 
 
-def _load(folder: Path) -> TerminalTask:
+def _load(folder: Path, backend: str) -> TerminalTask:
     """One task folder. The readers below raise their reasons bare; the folder is named here."""
     folder = folder.resolve()
     try:
@@ -173,9 +189,9 @@ def _load(folder: Path) -> TerminalTask:
             if has_harbor:
                 other = "task.toml" if (folder / "task.toml").is_file() else "instruction.md"
                 raise TaskFolderError(f"it has both task.yaml (Terminal-Bench) and {other} (Harbor); keep one layout")
-            return _terminal_bench(folder)
+            return _terminal_bench(folder, backend)
         if has_harbor or (folder / "environment").is_dir():
-            return _harbor(folder)
+            return _harbor(folder, backend)
         raise TaskFolderError(f"task.yaml (the instruction) is missing: {_LAYOUTS}")
     except TaskFolderError as error:
         raise TaskFolderError(f"task folder {folder}: {error}") from None
@@ -184,7 +200,7 @@ def _load(folder: Path) -> TerminalTask:
 # --- the two layouts ----------------------------------------------------------------------------
 
 
-def _terminal_bench(folder: Path) -> TerminalTask:
+def _terminal_bench(folder: Path, backend: str) -> TerminalTask:
     meta = read_yaml(folder / "task.yaml", folder)
     if not isinstance(meta, dict):
         raise TaskFolderError("task.yaml must be a mapping with an `instruction`")
@@ -200,7 +216,7 @@ def _terminal_bench(folder: Path) -> TerminalTask:
             "task.yaml sets run_tests_in_same_shell, and rlenvs runs the tests in a fresh shell after the agent's "
             "is gone; check the workspace instead of the shell's state"
         )
-    image = dockerfile.image(folder, folder)
+    image, root, has_module = _machine(folder, folder, {}, backend)
     runner, tests_dir = folder / "run-tests.sh", folder / "tests"
     if not runner.is_file():
         raise TaskFolderError(
@@ -211,9 +227,9 @@ def _terminal_bench(folder: Path) -> TerminalTask:
     # Terminal-Bench's standard runner is replaced by the same pytest run without fetching pytest
     runner_text = runner.read_text(encoding="utf-8", errors="replace")
     offline = offline_runner(runner_text)
-    _check_tests(folder, tests_dir, runner, runner_text if offline is None else offline.script)
+    _check_tests(folder, tests_dir, runner, runner_text if offline is None else offline.script, has_module)
     if offline is not None:
-        _check_packages(folder, runner, offline.packages)
+        _check_packages(folder, runner, offline.packages, has_module)
     budget = Budget("tests")
     tests = [entry for entry in tree(tests_dir, folder, budget) if entry.path != "run-tests.sh"]
     runner_entry = file_entry(runner, "run-tests.sh", folder, budget)
@@ -233,7 +249,7 @@ def _terminal_bench(folder: Path) -> TerminalTask:
     test_command = f"bash {TESTS_DIR}/run-tests.sh"
     test_timeout_s = _seconds(meta.get("max_test_timeout_sec"), "task.yaml's max_test_timeout_sec")
     test_timeout_s = TERMINAL_BENCH_TEST_TIMEOUT_S if test_timeout_s is None else test_timeout_s
-    task = _task(folder, instruction.strip(), image, solution, tests, test_command, test_timeout_s, {})
+    task = _task(folder, instruction.strip(), image, solution, tests, test_command, test_timeout_s, {}, root)
     return dataclasses.replace(task, test_parser="pytest")
 
 
@@ -280,7 +296,7 @@ else:
 """
 
 
-def _harbor(folder: Path) -> TerminalTask:
+def _harbor(folder: Path, backend: str) -> TerminalTask:
     path = folder / "instruction.md"
     if not path.is_file():
         raise TaskFolderError("instruction.md (the task's instruction) is missing")
@@ -310,13 +326,12 @@ def _harbor(folder: Path) -> TerminalTask:
             "task.toml runs the tests in a separate verifier container; rlenvs runs them in the task's own sandbox "
             'after the agent finished (environment_mode = "shared")'
         )
-    image = dockerfile.image(
-        folder, folder / "environment", dockerfile.env_table(environment.get("env"), "task.toml's [environment].env")
-    )
+    extra = dockerfile.env_table(environment.get("env"), "task.toml's [environment].env")
+    image, root, has_module = _machine(folder, folder / "environment", extra, backend)
     runner = folder / "tests" / "test.sh"
     if not runner.is_file():
         raise TaskFolderError("tests/test.sh (the script that runs the task's tests) is missing")
-    _check_tests(folder, folder / "tests", runner)
+    _check_tests(folder, folder / "tests", runner, None, has_module)
     logs = Entry(f"{LOGS_DIR[len(TESTS_DIR) + 1 :]}/verifier", is_dir=True)
     tests = [*tree(folder / "tests", folder, Budget("tests")), logs]
     verifier_env = dockerfile.env_table(verifier.get("env"), "task.toml's [verifier].env")
@@ -327,7 +342,7 @@ def _harbor(folder: Path) -> TerminalTask:
     test_timeout_s = _seconds(verifier.get("timeout_sec"), "task.toml's [verifier].timeout_sec")
     test_timeout_s = HARBOR_TEST_TIMEOUT_S if test_timeout_s is None else test_timeout_s
     solution_commands = _harbor_solution(folder, solution)
-    return _task(folder, instruction, image, solution_commands, tests, test_command, test_timeout_s, verifier_env)
+    return _task(folder, instruction, image, solution_commands, tests, test_command, test_timeout_s, verifier_env, root)
 
 
 def _harbor_solution(folder: Path, section: Mapping[str, Any]) -> tuple[str, ...]:
@@ -366,6 +381,7 @@ def _task(
     test_command: str,
     test_timeout_s: float | None,
     test_env: Mapping[str, str],
+    root: RootImage | None = None,
 ) -> TerminalTask:
     """What both layouts share: the solution's size, setup.sh, and the image's variables, which
     the set-up gets as `export` lines and the tests (fresh shells with nothing of the agent's,
@@ -392,6 +408,7 @@ def _task(
         test_timeout_s=test_timeout_s,
         workdir=image.workdir,
         environment=tuple(image.environment.items()),
+        image=root,
     )
 
 
@@ -420,7 +437,9 @@ _PYTEST = re.compile(r"(?<![\w.-])pytest(?![\w.-])")
 _COMMENT = re.compile(r"(^|\s)#.*$")
 
 
-def _check_script(folder: Path, script: Path, text: str, stage: str, *, tests: bool = False) -> None:
+def _check_script(
+    folder: Path, script: Path, text: str, stage: str, *, tests: bool = False, has_module: ModuleCheck | None = None
+) -> None:
     """Refuse a script that needs the network or (`tests`) a pytest the host's python3 lacks."""
     for number, line in enumerate(text.splitlines(), 1):
         code = _COMMENT.sub("", line).strip()
@@ -432,7 +451,7 @@ def _check_script(folder: Path, script: Path, text: str, stage: str, *, tests: b
                     f"{stage}. Use only what the host has: bash, coreutils and python3's standard library (tests: "
                     "plain asserts run with `python3 $TEST_DIR/test_outputs.py`)"
                 )
-        if tests and _PYTEST.search(code) and not _host_has_module("pytest"):
+        if tests and _PYTEST.search(code) and not (has_module or _host_has_module)("pytest"):
             raise TaskFolderError(
                 f"{where} runs pytest (`{short(code)}`), which the sandbox's {SYSTEM_PYTHON} does not have (the "
                 "sandbox sees only the host's /usr, with no network to install it). Write the tests with plain "
@@ -441,27 +460,64 @@ def _check_script(folder: Path, script: Path, text: str, stage: str, *, tests: b
             )
 
 
-def _check_tests(folder: Path, tests_dir: Path, runner: Path, runner_text: str | None = None) -> None:
+def _check_tests(
+    folder: Path, tests_dir: Path, runner: Path, runner_text: str | None = None, has_module: ModuleCheck | None = None
+) -> None:
     """Refuse test scripts that need the network; `runner_text`: what runs as the runner, when
     the caller has it (read from the file otherwise)."""
     others = [path for path in walk(tests_dir) if path.suffix == ".sh" and path != runner]
     for script in (runner, *others):
         if script == runner and runner_text is not None:
-            _check_script(folder, script, runner_text, "when the tests run", tests=True)
+            _check_script(folder, script, runner_text, "when the tests run", tests=True, has_module=has_module)
         elif script.is_file():
             text = script.read_text(encoding="utf-8", errors="replace")
-            _check_script(folder, script, text, "when the tests run", tests=True)
+            _check_script(folder, script, text, "when the tests run", tests=True, has_module=has_module)
 
 
-def _check_packages(folder: Path, runner: Path, packages: tuple[str, ...]) -> None:
+def _check_packages(folder: Path, runner: Path, packages: tuple[str, ...], has_module: ModuleCheck | None) -> None:
     """The packages a standard runner's `uv add` names beside pytest must be importable offline."""
-    missing = [name for name in packages if not _host_has_module(name)]
+    missing = [name for name in packages if not (has_module or _host_has_module)(name)]
+    if missing and has_module is not None:
+        raise TaskFolderError(
+            f"{rel(runner, folder)} adds {', '.join(missing)} with uv for the tests, which the image's python3 "
+            "cannot import, and the tests run offline: install them in the Dockerfile (RUN pip install ...)"
+        )
     if missing:
         raise TaskFolderError(
             f"{rel(runner, folder)} adds {', '.join(missing)} with uv for the tests, which the sandbox's "
             f"{SYSTEM_PYTHON} cannot import, and the sandbox has no network when the tests run: install them for "
             "the host's python3 (apt-get install python3-<name>)"
         )
+
+
+def _machine(
+    folder: Path, base: Path, extra: Mapping[str, str], backend: str
+) -> tuple[dockerfile.Image, RootImage | None, ModuleCheck | None]:
+    """The task's machine: read from its Dockerfile for the host backend (no root image), or
+    built (rlenvs.images) for bwrap, and how to tell whether its python3 has a module."""
+    context, path, compose_env = dockerfile.build_source(folder, base)
+    if backend == "host" or (backend == "auto" and not (path.is_file() and dockerfile.runs_anything(path))):
+        return dockerfile.image(folder, base, extra), None, None
+    if not path.is_file():
+        raise TaskFolderError(f"{rel(path, folder)} is missing: the bwrap backend builds the task's image from it")
+    try:
+        built = build_image(path, context)
+        root = built.root()
+        check_workspace_path(built.workdir)
+    except (ImageBuildError, BaseImageError, StoreError, RootUnavailable) as error:
+        raise TaskFolderError(str(error)) from None
+    except ValueError as error:  # the workspace path
+        raise TaskFolderError(
+            f"{rel(path, folder)}'s WORKDIR {built.workdir} cannot be the workspace on an image: {error} (the tests' "
+            "verdict empties /tmp before they run)"
+        ) from None
+    if built.user not in ("root", "0", "root:root", "0:0"):
+        raise TaskFolderError(
+            f"{rel(path, folder)} ends as USER {built.user}: episodes on an image run as its root, so a task that "
+            "counts on another user cannot run yet; end the Dockerfile with USER root"
+        )
+    environment = {**built.environment, **compose_env, **extra}
+    return dockerfile.Image(built.workdir, (), environment), root, built.has_python_module
 
 
 def _script(folder: Path, path: Path, stage: str) -> str:

@@ -1,0 +1,8 @@
+#!/bin/bash
+# Harbor's shape: pytest decides, and the script writes the reward.
+python3 -m pytest /tests/test_outputs.py -rA
+if [ $? -eq 0 ]; then
+  echo 1 > /logs/verifier/reward.txt
+else
+  echo 0 > /logs/verifier/reward.txt
+fi

@@ -1,0 +1,115 @@
+"""Terminal-v0 on task folders whose image is built (backend "bwrap", rlenvs.images): a
+Harbor-format folder with apt and pip RUN lines, and Terminal-Bench 1 folders of EvoEval; the
+verdict's tests run on the image's own tools, which an episode must not have rewritten."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rlenvs.envs.terminal.env import TerminalEnv
+from rlenvs.envs.terminal.folders import TaskFolderError, load_task_folders
+from tests.conftest import SHARED_DATA
+
+HARBOR_TASK = Path(__file__).parent / "data" / "images" / "harbor-task"
+
+pytestmark = pytest.mark.images
+
+
+@pytest.fixture(scope="module")
+def harbor_env(image_store):
+    env = TerminalEnv(task_dir=str(HARBOR_TASK), backend="bwrap", max_turns=4, timeout_s=30)
+    yield env
+    env.close()
+
+
+def _play(env: TerminalEnv, replies) -> tuple[float, dict]:
+    env.reset(options={"task_index": 0})
+    while True:
+        _, reward, terminated, truncated, info = env.step(next(replies))
+        if terminated or truncated:
+            return float(reward), info
+
+
+def test_a_harbor_folder_with_run_lines_loads_only_with_an_image(harbor_env) -> None:
+    with pytest.raises(TaskFolderError, match=r"the first at line 7\): the host backend .* backend=\"bwrap\""):
+        load_task_folders(HARBOR_TASK)  # the host backend reads Dockerfiles without building them
+    task = harbor_env.tasks.tasks[0]
+    assert task.image is not None and task.workdir == "/app" and task.files == ()
+    assert dict(task.environment)["PATH"].startswith("/opt/tools:")
+
+
+def test_the_reference_solution_scores_one_and_an_immediate_submit_zero(harbor_env) -> None:
+    _, info = harbor_env.reset(options={"task_index": 0})
+    assert info["backend"] == "bwrap"
+    reward, info = _play(harbor_env, iter([harbor_env.oracle_action(), "submit"] * 2))
+    assert reward == 1.0, info
+    reward, info = _play(harbor_env, iter(["```bash\nsubmit\n```"]))
+    assert reward == 0.0 and not info["reward_breakdown"]["the task's tests pass"]
+
+
+SOLVE = "sort -n /app/numbers.txt > /app/sorted.txt && greet > /app/greeting.txt"
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        # pytest itself made to pass whatever it runs
+        "echo 'import sys; sys.exit(0)' > /usr/lib/python3/dist-packages/pytest/__init__.py",
+        # a python3 ahead of the image's on the tests' PATH
+        "printf '#!/bin/sh\\necho 1 > \"$(ls -d /tmp/rlenvs-verdict/*/logs)/verifier/reward.txt\"\\n' "
+        "> /opt/tools/python3 && chmod +x /opt/tools/python3",
+        # what every python3 runs at start
+        "echo 'import os; os._exit(0)' > /usr/local/lib/python3.13/dist-packages/zz.pth 2>/dev/null || "
+        "mkdir -p /usr/local/lib/python3.13/dist-packages && echo 'import os' > /usr/local/lib/python3.13/dist-packages/zz.pth",
+        # the dynamic loader told to preload a library of the agent's
+        "echo /app/evil.so > /etc/ld.so.preload",
+    ],
+    ids=["pytest-rewritten", "python3-on-path", "pth-file", "ld-preload"],
+)
+def test_an_episode_that_rewrote_the_tests_tools_gets_no_test_run(harbor_env, tamper: str) -> None:
+    """As root on its image the agent may write anywhere, the tests' interpreter and pytest
+    included: with the task unsolved, a tampered toolchain must not pass it, and with it
+    solved, the tests do not run on that toolchain either."""
+    for commands in ([tamper], [SOLVE, tamper]):
+        reward, info = _play(harbor_env, iter([f"```bash\n{command}\n```" for command in commands] + ["submit"]))
+        assert reward == 0.0, (tamper, info)
+        assert info["reward_breakdown"] == {"the task's tests pass": False}
+        assert "changed what the tests run on" in info["failed_checks"][0], info["failed_checks"]
+
+
+def test_changes_in_the_workspace_and_home_are_the_agents_own(harbor_env) -> None:
+    reward, info = _play(
+        harbor_env,
+        iter([f"```bash\n{SOLVE} && echo note > /root/notes.txt && echo x > /app/extra.py\n```", "submit"]),
+    )
+    assert reward == 1.0, info
+
+
+@pytest.mark.full_data
+def test_evoeval_folders_run_on_their_image_and_task_4_passes_on_python_3_13(image_store) -> None:
+    """On the image's Python 3.13 (the t-bench python-3-13 image, mapped to Debian trixie),
+    task 4's reference solution passes its test: it checks `sum(weights) != 1`, which Python
+    3.12's compensated float sum makes exact; on the host's 3.11 (backend "host") it fails."""
+    folder = SHARED_DATA / "terminal-bench" / "evoeval"
+    picked = Path(shutil.copytree(folder / "4", Path(image_store.root) / "evoeval-sample" / "4"))
+    shutil.copytree(folder / "17", picked.parent / "17")
+    env = TerminalEnv(task_dir=str(picked.parent), backend="bwrap", max_turns=4, timeout_s=60)
+    try:
+        for index in range(2):
+            env.reset(options={"task_index": index})
+            reward = _solve(env)
+            assert reward == 1.0, env.tasks.tasks[index].task_id
+            env.reset(options={"task_index": index})
+            assert env.step("submit")[1] == 0.0
+    finally:
+        env.close()
+
+
+def _solve(env: TerminalEnv) -> float:
+    while True:
+        _, reward, terminated, truncated, _ = env.step(env.oracle_action())
+        if terminated or truncated:
+            return float(reward)

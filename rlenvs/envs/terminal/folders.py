@@ -12,8 +12,16 @@ Two layouts are read; `load_task_folders(path)` takes one task folder or a folde
 Both may add `setup.sh` beside the instruction: rlenvs' own extension, run in the workspace
 before the agent's first turn (the task's `setup_script`).
 
-How a folder maps onto a `TerminalTask` (the Dockerfile and compose file are read by
-`rlenvs.envs.terminal.dockerfile`, which says what of them runs and what is refused):
+Its machine (`backend`, see BACKENDS): "host", the default, reads the Dockerfile without
+building it, as the rest of this docstring describes; "bwrap" builds it into an image as the
+folder loads (rlenvs.images: every instruction a task corpus uses, RUN included, with the
+network at build time) and the task runs on a copy-on-write view of that image: `files` is
+empty (the image has them), the workdir, variables and user are the image's, and the tests
+run on its python3 and pytest; "auto" builds only a Dockerfile with RUN lines.
+
+How a folder maps onto a `TerminalTask` on the host backend (the Dockerfile and compose
+file are read by `rlenvs.envs.terminal.dockerfile`, which says what of them runs and what
+is refused):
 
 - prompt: the instruction. workdir: the Dockerfile's last WORKDIR, else /app (also the
   starting directory that relative COPY destinations and WORKDIRs are taken from).
@@ -64,10 +72,11 @@ How a folder maps onto a `TerminalTask` (the Dockerfile and compose file are rea
   episode, for which Terminal-v0 has turns (`max_turns`) instead. A task with slow
   commands (builds, the reference solution as one command) needs a larger `timeout_s=`.
 
-What cannot run without Docker or network is refused when the folder is loaded, with a
-`TaskFolderError` naming the folder and the reason, never skipped and never left to fail
-at run time: a Dockerfile that RUNs anything (or has an ENTRYPOINT, several stages, a
-non-root USER, or copies outside the workspace), a compose file with more than one service
+What cannot run is refused when the folder is loaded, with a `TaskFolderError` naming the
+folder and the reason, never skipped and never left to fail at run time: on the host
+backend a Dockerfile that RUNs anything (or has an ENTRYPOINT, several stages, a non-root
+USER, or copies outside the workspace); on bwrap one that cannot be built (the builder's
+refusals and failures, by line), a WORKDIR under /tmp or a final non-root USER; a compose file with more than one service
 or a prebuilt image or its own start command, a prebuilt `docker_image`, GPUs, separate
 verifier containers or multi-step Harbor tasks, `run_tests_in_same_shell`, test, set-up or
 solution scripts that install or download (curl, wget, pip/uv/apt/npm install, git clone,

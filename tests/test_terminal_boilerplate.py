@@ -3,13 +3,16 @@ anything else that differs from it by a line is not (the loader's network check 
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
+from pathlib import Path
 
 import gymnasium as gym
 import pytest
 
 import rlenvs  # noqa: F401  (registers the env ids)
-from rlenvs.envs.terminal.boilerplate import offline_runner
+from rlenvs.envs.terminal.boilerplate import harbor_offline_runner, offline_runner
+from rlenvs.envs.terminal.folders import TaskFolderError, load_task_folders
 from tests.conftest import SHARED_DATA
 
 # Terminal-Bench 1's runner as its tasks ship it (Apache-2.0, laude-institute/terminal-bench).
@@ -105,3 +108,68 @@ def test_evoeval_folders_load_and_their_tests_run_offline() -> None:
             assert _play(env, index, lambda: "submit") == 0.0, name
     finally:
         env.close()
+
+
+# --- Harbor's tests/test.sh ------------------------------------------------------------------------
+
+HARBOR_TEST_SH = (Path(__file__).parent / "data" / "images" / "harbor-task" / "tests" / "test.sh").read_text()
+"""The usual Harbor test script: apt-get install curl, uv's install script, `uvx -p 3.13 -w
+pytest==8.4.1 -w pytest-json-ctrf==0.3.5 pytest --ctrf ... -rA`, then the reward file."""
+
+HARBOR_TRAP_STYLE = """#!/bin/bash
+reward=0
+mkdir -p /logs/verifier
+trap 'echo "$reward" > /logs/verifier/reward.txt' EXIT
+set -e
+apt-get update -qq && apt-get install -y -qq curl
+curl -LsSf https://astral.sh/uv/0.9.7/install.sh | sh
+source $HOME/.local/bin/env
+exit_code=0
+uvx --with pytest==8.4.1 --with pytest-json-ctrf==0.3.5 --with numpy \\
+  pytest --ctrf=/logs/verifier/ctrf.json /tests/test_outputs.py -rA || exit_code=$?
+[ $exit_code -eq 0 ] && reward=1
+exit $exit_code
+"""
+
+
+def test_harbors_usual_test_script_runs_pytest_from_the_image_and_keeps_its_reward_lines() -> None:
+    runner = harbor_offline_runner(HARBOR_TEST_SH)
+    assert runner is not None and runner.packages == ()
+    code = [line for line in runner.script.splitlines() if line.strip() and not line.lstrip().startswith(("#", ":"))]
+    assert "python3 -m pytest /tests/test_outputs.py -rA" in code
+    assert "  echo 1 > /logs/verifier/reward.txt" in code and "  echo 0 > /logs/verifier/reward.txt" in code
+    assert not any(word in code_line for code_line in code for word in ("uvx ", "--ctrf"))
+    assert len(runner.script.splitlines()) == len(HARBOR_TEST_SH.splitlines())  # line numbers kept
+
+
+def test_a_trap_style_script_keeps_its_trap_and_names_the_extra_packages() -> None:
+    runner = harbor_offline_runner(HARBOR_TRAP_STYLE)
+    assert runner is not None and runner.packages == ("numpy",)
+    assert "python3 -m pytest /tests/test_outputs.py -rA || exit_code=$?" in runner.script
+    assert "trap 'echo \"$reward\" > /logs/verifier/reward.txt' EXIT" in runner.script
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "#!/bin/bash\npython3 -m pytest /tests/test_outputs.py\n",  # no fetching: left as it is
+        "#!/bin/bash\ncurl -LsSf https://astral.sh/uv/install.sh | sh\nuv run pytest /tests\n",  # not uvx
+    ],
+)
+def test_a_script_without_uvx_pytest_is_not_rewritten(script: str) -> None:
+    assert harbor_offline_runner(script) is None
+
+
+@pytest.mark.sandbox
+def test_a_harbor_script_fetching_anything_else_is_still_refused_by_line(tmp_path: Path) -> None:
+    folder = shutil.copytree(Path(__file__).parent / "data" / "images" / "harbor-task", tmp_path / "task")
+    (folder / "environment" / "Dockerfile").write_text(
+        "FROM ghcr.io/laude-institute/t-bench/ubuntu-24-04:20250624\nWORKDIR /app\n"
+    )
+    (folder / "tests" / "test.sh").write_text(
+        HARBOR_TEST_SH.replace("set -euo pipefail", "set -euo pipefail\npip install requests")
+    )
+    with pytest.raises(
+        TaskFolderError, match=r"tests/test.sh \(line 3\) runs `pip install requests`, which needs the network"
+    ):
+        load_task_folders(folder)

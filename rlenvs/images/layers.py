@@ -23,8 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rlenvs.sandbox.rootfs import image_entry
+
 STORE_VARIABLE = "RLENVS_IMAGE_CACHE"
-OPAQUE_XATTR = "user.overlay.opaque"
 
 
 class StoreError(RuntimeError):
@@ -125,40 +126,10 @@ def _remove(path: Path) -> None:
 
 def lookup(layers: Sequence[Layer], path: str) -> tuple[Layer, os.stat_result] | None:
     """The entry at absolute `path` in the image the layers (base first) make, and the layer
-    it comes from, as overlayfs shows it: a higher layer's entry hides a lower one's, a 0/0
-    character device is a deletion, an opaque folder hides what lower layers hold below it.
-    None: no such entry (or a file where a folder on the way would be)."""
-    parts = [part for part in path.split("/") if part]
-    visible = list(reversed(layers))  # the layers that may hold the path, top first
-    found: tuple[Layer, os.stat_result] | None = None
-    for depth in range(len(parts) + 1):
-        relative = "/".join(parts[:depth])
-        found, below = None, []
-        for layer in visible:
-            try:
-                info = os.lstat(layer.diff / relative)
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            if stat.S_ISCHR(info.st_mode) and info.st_rdev == 0:
-                break  # deleted in this layer
-            if found is None:
-                found = (layer, info)
-            if not stat.S_ISDIR(info.st_mode) or not stat.S_ISDIR(found[1].st_mode):
-                break  # a file hides everything under it; a folder hides a lower file
-            below.append(layer)
-            if _opaque(layer.diff / relative):
-                break
-        if found is None or (depth < len(parts) and not stat.S_ISDIR(found[1].st_mode)):
-            return None
-        visible = below
-    return found
-
-
-def _opaque(folder: Path) -> bool:
-    try:
-        return os.getxattr(folder, OPAQUE_XATTR, follow_symlinks=False) == b"y"
-    except OSError:
-        return False
+    it comes from (rlenvs.sandbox.rootfs.image_entry: overlayfs' rules). None: no such entry."""
+    by_folder = {str(layer.diff): layer for layer in layers}
+    found = image_entry(tuple(reversed(by_folder)), path)
+    return None if found is None else (by_folder[found[0]], found[1])
 
 
 def read_image_file(layers: Sequence[Layer], path: str) -> bytes | None:

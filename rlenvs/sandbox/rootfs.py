@@ -239,28 +239,114 @@ def image_launch(image: RootImage, disk_mb: int, workspace: str) -> WorkerLaunch
     )
 
 
+OPAQUE_XATTR = "user.overlay.opaque"
 MAX_CHANGES = 200_000
 """Entries of an episode's upper layer read at most (its tmpfs caps their bytes, not their count)."""
 
 
-def episode_changes(outer_pid: int) -> list[tuple[str, bool]]:
-    """What an episode changed in its image: (path, deleted) for every entry of its overlay's
-    upper layer, read by the host through the namespace of `outer_pid` (the worker's first
-    process, where the tmpfs is mounted), following no link. A folder listed was made or
-    changed (its own metadata, or a file inside it)."""
+def image_entry(lowers: Sequence[str], path: str) -> tuple[str, os.stat_result] | None:
+    """The entry at absolute `path` in the image whose layer folders are `lowers` (top first),
+    and the folder it comes from, as overlayfs shows it: a higher layer's entry hides a lower
+    one's, a 0/0 character device is a deletion, an opaque folder hides what lower layers hold
+    below it. None: no such entry (or a file where a folder on the way would be)."""
+    parts = [part for part in path.split("/") if part]
+    visible = list(lowers)  # the layers that may hold the path, top first
+    found: tuple[str, os.stat_result] | None = None
+    for depth in range(len(parts) + 1):
+        relative = "/".join(parts[:depth])
+        found, below = None, []
+        for lower in visible:
+            try:
+                info = os.lstat(f"{lower}/{relative}")
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            if _whiteout(info):
+                break  # deleted in this layer
+            if found is None:
+                found = (lower, info)
+            if not stat.S_ISDIR(info.st_mode) or not stat.S_ISDIR(found[1].st_mode):
+                break  # a file hides everything under it; a folder hides a lower file
+            below.append(lower)
+            if _opaque(f"{lower}/{relative}"):
+                break
+        if found is None or (depth < len(parts) and not stat.S_ISDIR(found[1].st_mode)):
+            return None
+        visible = below
+    return found
+
+
+def _whiteout(info: os.stat_result) -> bool:
+    return stat.S_ISCHR(info.st_mode) and info.st_rdev == 0
+
+
+def _opaque(folder: str) -> bool:
+    try:
+        return os.getxattr(folder, OPAQUE_XATTR, follow_symlinks=False) == b"y"
+    except OSError:
+        return False
+
+
+@dataclass(frozen=True)
+class EpisodeChanges:
+    """What an episode changed in its image (`episode_changes`)."""
+
+    changed: tuple[str, ...]
+    """Every path whose entry now differs from the image's: deleted, replaced, written, or
+    its mode or owner changed. A folder or file copied up unchanged (a `touch -a`, a hard
+    link, a folder something below was written in) is not listed."""
+    complete: bool
+    """False: over MAX_CHANGES entries, not all read."""
+
+
+def episode_changes(outer_pid: int, lowers: Sequence[str]) -> EpisodeChanges:
+    """The entries of an episode's copy-on-write layer that differ from the image (`lowers`,
+    top first), read by the host through the namespace of `outer_pid` (the worker's first
+    process, where the layer's tmpfs is mounted), following no link."""
     upper = f"/proc/{outer_pid}/root{EPISODE_STAGE}/upper"
-    found: list[tuple[str, bool]] = []
-    pending = [""]
-    while pending and len(found) < MAX_CHANGES:
+    changed: list[str] = []
+    pending, seen = [""], 0
+    while pending:
         relative = pending.pop()
         try:
             entries = list(os.scandir(upper + relative))
         except OSError:
             continue
         for entry in entries:
+            seen += 1
+            if seen > MAX_CHANGES:
+                return EpisodeChanges(tuple(changed), complete=False)
             path = f"{relative}/{entry.name}"
             info = entry.stat(follow_symlinks=False)
-            found.append((path, stat.S_ISCHR(info.st_mode) and info.st_rdev == 0))
-            if entry.is_dir(follow_symlinks=False):
+            if not _same_as_image(entry.path, info, image_entry(lowers, path)):
+                changed.append(path)
+            if stat.S_ISDIR(info.st_mode):
                 pending.append(path)
-    return found
+    return EpisodeChanges(tuple(changed), complete=True)
+
+
+def _same_as_image(upper: str, info: os.stat_result, image: tuple[str, os.stat_result] | None) -> bool:
+    """Whether an upper-layer entry is the image's own, copied up: same type, mode and owner,
+    and for a file the same bytes, for a link the same target; a folder not made opaque."""
+    if image is None or _whiteout(info):
+        return False
+    lower, old = image
+    if (info.st_mode, info.st_uid, info.st_gid) != (old.st_mode, old.st_uid, old.st_gid):  # type, mode, owner
+        return False
+    path = upper.split(f"{EPISODE_STAGE}/upper", 1)[1]
+    if stat.S_ISDIR(info.st_mode):
+        return not _opaque(upper)
+    if stat.S_ISLNK(info.st_mode):
+        return os.readlink(upper) == os.readlink(f"{lower}{path}")
+    if stat.S_ISREG(info.st_mode):
+        return info.st_size == old.st_size and _same_bytes(upper, f"{lower}{path}")
+    return False
+
+
+def _same_bytes(one: str, other: str) -> bool:
+    with open(one, "rb") as first, open(other, "rb") as second:
+        while True:
+            a, b = first.read(1 << 20), second.read(1 << 20)
+            if a != b:
+                return False
+            if not a:
+                return True

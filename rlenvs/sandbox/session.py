@@ -39,7 +39,7 @@ from rlenvs.sandbox.launch import (
 )
 from rlenvs.sandbox.requests import Limits
 from rlenvs.sandbox.results import ExecResult
-from rlenvs.sandbox.rootfs import RootImage, episode_changes, image_launch
+from rlenvs.sandbox.rootfs import EpisodeChanges, RootImage, episode_changes, image_launch
 from rlenvs.sandbox.worker import Worker, WorkerFailed, unsafe_workdir
 
 LOST = "the session's sandbox died and its workspace with it; reset() starts a new one"
@@ -148,13 +148,12 @@ class ShellSession:
             return worker.workdir
         return f"/proc/{worker.child_pid}/root{path}"
 
-    def image_changes(self) -> list[tuple[str, bool]]:
-        """On an image: what this episode changed in it, (path, deleted) for each entry of its
-        copy-on-write layer (rlenvs.sandbox.rootfs.episode_changes)."""
+    def image_changes(self) -> EpisodeChanges:
+        """On an image: the paths this episode changed in it (rlenvs.sandbox.rootfs.episode_changes)."""
         worker = self._episode_worker()
         if self.image is None or worker is None:
             raise SessionError("image_changes needs a live session on an image" if worker else LOST)
-        return episode_changes(worker.pid)
+        return episode_changes(worker.pid, self.image.lowers)
 
     @property
     def shell_state(self) -> str:

@@ -74,6 +74,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlenvs.sandbox.results import ExecResult
+from rlenvs.sandbox.rootfs import MAX_CHANGES, EpisodeChanges
 from rlenvs.sandbox.search_paths import LATE_PYTHONPATH, ordered_path, split_python_path, writable
 from rlenvs.sandbox.session import ReadOnlyFolder, ShellSession, WorkspaceEntry
 
@@ -355,25 +356,35 @@ TOOLCHAIN_FILES = re.compile(
 """The dynamic loader's configuration, Python's, and what every python3 loads at start."""
 
 
-def toolchain_changes(changes: Iterable[tuple[str, bool]], workdir: str, path: str = "") -> list[str]:
-    """The entries an episode changed (rlenvs.sandbox.ShellSession.image_changes) that the
-    tests would run: anything under TOOLCHAIN_PREFIXES or matching TOOLCHAIN_FILES, and any
-    file in a folder of the tests' `path` (a `python3` ahead of the image's); not the
-    workspace, which is the agent's to change."""
+def toolchain_changes(changes: EpisodeChanges, workdir: str, path: str = "") -> list[str]:
+    """What an episode changed (rlenvs.sandbox.ShellSession.image_changes) that the tests would
+    run on: anything under TOOLCHAIN_PREFIXES or matching TOOLCHAIN_FILES, a file in a folder
+    of the tests' `path` (a `python3` ahead of the image's), and such a folder itself or one
+    above it (replaced by a link to the agent's own); not the workspace, which is the agent's
+    to change. Changes too many to read are all suspect."""
+    if not changes.complete:
+        return [f"over {MAX_CHANGES} entries, too many to check"]
     search = {folder.rstrip("/") for folder in path.split(":") if folder.startswith("/")}
+    above = {parent for folder in search for parent in _parents(folder)}
     inside = workdir.rstrip("/") + "/"
     found = []
-    for changed, deleted in changes:
+    for changed in changes.changed:
         if changed == workdir or changed.startswith(inside):
             continue
-        parent = changed.rsplit("/", 1)[0]
         if (
             any(changed == prefix or changed.startswith(prefix + "/") for prefix in TOOLCHAIN_PREFIXES)
             or TOOLCHAIN_FILES.search(changed)
-            or parent in search
+            or changed.rsplit("/", 1)[0] in search
+            or changed in search
+            or changed in above
         ):
-            found.append(f"{changed} (deleted)" if deleted else changed)
+            found.append(changed)
     return found
+
+
+def _parents(folder: str) -> list[str]:
+    parts = folder.strip("/").split("/")
+    return ["/" + "/".join(parts[:depth]) for depth in range(1, len(parts))]
 
 
 def run_tests(

@@ -76,3 +76,73 @@ def offline_runner(text: str) -> OfflineRunner | None:
     extras = groups["packages"].split()[1:]
     packages = tuple(_VERSION.sub("", name).replace("-", "_").lower() for name in extras)
     return OfflineRunner(OFFLINE_RUNNER.format(arguments=groups["arguments"]), packages)
+
+
+# --- Harbor's tests/test.sh ------------------------------------------------------------------------
+
+_PROVISIONING = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r"apt-get update( -qq?)?( >\s*/dev/null( 2>&1)?)?( && apt-get install -y( -qq?)? curl( >\s*/dev/null( 2>&1)?)?)?",
+        r"apt-get install -y( -qq?)? curl( >\s*/dev/null( 2>&1)?)?",
+        r"curl -LsSf https://astral\.sh/uv/([\w.]+/)?install\.sh \| sh( >\s*/dev/null( 2>&1)?)?",
+        r'(source|\.) "?\$HOME/\.local/bin/env"?',
+        r'export PATH="?\$HOME/\.local/bin:\$PATH"?',
+        r"python3? -m pip install( --no-cache-dir)? uv(==[\w.]+)?( >\s*\S+( 2>&1)?)?",
+        r"uvx? --version( >\s*\S+( 2>&1)?)?",
+        r"uv venv \S+( >\s*/dev/null( 2>&1)?)?",
+        r"source \S+/bin/activate",
+    )
+)
+"""The lines of Harbor test scripts that only fetch curl, uv and pytest: each becomes `:`."""
+_UV_PIP = re.compile(r"uv pip install (?P<packages>[^>|&;]+?)( >\s*/dev/null( 2>&1)?)?")
+_UVX_PYTEST = re.compile(r"uvx(?P<options>( +(-p|--python|-w|--with)[ =]\S+)*) +pytest(?P<rest>( .*)?)")
+_CTRF = re.compile(r" --ctrf[ =]\S+")
+_TEST_TOOLS = frozenset(("pytest", "pytest_json_ctrf"))
+"""What the scripts fetch only to run the tests: pytest, and the plugin behind `--ctrf`."""
+
+
+def harbor_offline_runner(text: str) -> OfflineRunner | None:
+    """Harbor's tests/test.sh run offline, when it fetches its test tools the usual ways:
+    `apt-get install curl`, uv's install script or `pip install uv`, then `uvx -w pytest==...
+    pytest ARGS` (or a `uv venv` with `uv pip install pytest`). Those fetching lines become
+    `:`, the uvx line `python3 -m pytest ARGS` without `--ctrf FILE` (a JSON report the
+    reward does not read, written by a plugin the image lacks); everything else, the reward
+    written to /logs/verifier included, stays as it is. None when no line runs pytest that
+    way; what is left is still checked for the network by the loader."""
+    packages: list[str] = []
+    rewritten, replaced = [], False
+    for line, spanned in _logical_lines(text):
+        code = _COMMENT.sub("", line).strip()
+        indent = line[: len(line) - len(line.lstrip())]
+        if any(pattern.fullmatch(code) for pattern in _PROVISIONING):
+            line = f"{indent}:  # rlenvs, offline: {code}"
+        elif match := _UV_PIP.fullmatch(code):
+            packages += match.group("packages").split()
+            line = f"{indent}:  # rlenvs, offline: {code}"
+        elif match := _UVX_PYTEST.fullmatch(code):
+            options = re.findall(r"(-p|--python|-w|--with)[ =](\S+)", match.group("options"))
+            packages += [value for flag, value in options if flag in ("-w", "--with")]
+            line = f"{indent}python3 -m pytest{_CTRF.sub('', match.group('rest'))}"
+            replaced = True
+        rewritten += [line] + [""] * (spanned - 1)  # the file's line numbers kept, for messages
+    if not replaced:
+        return None
+    names = {_VERSION.sub("", name).replace("-", "_").lower() for name in packages}
+    script = "\n".join(rewritten) + "\n"
+    return OfflineRunner(script, tuple(sorted(names - _TEST_TOOLS)))
+
+
+def _logical_lines(text: str) -> list[tuple[str, int]]:
+    """The script's lines with backslash continuations joined, and how many lines each spans."""
+    found: list[tuple[str, int]] = []
+    parts: list[str] = []
+    for line in text.splitlines():
+        if line.endswith("\\"):
+            parts.append(line[:-1])
+            continue
+        found.append((" ".join([*parts, line]) if parts else line, len(parts) + 1))
+        parts = []
+    if parts:
+        found.append((" ".join(parts), len(parts)))
+    return found

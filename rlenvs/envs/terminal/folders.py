@@ -102,7 +102,7 @@ from pathlib import Path
 from typing import Any
 
 from rlenvs.envs.terminal import dockerfile
-from rlenvs.envs.terminal.boilerplate import offline_runner
+from rlenvs.envs.terminal.boilerplate import harbor_offline_runner, offline_runner
 from rlenvs.envs.terminal.folder_files import (  # TaskFolderError: imported from here by users
     Budget,
     TaskFolderError,
@@ -340,9 +340,17 @@ def _harbor(folder: Path, backend: str) -> TerminalTask:
     runner = folder / "tests" / "test.sh"
     if not runner.is_file():
         raise TaskFolderError("tests/test.sh (the script that runs the task's tests) is missing")
-    _check_tests(folder, folder / "tests", runner, None, has_module)
+    # The usual test.sh fetches curl, uv and pytest first: run offline, with the image's pytest.
+    offline = harbor_offline_runner(runner.read_text(encoding="utf-8", errors="replace"))
+    _check_tests(folder, folder / "tests", runner, None if offline is None else offline.script, has_module)
+    if offline is not None:
+        _check_packages(folder, runner, offline.packages, has_module)
     logs = Entry(f"{LOGS_DIR[len(TESTS_DIR) + 1 :]}/verifier", is_dir=True)
     tests = [*tree(folder / "tests", folder, Budget("tests")), logs]
+    if offline is not None:
+        tests = [
+            dataclasses.replace(entry, content=offline.script) if entry.path == "test.sh" else entry for entry in tests
+        ]
     verifier_env = dockerfile.env_table(verifier.get("env"), "task.toml's [verifier].env")
     test_command = (
         f"bash {TESTS_DIR}/test.sh\n"

@@ -210,3 +210,13 @@ def test_a_local_root_tarball_is_a_base(tmp_path: Path) -> None:
             image.root()
     finally:
         store.discard(store.root)
+
+
+def test_a_python_image_lets_pip_install_system_wide_and_has_python(store, tmp_path: Path) -> None:
+    """In python.org's images `pip install x` and `python` work as they are; Debian's python3
+    is EXTERNALLY-MANAGED (PEP 668), so the Python images' stand-in drops that mark."""
+    (tmp_path / "Dockerfile").write_text(
+        "FROM ghcr.io/laude-institute/t-bench/python-3-13:20250620\n"
+        "RUN pip install six==1.16.0 && python -c 'import six; assert six.__version__ == \"1.16.0\"'\n"
+    )
+    build_image(tmp_path / "Dockerfile", store=store, progress=lambda line: None)

@@ -54,9 +54,12 @@ class DebianRoot:
     """What differs from the image it stands in for."""
     environment: Mapping[str, str] = field(default_factory=lambda: {"PATH": DEFAULT_PATH, "LANG": "C.UTF-8"})
     mirror: str = DEBIAN_MIRROR
+    pip_system_wide: bool = False
+    """Let `pip install` write the system's Python as in python.org's images (Debian marks it
+    EXTERNALLY-MANAGED, PEP 668, and pip then refuses without --break-system-packages)."""
 
     def key(self) -> str:
-        return json.dumps(["debian", self.suite, sorted(self.packages), self.mirror])
+        return json.dumps(["debian", self.suite, sorted(self.packages), self.mirror, self.pip_system_wide])
 
     def describe(self) -> str:
         return f"Debian {self.suite} built with mmdebstrap ({', '.join(self.packages)})"
@@ -78,10 +81,14 @@ class LocalRoot:
 BaseRoot = DebianRoot | LocalRoot
 
 _T_BENCH = "ghcr.io/laude-institute/t-bench/"
+PYTHON_TOOLS = (*TOOLS, "python-is-python3")
+"""A Python image's: `python` is python3 there too."""
 DEFAULT_BASES: dict[str, BaseRoot] = {
     f"{_T_BENCH}python-3-13*": DebianRoot(
         "trixie",
+        PYTHON_TOOLS,
         note="Debian trixie's Python 3.13 in /usr/bin (the image has python.org's 3.13 in /usr/local/bin) and pytest",
+        pip_system_wide=True,
     ),
     f"{_T_BENCH}ubuntu-24-04*": DebianRoot(
         "trixie", note="Debian trixie, not Ubuntu 24.04: Python 3.13 (Ubuntu's is 3.12), Debian's package names"
@@ -92,8 +99,15 @@ DEFAULT_BASES: dict[str, BaseRoot] = {
     "debian:13*": DebianRoot("trixie"),
     "debian:bookworm*": DebianRoot("bookworm"),
     "debian:12*": DebianRoot("bookworm"),
-    "python:3.13*": DebianRoot("trixie", note="Debian trixie's Python 3.13 in /usr/bin, not python.org's"),
-    "python:3.11*": DebianRoot("bookworm", note="Debian bookworm's Python 3.11 in /usr/bin, not python.org's"),
+    "python:3.13*": DebianRoot(
+        "trixie", PYTHON_TOOLS, note="Debian trixie's Python 3.13 in /usr/bin, not python.org's", pip_system_wide=True
+    ),
+    "python:3.11*": DebianRoot(
+        "bookworm",
+        PYTHON_TOOLS,
+        note="Debian bookworm's Python 3.11 in /usr/bin, not python.org's",
+        pip_system_wide=True,
+    ),
 }
 
 
@@ -145,6 +159,9 @@ def make_root(base: BaseRoot, target: Path, ids: IdMap) -> None:
     """Fill the empty folder `target` with `base`'s files, owned for `ids`."""
     if isinstance(base, DebianRoot):
         _mmdebstrap(base, target)
+        if base.pip_system_wide:
+            for marker in target.glob("usr/lib/python3*/EXTERNALLY-MANAGED"):
+                marker.unlink()
         shift_owners(target, ids)
     elif base.path.is_dir():
         shutil.copytree(base.path, target, symlinks=True, dirs_exist_ok=True)

@@ -220,3 +220,17 @@ def test_a_python_image_lets_pip_install_system_wide_and_has_python(store, tmp_p
         "RUN pip install six==1.16.0 && python -c 'import six; assert six.__version__ == \"1.16.0\"'\n"
     )
     build_image(tmp_path / "Dockerfile", store=store, progress=lambda line: None)
+
+
+def test_the_agent_is_root_with_dockers_default_capabilities_and_no_more(built) -> None:
+    """As in a Docker container: the image's root may write a file another user owns (the
+    COPY --chown=agent one) and chown; it may not mount (no CAP_SYS_ADMIN) or make a user
+    namespace, so the verdict's read-only folders stay read-only."""
+    image, _, _ = built
+    with ShellSession(image=image.root(), workdir=image.workdir) as session:
+        session.reset()
+        run = session.run(
+            "grep CapEff /proc/self/status; echo 9 >> /app/numbers.txt && chown root /app/numbers.txt && echo wrote; "
+            "mount -t tmpfs none /mnt 2>/dev/null || echo no-mount; unshare -U true 2>/dev/null || echo no-userns"
+        )
+        assert run.stdout.split("\n")[:4] == ["CapEff:\t00000000a80425fb", "wrote", "no-mount", "no-userns"], run.stdout

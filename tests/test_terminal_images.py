@@ -132,3 +132,16 @@ def _solve(env: TerminalEnv) -> float:
         _, reward, terminated, truncated, _ = env.step(env.oracle_action())
         if terminated or truncated:
             return float(reward)
+
+
+def test_the_oracle_follows_its_plan_after_harmless_steps_and_says_when_it_cannot_restore(harbor_env) -> None:
+    from rlenvs.envs.terminal.oracle import OracleError
+
+    harbor_env.reset(options={"task_index": 0})
+    harbor_env.step("```bash\nls -la /app && cat /srv/data/numbers.txt\n```")  # changes nothing
+    reward = _solve(harbor_env)
+    assert reward == 1.0
+    harbor_env.reset(options={"task_index": 0})
+    harbor_env.step("```bash\necho 9 >> /app/numbers.txt\n```")  # a file of the image's, changed
+    with pytest.raises(OracleError, match="changed files of its image, which the oracle cannot put back"):
+        harbor_env.oracle_action()

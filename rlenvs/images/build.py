@@ -52,15 +52,9 @@ from rlenvs.images.dockerfile import (
 )
 from rlenvs.images.layers import Layer, LayerStore, layer_key, lookup, read_image_file
 from rlenvs.sandbox.launch import find_bwrap
-from rlenvs.sandbox.rootfs import IdMap, Overlay, RootImage, bwrap_over_root, spawn
+from rlenvs.sandbox.rootfs import AGENT_CAPS, IdMap, Overlay, RootImage, bwrap_over_root, spawn
 
 LOG = logging.getLogger("rlenvs.images")
-BUILD_CAPS = (
-    "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD", "CAP_NET_RAW", "CAP_SETGID",
-    "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_KILL",
-    "CAP_AUDIT_WRITE",
-)  # fmt: skip
-"""Docker's default capabilities for a container's root (here in the build's user namespace)."""
 STEP_TIMEOUT_S = 1800.0
 OUTPUT_TAIL = 3000
 _NO_FILES = frozenset(("LABEL", "EXPOSE", "CMD", "VOLUME", "HEALTHCHECK", "STOPSIGNAL", "MAINTAINER", "ONBUILD"))
@@ -472,7 +466,7 @@ def _run(ins: Instruction, state: _State) -> None:
             find_bwrap(),
             str(folder / "merged"),
             network=True,
-            keep_caps=BUILD_CAPS,
+            keep_caps=AGENT_CAPS,
             binds=_binds(state),
             extra=[*extra, *as_user, *command],
         )

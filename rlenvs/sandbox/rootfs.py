@@ -205,6 +205,18 @@ class RootImage:
     path: str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
+AGENT_CAPS = (
+    "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD", "CAP_NET_RAW", "CAP_SETGID",
+    "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_KILL",
+    "CAP_AUDIT_WRITE",
+)  # fmt: skip
+"""Docker's default capabilities for a container's root: what an image's agent, its build
+steps and its tests have, in the sandbox's user namespace (over the image's files only)."""
+CAP_NUMBERS = {
+    "CAP_CHOWN": 0, "CAP_DAC_OVERRIDE": 1, "CAP_FOWNER": 3, "CAP_FSETID": 4, "CAP_KILL": 5, "CAP_SETGID": 6,
+    "CAP_SETUID": 7, "CAP_SETPCAP": 8, "CAP_NET_BIND_SERVICE": 10, "CAP_NET_RAW": 13, "CAP_SYS_CHROOT": 18,
+    "CAP_MKNOD": 27, "CAP_AUDIT_WRITE": 29, "CAP_SETFCAP": 31,
+}  # fmt: skip
 EPISODE_STAGE = "/tmp/rlenvs-episode-root"
 """An empty folder every episode's namespace mounts its own tmpfs on (the host's stays empty)."""
 
@@ -220,7 +232,9 @@ def image_launch(image: RootImage, disk_mb: int, workspace: str) -> WorkerLaunch
         find_bwrap(),
         merged,
         network=False,
-        keep_caps=("CAP_SYS_ADMIN",),  # the session zygote's, for read-only verdict folders; its children drop it
+        # the session zygote's CAP_SYS_ADMIN (read-only verdict folders), which its children
+        # drop, and the agent's: Docker's defaults for a container's root, in this namespace
+        keep_caps=("CAP_SYS_ADMIN", *AGENT_CAPS),
         extra=[
             "--as-pid-1", "--hostname", "sandbox",
             "--ro-bind", staged_guest_dir(), GUEST_MOUNT,
@@ -230,6 +244,7 @@ def image_launch(image: RootImage, disk_mb: int, workspace: str) -> WorkerLaunch
             "--chdir", workspace,
             "--clearenv", "--setenv", "PATH", image.path, "--setenv", "HOME", "/root", "--setenv", "LANG", "C.UTF-8",
             image.python, "-I", "-S", "-B", f"{GUEST_MOUNT}/zygote.py", "--workspace", workspace, "--session",
+            "--child-caps", ",".join(str(CAP_NUMBERS[cap]) for cap in AGENT_CAPS),
         ],
     )  # fmt: skip
     overlay = Overlay(image.lowers, merged, tmpfs_mb=disk_mb)

@@ -177,7 +177,7 @@ def start_state(session: ShellSession, workdir: str, environment: tuple[tuple[st
     """The state a session's first command starts from, as a saved state reads (a session
     keeps only the task's `export` lines until its first command has run): asked of the
     sandbox once per (workspace, variables) in a fresh shell, which changes nothing."""
-    key = (session.unsafe, workdir, environment)
+    key = (session.unsafe, session.image, workdir, environment)
     if key not in _START_STATES:
         shown = session.run(start_lines(environment) + "__rlenvs_save 3>&1", fresh=True)
         if not shown.ok or not shown.stdout.startswith("builtin cd -- "):
@@ -207,6 +207,12 @@ def restore_script(task: TerminalTask, start: Tree | None, now: Tree | None, uns
         script = _differences(task.files, start, now)
         if script is not None:
             return script
+    if task.image is not None:
+        raise OracleError(
+            f"task {task.task_id}: the episode changed files of its image, which the oracle cannot put back (it "
+            "knows a task's own files, and an image's come from its Dockerfile): call oracle_action() from the "
+            "start of an episode, or reset()"
+        )
     return _from_scratch(task, start, unsafe)
 
 

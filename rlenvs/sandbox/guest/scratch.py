@@ -50,7 +50,7 @@ MNT_DETACH = 2
 CAP_NET_ADMIN, CAP_SYS_ADMIN = 12, 21
 KEPT_CAPABILITIES = (CAP_SYS_ADMIN, CAP_NET_ADMIN)
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
-PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, PR_CAP_AMBIENT_CLEAR_ALL = 47, 2, 4
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 _IFREQ = struct.Struct("16sH22x")
 """struct ifreq with ifr_flags (40 bytes on 64-bit Linux)."""
@@ -102,24 +102,34 @@ first pays for the copy-on-write faults of what that touches (~0.15 ms)."""
 _holding = False
 """Whether this process was left capabilities (a pool zygote's, a session zygote's), which its
 children drop."""
+_children: tuple[int, ...] = ()
+_CHILDREN = (_CapData * 2)()
+"""What a child keeps instead of nothing (`hold_capabilities(children=...)`), as capset data."""
 
 
-def hold_capabilities(keep: tuple[int, ...]) -> None:
-    """Keep exactly `keep` of what bubblewrap gave this process (`_set_capabilities`), and
-    make every child drop them (`drop_capabilities`)."""
-    global _holding
-    _set_capabilities(keep)
-    _holding = True
+def hold_capabilities(keep: tuple[int, ...], children: tuple[int, ...] = ()) -> None:
+    """Keep exactly `keep` and `children` of what bubblewrap gave this process
+    (`_set_capabilities`), and make every child drop all but `children` (`drop_capabilities`):
+    a session on an image, whose agent is the image's root with Docker's default
+    capabilities, in the sandbox's user namespace only."""
+    global _holding, _children
+    _set_capabilities(tuple(sorted({*keep, *children})))
+    _holding, _children = True, children
+    bits = sum(1 << cap for cap in children)
+    _CHILDREN[0].effective = _CHILDREN[0].permitted = _CHILDREN[0].inheritable = bits & 0xFFFFFFFF
+    _CHILDREN[1].effective = _CHILDREN[1].permitted = _CHILDREN[1].inheritable = bits >> 32
 
 
 def drop_capabilities() -> None:
     """Drop every capability the zygote kept (a child of the zygote, before it runs
-    anything). Without capabilities, and with no_new_privs (bubblewrap sets it), nothing it
-    execs gains any."""
+    anything), but the children's (ambient: what it execs keeps them). Without
+    capabilities, and with no_new_privs (bubblewrap sets it), nothing it execs gains any."""
     if not _holding:
         return
     _check(_prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "clear ambient capabilities")
-    _check(_capset(_HEADER, _NONE), "drop capabilities")
+    _check(_capset(_HEADER, _CHILDREN if _children else _NONE), "drop capabilities")
+    for cap in _children:
+        _check(_prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0), "keep a capability across exec")
 
 
 def become_namespace_init() -> None:

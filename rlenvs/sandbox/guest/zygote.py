@@ -92,7 +92,8 @@ def main() -> None:
     if fresh:
         scratch.become_namespace_init()
     elif isolated:  # a session: its commands' children make folders read-only (`readonly`)
-        scratch.hold_capabilities((scratch.CAP_SYS_ADMIN,))
+        kept = sys.argv[sys.argv.index("--child-caps") + 1] if "--child-caps" in sys.argv else ""
+        scratch.hold_capabilities((scratch.CAP_SYS_ADMIN,), tuple(int(cap) for cap in kept.split(",") if cap))
     LIBC.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of an execution come back to us
     if isolated:

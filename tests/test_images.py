@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rlenvs.images.bases import BaseImageError, DebianRoot, LocalRoot, base_for
-from rlenvs.images.build import ImageBuildError, build_image
+from rlenvs.images.build import BuildOptions, ImageBuildError, build_image
 from rlenvs.images.dockerfile import instructions
 from rlenvs.images.layers import LayerStore, lookup
 from rlenvs.sandbox.session import ShellSession
@@ -234,3 +234,46 @@ def test_the_agent_is_root_with_dockers_default_capabilities_and_no_more(built) 
             "mount -t tmpfs none /mnt 2>/dev/null || echo no-mount; unshare -U true 2>/dev/null || echo no-userns"
         )
         assert run.stdout.split("\n")[:4] == ["CapEff:\t00000000a80425fb", "wrote", "no-mount", "no-userns"], run.stdout
+
+
+def test_pip_installs_offline_from_a_wheel_folder_when_given(store, tmp_path: Path) -> None:
+    """BuildOptions(wheels=...): pip in a RUN step installs from that folder and nowhere else
+    (PIP_NO_INDEX), for machines whose builds cannot reach the package index."""
+    import subprocess
+    import sys
+
+    package = tmp_path / "pkg"
+    (package / "rlenvs_wheel_probe").mkdir(parents=True)
+    (package / "rlenvs_wheel_probe" / "__init__.py").write_text("VALUE = 42\n")
+    (package / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "rlenvs-wheel-probe"\nversion = "1.0"\n'
+    )
+    wheels = tmp_path / "wheels"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(wheels),
+            str(package),
+        ],
+        check=True,
+        timeout=120,
+    )
+    shutil.copytree(
+        wheels, Path(store.root) / "wheels-probe"
+    )  # reachable by the image's root (not /tmp/pytest-of-root)
+    (tmp_path / "Dockerfile").write_text(
+        "FROM ghcr.io/laude-institute/t-bench/python-3-13:20250620\n"
+        "RUN pip install rlenvs-wheel-probe && python3 -c 'import rlenvs_wheel_probe as p; assert p.VALUE == 42'\n"
+        "RUN ! pip download --no-deps -d /tmp/x six 2>/dev/null\n"  # nothing but the folder
+    )
+    options = BuildOptions(wheels=Path(store.root) / "wheels-probe")
+    image = build_image(tmp_path / "Dockerfile", store=store, progress=lambda line: None, options=options)
+    assert lookup(image.layers, "/opt/rlenvs-wheels") is None  # the folder's mount point is not in the image

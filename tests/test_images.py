@@ -208,6 +208,15 @@ def test_a_local_root_tarball_is_a_base(tmp_path: Path) -> None:
         assert (image.layers[0].diff / "bin").is_symlink()
         with pytest.raises(ImageBuildError, match="has no python3"):
             image.root()
+        (root / "etc" / "owned").write_text("x")
+        os.chown(root / "etc" / "owned", 42, 42)  # as a package's own user would own it
+        from_folder = build_image(
+            tmp_path / "Dockerfile", bases={"mine:*": LocalRoot(root)}, store=store, progress=lambda line: None
+        )
+        owned = lookup(from_folder.layers, "/etc/owned")
+        top = from_folder.layers[0].diff.stat()  # the root folder: the image's root's host ids
+        expected = (top.st_uid + 42, top.st_gid + 42) if os.geteuid() == 0 else (top.st_uid, top.st_gid)
+        assert owned is not None and (owned[1].st_uid, owned[1].st_gid) == expected
     finally:
         store.discard(store.root)
 

@@ -164,7 +164,11 @@ def make_root(base: BaseRoot, target: Path, ids: IdMap) -> None:
                 marker.unlink()
         shift_owners(target, ids)
     elif base.path.is_dir():
-        shutil.copytree(base.path, target, symlinks=True, dirs_exist_ok=True)
+        copied = subprocess.run(  # owners, modes, links and times kept, as `docker export` has them
+            ["cp", "-a", "--", f"{base.path}/.", str(target)], capture_output=True, text=True, check=False
+        )
+        if copied.returncode != 0:
+            raise BaseImageError(f"the local root {base.path} could not be copied: {copied.stderr.strip()[-500:]}")
         shift_owners(target, ids)
     elif base.path.is_file():
         _untar(base.path, target)

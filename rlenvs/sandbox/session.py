@@ -35,6 +35,7 @@ from rlenvs.sandbox.launch import (
     bwrap_launch,
     check_can_launch,
     check_workspace_path,
+    find_bwrap,
     unsafe_launch,
 )
 from rlenvs.sandbox.requests import Limits
@@ -110,7 +111,10 @@ class ShellSession:
         if image is not None and unsafe:
             raise ValueError("a session on an image needs the sandbox: unsafe=True has no image to run on")
         check_workspace_path(workdir)
-        check_can_launch(unsafe, python if image is None else image.python)
+        if image is None:
+            check_can_launch(unsafe, python)
+        else:
+            find_bwrap()  # the image brings its own python3 (RootImage.python)
         self.limits = limits or Limits()
         self.unsafe = unsafe
         self.python = python

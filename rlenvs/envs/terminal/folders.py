@@ -76,15 +76,18 @@ What cannot run is refused when the folder is loaded, with a `TaskFolderError` n
 folder and the reason, never skipped and never left to fail at run time: on the host
 backend a Dockerfile that RUNs anything (or has an ENTRYPOINT, several stages, a non-root
 USER, or copies outside the workspace); on bwrap one that cannot be built (the builder's
-refusals and failures, by line), a WORKDIR under /tmp or a final non-root USER; a compose file with more than one service
-or a prebuilt image or its own start command, a prebuilt `docker_image`, GPUs, separate
-verifier containers or multi-step Harbor tasks, `run_tests_in_same_shell`, test, set-up or
-solution scripts that install or download (curl, wget, pip/uv/apt/npm install, git clone,
-...) or run pytest when the host's python3 has none. A folder without its instruction or
-its tests gets an error naming the missing file. One exception: Terminal-Bench 1's standard
-`run-tests.sh` (apt-get install curl, download uv, `uv add pytest`, `uv run pytest ...`) is
-recognised line for line and replaced by `python3 -m pytest ...` with the host's pytest, offline
-(`rlenvs.envs.terminal.boilerplate` says what differs).
+refusals and failures, by line), a WORKDIR under /tmp or a final non-root USER; a compose
+file with more than one service or a prebuilt image or its own start command, a prebuilt
+`docker_image`, GPUs, separate verifier containers or multi-step Harbor tasks,
+`run_tests_in_same_shell`, test, set-up or solution scripts that install or download (curl,
+wget, pip/uv/apt/npm install, git clone, ...) or run pytest when the python3 the tests run
+(the host's, or the image's) has none. A folder without its instruction or its tests gets an
+error naming the missing file. Two exceptions (`rlenvs.envs.terminal.boilerplate` says what
+differs): Terminal-Bench 1's standard `run-tests.sh` (apt-get install curl, download uv, `uv
+add pytest`, `uv run pytest ...`) is recognised line for line and replaced by `python3 -m
+pytest ...`, and in Harbor's usual `tests/test.sh` the lines fetching curl and uv become no-ops
+and `uvx ... pytest ...` becomes `python3 -m pytest ...`: both run offline with the pytest of
+the host or the image.
 """
 
 from __future__ import annotations
@@ -520,10 +523,11 @@ def _machine(
     try:
         built = build_image(path, context)
         root = built.root()
-        check_workspace_path(built.workdir)
     except (ImageBuildError, BaseImageError, StoreError, RootUnavailable) as error:
         raise TaskFolderError(str(error)) from None
-    except ValueError as error:  # the workspace path
+    try:
+        check_workspace_path(built.workdir)
+    except ValueError as error:
         raise TaskFolderError(
             f"{rel(path, folder)}'s WORKDIR {built.workdir} cannot be the workspace on an image: {error} (the tests' "
             "verdict empties /tmp before they run)"

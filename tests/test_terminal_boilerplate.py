@@ -173,3 +173,24 @@ def test_a_harbor_script_fetching_anything_else_is_still_refused_by_line(tmp_pat
         TaskFolderError, match=r"tests/test.sh \(line 3\) runs `pip install requests`, which needs the network"
     ):
         load_task_folders(folder)
+
+
+def test_plugins_are_named_and_a_script_reading_its_ctrf_report_is_left_alone() -> None:
+    with_plugin = HARBOR_TEST_SH.replace("-w pytest-json-ctrf==0.3.5", "-w pytest-json-ctrf==0.3.5 -w pytest-timeout")
+    runner = harbor_offline_runner(with_plugin)
+    assert runner is not None and runner.plugins == ("pytest_timeout",) and runner.packages == ()
+    reads_report = HARBOR_TEST_SH + "python3 -c 'import json; json.load(open(\"/logs/verifier/ctrf.json\"))'\n"
+    assert harbor_offline_runner(reads_report) is None  # left to the loader's network check
+
+
+@pytest.mark.sandbox
+def test_a_harbor_script_adding_a_pytest_plugin_is_refused_naming_it(tmp_path: Path) -> None:
+    folder = shutil.copytree(Path(__file__).parent / "data" / "images" / "harbor-task", tmp_path / "task")
+    (folder / "environment" / "Dockerfile").write_text(
+        "FROM ghcr.io/laude-institute/t-bench/ubuntu-24-04:20250624\nWORKDIR /app\n"
+    )
+    (folder / "tests" / "test.sh").write_text(
+        HARBOR_TEST_SH.replace("-w pytest==8.4.1", "-w pytest==8.4.1 -w pytest-timeout")
+    )
+    with pytest.raises(TaskFolderError, match=r"adds the pytest plugin pytest_timeout with uvx.* `-p <plugin module>`"):
+        load_task_folders(folder)

@@ -13,6 +13,7 @@ import pytest
 
 from rlenvs.envs.terminal.tasks import TESTS_DIR, Entry
 from rlenvs.sandbox import Limits
+from rlenvs.sandbox.rootfs import EpisodeChanges
 from rlenvs.sandbox.search_paths import LATE_PYTHONPATH
 from rlenvs.sandbox.session import ReadOnlyFolder, ShellSession
 from rlenvs.sandbox.verdict import (
@@ -22,6 +23,7 @@ from rlenvs.sandbox.verdict import (
     VERDICT_ROOT,
     VerdictRun,
     run_tests,
+    toolchain_changes,
 )
 
 TESTS = (
@@ -294,3 +296,32 @@ def test_python_started_in_the_workdir_finds_the_workspaces_modules_after_python
     )
     outcome = run(fresh, script)
     assert outcome.stdout == "/app\n5 /app\n5\nisolated: 0\n", outcome.stdout
+
+
+# --- on an image, what the tests run on is the image's (rlenvs.sandbox.verdict.toolchain_changes) -----
+
+
+@pytest.mark.parametrize(
+    ("changed", "flagged"),
+    [
+        ("/usr/lib/python3/dist-packages/pytest/__init__.py", True),
+        ("/etc/ld.so.preload", True),
+        ("/root/.local/lib/python3.13/site-packages/x.pth", True),
+        ("/opt/tools/python3", True),  # a file in a folder of the tests' PATH
+        ("/opt/tools", True),  # that folder replaced (by a link to the agent's own)
+        ("/opt", True),  # a folder above it
+        ("/opt/pylib/pkg/pathlib.py", True),  # anything below a folder of their PYTHONPATH
+        ("/opt/other/notes.txt", False),
+        ("/app/bin/python3", False),  # the workspace is the agent's
+        ("/root/notes.txt", False),
+        ("/etc/motd", False),
+    ],
+)
+def test_toolchain_changes_name_what_the_tests_would_run(changed: str, flagged: bool) -> None:
+    changes = EpisodeChanges((changed,), complete=True)
+    found = toolchain_changes(changes, "/app", "/opt/tools:/app/bin:/usr/bin", "/opt/pylib:/app")
+    assert found == ([changed] if flagged else [])
+
+
+def test_changes_too_many_to_read_are_all_suspect() -> None:
+    assert toolchain_changes(EpisodeChanges((), complete=False), "/app")[0].endswith("too many to check")

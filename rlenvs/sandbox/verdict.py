@@ -111,20 +111,43 @@ script's own folder goes back at the front, where Python puts it: the tests' scr
 their helpers and the agent's programs their modules as they would anywhere."""
 import os
 import sys
+from importlib.machinery import PathFinder
 
+_late = []
 try:
     for entry in os.environ.get({LATE_PYTHONPATH!r}, "").split(os.pathsep):
         if entry and os.path.abspath(entry) not in sys.path:
-            sys.path.append(os.path.abspath(entry))
+            _late.append(os.path.abspath(entry))
+            sys.path.append(_late[-1])
     if getattr(sys.flags, "safe_path", False):
         first = sys.argv[0] if sys.argv else ""
         if first not in ("", "-", "-c", "-m"):
             script = os.path.realpath(first)
             sys.path.insert(0, script if os.path.isdir(script) else os.path.dirname(script))
         elif os.getcwd() not in sys.path:
-            sys.path.append(os.getcwd())
+            _late.append(os.getcwd())
+            sys.path.append(_late[-1])
 except OSError:  # a start folder since removed: nothing relative to put back
     pass
+
+
+class _StandardNames:
+    """A name of the standard library's is never found in the folders put back at the end:
+    the library imports some only where they exist (Windows' nt, _wmi, msvcrt) and goes on
+    without them, and an /app/_wmi.py of the agent's would otherwise run inside pytest."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if path is not None or name not in sys.stdlib_module_names:
+            return None
+        spec = PathFinder.find_spec(name, [entry for entry in sys.path if entry not in _late], target)
+        if spec is None:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return spec
+
+
+if _late:
+    sys.meta_path.insert(sys.meta_path.index(PathFinder) if PathFinder in sys.meta_path else 0, _StandardNames)
 '''
 """What the verdict's `site/sitecustomize.py` holds (see its docstring)."""
 USERCUSTOMIZE = "# The verdict's own: it stands in for any usercustomize.py on the tests' PYTHONPATH.\n"
@@ -356,16 +379,18 @@ TOOLCHAIN_FILES = re.compile(
 """The dynamic loader's configuration, Python's, and what every python3 loads at start."""
 
 
-def toolchain_changes(changes: EpisodeChanges, workdir: str, path: str = "") -> list[str]:
+def toolchain_changes(changes: EpisodeChanges, workdir: str, path: str = "", python_path: str = "") -> list[str]:
     """What an episode changed (rlenvs.sandbox.ShellSession.image_changes) that the tests would
     run on: anything under TOOLCHAIN_PREFIXES or matching TOOLCHAIN_FILES, a file in a folder
-    of the tests' `path` (a `python3` ahead of the image's), and such a folder itself or one
-    above it (replaced by a link to the agent's own); not the workspace, which is the agent's
-    to change. Changes too many to read are all suspect."""
+    of the tests' `path` (a `python3` ahead of the image's), anything in a folder of their
+    `python_path` (a `pathlib.py` ahead of Python's), and such a folder itself or one above
+    it (replaced by a link to the agent's own); not the workspace, which is the agent's to
+    change. Changes too many to read are all suspect."""
     if not changes.complete:
         return [f"over {MAX_CHANGES} entries, too many to check"]
     search = {folder.rstrip("/") for folder in path.split(":") if folder.startswith("/")}
-    above = {parent for folder in search for parent in _parents(folder)}
+    modules = {folder.rstrip("/") for folder in python_path.split(":") if folder.startswith("/")}
+    folders = search | modules | {parent for folder in search | modules for parent in _parents(folder)}
     inside = workdir.rstrip("/") + "/"
     found = []
     for changed in changes.changed:
@@ -375,8 +400,8 @@ def toolchain_changes(changes: EpisodeChanges, workdir: str, path: str = "") -> 
             any(changed == prefix or changed.startswith(prefix + "/") for prefix in TOOLCHAIN_PREFIXES)
             or TOOLCHAIN_FILES.search(changed)
             or changed.rsplit("/", 1)[0] in search
-            or changed in search
-            or changed in above
+            or changed in folders
+            or any(changed.startswith(folder + "/") for folder in modules)
         ):
             found.append(changed)
     return found
@@ -402,8 +427,9 @@ def run_tests(
     run); a run whose folders could not be made read-only did not run either and fails,
     saying so in its output."""
     if session.image is not None:
-        path = dict(environment).get("PATH", session.image.path)
-        tampered = toolchain_changes(session.image_changes(), session.workdir, path)
+        variables = dict(environment)
+        path, python_path = variables.get("PATH", session.image.path), variables.get("PYTHONPATH", "")
+        tampered = toolchain_changes(session.image_changes(), session.workdir, path, python_path)
         if tampered:
             shown = ", ".join(tampered[:5]) + (f" and {len(tampered) - 5} more" if len(tampered) > 5 else "")
             reason = (

@@ -58,6 +58,9 @@ class OfflineRunner:
     script: str
     packages: tuple[str, ...]
     """Import names of what the runner's `uv add` adds besides pytest (`numpy`, `requests`)."""
+    plugins: tuple[str, ...] = ()
+    """pytest plugins it adds (`uvx -w pytest-timeout`): the verdict loads only the plugins
+    the tests name with -p (PYTEST_DISABLE_PLUGIN_AUTOLOAD), so the loader refuses these."""
 
 
 def offline_runner(text: str) -> OfflineRunner | None:
@@ -125,12 +128,15 @@ def harbor_offline_runner(text: str) -> OfflineRunner | None:
             packages += [value for flag, value in options if flag in ("-w", "--with")]
             line = f"{indent}python3 -m pytest{_CTRF.sub('', match.group('rest'))}"
             replaced = True
+        elif "ctrf" in code:
+            return None  # the JSON report is read: dropping --ctrf would change the reward
         rewritten += [line] + [""] * (spanned - 1)  # the file's line numbers kept, for messages
     if not replaced:
         return None
-    names = {_VERSION.sub("", name).replace("-", "_").lower() for name in packages}
+    names = {_VERSION.sub("", name).replace("-", "_").lower() for name in packages} - _TEST_TOOLS
+    plugins = sorted(name for name in names if name.startswith("pytest_"))
     script = "\n".join(rewritten) + "\n"
-    return OfflineRunner(script, tuple(sorted(names - _TEST_TOOLS)))
+    return OfflineRunner(script, tuple(sorted(names - set(plugins))), tuple(plugins))
 
 
 def _logical_lines(text: str) -> list[tuple[str, int]]:

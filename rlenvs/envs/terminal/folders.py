@@ -346,6 +346,12 @@ def _harbor(folder: Path, backend: str) -> TerminalTask:
     # The usual test.sh fetches curl, uv and pytest first: run offline, with the image's pytest.
     offline = harbor_offline_runner(runner.read_text(encoding="utf-8", errors="replace"))
     _check_tests(folder, folder / "tests", runner, None if offline is None else offline.script, has_module)
+    if offline is not None and offline.plugins:
+        raise TaskFolderError(
+            f"tests/test.sh adds the pytest plugin{'s' if len(offline.plugins) > 1 else ''} "
+            f"{', '.join(offline.plugins)} with uvx, and the verdict's pytest loads only the plugins the tests name "
+            "(PYTEST_DISABLE_PLUGIN_AUTOLOAD=1): run pytest with `-p <plugin module>` in test.sh"
+        )
     if offline is not None:
         _check_packages(folder, runner, offline.packages, has_module)
     logs = Entry(f"{LOGS_DIR[len(TESTS_DIR) + 1 :]}/verifier", is_dir=True)

@@ -11,8 +11,9 @@ to the folder chosen, so the envs' own loaders read the same rows as the tests.
 **Machine.** A test marked `sandbox` (bubblewrap and the system's /usr/bin/python3),
 `libreoffice` (soffice) or `vllm` (vLLM, torch, transformers) is skipped, naming what is
 missing and how to install it, when that is absent. `slow` marks the tests that take most of
-the run's time; `pytest -n auto -m "not slow and not sandbox and not libreoffice and not vllm
-and not full_data"` is the fast suite (docs/benchmarks.md).
+the run's time; `pytest -n auto -m "not slow and not sandbox and not images and not libreoffice
+and not vllm and not full_data"` is the fast suite (docs/benchmarks.md). `images` marks the
+tests that build task images (mmdebstrap, user namespaces, the Debian archive and PyPI).
 
 **CI.** `.ci/run` sets `RLENVS_REQUIRE_ALL=1`, since it installs everything: then every
 skipped test fails instead, with its skip reason, so a missing package or data set cannot

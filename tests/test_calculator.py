@@ -242,6 +242,7 @@ EXPRESSIONS = st.recursive(
 )
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 @settings(max_examples=500, deadline=None)
 @given(EXPRESSIONS)
 def test_random_arithmetic_agrees_with_fractions(expression: Expression) -> None:

@@ -113,6 +113,7 @@ def test_eval_scores_completions_from_a_file(tmp_path) -> None:
     assert "50.0%" in result.stdout
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 @pytest.mark.parametrize(
     "args,message",
     [
@@ -160,6 +161,7 @@ def test_play_takes_typed_replies(tmp_path) -> None:
 TYPO = "rlenvs/Arithmetc-v0"
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 @pytest.mark.parametrize(
     "command",
     [

@@ -67,6 +67,7 @@ def assert_rows_are_the_env_tasks(path: Path, env_id: str, split: str) -> None:
 # --- a procedural env ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 def test_cli_exports_a_procedural_env_with_disjoint_seeded_splits(tmp_path) -> None:
     result = rlenvs_cli(
         "export",
@@ -138,6 +139,7 @@ def test_validation_file_is_written_even_when_empty(tmp_path) -> None:
 # --- a data-backed env ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 def test_cli_exports_gsm8k_train_and_test_splits(tmp_path) -> None:
     result = rlenvs_cli(
         "export",
@@ -282,6 +284,7 @@ def test_read_exported_refuses_another_envs_file(tmp_path) -> None:
 # --- bad input ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -357,6 +357,7 @@ def test_two_grpo_steps_with_vllm_colocate(tiny_path, tmp_path):
     assert record["initial_vs_trained"] > 5 * record["engine_vs_trained"], record  # stale weights would show
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 def test_environment_factory_contract():
     factory = as_environment_factory(ENV, **KWARGS)
     env = factory()

@@ -113,6 +113,7 @@ def _stdout(cell: nbformat.NotebookNode) -> str:
     )
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 @pytest.mark.parametrize("name", NOTEBOOK_NAMES)
 def test_notebook_runs(name: str, tmp_path: Path) -> None:
     _execute(name, tmp_path)

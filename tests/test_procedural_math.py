@@ -187,6 +187,7 @@ def assert_steps_are_equalities(solution: str) -> None:
 # --- ground truth, every level --------------------------------------------------------------
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 @pytest.mark.parametrize("level", LEVELS)
 def test_arithmetic_answers_match_the_prompts(level: int) -> None:
     for index in range(GROUND_TRUTH_SAMPLES["arithmetic"]):
@@ -197,6 +198,7 @@ def test_arithmetic_answers_match_the_prompts(level: int) -> None:
         assert_steps_are_equalities(task.solution)
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 @pytest.mark.parametrize("level", LEVELS)
 def test_algebra_answers_match_the_prompts(level: int) -> None:
     for index in range(GROUND_TRUTH_SAMPLES["algebra"]):
@@ -304,6 +306,7 @@ def local_task(task_id: str):
     return task_at(int(level[1:]), int(index))
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 def test_same_id_same_task_in_another_process() -> None:
     environment = {**os.environ, "PYTHONHASHSEED": "12345"}  # string hashing must not matter
     result = subprocess.run(

@@ -128,6 +128,7 @@ def reset_messages(env_id: str, kwargs: dict, options=None, seed=None) -> list[d
 # --- the engine on real multi-turn envs ---------------------------------------------------------
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 def test_gsm8k_multi_turn_group(tiny, backend):
     kwargs = {"split": "test", "max_turns": 3}
     group = [{"task_index": 5}] * 4  # one GRPO group: the same task four times
@@ -276,6 +277,7 @@ def release_hung_steps():
     RELEASE.set()
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 def test_env_that_raises_or_hangs_ends_only_its_episode(tiny, backend, release_hung_steps):
     seeds = [1, RAISE_SEED, HANG_SEED, 2]
     start = time.monotonic()

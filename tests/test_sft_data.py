@@ -228,6 +228,7 @@ def test_envs_without_an_oracle_are_refused(no_oracle_module) -> None:
     assert not output.exists()
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 @pytest.mark.parametrize(
     ("args", "message"),
     [

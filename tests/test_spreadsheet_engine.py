@@ -659,6 +659,7 @@ def test_circular_references():
     assert wb.value("H1") == 2.0
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 def test_a_long_cycle_and_a_long_chain_need_no_recursion():
     n = 10_000
     wb = Workbook.from_rows({"S": [[f"=A{i - 1}" if i > 1 else f"=A{n}"] for i in range(1, n + 1)]})
@@ -969,6 +970,7 @@ def test_a_cycle_through_offset_or_indirect_is_circular():
     assert Workbook.from_rows({"S": chain}).value("S!B1") == CIRCULAR
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 def test_a_long_chain_through_offset_read_from_its_far_end():
     """3000 balances, each the one above through OFFSET: asking for the last first nests a
     computation per row; the deepest is restarted on its own stack, never a RecursionError

@@ -36,6 +36,7 @@ def play_oracle(env: SpreadsheetEnv, options: dict) -> tuple[float, dict]:
             return reward, info
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 @pytest.mark.parametrize(
     ("family", "level"), [(name, level) for name, family in FAMILIES.items() for level in family.levels]
 )
@@ -180,6 +181,7 @@ def test_user_rows_are_refused_with_the_way_to_pose_a_task(env):
         env.reset(options={"task": {"instruction": "x"}})
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     reply=st.one_of(

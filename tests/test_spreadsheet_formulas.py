@@ -152,6 +152,7 @@ def typed_in(t: SpreadsheetTask) -> list[str]:
     return ["```\n" + "\n".join(lines[i : i + 150]) + "\n```" for i in range(0, len(lines), 150)]
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 @pytest.mark.parametrize(("name", "level"), CASES)
 def test_the_reference_scores_one_and_doing_nothing_or_typing_values_scores_zero(name, level):
     env = make_env(name, level)

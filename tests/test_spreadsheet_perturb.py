@@ -421,6 +421,7 @@ def test_a_reshaped_phone_holds_every_character_its_row_lacked():
     assert len(shapes) >= 6  # every shape the data allows, not one canonical shape
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 @pytest.mark.parametrize(("name", "level"), FORMULA_TASKS)
 def test_a_changed_copy_differs_only_in_the_areas_the_env_writes(name, level):
     for index in SEEDS:

@@ -195,6 +195,7 @@ def disguised_values(t: SpreadsheetTask) -> str:
     return "```\n" + "\n".join(lines) + "\n```"
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 @pytest.mark.parametrize(("name", "level"), CASES)
 def test_episodes_reference_scores_one_and_shortcuts_zero(name, level):
     env = gym.make("rlenvs/Spreadsheet-v0", families=name, level=level)

@@ -43,6 +43,7 @@ def test_the_six_families():
 # --- careless work fails ------------------------------------------------------------------
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 @pytest.mark.parametrize("level", [1, 2])
 def test_count_off_by_one_and_counting_decoys_fail(level, tmp_path):
     for index in SEEDS:
@@ -99,6 +100,7 @@ def test_newer_without_type_f_or_name_filter_fails(tmp_path):
         assert not play(t, tmp_path / f"order{index}", [reversed_order]).passed
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 def test_log_grep_and_careless_sorting_fail(tmp_path):
     for index in SEEDS:
         t = task("log-summary", 1, index)
@@ -123,6 +125,7 @@ def test_log_grep_and_careless_sorting_fail(tmp_path):
         ).passed
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 def test_chmod_everything_or_in_the_wrong_order_fails(tmp_path):
     for index in SEEDS:
         for level in (1, 2):
@@ -138,6 +141,7 @@ def test_chmod_everything_or_in_the_wrong_order_fails(tmp_path):
         assert not play(t, tmp_path / f"recursive{index}", [f"chmod -R 700 {root}", scripts, private]).passed
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 def test_careless_extraction_fails(tmp_path):
     for index in SEEDS:
         t = task("archive", 1, index)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from rlenvs.envs.terminal.families.text import FAMILIES
 from rlenvs.rewards.workspace import AnswerIs, FileLines, FileText
 from tests.terminal_util import play, task
@@ -61,6 +63,7 @@ def test_csv_group_unfiltered_or_unsorted_fails(tmp_path):
     assert filtered >= 5 and reversed_order >= 10
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 def test_rename_copies_and_sloppy_patterns_fail(tmp_path):
     for level in (1, 2):
         for index in SEEDS:

@@ -380,6 +380,7 @@ def rlenvs_cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 def test_check_env_cli_passes_a_correct_env() -> None:
     result = rlenvs_cli("check-env", "rlenvs/GSM8K-v0", "--env-arg", "split=test")
     assert result.returncode == 0, result.stdout + result.stderr
@@ -395,6 +396,7 @@ def test_check_env_cli_fails_a_buggy_env() -> None:
     assert "SKIP  vector_envs" in result.stdout
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 def test_check_env_cli_rejects_bad_input() -> None:
     unknown = rlenvs_cli("check-env", "rlenvs/Nope-v0")
     assert unknown.returncode == 2 and "unknown env id 'rlenvs/Nope-v0'" in unknown.stderr

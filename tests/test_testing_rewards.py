@@ -61,6 +61,7 @@ def test_every_reward_function_is_found() -> None:
     }
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 @pytest.mark.parametrize("name,function,shape", REWARD_FUNCTIONS, ids=[name for name, _, _ in REWARD_FUNCTIONS])
 def test_reward_function_keeps_every_property(name: str, function: Callable, shape: str) -> None:
     report = check_reward(
@@ -139,6 +140,7 @@ PLANTED = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 @pytest.mark.parametrize("bug,caught_by,counterexample_is,message", PLANTED, ids=[p[0].__name__ for p in PLANTED])
 def test_a_planted_bug_is_caught_by_its_property(bug, caught_by: str, counterexample_is, message: str) -> None:
     report = check_reward(bug, examples=50)
@@ -157,12 +159,14 @@ def sleeps_on_long_completions(completion: str, ground_truth: str) -> float:
     return numeric_answer_score(completion, ground_truth)
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 def test_a_sleeping_function_fails_the_time_budget() -> None:
     failure = check_time_budget(sleeps_on_long_completions, time_budget=0.2, examples=30)
     assert not failure.passed and "still running after 0.2 s" in failure.message
     assert len(failure.counterexample.completion) > 10_000
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 def test_a_hanging_function_fails_the_time_budget_without_hanging_the_check() -> None:
     release = threading.Event()
 

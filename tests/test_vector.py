@@ -125,6 +125,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 @pytest.mark.parametrize("executor", ["thread", "process"])
 @pytest.mark.parametrize("env_id", list(CASES))
 def test_matches_sequential_stepping(env_id, executor):
@@ -340,6 +341,7 @@ def scripted_processes():
         yield pool
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 def test_process_steps_overlap(scripted_processes):
     pool = scripted_processes
     pool.reset(seeds=[1, 2, 3, 4])
@@ -367,6 +369,7 @@ def test_process_raising_step_ends_only_its_episode(scripted_processes):
     assert pool.step({0: oracles[0]})[0].reward == 1.0
 
 
+@pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 def test_process_hanging_step_kills_only_its_worker(scripted_processes):
     pool = scripted_processes
     pool.reset(seeds=[1, 2, 3, 4])

@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from rlenvs.images.bases import DEFAULT_PATH, BaseImageError, BaseRoot, base_for, make_root
+from rlenvs.images.bases import DEFAULT_PATH, BaseRoot, base_for, make_root
 from rlenvs.images.dockerfile import (
     Copy,
     DockerfileError,
@@ -187,7 +187,7 @@ def build_image(
                 state.env = dict(base_root.environment)
             else:
                 _instruction(ins, state)
-        except (ImageBuildError, DockerfileError, BaseImageError) as error:
+        except ValueError as error:  # ImageBuildError, DockerfileError, BaseImageError, an id not mapped
             raise ImageBuildError(f"{where} {error}") from None
         made = "no files" if state.key == before else "built" if state.built else "cached"
         line = f"step {number}/{len(found)} {ins.text()}: {made}"

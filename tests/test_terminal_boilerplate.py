@@ -160,14 +160,20 @@ def test_a_script_without_uvx_pytest_is_not_rewritten(script: str) -> None:
     assert harbor_offline_runner(script) is None
 
 
-@pytest.mark.sandbox
-def test_a_harbor_script_fetching_anything_else_is_still_refused_by_line(tmp_path: Path) -> None:
+def _harbor_folder(tmp_path: Path, test_sh: str) -> Path:
+    """The Harbor test task with `test_sh` as its tests/test.sh, on an image that needs no build."""
     folder = shutil.copytree(Path(__file__).parent / "data" / "images" / "harbor-task", tmp_path / "task")
     (folder / "environment" / "Dockerfile").write_text(
         "FROM ghcr.io/laude-institute/t-bench/ubuntu-24-04:20250624\nWORKDIR /app\n"
     )
-    (folder / "tests" / "test.sh").write_text(
-        HARBOR_TEST_SH.replace("set -euo pipefail", "set -euo pipefail\npip install requests")
+    (folder / "tests" / "test.sh").write_text(test_sh)
+    return folder
+
+
+@pytest.mark.sandbox
+def test_a_harbor_script_fetching_anything_else_is_still_refused_by_line(tmp_path: Path) -> None:
+    folder = _harbor_folder(
+        tmp_path, HARBOR_TEST_SH.replace("set -euo pipefail", "set -euo pipefail\npip install requests")
     )
     with pytest.raises(
         TaskFolderError, match=r"tests/test.sh \(line 3\) runs `pip install requests`, which needs the network"
@@ -185,12 +191,6 @@ def test_plugins_are_named_and_a_script_reading_its_ctrf_report_is_left_alone() 
 
 @pytest.mark.sandbox
 def test_a_harbor_script_adding_a_pytest_plugin_is_refused_naming_it(tmp_path: Path) -> None:
-    folder = shutil.copytree(Path(__file__).parent / "data" / "images" / "harbor-task", tmp_path / "task")
-    (folder / "environment" / "Dockerfile").write_text(
-        "FROM ghcr.io/laude-institute/t-bench/ubuntu-24-04:20250624\nWORKDIR /app\n"
-    )
-    (folder / "tests" / "test.sh").write_text(
-        HARBOR_TEST_SH.replace("-w pytest==8.4.1", "-w pytest==8.4.1 -w pytest-timeout")
-    )
+    folder = _harbor_folder(tmp_path, HARBOR_TEST_SH.replace("-w pytest==8.4.1", "-w pytest==8.4.1 -w pytest-timeout"))
     with pytest.raises(TaskFolderError, match=r"adds the pytest plugin pytest_timeout with uvx.* `-p <plugin module>`"):
         load_task_folders(folder)

@@ -106,6 +106,9 @@ def test_more_changes_than_can_be_read_get_no_test_run(harbor_env, monkeypatch) 
     plant = "printf '#!/bin/sh\\nexit 0\\n' > /opt/tools/python3 && chmod +x /opt/tools/python3"
     reward, info = _play(harbor_env, iter([f"```bash\n{filler}\n```", f"```bash\n{plant}\n```", "submit"]))
     assert reward == 0.0 and "too many to check" in info["failed_checks"][0], info
+    in_workspace = "mkdir /app/many && cd /app/many && seq 1 1100 | xargs touch"  # the agent's own: not read
+    reward, info = _play(harbor_env, iter([f"```bash\n{SOLVE} && {in_workspace}\n```", "submit"]))
+    assert reward == 1.0, info
 
 
 @pytest.mark.parametrize(

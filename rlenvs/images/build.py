@@ -77,8 +77,6 @@ class Image:
     """The FROM name, and what stood in for it."""
     base_root: str
     note: str = ""
-    steps: tuple[str, ...] = ()
-    """One line per instruction: what it was and whether the cache had it."""
 
     @property
     def lowers(self) -> tuple[str, ...]:
@@ -177,7 +175,7 @@ def build_image(
         raise ImageBuildError(f"{dockerfile} {error}") from None
     _check_buildable(found, dockerfile)
     state = _State(IdMap.for_this_user(), store or LayerStore(), context, escape, options or BuildOptions(), tell)
-    base_name, base_root, steps = "", None, []
+    base_name, base_root = "", None
     for number, ins in enumerate(found, 1):
         where = f"{dockerfile} (line {ins.line}: `{ins.text()}`)"
         started, before, state.built = time.monotonic(), state.key, False
@@ -191,7 +189,6 @@ def build_image(
             raise ImageBuildError(f"{where} {error}") from None
         made = "no files" if state.key == before else "built" if state.built else "cached"
         line = f"step {number}/{len(found)} {ins.text()}: {made}"
-        steps.append(line)
         tell(f"{line} ({time.monotonic() - started:.1f} s)")
     assert base_root is not None  # _check_buildable: one FROM, first
     return Image(
@@ -203,7 +200,6 @@ def build_image(
         base=base_name,
         base_root=base_root.describe(),
         note=getattr(base_root, "note", ""),
-        steps=tuple(steps),
     )
 
 

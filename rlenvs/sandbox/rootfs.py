@@ -313,10 +313,11 @@ class EpisodeChanges:
     """False: over MAX_CHANGES entries, not all read."""
 
 
-def episode_changes(outer_pid: int, lowers: Sequence[str]) -> EpisodeChanges:
+def episode_changes(outer_pid: int, lowers: Sequence[str], skip: Sequence[str] = ()) -> EpisodeChanges:
     """The entries of an episode's copy-on-write layer that differ from the image (`lowers`,
     top first), read by the host through the namespace of `outer_pid` (the worker's first
-    process, where the layer's tmpfs is mounted), following no link."""
+    process, where the layer's tmpfs is mounted), following no link. Nothing at or below a
+    folder of `skip` is read (the workspace: the agent's to fill, not to count or compare)."""
     upper = f"/proc/{outer_pid}/root{EPISODE_STAGE}/upper"
     changed: list[str] = []
     pending, seen = [""], 0
@@ -327,10 +328,12 @@ def episode_changes(outer_pid: int, lowers: Sequence[str]) -> EpisodeChanges:
         except OSError:
             continue
         for entry in entries:
+            path = f"{relative}/{entry.name}"
+            if path in skip:
+                continue
             seen += 1
             if seen > MAX_CHANGES:
                 return EpisodeChanges(tuple(changed), complete=False)
-            path = f"{relative}/{entry.name}"
             info = entry.stat(follow_symlinks=False)
             if not _same_as_image(entry.path, info, image_entry(lowers, path)):
                 changed.append(path)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol, Self
 
 from rlenvs.sandbox.launch import (
@@ -152,12 +152,13 @@ class ShellSession:
             return worker.workdir
         return f"/proc/{worker.child_pid}/root{path}"
 
-    def image_changes(self) -> EpisodeChanges:
-        """On an image: the paths this episode changed in it (rlenvs.sandbox.rootfs.episode_changes)."""
+    def image_changes(self, skip: Sequence[str] = ()) -> EpisodeChanges:
+        """On an image: the paths this episode changed in it, but at or below `skip`
+        (rlenvs.sandbox.rootfs.episode_changes)."""
         worker = self._episode_worker()
         if self.image is None or worker is None:
             raise SessionError("image_changes needs a live session on an image" if worker else LOST)
-        return episode_changes(worker.pid, self.image.lowers)
+        return episode_changes(worker.pid, self.image.lowers, skip)
 
     @property
     def shell_state(self) -> str:

@@ -429,7 +429,8 @@ def run_tests(
     if session.image is not None:
         variables = dict(environment)
         path, python_path = variables.get("PATH", session.image.path), variables.get("PYTHONPATH", "")
-        tampered = toolchain_changes(session.image_changes(), session.workdir, path, python_path)
+        changes = session.image_changes(skip=(session.workdir.rstrip("/"),))  # the workspace is the agent's
+        tampered = toolchain_changes(changes, session.workdir, path, python_path)
         if tampered:
             shown = ", ".join(tampered[:5]) + (f" and {len(tampered) - 5} more" if len(tampered) > 5 else "")
             reason = (

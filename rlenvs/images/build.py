@@ -50,7 +50,15 @@ from rlenvs.images.dockerfile import (
     short,
     words,
 )
-from rlenvs.images.layers import Layer, LayerStore, layer_key, lookup, read_image_file
+from rlenvs.images.layers import (
+    Layer,
+    LayerStore,
+    has_python_module,
+    image_python,
+    layer_key,
+    lookup,
+    read_image_file,
+)
 from rlenvs.sandbox.launch import find_bwrap
 from rlenvs.sandbox.rootfs import AGENT_CAPS, IdMap, Overlay, RootImage, bwrap_over_root, spawn
 
@@ -84,27 +92,22 @@ class Image:
         return tuple(str(layer.diff) for layer in reversed(self.layers))
 
     def has_python_module(self, name: str) -> bool:
-        """Whether the image's python3 can import the top-level module `name` from its standard
-        library or its system or /usr/local site folders (a package or a .py file)."""
-        folders = {"/usr/lib/python3/dist-packages"}
-        for layer in self.layers:
-            for parent in ("usr/lib", "usr/local/lib"):
-                for found in (layer.diff / parent).glob("python3.*"):
-                    folders.update(f"/{parent}/{found.name}{tail}" for tail in ("", "/site-packages", "/dist-packages"))
-        return any(
-            lookup(self.layers, f"{folder}/{name}{suffix}") is not None for folder in folders for suffix in ("", ".py")
-        )
+        """Whether the image's python3 can import the top-level module `name` (layers.has_python_module)."""
+        return has_python_module(self.lowers, name)
 
     def root(self) -> RootImage:
         """What a shell session runs on (rlenvs.sandbox.ShellSession(image=...))."""
-        for python in ("/usr/bin/python3", "/usr/local/bin/python3"):
-            if lookup(self.layers, python) is not None:
-                path = self.environment.get("PATH", DEFAULT_PATH)
-                return RootImage(self.lowers, python, path)
-        raise ImageBuildError(
-            f"the image of {self.base} has no python3 in /usr/bin or /usr/local/bin, which the sandbox needs to run "
-            "the agent's shell: install python3 in the Dockerfile (RUN apt-get install -y python3-minimal)"
-        )
+        python = image_python(self.lowers)
+        if python is None:
+            raise ImageBuildError(no_python(self.base))
+        return RootImage(self.lowers, python, self.environment.get("PATH", DEFAULT_PATH))
+
+
+def no_python(base: str) -> str:
+    return (
+        f"the image of {base} has no python3 in /usr/bin or /usr/local/bin, which the sandbox needs to run "
+        "the agent's shell: install python3 in the Dockerfile (RUN apt-get install -y python3-minimal)"
+    )
 
 
 HOST_CERTIFICATES = "/etc/ssl/certs/ca-certificates.crt"
@@ -204,29 +207,41 @@ def build_image(
 
 
 def _from(ins: Instruction, state: _State, bases: Mapping[str, BaseRoot] | None) -> tuple[str, BaseRoot]:
-    store = state.store
-    parts = words(ins.args, state.args, state.escape, docker_rules=True)
+    name = from_name(ins, state.args, state.escape)
+    base, layer, state.built = base_layer(name, bases, state.store, state.ids, state.tell)
+    state.layers = [layer]
+    return name, base
+
+
+def from_name(ins: Instruction, args: Mapping[str, str], escape: str) -> str:
+    """The image a FROM line names (`--platform` and `AS name` dropped)."""
+    parts = words(ins.args, args, escape, docker_rules=True)
     parts = [part for part in parts if not part.startswith("--platform=")]
     if len(parts) == 3 and parts[1].lower() == "as":
         parts = parts[:1]
     if len(parts) != 1:
         raise ImageBuildError("cannot be read: write FROM IMAGE[:TAG] [AS NAME]")
-    name = parts[0]
+    return parts[0]
+
+
+def base_layer(
+    name: str, bases: Mapping[str, BaseRoot] | None, store: LayerStore, ids: IdMap, tell: Callable[[str], None]
+) -> tuple[BaseRoot, Layer, bool]:
+    """The root the base image `name` maps to (rlenvs.images.bases), made into a layer of
+    `store` the first time; and whether it was made now."""
     base = base_for(name, bases)
-    key = layer_key("", "base", base.key(), state.ids.name)
+    key = layer_key("", "base", base.key(), ids.name)
     layer = store.get(key)
-    if layer is None:
-        state.tell(f"base image {name}: making {base.describe()}")
-        folder = store.new(key)
-        try:
-            make_root(base, folder / "diff", state.ids)
-        except BaseException:
-            store.discard(folder)
-            raise
-        layer = store.commit(key, folder, {"from": name, "root": base.describe()})
-        state.built = True
-    state.layers = [layer]
-    return name, base
+    if layer is not None:
+        return base, layer, False
+    tell(f"base image {name}: making {base.describe()}")
+    folder = store.new(key)
+    try:
+        make_root(base, folder / "diff", ids)
+    except BaseException:
+        store.discard(folder)
+        raise
+    return base, store.commit(key, folder, {"from": name, "root": base.describe()}), True
 
 
 def _instruction(ins: Instruction, state: _State) -> None:

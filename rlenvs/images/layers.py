@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rlenvs.sandbox.rootfs import image_entry
+from rlenvs.sandbox.rootfs import OPAQUE_XATTR, image_entry
 
 STORE_VARIABLE = "RLENVS_IMAGE_CACHE"
 
@@ -138,3 +138,28 @@ def read_image_file(layers: Sequence[Layer], path: str) -> bytes | None:
     if found is None or not stat.S_ISREG(found[1].st_mode):
         return None
     return (found[0].diff / path.lstrip("/")).read_bytes()
+
+
+PYTHONS = ("/usr/bin/python3", "/usr/local/bin/python3")
+"""Where an image's python3 may be (Debian's; python.org's images')."""
+
+
+def image_python(lowers: Sequence[str], opaque_xattr: str = OPAQUE_XATTR) -> str | None:
+    """The image's python3 (layer folders `lowers`, top first), or None."""
+    return next((path for path in PYTHONS if image_entry(lowers, path, opaque_xattr) is not None), None)
+
+
+def has_python_module(lowers: Sequence[str], name: str, opaque_xattr: str = OPAQUE_XATTR) -> bool:
+    """Whether the image's python3 (layer folders `lowers`, top first) can import the
+    top-level module `name` from its standard library or its system or /usr/local site
+    folders (a package or a .py file)."""
+    folders = {"/usr/lib/python3/dist-packages"}
+    for lower in lowers:
+        for parent in ("usr/lib", "usr/local/lib"):
+            for found in Path(lower, parent).glob("python3.*"):
+                folders.update(f"/{parent}/{found.name}{tail}" for tail in ("", "/site-packages", "/dist-packages"))
+    return any(
+        image_entry(lowers, f"{folder}/{name}{suffix}", opaque_xattr) is not None
+        for folder in folders
+        for suffix in ("", ".py")
+    )

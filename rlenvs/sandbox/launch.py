@@ -64,6 +64,11 @@ class WorkerLaunch:
     spawn: Callable[..., subprocess.Popen[bytes]] | None = None
     """What starts `argv` (subprocess.Popen's arguments): None, Popen itself; a sandbox over
     an image's root enters its namespace first (`rlenvs.sandbox.rootfs.spawn`)."""
+    container: str | None = None
+    """The name of the Docker container the worker runs in (rlenvs.sandbox.containers)."""
+    cleanup: Callable[[], None] | None = None
+    """Run once the worker is killed: killing a `docker run` client leaves its container to
+    the daemon, which this removes."""
 
     @property
     def uid(self) -> int | None:

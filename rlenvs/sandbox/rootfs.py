@@ -29,9 +29,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rlenvs.sandbox.launch import GUEST_MOUNT, WorkerLaunch, find_bwrap, staged_guest_dir
+from rlenvs.sandbox.worker import Worker
 
 IMAGE_ID_BASE = 1_700_000_000
 """Host id of an image's root when started by root: far from real accounts, from rootless
@@ -194,15 +195,47 @@ def bwrap_over_root(
 # --- an episode's sandbox ---------------------------------------------------------------------------
 
 
+class EpisodeImage(Protocol):
+    """What a shell session runs on (`ShellSession(image=...)`): a built image whose every
+    episode gets a copy-on-write view of its own, under bubblewrap (`RootImage`) or in a
+    container of a daemon's (rlenvs.sandbox.containers.ContainerImage)."""
+
+    backend: str
+    """What runs the episodes, as `info["backend"]` reports it."""
+
+    def launch(self, disk_mb: int, workspace: str) -> WorkerLaunch:
+        """A worker on a new view of the image: its zygote in `workspace`, no network."""
+        ...
+
+    def host_root(self, worker: Worker) -> str:
+        """Where the episode's root is for the host (read it without following links)."""
+        ...
+
+    def changes(self, worker: Worker, skip: Sequence[str]) -> EpisodeChanges:
+        """What the episode changed in the image, but at or below `skip` (`episode_changes`)."""
+        ...
+
+
 @dataclass(frozen=True)
 class RootImage:
-    """What a shell session needs of a built image (rlenvs.images.build.Image.root())."""
+    """A built image under bubblewrap (rlenvs.images.build.Image.root())."""
 
     lowers: tuple[str, ...]
     """The layer folders, top first."""
     python: str
     """The image's own Python 3, which runs the sandbox's zygote (standard library only)."""
     path: str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    backend: str = "bwrap"
+
+    def launch(self, disk_mb: int, workspace: str) -> WorkerLaunch:
+        return image_launch(self, disk_mb, workspace)
+
+    def host_root(self, worker: Worker) -> str:
+        return f"/proc/{worker.child_pid}/root"
+
+    def changes(self, worker: Worker, skip: Sequence[str]) -> EpisodeChanges:
+        # the layer's tmpfs is mounted in the namespace of the worker's first process
+        return episode_changes(f"/proc/{worker.pid}/root{EPISODE_STAGE}/upper", self.lowers, skip)
 
 
 AGENT_CAPS = (
@@ -259,11 +292,14 @@ MAX_CHANGES = 200_000
 """Entries of an episode's upper layer read at most (its tmpfs caps their bytes, not their count)."""
 
 
-def image_entry(lowers: Sequence[str], path: str) -> tuple[str, os.stat_result] | None:
+def image_entry(
+    lowers: Sequence[str], path: str, opaque_xattr: str = OPAQUE_XATTR
+) -> tuple[str, os.stat_result] | None:
     """The entry at absolute `path` in the image whose layer folders are `lowers` (top first),
     and the folder it comes from, as overlayfs shows it: a higher layer's entry hides a lower
-    one's, a 0/0 character device is a deletion, an opaque folder hides what lower layers hold
-    below it. None: no such entry (or a file where a folder on the way would be)."""
+    one's, a 0/0 character device is a deletion, an opaque folder (`opaque_xattr`: "user." in
+    a user namespace's overlays, "trusted." in the real root's, Docker's) hides what lower
+    layers hold below it. None: no such entry (or a file where a folder on the way would be)."""
     parts = [part for part in path.split("/") if part]
     visible = list(lowers)  # the layers that may hold the path, top first
     found: tuple[str, os.stat_result] | None = None
@@ -282,7 +318,7 @@ def image_entry(lowers: Sequence[str], path: str) -> tuple[str, os.stat_result] 
             if not stat.S_ISDIR(info.st_mode) or not stat.S_ISDIR(found[1].st_mode):
                 break  # a file hides everything under it; a folder hides a lower file
             below.append(lower)
-            if _opaque(f"{lower}/{relative}"):
+            if _opaque(f"{lower}/{relative}", opaque_xattr):
                 break
         if found is None or (depth < len(parts) and not stat.S_ISDIR(found[1].st_mode)):
             return None
@@ -294,9 +330,9 @@ def _whiteout(info: os.stat_result) -> bool:
     return stat.S_ISCHR(info.st_mode) and info.st_rdev == 0
 
 
-def _opaque(folder: str) -> bool:
+def _opaque(folder: str, xattr: str) -> bool:
     try:
-        return os.getxattr(folder, OPAQUE_XATTR, follow_symlinks=False) == b"y"
+        return os.getxattr(folder, xattr, follow_symlinks=False) == b"y"
     except OSError:
         return False
 
@@ -313,12 +349,12 @@ class EpisodeChanges:
     """False: over MAX_CHANGES entries, not all read."""
 
 
-def episode_changes(outer_pid: int, lowers: Sequence[str], skip: Sequence[str] = ()) -> EpisodeChanges:
-    """The entries of an episode's copy-on-write layer that differ from the image (`lowers`,
-    top first), read by the host through the namespace of `outer_pid` (the worker's first
-    process, where the layer's tmpfs is mounted), following no link. Nothing at or below a
-    folder of `skip` is read (the workspace: the agent's to fill, not to count or compare)."""
-    upper = f"/proc/{outer_pid}/root{EPISODE_STAGE}/upper"
+def episode_changes(
+    upper: str, lowers: Sequence[str], skip: Sequence[str] = (), opaque_xattr: str = OPAQUE_XATTR
+) -> EpisodeChanges:
+    """The entries of an episode's copy-on-write layer, the folder `upper`, that differ from
+    the image (`lowers`, top first), read by the host following no link. Nothing at or below
+    a folder of `skip` is read (the workspace: the agent's to fill, not to count or compare)."""
     changed: list[str] = []
     pending, seen = [""], 0
     while pending:
@@ -335,24 +371,26 @@ def episode_changes(outer_pid: int, lowers: Sequence[str], skip: Sequence[str] =
             if seen > MAX_CHANGES:
                 return EpisodeChanges(tuple(changed), complete=False)
             info = entry.stat(follow_symlinks=False)
-            if not _same_as_image(entry.path, info, image_entry(lowers, path)):
+            if not _same_as_image(entry.path, path, info, image_entry(lowers, path, opaque_xattr), opaque_xattr):
                 changed.append(path)
             if stat.S_ISDIR(info.st_mode):
                 pending.append(path)
     return EpisodeChanges(tuple(changed), complete=True)
 
 
-def _same_as_image(upper: str, info: os.stat_result, image: tuple[str, os.stat_result] | None) -> bool:
-    """Whether an upper-layer entry is the image's own, copied up: same type, mode and owner,
-    and for a file the same bytes, for a link the same target; a folder not made opaque."""
+def _same_as_image(
+    upper: str, path: str, info: os.stat_result, image: tuple[str, os.stat_result] | None, opaque_xattr: str
+) -> bool:
+    """Whether an upper-layer entry (`upper`, the image's `path`) is the image's own, copied
+    up: same type, mode and owner, and for a file the same bytes, for a link the same target;
+    a folder not made opaque."""
     if image is None or _whiteout(info):
         return False
     lower, old = image
     if (info.st_mode, info.st_uid, info.st_gid) != (old.st_mode, old.st_uid, old.st_gid):  # type, mode, owner
         return False
-    path = upper.split(f"{EPISODE_STAGE}/upper", 1)[1]
     if stat.S_ISDIR(info.st_mode):
-        return not _opaque(upper)
+        return not _opaque(upper, opaque_xattr)
     if stat.S_ISLNK(info.st_mode):
         return os.readlink(upper) == os.readlink(f"{lower}{path}")
     if stat.S_ISREG(info.st_mode):

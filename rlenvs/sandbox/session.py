@@ -29,6 +29,7 @@ import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol, Self
 
+from rlenvs.sandbox.containers import ContainerImage
 from rlenvs.sandbox.launch import (
     DEFAULT_WORKSPACE,
     WorkerLaunch,
@@ -40,7 +41,7 @@ from rlenvs.sandbox.launch import (
 )
 from rlenvs.sandbox.requests import Limits
 from rlenvs.sandbox.results import ExecResult
-from rlenvs.sandbox.rootfs import EpisodeChanges, RootImage, episode_changes, image_launch
+from rlenvs.sandbox.rootfs import EpisodeChanges, EpisodeImage, RootImage
 from rlenvs.sandbox.worker import Worker, WorkerFailed, unsafe_workdir
 
 LOST = "the session's sandbox died and its workspace with it; reset() starts a new one"
@@ -89,8 +90,9 @@ class ShellSession:
 
     `image`: the session runs on a built image (rlenvs.images) instead of the host's /usr: a
     copy-on-write view of it, the agent its root, `workdir` the image's own folder. Each
-    reset() starts a new view, so nothing of one episode reaches the next; the agent's
-    writes anywhere count against `limits.disk_mb`.
+    reset() starts a new view, so nothing of one episode reaches the next. Under bubblewrap
+    (`RootImage`) the agent's writes anywhere count against `limits.disk_mb`; in a Docker
+    container (`ContainerImage`) only those in /tmp and /dev/shm do.
     """
 
     def __init__(
@@ -100,20 +102,21 @@ class ShellSession:
         unsafe: bool = False,
         python: str | None = None,
         workdir: str = DEFAULT_WORKSPACE,
-        image: RootImage | None = None,
+        image: EpisodeImage | None = None,
     ) -> None:
         if limits is not None and not isinstance(limits, Limits):
             raise TypeError(f"limits must be a rlenvs.sandbox.Limits, got {type(limits).__name__}")
-        if image is not None and not isinstance(image, RootImage):
+        if image is not None and not isinstance(image, (RootImage, ContainerImage)):
             raise TypeError(
-                f"image must be a rlenvs.sandbox.rootfs.RootImage (Image.root()), got {type(image).__name__}"
+                "image must be a rlenvs.sandbox.rootfs.RootImage (Image.root()) or a "
+                f"rlenvs.sandbox.containers.ContainerImage, got {type(image).__name__}"
             )
         if image is not None and unsafe:
             raise ValueError("a session on an image needs the sandbox: unsafe=True has no image to run on")
         check_workspace_path(workdir)
         if image is None:
             check_can_launch(unsafe, python)
-        else:
+        elif isinstance(image, RootImage):
             find_bwrap()  # the image brings its own python3 (RootImage.python)
         self.limits = limits or Limits()
         self.unsafe = unsafe
@@ -150,6 +153,8 @@ class ShellSession:
             if worker.workdir is None:
                 raise SessionError(LOST)
             return worker.workdir
+        if self.image is not None:
+            return self.image.host_root(worker) + path
         return f"/proc/{worker.child_pid}/root{path}"
 
     def image_changes(self, skip: Sequence[str] = ()) -> EpisodeChanges:
@@ -158,7 +163,7 @@ class ShellSession:
         worker = self._episode_worker()
         if self.image is None or worker is None:
             raise SessionError("image_changes needs a live session on an image" if worker else LOST)
-        return episode_changes(worker.pid, self.image.lowers, skip)
+        return self.image.changes(worker, skip)
 
     @property
     def shell_state(self) -> str:
@@ -356,7 +361,7 @@ class ShellSession:
 
     def _launch(self) -> WorkerLaunch:
         if self.image is not None:
-            return image_launch(self.image, self.limits.disk_mb, self.workdir)
+            return self.image.launch(self.limits.disk_mb, self.workdir)
         if self.unsafe:
             return unsafe_launch(self.python, unsafe_workdir(), session=True)
         return bwrap_launch(self.python, self.limits.disk_mb, session=True, workspace=self.workdir)

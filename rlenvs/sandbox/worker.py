@@ -47,6 +47,8 @@ class Worker:
             os.chown(launch.cwd, launch.uid, launch.uid)
         self.child_pid: int | None = None
         """The host pid of the sandbox's pid 1, when the launch asked bwrap for it."""
+        self.container = launch.container
+        self._cleanup = launch.cleanup
         info_r, info_w = os.pipe() if launch.report_child_pid else (-1, -1)
         argv = launch.argv
         if info_w >= 0:
@@ -140,8 +142,10 @@ class Worker:
                 continue
             chunk = os.read(fd, 1 << 16)
             if not chunk:
+                status = self._process.wait()
+                tail = self._stderr_tail()  # before kill() closes the pipes
                 self.kill()
-                raise WorkerFailed(f"the worker exited (status {self._process.wait()})")
+                raise WorkerFailed(f"the worker exited (status {status}) {tail}".strip())
             self._buffer += chunk
             if len(self._buffer) > MAX_LINE:
                 self.kill()
@@ -154,9 +158,10 @@ class Worker:
             raise WorkerFailed(f"the worker sent a malformed line {line[:200]!r}") from None
 
     def _stderr_tail(self) -> str:
-        if self.alive:
+        stream = _pipe(self._process.stderr)
+        if self.alive or stream.closed:
             return ""
-        return _pipe(self._process.stderr).read(4000).decode("utf-8", "replace").strip()
+        return stream.read(4000).decode("utf-8", "replace").strip()
 
     def signal_kill(self) -> None:
         """SIGKILL the worker's process group, leaving the pipes to the thread using them."""
@@ -186,6 +191,9 @@ class Worker:
         self._process.kill()
         self._process.wait()
         self._close_pipes()
+        if self._cleanup is not None:
+            self._cleanup()
+            self._cleanup = None
         if self._lease is not None:
             self._lease.release()
         if self._workdir is not None:

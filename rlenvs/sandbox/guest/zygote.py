@@ -84,7 +84,7 @@ STATE_CAP = 1 << 20
 
 
 def main() -> None:
-    global _fresh
+    global _fresh, _keys_forbidden
     isolated = "--unsafe" not in sys.argv
     session = "--session" in sys.argv
     workspace = sys.argv[sys.argv.index("--workspace") + 1] if "--workspace" in sys.argv else "/workspace"
@@ -100,8 +100,11 @@ def main() -> None:
         # A session keyring of our own: the one inherited from the host would give the code the
         # host's keys. And, as pid 1, ignore SIGINT (the only signal with a handler) so that the
         # code cannot kill the zygote and pass its own failure off as a sandbox error.
-        if _keyctl(KEYCTL_JOIN_SESSION_KEYRING, None) == -1 and ctypes.get_errno() != errno.ENOSYS:
-            raise SystemExit("cannot leave the host's session keyring")
+        if _keyctl(KEYCTL_JOIN_SESSION_KEYRING, None) == -1:
+            if ctypes.get_errno() == errno.EPERM:  # a seccomp filter's (Docker's default profile):
+                _keys_forbidden = True  # no key for us or any child to reach or leave behind
+            elif ctypes.get_errno() != errno.ENOSYS:
+                raise SystemExit("cannot leave the host's session keyring")
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.clear()  # the environment every child gets, set once: not per child, which
     os.environ.update(roles.SAFE_ENV)  # cost each of them ~1 ms of copy-on-write faults
@@ -378,6 +381,8 @@ class TestRunner:
 _runner: TestRunner | None = None
 _fresh: scratch.FreshState | None = None
 """A pool worker's per-execution state (`scratch`); None in a session or in unsafe mode."""
+_keys_forbidden = False
+"""Whether keyctl is forbidden here (a seccomp filter), and with it every key of the code's."""
 _dying: list[int] = []
 """Solutions of clean test runs, SIGKILLed and answered for, that the clean-up waits for."""
 
@@ -824,7 +829,7 @@ def _clear_ipc() -> bool:
                 LIBC.semctl(ident, 0, IPC_RMID)
             else:
                 getattr(LIBC, f"{kind}ctl")(ident, IPC_RMID, None)
-    if SYS_KEYCTL is None:
+    if SYS_KEYCTL is None or _keys_forbidden:
         return True
     persistent = _keyctl(KEYCTL_GET_PERSISTENT, -1, KEY_SPEC_SESSION_KEYRING)
     # the persistent keyring first: it is ours to clear only while linked from our session keyring

@@ -1,6 +1,7 @@
-"""Terminal-v0 on task folders whose image is built (backend "bwrap", rlenvs.images): a
-Harbor-format folder with apt and pip RUN lines, and Terminal-Bench 1 folders of EvoEval; the
-verdict's tests run on the image's own tools, which an episode must not have rewritten."""
+"""Terminal-v0 on task folders whose image is built (rlenvs.images): a Harbor-format folder
+with apt and pip RUN lines on both backends that build (bubblewrap; a Docker daemon's build
+and a container per episode), and Terminal-Bench 1 folders of EvoEval; the verdict's tests run
+on the image's own tools, which an episode must not have rewritten."""
 
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ HARBOR_TASK = Path(__file__).parent / "data" / "images" / "harbor-task"
 pytestmark = pytest.mark.images
 
 
-@pytest.fixture(scope="module")
-def harbor_env(image_store):
-    env = TerminalEnv(task_dir=str(HARBOR_TASK), backend="bwrap", max_turns=4, timeout_s=30)
+@pytest.fixture(scope="module", params=["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
+def harbor_env(image_store, request):
+    env = TerminalEnv(task_dir=str(HARBOR_TASK), backend=request.param, max_turns=4, timeout_s=30)
     yield env
     env.close()
 
@@ -43,7 +44,8 @@ def test_a_harbor_folder_with_run_lines_loads_only_with_an_image(harbor_env) -> 
 
 def test_the_reference_solution_scores_one_and_an_immediate_submit_zero(harbor_env) -> None:
     _, info = harbor_env.reset(options={"task_index": 0})
-    assert info["backend"] == "bwrap"
+    image = harbor_env.tasks.tasks[0].image
+    assert info["backend"] == {"RootImage": "bwrap", "ContainerImage": "docker"}[type(image).__name__]
     reward, info = _play(harbor_env, iter([harbor_env.oracle_action(), "submit"] * 2))
     assert reward == 1.0, info
     reward, info = _play(harbor_env, iter(["```bash\nsubmit\n```"]))

@@ -131,8 +131,9 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
     bubblewrap (rlimits only: never for an agent you do not trust). `backend`: how a task
     folder's machine is made (rlenvs.envs.terminal.folders.BACKENDS): "host" (the host's
     /usr, no image), "bwrap" (its Dockerfile built into an image, rlenvs.images, episodes on
-    a copy-on-write view of it), "auto" (bwrap for a Dockerfile with RUN lines); reported as
-    `info["backend"]` at reset.
+    a copy-on-write view of it), "docker" (built by a Docker daemon, an episode per
+    container), "auto" (for a Dockerfile with RUN lines: docker where a daemon answers,
+    else bwrap); reported as `info["backend"]` at reset.
     """
 
     env_name = "Terminal-v0"
@@ -204,7 +205,9 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
             )
         self._oracle_start = read_tree(self.session)
         self._oracle_mark, self._oracle_pending = Mark(0, 0, self._oracle_start, None), None
-        info["backend"] = "bwrap" if self.task.image is not None else "unsafe" if self.unsafe_sandbox else "host"
+        info["backend"] = (
+            self.task.image.backend if self.task.image is not None else "unsafe" if self.unsafe_sandbox else "host"
+        )
         return observation, info
 
     def _session_for(self, task: TerminalTask) -> ShellSession:

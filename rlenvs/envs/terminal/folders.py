@@ -120,9 +120,11 @@ from rlenvs.envs.terminal.folder_files import (  # TaskFolderError: imported fro
 from rlenvs.envs.terminal.tasks import TESTS_DIR, Entry, TerminalTask
 from rlenvs.images.bases import BaseImageError
 from rlenvs.images.build import ImageBuildError, build_image
+from rlenvs.images.docker_build import build_with_docker
 from rlenvs.images.layers import StoreError
+from rlenvs.sandbox.containers import DockerUnavailable, docker_cli, docker_client
 from rlenvs.sandbox.launch import SYSTEM_PYTHON, check_workspace_path
-from rlenvs.sandbox.rootfs import RootImage, RootUnavailable
+from rlenvs.sandbox.rootfs import EpisodeImage, RootUnavailable
 from rlenvs.sandbox.session import MAX_COMMAND_BYTES
 from rlenvs.sandbox.verdict import LOGS_NAME
 
@@ -149,19 +151,23 @@ _LAYOUTS = (
 _SOLUTION_FAILS = "(its reference solution would fail)"
 
 
-BACKENDS = ("host", "bwrap", "auto")
+BACKENDS = ("host", "bwrap", "docker", "auto")
 """How a task folder's machine is made (`load_task_folders(backend=...)`): "host" reads its
 Dockerfile without building it (the host's /usr, the COPYs in the workspace; RUN refused);
-"bwrap" builds its image (rlenvs.images) and runs episodes on it under bubblewrap; "auto"
-builds only the folders whose Dockerfile has a RUN line."""
+"bwrap" builds its image (rlenvs.images) and runs episodes on it under bubblewrap; "docker"
+has a Docker daemon build it and runs each episode in a container of it
+(rlenvs.images.docker_build); "auto" builds only the folders whose Dockerfile has a RUN
+line, with Docker where a daemon answers (`docker_reason` is None), else with bubblewrap."""
 
 
 def load_task_folders(path: str | os.PathLike[str], *, backend: str = "host") -> list[TerminalTask]:
     """The tasks of the task folder `path`, or of every task folder inside it (sorted by
     name). Every folder that cannot run is named in one TaskFolderError. `backend`: see
-    BACKENDS; "bwrap" and "auto" build images as they load (each layer once: rlenvs.images)."""
+    BACKENDS; all but "host" build images as they load (each layer once)."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")
+    if backend == "docker" and (reason := docker_reason()) is not None:
+        raise TaskFolderError(f"backend='docker' cannot run here: {reason}")
     root = Path(path).expanduser()
     if not root.is_dir():
         raise TaskFolderError(f"task_dir {root} {'is not a folder' if root.exists() else 'does not exist'}")
@@ -407,7 +413,7 @@ def _task(
     test_command: str,
     test_timeout_s: float | None,
     test_env: Mapping[str, str],
-    root: RootImage | None = None,
+    root: EpisodeImage | None = None,
 ) -> TerminalTask:
     """What both layouts share: the solution's size, setup.sh, and the image's variables, which
     the set-up gets as `export` lines and the tests (fresh shells with nothing of the agent's,
@@ -518,18 +524,20 @@ def _check_packages(folder: Path, runner: Path, packages: tuple[str, ...], has_m
 
 def _machine(
     folder: Path, base: Path, extra: Mapping[str, str], backend: str
-) -> tuple[dockerfile.Image, RootImage | None, ModuleCheck | None]:
-    """The task's machine: read from its Dockerfile for the host backend (no root image), or
-    built (rlenvs.images) for bwrap, and how to tell whether its python3 has a module."""
+) -> tuple[dockerfile.Image, EpisodeImage | None, ModuleCheck | None]:
+    """The task's machine: read from its Dockerfile for the host backend (no image), or
+    built (rlenvs.images) for the others, and how to tell whether its python3 has a module."""
     context, path, compose_env = dockerfile.build_source(folder, base)
     if backend == "host" or (backend == "auto" and not (path.is_file() and dockerfile.runs_anything(path))):
         return dockerfile.image(folder, base, extra), None, None
+    if backend == "auto":
+        backend = "docker" if docker_reason() is None else "bwrap"
     if not path.is_file():
-        raise TaskFolderError(f"{rel(path, folder)} is missing: the bwrap backend builds the task's image from it")
+        raise TaskFolderError(f"{rel(path, folder)} is missing: the {backend} backend builds the task's image from it")
     try:
-        built = build_image(path, context)
+        built = build_with_docker(path, context) if backend == "docker" else build_image(path, context)
         root = built.root()
-    except (ImageBuildError, BaseImageError, StoreError, RootUnavailable) as error:
+    except (ImageBuildError, BaseImageError, StoreError, RootUnavailable, DockerUnavailable) as error:
         raise TaskFolderError(str(error)) from None
     try:
         check_workspace_path(built.workdir)
@@ -545,6 +553,17 @@ def _machine(
         )
     environment = {**built.environment, **compose_env, **extra}
     return dockerfile.Image(built.workdir, (), environment), root, built.has_python_module
+
+
+def docker_reason() -> str | None:
+    """Why the docker backend cannot run here (no SDK, client or daemon: the fix included),
+    or None: it can."""
+    try:
+        docker_client()
+        docker_cli()
+    except DockerUnavailable as error:
+        return str(error)
+    return None
 
 
 def _script(folder: Path, path: Path, stage: str) -> str:

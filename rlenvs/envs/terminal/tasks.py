@@ -19,7 +19,7 @@ from rlenvs.core.procedural import Family as Family
 from rlenvs.core.procedural import task_rng as task_rng  # the seeding of every family, kept importable here
 from rlenvs.core.task import Task
 from rlenvs.rewards.workspace import Expectation, expectation_from_dict, normalise_path
-from rlenvs.sandbox.rootfs import RootImage
+from rlenvs.sandbox.rootfs import EpisodeImage
 from rlenvs.sandbox.verdict import TESTS_DIR as TESTS_DIR  # the name task folders' tests use for their folder
 
 MAX_SETUP_BYTES = 16 << 20
@@ -126,9 +126,10 @@ class TerminalTask(Task):
     """Where the workspace is inside the sandbox (Terminal-Bench tasks expect /app)."""
     environment: tuple[tuple[str, str], ...] = ()
     """Exported variables the agent's shell starts with (a task folder's Dockerfile ENV)."""
-    image: RootImage | None = None
-    """The built image the task runs on (a task folder loaded with backend "bwrap" or "auto":
-    rlenvs.images); None: the host's /usr, read-only, with `files` in the workspace."""
+    image: EpisodeImage | None = None
+    """The built image the task runs on (a task folder loaded with a backend that builds:
+    rlenvs.images), under bubblewrap or in Docker containers; None: the host's /usr,
+    read-only, with `files` in the workspace."""
 
     def ground_truth(self) -> str:
         """The task as a JSON row (`task_to_row`): what an export's `ground_truth` column

@@ -1,0 +1,291 @@
+"""Images built by a Docker daemon (the docker backend): `docker build` of the task's own
+build context, episodes in containers of the result (rlenvs.sandbox.containers).
+
+The build is Docker's own, so every instruction it knows works, multi-stage builds included,
+and its layer cache is the daemon's. What differs from a plain `docker build` is the FROM
+images, since rlenvs reaches no registry:
+
+- a FROM image the daemon holds is used as it is: the real image, pulled beforehand;
+- one it does not hold is never pulled. It maps to a local root as under bubblewrap
+  (rlenvs.images.bases: the defaults, or $RLENVS_BASE_IMAGES), made once into the layer
+  store and imported into the daemon under the FROM name, labelled `rlenvs.stand-in` (with
+  what it stands in for) so that the build finds it. `docker rmi` a stand-in and pull the real
+  image to build on that instead. A stand-in whose mapping changed is imported again.
+
+`BuildOptions.host_certificates` (the default) puts the host's CA bundle into each stand-in,
+since `docker build` cannot mount it for a step as bubblewrap does: on a machine behind a
+TLS-inspecting proxy, pip and curl in RUN steps need it. The proxy variables are passed as
+Docker's predefined build arguments. `BuildOptions.wheels` is not supported here: a
+Dockerfile cannot see a host folder outside its context.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import json
+import os
+import re
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlenvs.images.bases import DEFAULT_PATH, BaseRoot, base_for
+from rlenvs.images.build import (
+    HOST_CERTIFICATES,
+    LOG,
+    PROXY_VARIABLES,
+    BuildOptions,
+    ImageBuildError,
+    base_layer,
+    from_name,
+    no_python,
+)
+from rlenvs.images.dockerfile import DockerfileError, Instruction, instructions
+from rlenvs.images.layers import Layer, LayerStore, has_python_module, image_python
+from rlenvs.sandbox.containers import DOCKER_OPAQUE_XATTR, ContainerImage, docker, docker_cli, docker_client
+from rlenvs.sandbox.rootfs import IdMap
+
+STAND_IN_LABEL = "rlenvs.stand-in"
+"""On a base image rlenvs imported: the key of the root it was made from."""
+OUTPUT_LINES = 40
+
+
+@dataclass(frozen=True)
+class DaemonImage:
+    """An image the daemon built: what a container of it starts with (its config)."""
+
+    id: str
+    workdir: str
+    environment: dict[str, str]
+    user: str
+    lowers: tuple[str, ...]
+    """Its layer folders in the daemon's overlay2 storage, top first (read by the host)."""
+    bases: tuple[str, ...]
+    """Each FROM image and what it was: the daemon's own, or the stand-in imported for it."""
+
+    def has_python_module(self, name: str) -> bool:
+        return has_python_module(self.lowers, name, DOCKER_OPAQUE_XATTR)
+
+    def root(self) -> ContainerImage:
+        """What a shell session runs on (rlenvs.sandbox.ShellSession(image=...))."""
+        python = image_python(self.lowers, DOCKER_OPAQUE_XATTR)
+        if python is None:
+            raise ImageBuildError(no_python(", ".join(self.bases)))
+        return ContainerImage(self.id, python, self.environment.get("PATH", DEFAULT_PATH))
+
+
+def build_with_docker(
+    dockerfile: Path,
+    context: Path | None = None,
+    *,
+    bases: Mapping[str, BaseRoot] | None = None,
+    store: LayerStore | None = None,
+    progress: Callable[[str], None] | None = None,
+    options: BuildOptions | None = None,
+) -> DaemonImage:
+    """Build `dockerfile` (its context: `context`, default its folder) with the daemon
+    (module docstring); `progress`: called with each of the build's step lines."""
+    dockerfile, options, tell = Path(dockerfile), options or BuildOptions(), progress or LOG.info
+    context = Path(context) if context is not None else dockerfile.parent
+    if options.wheels is not None:
+        raise ImageBuildError(
+            "BuildOptions(wheels=...) works with the bubblewrap backend only: a Docker build sees no host folder "
+            "outside its context"
+        )
+    try:
+        found = instructions(dockerfile.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ImageBuildError(f"{dockerfile} cannot be read: {error}") from None
+    except DockerfileError as error:
+        raise ImageBuildError(f"{dockerfile} {error}") from None
+    client, store = docker_client(), store or LayerStore()
+    described = [_base(client, name, bases, store, options, tell) for name in _from_images(found, dockerfile)]
+    image_id = _build(dockerfile, context, found[1], options, tell)
+    record = client.api.inspect_image(image_id)
+    config, data = record["Config"], record["GraphDriver"]["Data"]
+    environment = dict(item.split("=", 1) for item in config.get("Env") or [] if "=" in item)
+    lowers = (data["UpperDir"], *(data["LowerDir"].split(":") if data.get("LowerDir") else ()))
+    return DaemonImage(
+        id=image_id,
+        workdir=config.get("WorkingDir") or "/",
+        environment=environment,
+        user=config.get("User") or "root",
+        lowers=lowers,
+        bases=tuple(described),
+    )
+
+
+def _from_images(found: tuple[str, list[Instruction]], dockerfile: Path) -> list[str]:
+    """The images the FROM lines name, not counting earlier stages (`AS name`) or scratch."""
+    escape, lines = found
+    args: dict[str, str] = {}
+    stages: set[str] = set()
+    images: list[str] = []
+    for ins in lines:
+        if ins.keyword == "ARG" and not images:  # an ARG before the first FROM may name it
+            name, _, value = ins.args.strip().partition("=")
+            args[name.strip()] = value.strip().strip("\"'")
+        if ins.keyword != "FROM":
+            continue
+        try:
+            name = from_name(ins, args, escape)
+        except ValueError as error:
+            raise ImageBuildError(f"{dockerfile} (line {ins.line}: `{ins.text()}`) {error}") from None
+        words = ins.args.split()
+        if len(words) >= 3 and words[-2].lower() == "as":
+            stages.add(words[-1].lower())
+        if name.lower() not in stages and name != "scratch" and name not in images:
+            if "@" in name:
+                raise ImageBuildError(
+                    f"{dockerfile} (line {ins.line}) pins {name} by digest, which a stand-in cannot carry and rlenvs "
+                    "cannot pull: pull the image into the daemon first"
+                )
+            images.append(name)
+    return images
+
+
+def _base(
+    client: Any,
+    name: str,
+    bases: Mapping[str, BaseRoot] | None,
+    store: LayerStore,
+    options: BuildOptions,
+    tell: Callable[[str], None],
+) -> str:
+    """Make sure the daemon holds the FROM image `name` (module docstring); what it is."""
+    held = _held(client, name)
+    if held is not None and STAND_IN_LABEL not in held:
+        tell(f"base image {name}: the daemon's own")
+        return f"{name} (the daemon's own)"
+    base = base_for(name, bases)
+    key = hashlib.sha256(f"{base.key()}|{options.host_certificates}".encode()).hexdigest()[:24]
+    if held is None or held[STAND_IN_LABEL] != key:
+        ids = IdMap.for_this_user()
+        _, layer, _ = base_layer(name, bases, store, ids, tell)
+        tell(f"base image {name}: importing {base.describe()} into the daemon")
+        _import(client, name, base, layer, ids, key, options, store)
+    return f"{name} (stood in for by {base.describe()})"
+
+
+def _held(client: Any, name: str) -> dict[str, str] | None:
+    """The labels of the daemon's image `name` ({} for none), or None: it has no such image."""
+    try:
+        record = client.api.inspect_image(name)
+    except docker.errors.ImageNotFound:
+        return None
+    return dict(record.get("Config", {}).get("Labels") or {})
+
+
+def _import(
+    client: Any, name: str, base: BaseRoot, layer: Layer, ids: IdMap, key: str, options: BuildOptions, store: LayerStore
+) -> None:
+    """`docker import` the root of `layer` under `name`, owned as the image has it."""
+    repository, tag = _split_tag(name)
+    changes = [f"ENV {variable}={json.dumps(value)}" for variable, value in base.environment.items()]
+    changes += [f"LABEL {STAND_IN_LABEL}={key}", f"LABEL rlenvs.stands-in-with={json.dumps(base.describe())}"]
+    certificates = HOST_CERTIFICATES if options.host_certificates and os.path.isfile(HOST_CERTIFICATES) else None
+    with tempfile.TemporaryDirectory(dir=store.root / "tmp") as folder:  # a tarball as large as the root
+        archive = Path(folder) / "root.tar"
+        _tar_root(layer.diff, archive, ids, certificates)
+        client.api.import_image(src=str(archive), repository=repository, tag=tag, changes=changes)
+
+
+def _tar_root(root: Path, archive: Path, ids: IdMap, certificates: str | None) -> None:
+    """`root`'s files as a tarball with the image's owners (not the host ids they have in
+    the store); with `certificates`, that bundle as the image's CA certificates."""
+    bundle = "./" + HOST_CERTIFICATES.lstrip("/")
+
+    def owned(member: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        if certificates is not None and member.name == bundle:
+            return None
+        member.uid, member.gid = member.uid - ids.host_uid, member.gid - ids.host_gid
+        member.uname = member.gname = ""
+        return member
+
+    with tarfile.open(archive, "w") as tar:
+        tar.add(str(root), arcname=".", filter=owned)
+        if certificates is not None:
+            data = Path(certificates).read_bytes()
+            info = tarfile.TarInfo(bundle)
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+
+
+def _split_tag(name: str) -> tuple[str, str]:
+    repository, _, tag = name.rpartition(":")
+    if not repository or "/" in tag:  # no tag, or the colon of a registry's port
+        return name, "latest"
+    return repository, tag
+
+
+def _build(
+    dockerfile: Path, context: Path, found: list[Instruction], options: BuildOptions, tell: Callable[[str], None]
+) -> str:
+    """Run `docker build` (BuildKit where the client has it); the new image's id. A failing
+    step names its Dockerfile line and the end of the build's output."""
+    tag = "rlenvs-task:" + hashlib.sha256(str(dockerfile.resolve()).encode()).hexdigest()[:16]
+    client, buildkit = docker_cli(), has_buildkit()
+    with tempfile.TemporaryDirectory() as folder:
+        iidfile = Path(folder) / "id"
+        argv = [client, "build", "--file", str(dockerfile.resolve()), "--tag", tag, "--iidfile", str(iidfile)]
+        argv += ["--progress=plain"] if buildkit else ["--rm", "--force-rm"]
+        for name in PROXY_VARIABLES:  # Docker's predefined build arguments: no ARG line needed
+            if options.host_certificates and name in os.environ:
+                argv += ["--build-arg", name]
+        environment = {**os.environ, "DOCKER_BUILDKIT": "1" if buildkit else "0"}
+        process = subprocess.Popen(
+            [*argv, str(context)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=environment, text=True
+        )
+        output: list[str] = []
+        assert process.stdout is not None
+        for line in process.stdout:
+            line = ANSI.sub("", line.rstrip())
+            output = [*output, line][-OUTPUT_LINES:]
+            if step := STEP.match(line):
+                tell(step.group("kit") or step.group("classic"))
+        if process.wait() != 0:
+            raise ImageBuildError(_failure(dockerfile, found, output, buildkit))
+        return iidfile.read_text(encoding="utf-8").strip()
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+STEP = re.compile(r"^(?:#\d+ (?P<kit>\[[^\]]*\d+/\d+\] .*)|Step \d+/\d+ : (?P<classic>.*))$")
+"""A step's first line: BuildKit's plain progress (`#5 [2/4] RUN ...`), the classic builder's
+(`Step 2/4 : RUN ...`)."""
+FAILED = re.compile(r"^ > \[[^\]]*\d+/\d+\] (?P<text>.*):$|^Step \d+/\d+ : (?P<step>.*)$")
+
+
+@functools.cache
+def has_buildkit() -> bool:
+    """Whether the docker client builds with BuildKit: through its buildx plugin, or built
+    in (clients before 23.0). Without it, the classic builder refuses `COPY --chmod`, `--link`
+    and heredocs, and says so."""
+    client = docker_cli()
+    if subprocess.run([client, "buildx", "version"], capture_output=True, check=False).returncode == 0:
+        return True
+    version = subprocess.run(
+        [client, "version", "--format", "{{.Client.Version}}"], capture_output=True, text=True, check=False
+    ).stdout
+    major = re.match(r"(\d+)\.", version.strip())
+    return major is not None and int(major.group(1)) < 23
+
+
+def _failure(dockerfile: Path, found: list[Instruction], output: list[str], buildkit: bool) -> str:
+    """What failed: the instruction of the last step the output shows, by its line."""
+    steps = [match.group("text") or match.group("step") for line in output if (match := FAILED.match(line))]
+    where = ""
+    if steps:
+        failed = " ".join(steps[-1].split())
+        for ins in found:
+            if " ".join(f"{ins.keyword} {ins.args}".split()).startswith(failed[:200]):
+                where = f" (line {ins.line}: `{ins.text()}`)"
+                break
+    tail = "\n".join(line for line in output if line.strip())[-1500:]
+    hint = "" if buildkit else " (the classic builder: a client with BuildKit, docker-buildx, builds more)"
+    return f"{dockerfile}{where} failed in docker build{hint}; its output ended:\n{tail}"

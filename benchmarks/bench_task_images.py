@@ -1,24 +1,27 @@
-"""Task images without Docker (rlenvs.images): what a build, an episode and a command cost, and
-how much of the EvoEval corpus runs on its image.
+"""Task images (rlenvs.images) on both backends that build, bubblewrap and a Docker daemon:
+what a build, an episode and a command cost, and how much of the EvoEval corpus runs on its
+image.
 
 - Build: the Harbor-shaped test task (tests/data/images/harbor-task: the t-bench Ubuntu base
   mapped to Debian trixie, apt and pip RUN lines, COPYs) in a cache of its own made for the
   run: the base root from mmdebstrap, then the task's own layers, then a warm rebuild from
-  the cache.
+  the cache. With Docker: the stand-in's import and `docker build` of the task's steps, from
+  no stand-in and an empty build cache, then a warm rebuild.
 - Episode start: `ShellSession(image=...).reset()`, a new copy-on-write view (p50 over
   `STARTS`).
-- Command latency: `run("true")` in a warm session on the image and, interleaved in the same
-  rounds, in a warm session on the host's /usr (the sandbox Terminal-v0 ran before images):
-  p50 and p99 over `CALLS` each, and the ratio of their p50s.
+- Command latency: `run("true")` in a warm session on the image, under bubblewrap and in a
+  container (the zygote's protocol through `docker run -i`, which costs what `docker exec`
+  into a running container would not: no new process per command), and in a warm session on
+  the host's /usr (the sandbox Terminal-v0 ran before images), interleaved in the same
+  rounds: p50 and p99 over `CALLS` each, and the ratio of their p50s to the host's.
 - Test run: the submit step of a solved episode of that task (p50 over `VERDICTS`).
 - Memory per live episode: `EPISODES` sessions live at once, each after the reference
   solution ran; the proportional set size (Pss, shared pages split between sharers) of all
-  processes of one sandbox, plus what its tmpfs upper layer holds.
-- EvoEval (../shared/data, or --data): the 95 Terminal-Bench 1 folders
-  loaded with backend "bwrap"; how many load, how many reference solutions score 1, how many
-  immediate submits 0, and the wall time per task of the two episodes with the test run.
-
-docker exec is not measured beside it: the docker backend is not built yet.
+  processes of one sandbox (with Docker: the container's and its `docker run` client's),
+  plus what its tmpfs upper layer holds (bubblewrap only).
+- EvoEval (../shared/data, or --data): the 95 Terminal-Bench 1 folders loaded with each
+  backend; how many load, how many reference solutions score 1, how many immediate submits
+  0, and the wall time per task of the two episodes with the test run.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 import os
 import shutil
 import statistics
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -93,43 +97,90 @@ def _builds(store_dir: Path) -> tuple[list[dict[str, Any]], Any]:
     return rows, image
 
 
-def _latency(image: Any) -> tuple[list[dict[str, Any]], float]:
+def _docker_builds(store_dir: Path) -> tuple[list[dict[str, Any]], Any]:
+    """The same task built by the daemon, from no stand-in and an empty build cache (the base
+    root is the store's, made above: both backends stand in with the same root)."""
+    from rlenvs.images.docker_build import build_with_docker
+    from rlenvs.images.layers import LayerStore
+    from rlenvs.sandbox.containers import docker_cli
+
+    base = "ghcr.io/laude-institute/t-bench/ubuntu-24-04:20250624"
+    subprocess.run([docker_cli(), "rmi", "-f", base], capture_output=True, check=False)
+    subprocess.run([docker_cli(), "builder", "prune", "--all", "--force"], capture_output=True, check=False)
+    store, marks = LayerStore(store_dir), {}
+    started = time.perf_counter()
+
+    def mark(line: str) -> None:
+        marks.setdefault("imported" if line.startswith("[1/") else "", time.perf_counter())
+
+    image = build_with_docker(TASK / "environment" / "Dockerfile", store=store, progress=mark)
+    cold = time.perf_counter() - started
+    imported = marks["imported"] - started
+    started = time.perf_counter()
+    build_with_docker(TASK / "environment" / "Dockerfile", store=store, progress=lambda line: None)
+    warm = time.perf_counter() - started
+    rows = [
+        {
+            "measure": "docker: the stand-in's import (tarball of the root, docker import)",
+            "seconds": round(imported, 2),
+        },
+        {"measure": "docker: docker build of the task's steps (BuildKit)", "seconds": round(cold - imported, 2)},
+        {"measure": "docker: warm rebuild, the daemon's build cache", "seconds": round(warm, 4)},
+    ]
+    return rows, image
+
+
+def _latency(image: Any, docker_image: Any) -> list[dict[str, Any]]:
     from rlenvs.sandbox.session import ShellSession
 
-    root = image.root()
-    starts = []
-    with ShellSession(image=root, workdir=image.workdir) as on_image, ShellSession(workdir="/app") as on_host:
-        on_host.reset()
+    sessions = {
+        "image": ShellSession(image=image.root(), workdir=image.workdir),
+        "docker": ShellSession(image=docker_image.root(), workdir=docker_image.workdir),
+        "host": ShellSession(workdir="/app"),
+    }
+    starts: dict[str, list[float]] = {"image": [], "docker": []}
+    times: dict[str, list[float]] = {name: [] for name in sessions}
+    try:
+        sessions["host"].reset()
         for _ in range(STARTS):
-            started = time.perf_counter()
-            on_image.reset()
-            starts.append(time.perf_counter() - started)
-        times: dict[str, list[float]] = {"image": [], "host": []}
+            for name in starts:
+                started = time.perf_counter()
+                sessions[name].reset()
+                starts[name].append(time.perf_counter() - started)
         for _ in range(ROUNDS):
-            for name, session in (("image", on_image), ("host", on_host)):
+            for name, session in sessions.items():
                 for _ in range(CALLS // ROUNDS):
                     started = time.perf_counter()
                     if not session.run("true").ok:
                         raise RuntimeError(f"`true` failed in the {name} session")
                     times[name].append(time.perf_counter() - started)
+    finally:
+        for session in sessions.values():
+            session.close()
     rows = []
+    host_p50 = _percentile(times["host"], 50) * 1000
     for name, label in (
         ("image", "warm session on the image (bwrap over overlayfs)"),
+        ("docker", "warm session on the image in a Docker container"),
         ("host", "warm session on the host's /usr"),
     ):
         p50, p99 = _percentile(times[name], 50) * 1000, _percentile(times[name], 99) * 1000
-        rows.append({"measure": f"`true` in a {label}", "p50 ms": round(p50, 2), "p99 ms": round(p99, 2)})
-    rows[0]["p50 vs host"] = round(rows[0]["p50 ms"] / rows[1]["p50 ms"], 2)
-    rows.append(
-        {
-            "measure": "episode start (reset: a new copy-on-write view)",
-            "p50 ms": round(statistics.median(starts) * 1000, 1),
-        }
-    )
-    return rows, statistics.median(starts)
+        row = {"measure": f"`true` in a {label}", "p50 ms": round(p50, 2), "p99 ms": round(p99, 2)}
+        if name != "host":
+            row["p50 vs host"] = round(p50 / host_p50, 2)
+        rows.append(row)
+    for name, label in (("image", "a new copy-on-write view"), ("docker", "a new container")):
+        rows.append(
+            {
+                "measure": f"episode start on {'bwrap' if name == 'image' else 'docker'} (reset: {label})",
+                "p50 ms": round(statistics.median(starts[name]) * 1000, 1),
+            }
+        )
+    return rows
 
 
-def _memory(image: Any) -> list[dict[str, Any]]:
+def _memory(image: Any, backend: str) -> list[dict[str, Any]]:
+    from rlenvs.sandbox.containers import _inspect
     from rlenvs.sandbox.session import ShellSession
 
     sessions = [ShellSession(image=image.root(), workdir=image.workdir) for _ in range(EPISODES)]
@@ -140,26 +191,29 @@ def _memory(image: Any) -> list[dict[str, Any]]:
             session.run(f"export GREETING=hello PATH=/opt/tools:$PATH; {SOLVE}")
             worker = session._worker
             assert worker is not None
-            pss.append(_pss_kb(worker.pid))
-            upper.append(_upper_kb(worker.pid))
-        return [
-            {
-                "measure": f"memory per live episode ({EPISODES} live, after the reference solution)",
-                "Pss MiB": round(statistics.mean(pss) / 1024, 1),
-                "tmpfs upper MiB": round(statistics.mean(upper) / 1024, 2),
-            }
-        ]
+            pss.append(_pss_kb(worker.pid))  # bwrap's sandbox; docker's client
+            if backend == "docker":
+                pss[-1] += _pss_kb(_inspect(worker)["State"]["Pid"])  # the container's processes
+            else:
+                upper.append(_upper_kb(worker.pid))
+        row = {
+            "measure": f"{backend}: memory per live episode ({EPISODES} live, after the reference solution)",
+            "Pss MiB": round(statistics.mean(pss) / 1024, 1),
+        }
+        if upper:
+            row["tmpfs upper MiB"] = round(statistics.mean(upper) / 1024, 2)
+        return [row]
     finally:
         for session in sessions:
             session.close()
 
 
-def _verdict() -> list[dict[str, Any]]:
+def _verdict(backend: str) -> list[dict[str, Any]]:
     """The submit step of a solved episode of the Harbor-shaped task: the toolchain check,
     the tests copied in, pytest on the image's python3, the reward file read."""
     from rlenvs.envs.terminal.env import TerminalEnv
 
-    env = TerminalEnv(task_dir=str(TASK), backend="bwrap", max_turns=4, timeout_s=30)
+    env = TerminalEnv(task_dir=str(TASK), backend=backend, max_turns=4, timeout_s=30)
     times = []
     try:
         for _ in range(VERDICTS + 1):
@@ -174,19 +228,19 @@ def _verdict() -> list[dict[str, Any]]:
         env.close()
     return [
         {
-            "measure": f"test run (submit of a solved episode, p50 of {VERDICTS})",
+            "measure": f"{backend}: test run (submit of a solved episode, p50 of {VERDICTS})",
             "p50 ms": round(statistics.median(times[1:]) * 1000, 1),
         }
     ]
 
 
-def _evoeval() -> list[dict[str, Any]]:
+def _evoeval(backend: str) -> list[dict[str, Any]]:
     from benchmarks import data_file
     from rlenvs.envs.terminal.env import TerminalEnv
 
     folder = data_file("terminal-bench", "evoeval", "0", "task.yaml").parent.parent  # raises, naming --data
     started = time.perf_counter()
-    env = TerminalEnv(task_dir=str(folder), backend="bwrap", max_turns=4, timeout_s=60)
+    env = TerminalEnv(task_dir=str(folder), backend=backend, max_turns=4, timeout_s=60)
     load = time.perf_counter() - started
     tasks = env.tasks.tasks
     oracle = submit = 0
@@ -206,14 +260,14 @@ def _evoeval() -> list[dict[str, Any]]:
     per_task = (time.perf_counter() - started) / len(tasks)
     return [
         {
-            "measure": "EvoEval folders that load (backend bwrap)",
+            "measure": f"EvoEval folders that load (backend {backend}, building each image)",
             "result": f"{len(tasks)} / 95",
             "seconds": round(load, 2),
         },
-        {"measure": "reference solutions that score 1", "result": f"{oracle} / {len(tasks)}"},
-        {"measure": "immediate submits that score 0", "result": f"{submit} / {len(tasks)}"},
+        {"measure": f"{backend}: reference solutions that score 1", "result": f"{oracle} / {len(tasks)}"},
+        {"measure": f"{backend}: immediate submits that score 0", "result": f"{submit} / {len(tasks)}"},
         {
-            "measure": "wall time per task (oracle episode, then submit, each with its test run)",
+            "measure": f"{backend}: wall time per task (oracle episode, then submit, each with its test run)",
             "seconds": round(per_task, 2),
         },
     ]
@@ -225,10 +279,11 @@ def run() -> dict[str, Any]:
     os.environ["RLENVS_IMAGE_CACHE"] = str(store_dir)  # the EvoEval images too: built in this run
     try:
         builds, image = _builds(store_dir)
-        latency, _ = _latency(image)
-        memory = _memory(image)
-        verdict = _verdict()
-        coverage = _evoeval()
+        docker_builds, docker_image = _docker_builds(store_dir)
+        latency = _latency(image, docker_image)
+        memory = _memory(image, "bwrap") + _memory(docker_image, "docker")
+        verdict = _verdict("bwrap") + _verdict("docker")
+        coverage = _evoeval("bwrap") + _evoeval("docker")
     finally:
         if previous is None:
             os.environ.pop("RLENVS_IMAGE_CACHE", None)
@@ -238,17 +293,28 @@ def run() -> dict[str, Any]:
 
         LayerStore(store_dir).discard(store_dir)
         shutil.rmtree(store_dir, ignore_errors=True)
-    image_row = latency[0]
+    image_row, docker_row = latency[0], latency[1]
     notes = [
         (
-            f"A command on the image: p50 {image_row['p50 ms']} ms, p99 {image_row['p99 ms']} ms "
-            f"({image_row['p50 vs host']}x the host-/usr session's p50 in the same rounds; target: p50 under 20 ms)."
+            f"A command on the image: p50 {image_row['p50 ms']} ms, p99 {image_row['p99 ms']} ms under bubblewrap, "
+            f"p50 {docker_row['p50 ms']} ms, p99 {docker_row['p99 ms']} ms in a Docker container "
+            f"({image_row['p50 vs host']}x and {docker_row['p50 vs host']}x the host-/usr session's p50 in the same "
+            "rounds; target: bubblewrap p50 under 20 ms)."
         ),
-        f"rlenvs {version('rlenvs')}; bubblewrap over overlayfs in a user namespace; the machine's 2 cores shared.",
+        (
+            f"rlenvs {version('rlenvs')}; bubblewrap over overlayfs in a user namespace; Docker {_docker_version()} "
+            "(overlay2, BuildKit); the machine's 2 cores shared."
+        ),
         "Terminal-Bench 1 and EvoEval are Apache-2.0 (../shared/data/terminal-bench).",
     ]
     return {
-        "title": "Task images: build, episode and command costs; EvoEval on its image",
-        "rows": builds + latency + memory + verdict + coverage,
+        "title": "Task images on bubblewrap and Docker: build, episode and command costs; EvoEval on its image",
+        "rows": builds + docker_builds + latency + memory + verdict + coverage,
         "notes": notes,
     }
+
+
+def _docker_version() -> str:
+    from rlenvs.sandbox.containers import docker_client
+
+    return str(docker_client().version().get("Version", "?"))

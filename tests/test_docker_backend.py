@@ -122,6 +122,12 @@ def test_episodes_are_containers_of_their_own_without_network_or_extra_privilege
         status = one.run("grep -E '^Cap(Eff|Bnd)' /proc/self/status; ls /sys/class/net").stdout
         assert "CapEff:\t00000000a80425fb" in status  # Docker's default capabilities, no CAP_SYS_ADMIN
         assert status.split()[-1] == "lo"  # no network but loopback
+        # A user namespace would give back every capability inside it (the container has
+        # CAP_SYS_ADMIN for the zygote, and Docker's seccomp profile then allows one): found by
+        # trying, 2026-12-02: `unshare -Ur` gave CapEff 000001ffffffffff. The zygote's filter forbids it.
+        userns = one.run("unshare -Ur id; python3 -c 'import os; os.unshare(os.CLONE_NEWUSER)'").stdout
+        assert userns.count("Operation not permitted") == 2 and "uid=0" not in userns, userns
+        assert one.run("python3 -c 'import threading; t = threading.Thread(target=print); t.start(); t.join()'").ok
         changed = one.image_changes(skip=("/app",)).changed
         assert changed == ("/usr/bin/planted",), changed
         name = one._worker.container  # type: ignore[union-attr]

@@ -7,8 +7,9 @@ bubblewrap, over the client's stdin and stdout, so a session's commands, limits,
 verdict folders and test runs work as they do there. The container has no network, Docker's
 default capabilities for the agent (the zygote also keeps CAP_SYS_ADMIN, to make a
 verdict's folders read-only, which its children drop before they run anything;
-no-new-privileges keeps what they exec from regaining it), and /tmp and /dev/shm as tmpfs
-of the session's `disk_mb`. Writes elsewhere go to the daemon's storage, uncapped.
+no-new-privileges keeps what they exec from regaining it), no user namespaces (a seccomp
+filter of the zygote's: guest `nouserns`), and /tmp and /dev/shm as tmpfs of the session's
+`disk_mb`. Writes elsewhere go to the daemon's storage, uncapped.
 
 The host reads an episode's files through /proc/<its process 1>/root, as under bubblewrap,
 and what it changed in the image from the container's overlay2 upper layer (the verdict's
@@ -19,6 +20,7 @@ root must be readable here (`check_daemon`).
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import shutil
 import subprocess
@@ -37,6 +39,7 @@ from rlenvs.sandbox.launch import GUEST_MOUNT, WorkerLaunch, staged_guest_dir
 from rlenvs.sandbox.rootfs import AGENT_CAPS, CAP_NUMBERS, EpisodeChanges, episode_changes
 from rlenvs.sandbox.worker import Worker
 
+LOG = logging.getLogger("rlenvs.sandbox")
 DOCKER_OPAQUE_XATTR = "trusted.overlay.opaque"
 """overlay2's mark of an opaque folder: the daemon runs as the host's root."""
 CLIENT_VARIABLES = ("DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "HOME")
@@ -123,6 +126,7 @@ class ContainerImage:
             "--volume", f"{staged_guest_dir()}:{GUEST_MOUNT}:ro",
             "--workdir", workspace, "--env", f"PATH={self.path}", "--entrypoint", self.python,
             self.image, "-I", "-S", "-B", f"{GUEST_MOUNT}/zygote.py", "--workspace", workspace, "--session",
+            "--forbid-userns",
             "--child-caps", ",".join(str(CAP_NUMBERS[cap]) for cap in AGENT_CAPS),
         ]  # fmt: skip
         return WorkerLaunch(
@@ -180,13 +184,14 @@ def _inspect(worker: Worker) -> dict:
 
 
 def remove_container(name: str) -> None:
-    """Remove an episode's container, running or not (gone already: nothing to do)."""
+    """Remove an episode's container, running or not (gone already: nothing to do). A
+    failure is logged, not raised: it runs as a worker is killed, which must finish."""
     with _inspected_lock:
         _inspected.pop(name, None)
     try:
         docker_client().api.remove_container(name, force=True)
     except docker.errors.NotFound:
         pass
-    except docker.errors.APIError as error:
+    except (docker.errors.DockerException, DockerUnavailable) as error:
         if "already in progress" not in str(error):  # --rm beat us to it
-            raise
+            LOG.warning("the episode's container %s could not be removed: %s", name, error)

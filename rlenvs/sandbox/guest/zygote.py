@@ -51,6 +51,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nouserns
 import readonly
 import roles  # the guest folder is the only import path inside the sandbox
 import scratch
@@ -92,6 +93,8 @@ def main() -> None:
     if fresh:
         scratch.become_namespace_init()
     elif isolated:  # a session: its commands' children make folders read-only (`readonly`)
+        if "--forbid-userns" in sys.argv:  # in a Docker container (`nouserns`)
+            nouserns.forbid_user_namespaces()
         kept = sys.argv[sys.argv.index("--child-caps") + 1] if "--child-caps" in sys.argv else ""
         scratch.hold_capabilities((scratch.CAP_SYS_ADMIN,), tuple(int(cap) for cap in kept.split(",") if cap))
     LIBC.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)

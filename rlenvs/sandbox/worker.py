@@ -142,7 +142,10 @@ class Worker:
                 continue
             chunk = os.read(fd, 1 << 16)
             if not chunk:
-                status = self._process.wait()
+                try:
+                    status: int | None = self._process.wait(timeout=GRACE_S)
+                except subprocess.TimeoutExpired:  # closed its stdout and lives on: killed below
+                    status = None
                 tail = self._stderr_tail()  # before kill() closes the pipes
                 self.kill()
                 raise WorkerFailed(f"the worker exited (status {status}) {tail}".strip())
@@ -158,10 +161,16 @@ class Worker:
             raise WorkerFailed(f"the worker sent a malformed line {line[:200]!r}") from None
 
     def _stderr_tail(self) -> str:
+        """What a dead worker wrote to stderr, as far as it is there now (never waiting: a
+        process it left behind may hold the pipe open)."""
         stream = _pipe(self._process.stderr)
         if self.alive or stream.closed:
             return ""
-        return stream.read(4000).decode("utf-8", "replace").strip()
+        os.set_blocking(stream.fileno(), False)
+        try:
+            return os.read(stream.fileno(), 4000).decode("utf-8", "replace").strip()
+        except BlockingIOError:
+            return ""
 
     def signal_kill(self) -> None:
         """SIGKILL the worker's process group, leaving the pipes to the thread using them."""

@@ -14,7 +14,7 @@ missing and how to install it, when that is absent. `slow` marks the tests that 
 the run's time; `pytest -n auto -m "not slow and not sandbox and not images and not libreoffice
 and not vllm and not full_data"` is the fast suite (docs/benchmarks.md). `images` marks the
 tests that build task images (mmdebstrap, user namespaces, the Debian archive and PyPI);
-`docker` (with `images`) those that have a Docker daemon build and run them.
+`docker` and `podman` (with `images`) those that have that engine build and run them.
 
 **CI.** `.ci/run` sets `RLENVS_REQUIRE_ALL=1`, since it installs everything: then every
 skipped test fails instead, with its skip reason, so a missing package or data set cannot
@@ -123,11 +123,11 @@ def _missing_images() -> str | None:
     return None
 
 
-def _missing_docker() -> str | None:
-    from rlenvs.envs.terminal.folders import docker_reason
+def _missing_engine(name: str) -> str | None:
+    from rlenvs.envs.terminal.folders import engine_reason
 
-    reason = docker_reason()
-    return f"needs a Docker daemon for the docker backend: {reason} (.ci/run starts dockerd)" if reason else None
+    reason = engine_reason(name)
+    return f"needs {name} for the {name} backend: {reason} (.ci/run installs and sets it up)" if reason else None
 
 
 def _missing_libreoffice() -> str | None:
@@ -146,7 +146,8 @@ REQUIREMENTS: dict[str, Callable[[], str | None]] = {
     "sandbox": _missing_sandbox,
     "libreoffice": _missing_libreoffice,
     "images": _missing_images,
-    "docker": _missing_docker,
+    "docker": lambda: _missing_engine("docker"),
+    "podman": lambda: _missing_engine("podman"),
     "vllm": _missing_vllm,
 }
 """Marker (registered in pyproject.toml): a check returning why what it needs is absent, or

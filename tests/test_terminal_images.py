@@ -1,5 +1,5 @@
 """Terminal-v0 on task folders whose image is built (rlenvs.images): a Harbor-format folder
-with apt and pip RUN lines on both backends that build (bubblewrap; a Docker daemon's build
+with apt and pip RUN lines on every backend that builds (bubblewrap; Docker's or Podman's build
 and a container per episode), and Terminal-Bench 1 folders of EvoEval; the verdict's tests run
 on the image's own tools, which an episode must not have rewritten."""
 
@@ -19,7 +19,14 @@ HARBOR_TASK = Path(__file__).parent / "data" / "images" / "harbor-task"
 pytestmark = pytest.mark.images
 
 
-@pytest.fixture(scope="module", params=["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
+@pytest.fixture(
+    scope="module",
+    params=[
+        "bwrap",
+        pytest.param("docker", marks=pytest.mark.docker),
+        pytest.param("podman", marks=pytest.mark.podman),
+    ],
+)
 def harbor_env(image_store, request):
     env = TerminalEnv(task_dir=str(HARBOR_TASK), backend=request.param, max_turns=4, timeout_s=30)
     yield env
@@ -45,7 +52,9 @@ def test_a_harbor_folder_with_run_lines_loads_only_with_an_image(harbor_env) -> 
 def test_the_reference_solution_scores_one_and_an_immediate_submit_zero(harbor_env) -> None:
     _, info = harbor_env.reset(options={"task_index": 0})
     image = harbor_env.tasks.tasks[0].image
-    assert info["backend"] == {"RootImage": "bwrap", "ContainerImage": "docker"}[type(image).__name__]
+    assert info["backend"] == image.backend and type(image).__name__ == (
+        "RootImage" if info["backend"] == "bwrap" else "ContainerImage"
+    )
     reward, info = _play(harbor_env, iter([harbor_env.oracle_action(), "submit"] * 2))
     assert reward == 1.0, info
     reward, info = _play(harbor_env, iter(["```bash\nsubmit\n```"]))
@@ -165,3 +174,25 @@ def test_the_oracle_follows_its_plan_after_harmless_steps_and_says_when_it_canno
     harbor_env.step("```bash\necho 9 >> /app/numbers.txt\n```")  # a file of the image's, changed
     with pytest.raises(OracleError, match="changed files of its image, which the oracle cannot put back"):
         harbor_env.oracle_action()
+
+
+@pytest.mark.parametrize(
+    "backend",
+    ["bwrap", pytest.param("docker", marks=pytest.mark.docker), pytest.param("podman", marks=pytest.mark.podman)],
+)
+def test_a_final_user_is_whom_the_agent_runs_as_and_the_tests_stay_root(image_store, backend, tmp_path) -> None:
+    """Docker runs a container as its image's final USER; so do the agent's commands here, without
+    the root's capabilities, in its home. The verdict's tests run as the image's root."""
+    folder = Path(shutil.copytree(HARBOR_TASK, tmp_path / "as-agent"))
+    dockerfile = folder / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + "RUN chown agent /app\nUSER agent\n")
+    env = TerminalEnv(task_dir=str(folder), backend=backend, max_turns=4, timeout_s=30)
+    try:
+        env.reset(options={"task_index": 0})
+        who = env.step("```bash\nid -un; echo $HOME; grep CapEff /proc/self/status; touch /usr/bin/x\n```")[0]
+        assert "agent\n/home/agent\nCapEff:\t0000000000000000" in who and "Permission denied" in who, who
+        reward, info = _play(env, iter(["```bash\n" + SOLVE + "\n```", "submit"]))
+        assert reward == 1.0, info
+        assert _play(env, iter(["submit"]))[0] == 0.0
+    finally:
+        env.close()

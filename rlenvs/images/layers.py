@@ -163,3 +163,51 @@ def has_python_module(lowers: Sequence[str], name: str, opaque_xattr: str = OPAQ
         for folder in folders
         for suffix in ("", ".py")
     )
+
+
+@dataclass(frozen=True)
+class ImageUser:
+    """Who a Dockerfile's final USER is in its image: what the agent's commands run as."""
+
+    uid: int
+    gid: int
+    groups: tuple[int, ...]
+    """Supplementary groups: those /etc/group lists the user in."""
+    home: str
+
+    def for_guest(self) -> str:
+        return f"{self.uid}:{self.gid}:{','.join(map(str, self.groups))}"
+
+
+def image_user(lowers: Sequence[str], spec: str, opaque_xattr: str = OPAQUE_XATTR) -> ImageUser:
+    """USER `spec` (user[:group], names or numbers) as an engine resolves it in the image
+    (layer folders `lowers`, top first): by its /etc/passwd and /etc/group. ValueError: a name
+    the image does not have."""
+    user, _, group = spec.partition(":")
+    passwd, groups = _image_table(lowers, "/etc/passwd", opaque_xattr), _image_table(lowers, "/etc/group", opaque_xattr)
+    by_uid = {row[1]: name for name, row in passwd.items() if len(row) > 1}
+    if user.isdigit():
+        name, uid = by_uid.get(user, ""), int(user)
+        gid = int(passwd[name][2]) if name and len(passwd[name]) > 2 else uid
+    elif user in passwd and len(passwd[user]) > 2:
+        name, uid, gid = user, int(passwd[user][1]), int(passwd[user][2])
+    else:
+        raise ValueError(f"USER {spec} names the user {user}, whom the image's /etc/passwd does not have")
+    if group.isdigit():
+        gid = int(group)
+    elif group:
+        if group not in groups:
+            raise ValueError(f"USER {spec} names the group {group}, which the image's /etc/group does not have")
+        gid = int(groups[group][1])
+    members = sorted({int(row[1]) for row in groups.values() if len(row) > 2 and name in row[2].split(",")})
+    home = passwd[name][4] if name and len(passwd[name]) > 4 and passwd[name][4] else "/"
+    return ImageUser(uid, gid, tuple(members), home)
+
+
+def _image_table(lowers: Sequence[str], path: str, opaque_xattr: str) -> dict[str, list[str]]:
+    found = image_entry(lowers, path, opaque_xattr)
+    if found is None or not stat.S_ISREG(found[1].st_mode):
+        return {}
+    data = Path(f"{found[0]}{path}").read_bytes()
+    rows = [line.split(":") for line in data.decode("utf-8", "replace").splitlines() if line.count(":") >= 2]
+    return {row[0]: row[1:] for row in rows}

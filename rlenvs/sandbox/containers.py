@@ -1,29 +1,36 @@
-"""Episodes in Docker containers: the docker backend's side of `ShellSession(image=...)`.
+"""Episodes in containers of a container engine, Docker or Podman: the docker and podman
+backends' side of `ShellSession(image=...)`.
 
-One container per episode, made from the task's image (built by the daemon:
-rlenvs.images.docker_build) and removed when the episode ends. Its process 1 is the
-sandbox's zygote, under `docker run --interactive`: the same line protocol as under
-bubblewrap, over the client's stdin and stdout, so a session's commands, limits, read-only
-verdict folders and test runs work as they do there. The container has no network, Docker's
-default capabilities for the agent (the zygote also keeps CAP_SYS_ADMIN, to make a
-verdict's folders read-only, which its children drop before they run anything;
-no-new-privileges keeps what they exec from regaining it), no user namespaces (a seccomp
-filter of the zygote's: guest `nouserns`), and /tmp and /dev/shm as tmpfs of the session's
-`disk_mb`. Writes elsewhere go to the daemon's storage, uncapped.
+One container per episode, made from the task's image (built by the engine:
+rlenvs.images.engine_build) and removed when the episode ends. Its process 1 is the
+sandbox's zygote, under `docker run --interactive` (or `podman run`): the same line protocol
+as under bubblewrap, over the client's stdin and stdout, so a session's commands, limits,
+read-only verdict folders and test runs work as they do there. The container has no network,
+the engine's default capabilities for the agent (Docker's list; the zygote also keeps
+CAP_SYS_ADMIN, to make a verdict's folders read-only, which its children drop before they run
+anything; no-new-privileges keeps what they exec from regaining it), no user namespaces (a
+seccomp filter of the zygote's: guest `nouserns`), and /tmp and /dev/shm as tmpfs of the
+session's `disk_mb`. Writes elsewhere go to the engine's storage, uncapped.
 
 The host reads an episode's files through /proc/<its process 1>/root, as under bubblewrap,
-and what it changed in the image from the container's overlay2 upper layer (the verdict's
-toolchain check): the daemon must be local, use the overlay2 storage driver, and its data
-root must be readable here (`check_daemon`).
+and what it changed in the image from the container's overlay upper layer (the verdict's
+toolchain check): the engine must run on this machine as root with overlay storage, and its
+data root must be readable here (`Engine.check`).
+
+Docker is reached through its SDK (`DockerEngine`), Podman through its command line (whose
+`inspect`, `rm` and `import` answer as Docker's do). Both build and run with their command
+line: the SDK has no BuildKit and no plain pipes to a container.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import os
 import shutil
 import subprocess
+import tempfile
 import threading
 import uuid
 from collections.abc import Sequence
@@ -32,7 +39,7 @@ from typing import Any
 
 try:
     import docker
-except ImportError:  # the optional extra `docker`: docker_client() says how to install it
+except ImportError:  # the optional extra `docker`: engine("docker") says how to install it
     docker = None
 
 from rlenvs.sandbox.launch import GUEST_MOUNT, WorkerLaunch, staged_guest_dir
@@ -40,72 +47,228 @@ from rlenvs.sandbox.rootfs import AGENT_CAPS, CAP_NUMBERS, EpisodeChanges, episo
 from rlenvs.sandbox.worker import Worker
 
 LOG = logging.getLogger("rlenvs.sandbox")
-DOCKER_OPAQUE_XATTR = "trusted.overlay.opaque"
-"""overlay2's mark of an opaque folder: the daemon runs as the host's root."""
-CLIENT_VARIABLES = ("DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "HOME")
-"""What the `docker` client of an episode keeps of the host's environment: where the daemon is."""
+ENGINE_OPAQUE_XATTR = "trusted.overlay.opaque"
+"""overlay's mark of an opaque folder in an engine's storage: the engine runs as the host's root."""
+CLIENT_VARIABLES = (
+    "DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "HOME",
+    "CONTAINERS_CONF", "CONTAINERS_STORAGE_CONF", "PATH",
+)  # fmt: skip
+"""What an episode's client keeps of the host's environment: where the engine and its settings
+are, and PATH (Podman runs the network's helpers, iptables among them, from it)."""
 API_TIMEOUT_S = 120
+CLI_TIMEOUT_S = 120
+CLI_VARIABLES = {"docker": "RLENVS_DOCKER", "podman": "RLENVS_PODMAN"}
 
 
-class DockerUnavailable(RuntimeError):
-    """The docker backend cannot run here; the message says why and how to fix it."""
+RLIMITS_REFUSED = "error setting rlimit"
+RLIMITS_FIX = (
+    "set default_ulimits to limits no higher than this machine's own (`ulimit -Hn`, `ulimit -Hu`), e.g. "
+    '["nofile=1024:1024", "nproc=4096:4096"], in the [containers] table of /etc/containers/containers.conf'
+)
 
 
-@functools.cache
-def docker_client() -> Any:
-    """The Docker SDK's client for the daemon the environment names (DOCKER_HOST, else the
-    local socket), checked to answer and to hold episodes as this module needs."""
-    if docker is None:
-        raise DockerUnavailable("the docker backend needs the Docker SDK for Python: pip install 'rlenvs[docker]'")
-    try:
-        client = docker.from_env(timeout=API_TIMEOUT_S)
-        client.ping()
-        info = client.info()
-    except docker.errors.DockerException as error:
-        raise DockerUnavailable(
-            f"no Docker daemon answers ({error}): start one (`dockerd`, or `systemctl start docker`), or point "
-            "DOCKER_HOST at it; without Docker, backend='bwrap' builds and runs the image under bubblewrap"
-        ) from None
-    check_daemon(info)
-    return client
+class EngineUnavailable(RuntimeError):
+    """A container backend cannot run here; the message says why and how to fix it."""
+
+
+class Engine:
+    """A container engine driven by its command line `cli` (Podman's; Docker's answers the
+    same, but `DockerEngine` uses the SDK where it can)."""
+
+    name = "podman"
+    own_paths: tuple[str, ...] = ("/run/.containerenv", "/etc/mtab")
+    """What the engine writes into every container's own layer as it starts it (not the
+    episode's change): Podman's container marker and its /etc/mtab link to /proc/mounts."""
+
+    def __init__(self, cli: str) -> None:
+        self.cli = cli
+
+    def _run(self, *args: str, what: str) -> str:
+        try:
+            done = subprocess.run([self.cli, *args], capture_output=True, text=True, timeout=CLI_TIMEOUT_S, check=False)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise EngineUnavailable(f"{self.name} could not {what}: {error}") from None
+        if done.returncode != 0:
+            raise EngineUnavailable(f"{self.name} could not {what}: {(done.stderr or done.stdout).strip()[-800:]}")
+        return done.stdout
+
+    def check(self) -> None:
+        """Refuse an engine whose episodes' changes the host cannot read (module docstring),
+        or that cannot start a container here (`_probe`)."""
+        info = json.loads(self._run("info", "--format", "json", what="describe itself (podman info)"))
+        store = info.get("store", {})
+        _check_storage(self.name, store.get("graphDriverName"), "overlay", store.get("graphRoot", ""))
+        self._probe()
+
+    def _probe(self) -> None:
+        """Start a container on an empty root: the runtime sets it up (rlimits, cgroups) before
+        it looks for the command, so "not found" means a container would start. Podman's
+        defaults fail where no CAP_SYS_RESOURCE lets the runtime raise the rlimits (in a
+        container, say), and crun fails on cgroups v1 hybrid mode."""
+        with tempfile.TemporaryDirectory() as root:
+            try:
+                self._run(
+                    "run", "--rm", "--network", "none", "--rootfs", root, "/rlenvs-probe", what="start a container"
+                )
+            except EngineUnavailable as error:
+                text = str(error)
+                if "/rlenvs-probe" in text and ("not found" in text or "no such file" in text):
+                    return
+                if RLIMITS_REFUSED in text:
+                    raise EngineUnavailable(
+                        f"{text[-400:]}: its runtime may not set the container's rlimits here; {RLIMITS_FIX}"
+                    ) from None
+                raise EngineUnavailable(
+                    f'{text[-400:]}; where crun fails on cgroups v1 (hybrid mode), set runtime = "runc" in the [engine] '
+                    "table of /etc/containers/containers.conf (apt-get install runc)"
+                ) from None
+
+    def inspect(self, kind: str, name: str) -> dict | None:
+        """The engine's record of a container or image (`kind`), or None: there is none."""
+        try:
+            out = self._run(kind, "inspect", name, what=f"inspect the {kind} {name}")
+        except EngineUnavailable as error:
+            if "no such" in str(error).lower() or "not known" in str(error).lower():  # Docker's; Podman's image
+                return None
+            raise
+        found = json.loads(out)
+        return found[0] if found else None
+
+    def remove_container(self, name: str) -> None:
+        self._run("rm", "--force", "--ignore", name, what=f"remove the container {name}")
+
+    def import_root(self, archive: str, name: str, changes: Sequence[str]) -> None:
+        args = [arg for change in changes for arg in ("--change", change)]
+        self._run("import", "--quiet", *args, archive, name, what=f"import a root as {name}")
+
+    def run_options(self) -> tuple[str, ...]:
+        """What every episode's `run` adds (Podman: nothing)."""
+        return ()
+
+
+class DockerEngine(Engine):
+    """Docker, through its SDK (the daemon DOCKER_HOST names, else the local socket)."""
+
+    name = "docker"
+    own_paths = ()
+
+    def __init__(self, cli: str) -> None:
+        super().__init__(cli)
+        if docker is None:
+            raise EngineUnavailable("the docker backend needs the Docker SDK for Python: pip install 'rlenvs[docker]'")
+        try:
+            self.client = docker.from_env(timeout=API_TIMEOUT_S)
+            self.client.ping()
+            self._info = self.client.info()
+        except docker.errors.DockerException as error:
+            raise EngineUnavailable(
+                f"no Docker daemon answers ({error}): start one (`dockerd`, or `systemctl start docker`), or point "
+                "DOCKER_HOST at it; without Docker, backend='bwrap' builds and runs the image under bubblewrap"
+            ) from None
+
+    def check(self) -> None:
+        check_daemon(self._info)
+
+    def inspect(self, kind: str, name: str) -> dict | None:
+        call = self.client.api.inspect_container if kind == "container" else self.client.api.inspect_image
+        try:
+            return call(name)
+        except docker.errors.NotFound:
+            return None
+        except docker.errors.DockerException as error:
+            raise EngineUnavailable(f"docker could not inspect the {kind} {name}: {error}") from None
+
+    def remove_container(self, name: str) -> None:
+        try:
+            self.client.api.remove_container(name, force=True)
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.APIError as error:
+            if "already in progress" not in str(error):  # --rm beat us to it
+                raise EngineUnavailable(f"docker could not remove the container {name}: {error}") from None
+
+    def import_root(self, archive: str, name: str, changes: Sequence[str]) -> None:
+        repository, tag = _split_tag(name)
+        try:
+            self.client.api.import_image(src=archive, repository=repository, tag=tag, changes=list(changes))
+        except docker.errors.DockerException as error:
+            raise EngineUnavailable(f"docker could not import a root as {name}: {error}") from None
+
+    def run_options(self) -> tuple[str, ...]:
+        """AppArmor's docker-default profile forbids mount, which the verdict's read-only
+        folders need; the capabilities, seccomp and no-new-privileges stay."""
+        options = self._info.get("SecurityOptions") or []
+        return ("--security-opt", "apparmor=unconfined") if any("apparmor" in option for option in options) else ()
 
 
 def check_daemon(info: dict) -> None:
-    """Refuse a daemon whose episodes' changes the host cannot read (module docstring)."""
-    if info.get("Driver") != "overlay2":
-        raise DockerUnavailable(
-            f"the Docker daemon stores containers with {info.get('Driver')!r}, and the docker backend reads what an "
-            "episode changed from overlay2's layers: run the daemon with the overlay2 storage driver, or use "
-            "backend='bwrap'"
+    """Refuse a Docker daemon whose episodes' changes the host cannot read (module docstring)."""
+    _check_storage("docker", info.get("Driver"), "overlay2", str(info.get("DockerRootDir", "/var/lib/docker")))
+
+
+def _check_storage(name: str, driver: object, wanted: str, root: str) -> None:
+    if driver != wanted:
+        raise EngineUnavailable(
+            f"the {name} engine stores containers with {driver!r}, and the {name} backend reads what an episode "
+            f"changed from {wanted}'s layers: run it with the {wanted} storage driver, or use backend='bwrap'"
         )
-    root = str(info.get("DockerRootDir", "/var/lib/docker"))
     if not os.access(root, os.R_OK | os.X_OK):
-        raise DockerUnavailable(
-            f"the Docker daemon's data root {root} cannot be read here, and the docker backend reads what an episode "
-            "changed from its layers: run rlenvs as root on the daemon's machine, or use backend='bwrap'"
+        raise EngineUnavailable(
+            f"the {name} engine's data root {root} cannot be read here, and the {name} backend reads what an episode "
+            "changed from its layers: run rlenvs as root on the engine's machine, or use backend='bwrap'"
         )
 
 
-CLI_VARIABLE = "RLENVS_DOCKER"
+def _split_tag(name: str) -> tuple[str, str]:
+    repository, _, tag = name.rpartition(":")
+    if not repository or "/" in tag:  # no tag, or the colon of a registry's port
+        return name, "latest"
+    return repository, tag
+
+
+ENGINES = ("docker", "podman")
+"""The container engines, in the order backend="auto" tries them."""
+
+
+def engine(name: str) -> Engine:
+    """The engine `name` (of ENGINES), checked to answer and to hold episodes as this module
+    needs (EngineUnavailable, with the fix, where it cannot). Checked once a process."""
+    found = _checked(name)
+    if isinstance(found, EngineUnavailable):
+        raise EngineUnavailable(str(found))
+    return found
 
 
 @functools.cache
-def docker_cli() -> str:
-    """The docker client that builds images and runs episodes: $RLENVS_DOCKER, else the
-    first `docker` on PATH. (The SDK has no BuildKit and no plain pipes to a container.)"""
-    named = os.environ.get(CLI_VARIABLE) or "docker"
+def _checked(name: str) -> Engine | EngineUnavailable:
+    if name not in ENGINES:
+        raise ValueError(f"the container engines are {', '.join(ENGINES)}, not {name!r}")
+    try:
+        made = DockerEngine(engine_cli(name)) if name == "docker" else Engine(engine_cli(name))
+        made.check()
+    except EngineUnavailable as error:
+        return error
+    return made
+
+
+def engine_cli(name: str) -> str:
+    """The client that builds images and runs episodes: $RLENVS_DOCKER (or $RLENVS_PODMAN),
+    else the first `docker` (or `podman`) on PATH."""
+    variable = CLI_VARIABLES[name]
+    named = os.environ.get(variable) or name
     path = shutil.which(named)
     if path is None:
-        raise DockerUnavailable(
-            f"the docker backend runs each build and episode with the docker client {named!r}, which is not found: "
-            f"install Docker's client (Debian: apt-get install docker.io), or name it in ${CLI_VARIABLE}"
+        install = "apt-get install docker.io" if name == "docker" else "apt-get install podman"
+        raise EngineUnavailable(
+            f"the {name} backend runs each build and episode with the {name} client {named!r}, which is not found: "
+            f"install it (Debian: {install}), or name it in ${variable}"
         )
     return path
 
 
 @dataclass(frozen=True)
 class ContainerImage:
-    """An image of the Docker daemon's that episodes run in (rlenvs.images.docker_build)."""
+    """An image of a container engine's that episodes run in (rlenvs.images.engine_build)."""
 
     image: str
     """The image's id."""
@@ -113,51 +276,68 @@ class ContainerImage:
     """The image's own Python 3, which runs the sandbox's zygote (standard library only)."""
     path: str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     backend: str = "docker"
+    """The engine: "docker" or "podman"."""
+    user: str = ""
+    """Whom the agent's commands run as, `uid:gid:groups` (rlenvs.images.layers.ImageUser);
+    "": the image's root. The zygote and the verdict's tests are root either way."""
+    network: bool = False
+    """Whether episodes have the engine's default network (a task folder's, when its user
+    opts in: rlenvs.envs.terminal.folders.load_task_folders); else none but loopback."""
 
     def launch(self, disk_mb: int, workspace: str) -> WorkerLaunch:
+        runner = engine(self.backend)
         name = f"rlenvs-episode-{uuid.uuid4().hex[:20]}"
         size = str(disk_mb << 20)
         argv = [
-            docker_cli(), "run", "--interactive", "--rm", "--name", name, "--label", "rlenvs.episode=1",
-            "--network", "none", "--hostname", "sandbox", "--user", "0:0",
+            runner.cli, "run", "--interactive", "--rm", "--name", name, "--label", "rlenvs.episode=1",
+            *(() if self.network else ("--network", "none")), "--hostname", "sandbox", "--user", "0:0",
             "--cap-drop", "ALL", *(f"--cap-add={cap}" for cap in ("CAP_SYS_ADMIN", *AGENT_CAPS)),
-            "--security-opt", "no-new-privileges", *_unconfined(),
+            "--security-opt", "no-new-privileges", *runner.run_options(),
             "--tmpfs", f"/tmp:rw,nosuid,nodev,size={size}", "--shm-size", size,
             "--volume", f"{staged_guest_dir()}:{GUEST_MOUNT}:ro",
-            "--workdir", workspace, "--env", f"PATH={self.path}", "--entrypoint", self.python,
+            "--workdir", "/", "--env", f"PATH={self.path}", "--entrypoint", self.python,
             self.image, "-I", "-S", "-B", f"{GUEST_MOUNT}/zygote.py", "--workspace", workspace, "--session",
-            "--forbid-userns",
+            "--forbid-userns", "--make-workspace",
             "--child-caps", ",".join(str(CAP_NUMBERS[cap]) for cap in AGENT_CAPS),
+            *(("--agent-user", self.user) if self.user else ()),
         ]  # fmt: skip
         return WorkerLaunch(
             argv=tuple(argv),
             lease=None,
             spawn=_start_client,
             container=name,
-            cleanup=functools.partial(remove_container, name),
+            cleanup=functools.partial(remove_container, self.backend, name),
         )
 
     def host_root(self, worker: Worker) -> str:
-        return f"/proc/{_inspect(worker)['State']['Pid']}/root"
+        return f"/proc/{self._inspect(worker)['State']['Pid']}/root"
 
     def changes(self, worker: Worker, skip: Sequence[str]) -> EpisodeChanges:
-        data = _inspect(worker)["GraphDriver"]["Data"]
+        data = self._inspect(worker)["GraphDriver"]["Data"]
         lowers = data["LowerDir"].split(":")
-        # GUEST_MOUNT: the daemon makes the volume's mount point in the container's own layer
-        return episode_changes(data["UpperDir"], lowers, (*skip, GUEST_MOUNT), DOCKER_OPAQUE_XATTR)
+        # GUEST_MOUNT: the engine makes the volume's mount point in the container's own layer
+        skipped = (*skip, GUEST_MOUNT, *engine(self.backend).own_paths)
+        return episode_changes(data["UpperDir"], lowers, skipped, ENGINE_OPAQUE_XATTR)
 
-
-@functools.cache
-def _unconfined() -> tuple[str, ...]:
-    """AppArmor's docker-default profile forbids mount, which the verdict's read-only folders
-    need; the capabilities, seccomp and no-new-privileges stay."""
-    options = docker_client().info().get("SecurityOptions") or []
-    return ("--security-opt", "apparmor=unconfined") if any("apparmor" in option for option in options) else ()
+    def _inspect(self, worker: Worker) -> dict:
+        """The engine's record of the worker's container (its pid 1 and layers: fixed for its life)."""
+        name = worker.container
+        if name is None:
+            raise EngineUnavailable("this worker runs in no container")
+        with _inspected_lock:
+            found = _inspected.get(name)
+        if found is None:
+            found = engine(self.backend).inspect("container", name)
+            if found is None:
+                raise EngineUnavailable(f"the episode's container {name} is gone")
+            with _inspected_lock:
+                _inspected[name] = found
+        return found
 
 
 def _start_client(argv: Sequence[str], **popen: Any) -> subprocess.Popen[bytes]:
-    """`docker run` with the host's say of where the daemon is (the worker's environment has
-    nothing else of the host's)."""
+    """`docker run` (or `podman run`) with the host's say of where the engine is (the
+    worker's environment has nothing else of the host's)."""
     found = {name: os.environ[name] for name in CLIENT_VARIABLES if name in os.environ}
     return subprocess.Popen(argv, **{**popen, "env": {**popen.get("env", {}), **found}})
 
@@ -166,32 +346,12 @@ _inspected: dict[str, dict] = {}
 _inspected_lock = threading.Lock()
 
 
-def _inspect(worker: Worker) -> dict:
-    """The daemon's record of the worker's container (its pid 1 and layers: fixed for its life)."""
-    name = worker.container
-    if name is None:
-        raise DockerUnavailable("this worker runs in no container")
-    with _inspected_lock:
-        found = _inspected.get(name)
-    if found is None:
-        try:
-            found = docker_client().api.inspect_container(name)
-        except docker.errors.DockerException as error:
-            raise DockerUnavailable(f"the episode's container {name} cannot be inspected: {error}") from None
-        with _inspected_lock:
-            _inspected[name] = found
-    return found
-
-
-def remove_container(name: str) -> None:
+def remove_container(backend: str, name: str) -> None:
     """Remove an episode's container, running or not (gone already: nothing to do). A
     failure is logged, not raised: it runs as a worker is killed, which must finish."""
     with _inspected_lock:
         _inspected.pop(name, None)
     try:
-        docker_client().api.remove_container(name, force=True)
-    except docker.errors.NotFound:
-        pass
-    except (docker.errors.DockerException, DockerUnavailable) as error:
-        if "already in progress" not in str(error):  # --rm beat us to it
-            LOG.warning("the episode's container %s could not be removed: %s", name, error)
+        engine(backend).remove_container(name)
+    except EngineUnavailable as error:
+        LOG.warning("the episode's container %s could not be removed: %s", name, error)

@@ -226,6 +226,9 @@ class RootImage:
     """The image's own Python 3, which runs the sandbox's zygote (standard library only)."""
     path: str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     backend: str = "bwrap"
+    user: str = ""
+    """Whom the agent's commands run as, `uid:gid:groups` (rlenvs.images.layers.ImageUser);
+    "": the image's root."""
 
     def launch(self, disk_mb: int, workspace: str) -> WorkerLaunch:
         return image_launch(self, disk_mb, workspace)
@@ -278,6 +281,7 @@ def image_launch(image: RootImage, disk_mb: int, workspace: str) -> WorkerLaunch
             "--clearenv", "--setenv", "PATH", image.path, "--setenv", "HOME", "/root", "--setenv", "LANG", "C.UTF-8",
             image.python, "-I", "-S", "-B", f"{GUEST_MOUNT}/zygote.py", "--workspace", workspace, "--session",
             "--child-caps", ",".join(str(CAP_NUMBERS[cap]) for cap in AGENT_CAPS),
+            *(("--agent-user", image.user) if image.user else ()),
         ],
     )  # fmt: skip
     overlay = Overlay(image.lowers, merged, tmpfs_mb=disk_mb)

@@ -133,7 +133,8 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
     /usr, no image), "bwrap" (its Dockerfile built into an image, rlenvs.images, episodes on
     a copy-on-write view of it), "docker" (built by a Docker daemon, an episode per
     container), "auto" (for a Dockerfile with RUN lines: docker where a daemon answers,
-    else bwrap); reported as `info["backend"]` at reset.
+    else bwrap); reported as `info["backend"]` at reset. `network=True` (docker and podman
+    only) gives a task folder's episodes the engine's network (load_task_folders).
     """
 
     env_name = "Terminal-v0"
@@ -157,13 +158,15 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
         system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
         render_mode: str | None = None,
         backend: str = "host",
+        network: bool = False,
     ) -> None:
         if task_dir is not None:
             from rlenvs.envs.terminal.folders import load_task_folders
 
-            source = DatasetSource(load_task_folders(task_dir, backend=backend), name=str(task_dir))
-        elif backend != "host":
-            raise ValueError(f"backend={backend!r} builds task folders' images: it needs task_dir")
+            tasks = load_task_folders(task_dir, backend=backend, network=network)
+            source = DatasetSource(tasks, name=str(task_dir))
+        elif backend != "host" or network:
+            raise ValueError(f"backend={backend!r} and network={network!r} are for task folders: they need task_dir")
         else:
             source = self.family_mix("terminal", families, level, _task_at)
         check_int("max_output_chars", max_output_chars, at_least=200)

@@ -75,8 +75,9 @@ is refused):
 What cannot run is refused when the folder is loaded, with a `TaskFolderError` naming the
 folder and the reason, never skipped and never left to fail at run time: on the host
 backend a Dockerfile that RUNs anything (or has an ENTRYPOINT, several stages, a non-root
-USER, or copies outside the workspace); on bwrap one that cannot be built (the builder's
-refusals and failures, by line), a WORKDIR under /tmp or a final non-root USER; a compose
+USER, or copies outside the workspace); on the backends that build, one that cannot be built
+(the builder's refusals and failures, by line) or a WORKDIR under /tmp (a final non-root USER
+is whom the agent's commands run as; the tests stay root); a compose
 file with more than one service or a prebuilt image or its own start command, a prebuilt
 `docker_image`, GPUs, separate verifier containers or multi-step Harbor tasks,
 `run_tests_in_same_shell`, test, set-up or solution scripts that install or download (curl,
@@ -119,12 +120,12 @@ from rlenvs.envs.terminal.folder_files import (  # TaskFolderError: imported fro
 )
 from rlenvs.envs.terminal.tasks import TESTS_DIR, Entry, TerminalTask
 from rlenvs.images.bases import BaseImageError
-from rlenvs.images.build import ImageBuildError, build_image
-from rlenvs.images.docker_build import build_with_docker
-from rlenvs.images.layers import StoreError
-from rlenvs.sandbox.containers import DockerUnavailable, docker_cli, docker_client
+from rlenvs.images.build import Image, ImageBuildError, build_image
+from rlenvs.images.engine_build import EngineImage, build_with_engine
+from rlenvs.images.layers import StoreError, image_user
+from rlenvs.sandbox.containers import ENGINE_OPAQUE_XATTR, ENGINES, ContainerImage, EngineUnavailable, engine
 from rlenvs.sandbox.launch import SYSTEM_PYTHON, check_workspace_path
-from rlenvs.sandbox.rootfs import EpisodeImage, RootUnavailable
+from rlenvs.sandbox.rootfs import OPAQUE_XATTR, EpisodeImage, IdMap, RootImage, RootUnavailable
 from rlenvs.sandbox.session import MAX_COMMAND_BYTES
 from rlenvs.sandbox.verdict import LOGS_NAME
 
@@ -151,35 +152,47 @@ _LAYOUTS = (
 _SOLUTION_FAILS = "(its reference solution would fail)"
 
 
-BACKENDS = ("host", "bwrap", "docker", "auto")
+BACKENDS = ("host", "bwrap", *ENGINES, "auto")
 """How a task folder's machine is made (`load_task_folders(backend=...)`): "host" reads its
 Dockerfile without building it (the host's /usr, the COPYs in the workspace; RUN refused);
 "bwrap" builds its image (rlenvs.images) and runs episodes on it under bubblewrap; "docker"
-has a Docker daemon build it and runs each episode in a container of it
-(rlenvs.images.docker_build); "auto" builds only the folders whose Dockerfile has a RUN
-line, with Docker where a daemon answers (`docker_reason` is None), else with bubblewrap."""
+and "podman" have that engine build it and run each episode in a container of it
+(rlenvs.images.engine_build); "auto" builds only the folders whose Dockerfile has a RUN
+line, with the first engine that can run here (`engine_reason` is None), else with
+bubblewrap."""
 
 
-def load_task_folders(path: str | os.PathLike[str], *, backend: str = "host") -> list[TerminalTask]:
+def load_task_folders(
+    path: str | os.PathLike[str], *, backend: str = "host", network: bool = False
+) -> list[TerminalTask]:
     """The tasks of the task folder `path`, or of every task folder inside it (sorted by
     name). Every folder that cannot run is named in one TaskFolderError. `backend`: see
-    BACKENDS; all but "host" build images as they load (each layer once)."""
+    BACKENDS; all but "host" build images as they load (each layer once). `network=True`
+    (docker and podman only): episodes get the engine's network, but those of a Harbor task
+    whose task.toml says `allow_internet = false`; by default they have none."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")
-    if backend == "docker" and (reason := docker_reason()) is not None:
-        raise TaskFolderError(f"backend='docker' cannot run here: {reason}")
+    if not isinstance(network, bool):
+        raise TypeError(f"network must be True or False, got {network!r}")
+    if network and backend not in ENGINES:
+        raise ValueError(
+            f"network=True needs backend='docker' or 'podman', not {backend!r}: a container engine's network is its "
+            "own, where a sandbox on the host's network could reach the host's own services"
+        )
+    if backend in ENGINES and (reason := engine_reason(backend)) is not None:
+        raise TaskFolderError(f"backend={backend!r} cannot run here: {reason}")
     root = Path(path).expanduser()
     if not root.is_dir():
         raise TaskFolderError(f"task_dir {root} {'is not a folder' if root.exists() else 'does not exist'}")
     if _is_task_folder(root):
-        return [_load(root, backend)]
+        return [_load(root, backend, network)]
     folders = sorted(child for child in root.iterdir() if not child.name.startswith(".") and _is_task_folder(child))
     if not folders:
         raise TaskFolderError(f"task_dir {root} holds no task folders: {_LAYOUTS}")
     tasks, problems = [], []
     for folder in folders:
         try:
-            tasks.append(_load(folder, backend))
+            tasks.append(_load(folder, backend, network))
         except TaskFolderError as error:
             problems.append(str(error))
     if len(problems) == 1:
@@ -198,7 +211,7 @@ def _is_task_folder(path: Path) -> bool:
     )
 
 
-def _load(folder: Path, backend: str) -> TerminalTask:
+def _load(folder: Path, backend: str, network: bool) -> TerminalTask:
     """One task folder. The readers below raise their reasons bare; the folder is named here."""
     folder = folder.resolve()
     try:
@@ -207,9 +220,9 @@ def _load(folder: Path, backend: str) -> TerminalTask:
             if has_harbor:
                 other = "task.toml" if (folder / "task.toml").is_file() else "instruction.md"
                 raise TaskFolderError(f"it has both task.yaml (Terminal-Bench) and {other} (Harbor); keep one layout")
-            return _terminal_bench(folder, backend)
+            return _terminal_bench(folder, backend, network)
         if has_harbor or (folder / "environment").is_dir():
-            return _harbor(folder, backend)
+            return _harbor(folder, backend, network)
         raise TaskFolderError(f"task.yaml (the instruction) is missing: {_LAYOUTS}")
     except TaskFolderError as error:
         raise TaskFolderError(f"task folder {folder}: {error}") from None
@@ -218,7 +231,7 @@ def _load(folder: Path, backend: str) -> TerminalTask:
 # --- the two layouts ----------------------------------------------------------------------------
 
 
-def _terminal_bench(folder: Path, backend: str) -> TerminalTask:
+def _terminal_bench(folder: Path, backend: str, network: bool) -> TerminalTask:
     meta = read_yaml(folder / "task.yaml", folder)
     if not isinstance(meta, dict):
         raise TaskFolderError("task.yaml must be a mapping with an `instruction`")
@@ -234,7 +247,7 @@ def _terminal_bench(folder: Path, backend: str) -> TerminalTask:
             "task.yaml sets run_tests_in_same_shell, and rlenvs runs the tests in a fresh shell after the agent's "
             "is gone; check the workspace instead of the shell's state"
         )
-    image, root, has_module = _machine(folder, folder, {}, backend)
+    image, root, has_module = _machine(folder, folder, {}, backend, network)
     runner, tests_dir = folder / "run-tests.sh", folder / "tests"
     if not runner.is_file():
         raise TaskFolderError(
@@ -314,7 +327,7 @@ else:
 """
 
 
-def _harbor(folder: Path, backend: str) -> TerminalTask:
+def _harbor(folder: Path, backend: str, network: bool) -> TerminalTask:
     path = folder / "instruction.md"
     if not path.is_file():
         raise TaskFolderError("instruction.md (the task's instruction) is missing")
@@ -345,7 +358,9 @@ def _harbor(folder: Path, backend: str) -> TerminalTask:
             'after the agent finished (environment_mode = "shared")'
         )
     extra = dockerfile.env_table(environment.get("env"), "task.toml's [environment].env")
-    image, root, has_module = _machine(folder, folder / "environment", extra, backend)
+    if environment.get("allow_internet") is False:  # the task's say; by default the user's alone
+        network = False
+    image, root, has_module = _machine(folder, folder / "environment", extra, backend, network)
     runner = folder / "tests" / "test.sh"
     if not runner.is_file():
         raise TaskFolderError("tests/test.sh (the script that runs the task's tests) is missing")
@@ -523,7 +538,7 @@ def _check_packages(folder: Path, runner: Path, packages: tuple[str, ...], has_m
 
 
 def _machine(
-    folder: Path, base: Path, extra: Mapping[str, str], backend: str
+    folder: Path, base: Path, extra: Mapping[str, str], backend: str, network: bool
 ) -> tuple[dockerfile.Image, EpisodeImage | None, ModuleCheck | None]:
     """The task's machine: read from its Dockerfile for the host backend (no image), or
     built (rlenvs.images) for the others, and how to tell whether its python3 has a module."""
@@ -531,13 +546,17 @@ def _machine(
     if backend == "host" or (backend == "auto" and not (path.is_file() and dockerfile.runs_anything(path))):
         return dockerfile.image(folder, base, extra), None, None
     if backend == "auto":
-        backend = "docker" if docker_reason() is None else "bwrap"
+        backend = next((name for name in ENGINES if engine_reason(name) is None), "bwrap")
     if not path.is_file():
         raise TaskFolderError(f"{rel(path, folder)} is missing: the {backend} backend builds the task's image from it")
     try:
-        built = build_with_docker(path, context) if backend == "docker" else build_image(path, context)
+        built = (
+            build_image(path, context) if backend == "bwrap" else build_with_engine(path, context, engine_name=backend)
+        )
         root = built.root()
-    except (ImageBuildError, BaseImageError, StoreError, RootUnavailable, DockerUnavailable) as error:
+        if network and isinstance(root, ContainerImage):  # load_task_folders: ENGINES only
+            root = dataclasses.replace(root, network=True)
+    except (ImageBuildError, BaseImageError, StoreError, RootUnavailable, EngineUnavailable) as error:
         raise TaskFolderError(str(error)) from None
     try:
         check_workspace_path(built.workdir)
@@ -546,22 +565,36 @@ def _machine(
             f"{rel(path, folder)}'s WORKDIR {built.workdir} cannot be the workspace on an image: {error} (the tests' "
             "verdict empties /tmp before they run)"
         ) from None
-    if built.user not in ("root", "0", "root:root", "0:0"):
-        raise TaskFolderError(
-            f"{rel(path, folder)} ends as USER {built.user}: episodes on an image run as its root, so a task that "
-            "counts on another user cannot run yet; end the Dockerfile with USER root"
-        )
     environment = {**built.environment, **compose_env, **extra}
+    if built.user not in ("root", "0", "root:root", "0:0"):
+        root, home = _agent_user(folder, path, built, root)
+        environment.setdefault("HOME", home)  # as a container's USER has it
     return dockerfile.Image(built.workdir, (), environment), root, built.has_python_module
 
 
-def docker_reason() -> str | None:
-    """Why the docker backend cannot run here (no SDK, client or daemon: the fix included),
-    or None: it can."""
+def _agent_user(folder: Path, path: Path, built: Image | EngineImage, root: EpisodeImage) -> tuple[EpisodeImage, str]:
+    """The image's final USER, whom the agent's commands run as (its tests stay root), and
+    that user's home."""
+    opaque = ENGINE_OPAQUE_XATTR if isinstance(built, EngineImage) else OPAQUE_XATTR
     try:
-        docker_client()
-        docker_cli()
-    except DockerUnavailable as error:
+        user = image_user(built.lowers, built.user, opaque)
+    except ValueError as error:
+        raise TaskFolderError(f"{rel(path, folder)}: {error}") from None
+    if isinstance(root, RootImage) and IdMap.for_this_user().count == 1 and user.uid != 0:
+        raise TaskFolderError(
+            f"{rel(path, folder)} ends as USER {built.user}, and as a user other than root bubblewrap maps only "
+            "that user into the image (its root): run rlenvs as root, or use backend='docker' or 'podman'"
+        )
+    assert isinstance(root, (RootImage, ContainerImage))
+    return dataclasses.replace(root, user=user.for_guest()), user.home
+
+
+def engine_reason(name: str) -> str | None:
+    """Why the backend of the container engine `name` cannot run here (no client, SDK or
+    daemon, storage it cannot read, containers it cannot start: the fix included), or None."""
+    try:
+        engine(name)
+    except EngineUnavailable as error:
         return str(error)
     return None
 

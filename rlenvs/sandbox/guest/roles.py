@@ -203,7 +203,8 @@ def run_untrusted(kind: str, code: str, serve_fd: int | None, program: dict | No
     nothing of a session's shell or of the sandbox's environment (a verdict's tests)."""
     if kind == "shell":
         os.execve("/bin/sh", ["sh", "-c", code], dict(SAFE_ENV))
-    if kind == "bash":
+    if kind == "bash":  # a session's command: the agent's (or its setup, or the oracle's)
+        scratch.become_agent_user()
         os.execve("/bin/bash", ["bash", "--noprofile", "--norc", "-c", SHELL_SESSION, "bash", code], dict(SAFE_ENV))
     if kind == "script":
         assert program is not None, "a script run comes with its program (cwd, environment)"

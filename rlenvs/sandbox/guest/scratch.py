@@ -132,6 +132,35 @@ def drop_capabilities() -> None:
         _check(_prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0), "keep a capability across exec")
 
 
+_agent_user: tuple[int, int, tuple[int, ...]] | None = None
+"""Whom a session's agent commands run as (an image's final USER, `--agent-user`), or None: the
+image's root."""
+
+
+def set_agent_user(spec: str) -> None:
+    """`uid:gid:group,group` (rlenvs.images.layers.ImageUser.for_guest)."""
+    global _agent_user
+    uid, gid, groups = spec.split(":")
+    _agent_user = (int(uid), int(gid), tuple(int(group) for group in groups.split(",") if group))
+
+
+def become_agent_user() -> None:
+    """In a child about to run the agent's command: become the image's USER, if it has one
+    (ids and groups; the capabilities go with root, ambient ones too, as for a container's
+    non-root user). The verdict's tests stay the image's root."""
+    if _agent_user is None:
+        return
+    uid, gid, groups = _agent_user
+    for fd in (0, 1, 2, 3):  # the zygote's pipes, which /dev/stdin and the like reopen by their inode
+        try:
+            os.fchown(fd, uid, gid)
+        except OSError:  # not open in this child
+            pass
+    os.setgroups(list(groups))
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+
+
 def become_namespace_init() -> None:
     """Make the rest of this process's life run as pid 1 of a new pid namespace, in a new
     mount namespace: fork, and in the parent wait for that child for good and exit as it

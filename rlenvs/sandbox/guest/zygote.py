@@ -93,8 +93,13 @@ def main() -> None:
     if fresh:
         scratch.become_namespace_init()
     elif isolated:  # a session: its commands' children make folders read-only (`readonly`)
-        if "--forbid-userns" in sys.argv:  # in a Docker container (`nouserns`)
+        if "--forbid-userns" in sys.argv:  # in a container engine's container (`nouserns`)
             nouserns.forbid_user_namespaces()
+        if "--make-workspace" in sys.argv:  # an engine's image may lack its WORKDIR (buildah makes
+            os.makedirs(workspace, mode=0o755, exist_ok=True)  # it only for a later step): as Docker's run does
+            os.chdir(workspace)
+        if "--agent-user" in sys.argv:  # an image's final USER (`scratch.become_agent_user`)
+            scratch.set_agent_user(sys.argv[sys.argv.index("--agent-user") + 1])
         kept = sys.argv[sys.argv.index("--child-caps") + 1] if "--child-caps" in sys.argv else ""
         scratch.hold_capabilities((scratch.CAP_SYS_ADMIN,), tuple(int(cap) for cap in kept.split(",") if cap))
     LIBC.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)

@@ -1,22 +1,23 @@
-"""Images built by a Docker daemon (the docker backend): `docker build` of the task's own
-build context, episodes in containers of the result (rlenvs.sandbox.containers).
+"""Images built by a container engine (the docker and podman backends): `docker build` (or
+`podman build`) of the task's own build context, episodes in containers of the result
+(rlenvs.sandbox.containers).
 
-The build is Docker's own, so every instruction it knows works, multi-stage builds included,
-and its layer cache is the daemon's. What differs from a plain `docker build` is the FROM
+The build is the engine's own, so every instruction it knows works, multi-stage builds
+included, and its layer cache is the engine's. What differs from a plain build is the FROM
 images, since rlenvs reaches no registry:
 
-- a FROM image the daemon holds is used as it is: the real image, pulled beforehand;
+- a FROM image the engine holds is used as it is: the real image, pulled beforehand;
 - one it does not hold is never pulled. It maps to a local root as under bubblewrap
   (rlenvs.images.bases: the defaults, or $RLENVS_BASE_IMAGES), made once into the layer
-  store and imported into the daemon under the FROM name, labelled `rlenvs.stand-in` (with
+  store and imported into the engine under the FROM name, labelled `rlenvs.stand-in` (with
   what it stands in for) so that the build finds it. `docker rmi` a stand-in and pull the real
   image to build on that instead. A stand-in whose mapping changed is imported again.
 
 `BuildOptions.host_certificates` (the default) puts the host's CA bundle into each stand-in,
-since `docker build` cannot mount it for a step as bubblewrap does: on a machine behind a
+since a build cannot mount it for a step as bubblewrap does: on a machine behind a
 TLS-inspecting proxy, pip and curl in RUN steps need it. The proxy variables are passed as
-Docker's predefined build arguments. `BuildOptions.wheels` is not supported here: a
-Dockerfile cannot see a host folder outside its context.
+the predefined build arguments. `BuildOptions.wheels` is not supported here: a Dockerfile
+cannot see a host folder outside its context.
 """
 
 from __future__ import annotations
@@ -33,9 +34,8 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from rlenvs.images.bases import DEFAULT_PATH, BaseRoot, base_for
+from rlenvs.images.bases import DEFAULT_PATH, BaseImageError, BaseRoot, base_for
 from rlenvs.images.build import (
     HOST_CERTIFICATES,
     LOG,
@@ -48,7 +48,15 @@ from rlenvs.images.build import (
 )
 from rlenvs.images.dockerfile import DockerfileError, Instruction, instructions
 from rlenvs.images.layers import Layer, LayerStore, has_python_module, image_python
-from rlenvs.sandbox.containers import DOCKER_OPAQUE_XATTR, ContainerImage, docker, docker_cli, docker_client
+from rlenvs.sandbox.containers import (
+    ENGINE_OPAQUE_XATTR,
+    RLIMITS_FIX,
+    RLIMITS_REFUSED,
+    ContainerImage,
+    Engine,
+    EngineUnavailable,
+    engine,
+)
 from rlenvs.sandbox.rootfs import IdMap
 
 STAND_IN_LABEL = "rlenvs.stand-in"
@@ -57,45 +65,48 @@ OUTPUT_LINES = 40
 
 
 @dataclass(frozen=True)
-class DaemonImage:
-    """An image the daemon built: what a container of it starts with (its config)."""
+class EngineImage:
+    """An image the engine built: what a container of it starts with (its config)."""
 
     id: str
     workdir: str
     environment: dict[str, str]
     user: str
     lowers: tuple[str, ...]
-    """Its layer folders in the daemon's overlay2 storage, top first (read by the host)."""
+    """Its layer folders in the engine's overlay storage, top first (read by the host)."""
     bases: tuple[str, ...]
-    """Each FROM image and what it was: the daemon's own, or the stand-in imported for it."""
+    """Each FROM image and what it was: the engine's own, or the stand-in imported for it."""
+    engine: str = "docker"
 
     def has_python_module(self, name: str) -> bool:
-        return has_python_module(self.lowers, name, DOCKER_OPAQUE_XATTR)
+        return has_python_module(self.lowers, name, ENGINE_OPAQUE_XATTR)
 
     def root(self) -> ContainerImage:
         """What a shell session runs on (rlenvs.sandbox.ShellSession(image=...))."""
-        python = image_python(self.lowers, DOCKER_OPAQUE_XATTR)
+        python = image_python(self.lowers, ENGINE_OPAQUE_XATTR)
         if python is None:
             raise ImageBuildError(no_python(", ".join(self.bases)))
-        return ContainerImage(self.id, python, self.environment.get("PATH", DEFAULT_PATH))
+        return ContainerImage(self.id, python, self.environment.get("PATH", DEFAULT_PATH), self.engine)
 
 
-def build_with_docker(
+def build_with_engine(
     dockerfile: Path,
     context: Path | None = None,
     *,
+    engine_name: str = "docker",
     bases: Mapping[str, BaseRoot] | None = None,
     store: LayerStore | None = None,
     progress: Callable[[str], None] | None = None,
     options: BuildOptions | None = None,
-) -> DaemonImage:
-    """Build `dockerfile` (its context: `context`, default its folder) with the daemon
-    (module docstring); `progress`: called with each of the build's step lines."""
+) -> EngineImage:
+    """Build `dockerfile` (its context: `context`, default its folder) with the engine
+    `engine_name`, "docker" or "podman" (module docstring); `progress`: called with each of
+    the build's step lines. Raises EngineUnavailable where the engine cannot run."""
     dockerfile, options, tell = Path(dockerfile), options or BuildOptions(), progress or LOG.info
     context = Path(context) if context is not None else dockerfile.parent
     if options.wheels is not None:
         raise ImageBuildError(
-            "BuildOptions(wheels=...) works with the bubblewrap backend only: a Docker build sees no host folder "
+            "BuildOptions(wheels=...) works with the bubblewrap backend only: an engine's build sees no host folder "
             "outside its context"
         )
     try:
@@ -104,20 +115,23 @@ def build_with_docker(
         raise ImageBuildError(f"{dockerfile} cannot be read: {error}") from None
     except DockerfileError as error:
         raise ImageBuildError(f"{dockerfile} {error}") from None
-    client, store = docker_client(), store or LayerStore()
-    described = [_base(client, name, bases, store, options, tell) for name in _from_images(found, dockerfile)]
-    image_id = _build(dockerfile, context, found[1], options, tell)
-    record = client.api.inspect_image(image_id)
+    builder, store = engine(engine_name), store or LayerStore()
+    described = [_base(builder, name, bases, store, options, tell) for name in _from_images(found, dockerfile)]
+    image_id = _build(builder, dockerfile, context, found[1], options, tell)
+    record = builder.inspect("image", image_id)
+    if record is None:
+        raise EngineUnavailable(f"{engine_name} built {dockerfile} as {image_id}, and then has no such image")
     config, data = record["Config"], record["GraphDriver"]["Data"]
     environment = dict(item.split("=", 1) for item in config.get("Env") or [] if "=" in item)
     lowers = (data["UpperDir"], *(data["LowerDir"].split(":") if data.get("LowerDir") else ()))
-    return DaemonImage(
+    return EngineImage(
         id=image_id,
         workdir=config.get("WorkingDir") or "/",
         environment=environment,
         user=config.get("User") or "root",
         lowers=lowers,
         bases=tuple(described),
+        engine=engine_name,
     )
 
 
@@ -144,56 +158,64 @@ def _from_images(found: tuple[str, list[Instruction]], dockerfile: Path) -> list
             if "@" in name:
                 raise ImageBuildError(
                     f"{dockerfile} (line {ins.line}) pins {name} by digest, which a stand-in cannot carry and rlenvs "
-                    "cannot pull: pull the image into the daemon first"
+                    "cannot pull: pull the image into the engine first"
                 )
             images.append(name)
     return images
 
 
 def _base(
-    client: Any,
+    builder: Engine,
     name: str,
     bases: Mapping[str, BaseRoot] | None,
     store: LayerStore,
     options: BuildOptions,
     tell: Callable[[str], None],
 ) -> str:
-    """Make sure the daemon holds the FROM image `name` (module docstring); what it is."""
-    held = _held(client, name)
+    """Make sure the engine holds the FROM image `name` (module docstring); what it is."""
+    held = _held(builder, name)
     if held is not None and STAND_IN_LABEL not in held:
-        tell(f"base image {name}: the daemon's own")
-        return f"{name} (the daemon's own)"
-    base = base_for(name, bases)
+        tell(f"base image {name}: the {builder.name} engine's own")
+        return f"{name} (the {builder.name} engine's own)"
+    try:
+        base = base_for(name, bases)
+    except BaseImageError as error:
+        raise BaseImageError(f"{error}; or pull it into the {builder.name} engine, which then builds on it") from None
     key = hashlib.sha256(f"{base.key()}|{options.host_certificates}".encode()).hexdigest()[:24]
     if held is None or held[STAND_IN_LABEL] != key:
         ids = IdMap.for_this_user()
         _, layer, _ = base_layer(name, bases, store, ids, tell)
-        tell(f"base image {name}: importing {base.describe()} into the daemon")
-        _import(client, name, base, layer, ids, key, options, store)
+        tell(f"base image {name}: importing {base.describe()} into the {builder.name} engine")
+        _import(builder, name, base, layer, ids, key, options, store)
     return f"{name} (stood in for by {base.describe()})"
 
 
-def _held(client: Any, name: str) -> dict[str, str] | None:
-    """The labels of the daemon's image `name` ({} for none), or None: it has no such image."""
-    try:
-        record = client.api.inspect_image(name)
-    except docker.errors.ImageNotFound:
+def _held(builder: Engine, name: str) -> dict[str, str] | None:
+    """The labels of the engine's image `name` ({} for none), or None: it has no such image."""
+    record = builder.inspect("image", name)
+    if record is None:
         return None
-    return dict(record.get("Config", {}).get("Labels") or {})
+    return dict((record.get("Config") or {}).get("Labels") or record.get("Labels") or {})
 
 
 def _import(
-    client: Any, name: str, base: BaseRoot, layer: Layer, ids: IdMap, key: str, options: BuildOptions, store: LayerStore
+    builder: Engine,
+    name: str,
+    base: BaseRoot,
+    layer: Layer,
+    ids: IdMap,
+    key: str,
+    options: BuildOptions,
+    store: LayerStore,
 ) -> None:
-    """`docker import` the root of `layer` under `name`, owned as the image has it."""
-    repository, tag = _split_tag(name)
+    """Import the root of `layer` into the engine as `name`, owned as the image has it."""
     changes = [f"ENV {variable}={json.dumps(value)}" for variable, value in base.environment.items()]
     changes += [f"LABEL {STAND_IN_LABEL}={key}", f"LABEL rlenvs.stands-in-with={json.dumps(base.describe())}"]
     certificates = HOST_CERTIFICATES if options.host_certificates and os.path.isfile(HOST_CERTIFICATES) else None
     with tempfile.TemporaryDirectory(dir=store.root / "tmp") as folder:  # a tarball as large as the root
         archive = Path(folder) / "root.tar"
         _tar_root(layer.diff, archive, ids, certificates)
-        client.api.import_image(src=str(archive), repository=repository, tag=tag, changes=changes)
+        builder.import_root(str(archive), name, changes)
 
 
 def _tar_root(root: Path, archive: Path, ids: IdMap, certificates: str | None) -> None:
@@ -217,25 +239,26 @@ def _tar_root(root: Path, archive: Path, ids: IdMap, certificates: str | None) -
             tar.addfile(info, io.BytesIO(data))
 
 
-def _split_tag(name: str) -> tuple[str, str]:
-    repository, _, tag = name.rpartition(":")
-    if not repository or "/" in tag:  # no tag, or the colon of a registry's port
-        return name, "latest"
-    return repository, tag
-
-
 def _build(
-    dockerfile: Path, context: Path, found: list[Instruction], options: BuildOptions, tell: Callable[[str], None]
+    builder: Engine,
+    dockerfile: Path,
+    context: Path,
+    found: list[Instruction],
+    options: BuildOptions,
+    tell: Callable[[str], None],
 ) -> str:
-    """Run `docker build` (BuildKit where the client has it); the new image's id. A failing
-    step names its Dockerfile line and the end of the build's output."""
+    """Run the engine's build (BuildKit where Docker's client has it); the new image's id.
+    A failing step names its Dockerfile line and the end of the build's output."""
     tag = "rlenvs-task:" + hashlib.sha256(str(dockerfile.resolve()).encode()).hexdigest()[:16]
-    client, buildkit = docker_cli(), has_buildkit()
+    buildkit = builder.name == "docker" and has_buildkit(builder.cli)
     with tempfile.TemporaryDirectory() as folder:
         iidfile = Path(folder) / "id"
-        argv = [client, "build", "--file", str(dockerfile.resolve()), "--tag", tag, "--iidfile", str(iidfile)]
-        argv += ["--progress=plain"] if buildkit else ["--rm", "--force-rm"]
-        for name in PROXY_VARIABLES:  # Docker's predefined build arguments: no ARG line needed
+        argv = [builder.cli, "build", "--file", str(dockerfile.resolve()), "--tag", tag, "--iidfile", str(iidfile)]
+        if builder.name == "podman":
+            argv += ["--layers"]
+        else:
+            argv += ["--progress=plain"] if buildkit else ["--rm", "--force-rm"]
+        for name in PROXY_VARIABLES:  # predefined build arguments: no ARG line needed
             if options.host_certificates and name in os.environ:
                 argv += ["--build-arg", name]
         environment = {**os.environ, "DOCKER_BUILDKIT": "1" if buildkit else "0"}
@@ -248,25 +271,25 @@ def _build(
             line = ANSI.sub("", line.rstrip())
             output = [*output, line][-OUTPUT_LINES:]
             if step := STEP.match(line):
-                tell(step.group("kit") or step.group("classic"))
+                tell(step.group("text"))
         if process.wait() != 0:
-            raise ImageBuildError(_failure(dockerfile, found, output, buildkit))
+            raise ImageBuildError(_failure(builder, dockerfile, found, output, buildkit))
         return iidfile.read_text(encoding="utf-8").strip()
 
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-STEP = re.compile(r"^(?:#\d+ (?P<kit>\[[^\]]*\d+/\d+\] .*)|Step \d+/\d+ : (?P<classic>.*))$")
+STEP = re.compile(r"^(?:#\d+ (?=\[[^\]]*\d+/\d+\] )|Step \d+/\d+ : |STEP \d+/\d+: )(?P<text>.*)$")
 """A step's first line: BuildKit's plain progress (`#5 [2/4] RUN ...`), the classic builder's
-(`Step 2/4 : RUN ...`)."""
-FAILED = re.compile(r"^ > \[[^\]]*\d+/\d+\] (?P<text>.*):$|^Step \d+/\d+ : (?P<step>.*)$")
+(`Step 2/4 : RUN ...`), Podman's (`STEP 2/4: RUN ...`)."""
+FAILED = re.compile(r"^ > \[[^\]]*\d+/\d+\] (?P<text>.*):$")
+"""BuildKit's mark of the step that failed (others run in parallel); elsewhere the last step."""
 
 
 @functools.cache
-def has_buildkit() -> bool:
+def has_buildkit(client: str) -> bool:
     """Whether the docker client builds with BuildKit: through its buildx plugin, or built
     in (clients before 23.0). Without it, the classic builder refuses `COPY --chmod`, `--link`
     and heredocs, and says so."""
-    client = docker_cli()
     if subprocess.run([client, "buildx", "version"], capture_output=True, check=False).returncode == 0:
         return True
     version = subprocess.run(
@@ -276,16 +299,21 @@ def has_buildkit() -> bool:
     return major is not None and int(major.group(1)) < 23
 
 
-def _failure(dockerfile: Path, found: list[Instruction], output: list[str], buildkit: bool) -> str:
-    """What failed: the instruction of the last step the output shows, by its line."""
-    steps = [match.group("text") or match.group("step") for line in output if (match := FAILED.match(line))]
+def _failure(builder: Engine, dockerfile: Path, found: list[Instruction], output: list[str], buildkit: bool) -> str:
+    """What failed: the instruction of the failed (or last started) step, by its line."""
+    marked = [match.group("text") for line in output if (match := FAILED.match(line))]
+    steps = marked or [match.group("text") for line in output if (match := STEP.match(line))]
     where = ""
     if steps:
-        failed = " ".join(steps[-1].split())
+        failed = " ".join(re.sub(r"^\[[^\]]*\] ", "", steps[-1]).split())
         for ins in found:
             if " ".join(f"{ins.keyword} {ins.args}".split()).startswith(failed[:200]):
                 where = f" (line {ins.line}: `{ins.text()}`)"
                 break
     tail = "\n".join(line for line in output if line.strip())[-1500:]
-    hint = "" if buildkit else " (the classic builder: a client with BuildKit, docker-buildx, builds more)"
-    return f"{dockerfile}{where} failed in docker build{hint}; its output ended:\n{tail}"
+    hint = ""
+    if builder.name == "docker" and not buildkit:
+        hint = " (the classic builder: a client with BuildKit, docker-buildx, builds more)"
+    if RLIMITS_REFUSED in tail:
+        hint = f" ({builder.name}'s runtime may not set the container's rlimits here: {RLIMITS_FIX})"
+    return f"{dockerfile}{where} failed in {builder.name} build{hint}; its output ended:\n{tail}"

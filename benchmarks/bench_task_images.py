@@ -1,24 +1,24 @@
-"""Task images (rlenvs.images) on both backends that build, bubblewrap and a Docker daemon:
-what a build, an episode and a command cost, and how much of the EvoEval corpus runs on its
-image.
+"""Task images (rlenvs.images) on every backend that builds, bubblewrap, a Docker daemon and
+Podman: what a build, an episode and a command cost, and how much of the EvoEval corpus runs
+on its image.
 
 - Build: the Harbor-shaped test task (tests/data/images/harbor-task: the t-bench Ubuntu base
   mapped to Debian trixie, apt and pip RUN lines, COPYs) in a cache of its own made for the
   run: the base root from mmdebstrap, then the task's own layers, then a warm rebuild from
-  the cache. With Docker: the stand-in's import and `docker build` of the task's steps, from
-  no stand-in and an empty build cache, then a warm rebuild.
-- Episode start: `ShellSession(image=...).reset()`, a new copy-on-write view (p50 over
-  `STARTS`).
+  the cache. With each engine: the stand-in's import and the engine's build of the task's
+  steps, from no stand-in and an empty build cache, then a warm rebuild.
+- Episode start: `ShellSession(image=...).reset()`, a new copy-on-write view or a new
+  container (p50 over `STARTS`).
 - Command latency: `run("true")` in a warm session on the image, under bubblewrap and in a
-  container (the zygote's protocol through `docker run -i`, which costs what `docker exec`
-  into a running container would not: no new process per command), and in a warm session on
-  the host's /usr (the sandbox Terminal-v0 ran before images), interleaved in the same
-  rounds: p50 and p99 over `CALLS` each, and the ratio of their p50s to the host's.
+  container of each engine (the zygote's protocol through `docker run -i`: no new process
+  per command, as a `docker exec` each would cost), and in a warm session on the host's /usr
+  (the sandbox Terminal-v0 ran before images), interleaved in the same rounds: p50 and p99
+  over `CALLS` each, and the ratio of their p50s to the host's.
 - Test run: the submit step of a solved episode of that task (p50 over `VERDICTS`).
 - Memory per live episode: `EPISODES` sessions live at once, each after the reference
   solution ran; the proportional set size (Pss, shared pages split between sharers) of all
-  processes of one sandbox (with Docker: the container's and its `docker run` client's),
-  plus what its tmpfs upper layer holds (bubblewrap only).
+  processes of one sandbox (in a container: the container's and its `run` client's, not
+  Podman's conmon), plus what its tmpfs upper layer holds (bubblewrap only).
 - EvoEval (../shared/data, or --data): the 95 Terminal-Bench 1 folders loaded with each
   backend; how many load, how many reference solutions score 1, how many immediate submits
   0, and the wall time per task of the two episodes with the test run.
@@ -44,7 +44,8 @@ STARTS = 20
 EPISODES = 4
 VERDICTS = 10
 SOLVE = "sort -n /app/numbers.txt > /app/sorted.txt && greet > /app/greeting.txt"
-PACKAGES = ("dockerfile-parse",)
+PACKAGES = ("dockerfile-parse", "docker")
+ENGINES = ("docker", "podman")
 
 
 def _percentile(values: list[float], percent: float) -> float:
@@ -97,48 +98,49 @@ def _builds(store_dir: Path) -> tuple[list[dict[str, Any]], Any]:
     return rows, image
 
 
-def _docker_builds(store_dir: Path) -> tuple[list[dict[str, Any]], Any]:
-    """The same task built by the daemon, from no stand-in and an empty build cache (the base
-    root is the store's, made above: both backends stand in with the same root)."""
-    from rlenvs.images.docker_build import build_with_docker
+def _engine_builds(store_dir: Path, name: str) -> tuple[list[dict[str, Any]], Any]:
+    """The same task built by a container engine, from no stand-in and an empty build cache
+    (the base root is the store's, made above: every backend stands in with the same root)."""
+    from rlenvs.images.engine_build import build_with_engine
     from rlenvs.images.layers import LayerStore
-    from rlenvs.sandbox.containers import docker_cli
+    from rlenvs.sandbox.containers import engine
 
-    base = "ghcr.io/laude-institute/t-bench/ubuntu-24-04:20250624"
-    subprocess.run([docker_cli(), "rmi", "-f", base], capture_output=True, check=False)
-    subprocess.run([docker_cli(), "builder", "prune", "--all", "--force"], capture_output=True, check=False)
+    base, cli = "ghcr.io/laude-institute/t-bench/ubuntu-24-04:20250624", engine(name).cli
+    subprocess.run([cli, "rmi", "-f", base], capture_output=True, check=False)
+    prune = ["builder", "prune"] if name == "docker" else ["image", "prune"]
+    subprocess.run([cli, *prune, "--all", "--force"], capture_output=True, check=False)
     store, marks = LayerStore(store_dir), {}
     started = time.perf_counter()
 
     def mark(line: str) -> None:
-        marks.setdefault("imported" if line.startswith("[1/") else "", time.perf_counter())
+        if not line.startswith("base image "):  # the build's first step: the stand-in is in
+            marks.setdefault("imported", time.perf_counter())
 
-    image = build_with_docker(TASK / "environment" / "Dockerfile", store=store, progress=mark)
+    image = build_with_engine(TASK / "environment" / "Dockerfile", engine_name=name, store=store, progress=mark)
     cold = time.perf_counter() - started
     imported = marks["imported"] - started
     started = time.perf_counter()
-    build_with_docker(TASK / "environment" / "Dockerfile", store=store, progress=lambda line: None)
+    build_with_engine(TASK / "environment" / "Dockerfile", engine_name=name, store=store, progress=lambda line: None)
     warm = time.perf_counter() - started
+    builder = "BuildKit" if name == "docker" else "buildah"
     rows = [
         {
-            "measure": "docker: the stand-in's import (tarball of the root, docker import)",
+            "measure": f"{name}: the stand-in's import (tarball of the root, {name} import)",
             "seconds": round(imported, 2),
         },
-        {"measure": "docker: docker build of the task's steps (BuildKit)", "seconds": round(cold - imported, 2)},
-        {"measure": "docker: warm rebuild, the daemon's build cache", "seconds": round(warm, 4)},
+        {"measure": f"{name}: {name} build of the task's steps ({builder})", "seconds": round(cold - imported, 2)},
+        {"measure": f"{name}: warm rebuild, the engine's build cache", "seconds": round(warm, 4)},
     ]
     return rows, image
 
 
-def _latency(image: Any, docker_image: Any) -> list[dict[str, Any]]:
+def _latency(images: dict[str, Any]) -> list[dict[str, Any]]:
+    """`true` in a warm session on each backend's image and on the host's /usr, interleaved."""
     from rlenvs.sandbox.session import ShellSession
 
-    sessions = {
-        "image": ShellSession(image=image.root(), workdir=image.workdir),
-        "docker": ShellSession(image=docker_image.root(), workdir=docker_image.workdir),
-        "host": ShellSession(workdir="/app"),
-    }
-    starts: dict[str, list[float]] = {"image": [], "docker": []}
+    sessions = {name: ShellSession(image=image.root(), workdir=image.workdir) for name, image in images.items()}
+    sessions["host"] = ShellSession(workdir="/app")
+    starts: dict[str, list[float]] = {name: [] for name in images}
     times: dict[str, list[float]] = {name: [] for name in sessions}
     try:
         sessions["host"].reset()
@@ -159,20 +161,20 @@ def _latency(image: Any, docker_image: Any) -> list[dict[str, Any]]:
             session.close()
     rows = []
     host_p50 = _percentile(times["host"], 50) * 1000
-    for name, label in (
-        ("image", "warm session on the image (bwrap over overlayfs)"),
-        ("docker", "warm session on the image in a Docker container"),
-        ("host", "warm session on the host's /usr"),
-    ):
+    for name in sessions:
+        label = {"bwrap": "on the image (bwrap over overlayfs)", "host": "on the host's /usr"}.get(
+            name, f"on the image in a {name} container"
+        )
         p50, p99 = _percentile(times[name], 50) * 1000, _percentile(times[name], 99) * 1000
-        row = {"measure": f"`true` in a {label}", "p50 ms": round(p50, 2), "p99 ms": round(p99, 2)}
+        row = {"measure": f"`true` in a warm session {label}", "p50 ms": round(p50, 2), "p99 ms": round(p99, 2)}
         if name != "host":
             row["p50 vs host"] = round(p50 / host_p50, 2)
         rows.append(row)
-    for name, label in (("image", "a new copy-on-write view"), ("docker", "a new container")):
+    for name in starts:
+        what = "a new copy-on-write view" if name == "bwrap" else "a new container"
         rows.append(
             {
-                "measure": f"episode start on {'bwrap' if name == 'image' else 'docker'} (reset: {label})",
+                "measure": f"episode start on {name} (reset: {what})",
                 "p50 ms": round(statistics.median(starts[name]) * 1000, 1),
             }
         )
@@ -180,7 +182,6 @@ def _latency(image: Any, docker_image: Any) -> list[dict[str, Any]]:
 
 
 def _memory(image: Any, backend: str) -> list[dict[str, Any]]:
-    from rlenvs.sandbox.containers import _inspect
     from rlenvs.sandbox.session import ShellSession
 
     sessions = [ShellSession(image=image.root(), workdir=image.workdir) for _ in range(EPISODES)]
@@ -191,9 +192,9 @@ def _memory(image: Any, backend: str) -> list[dict[str, Any]]:
             session.run(f"export GREETING=hello PATH=/opt/tools:$PATH; {SOLVE}")
             worker = session._worker
             assert worker is not None
-            pss.append(_pss_kb(worker.pid))  # bwrap's sandbox; docker's client
-            if backend == "docker":
-                pss[-1] += _pss_kb(_inspect(worker)["State"]["Pid"])  # the container's processes
+            pss.append(_pss_kb(worker.pid))  # bwrap's sandbox; an engine's `run` client
+            if backend != "bwrap":
+                pss[-1] += _pss_kb(image.root()._inspect(worker)["State"]["Pid"])  # the container's processes
             else:
                 upper.append(_upper_kb(worker.pid))
         row = {
@@ -279,11 +280,14 @@ def run() -> dict[str, Any]:
     os.environ["RLENVS_IMAGE_CACHE"] = str(store_dir)  # the EvoEval images too: built in this run
     try:
         builds, image = _builds(store_dir)
-        docker_builds, docker_image = _docker_builds(store_dir)
-        latency = _latency(image, docker_image)
-        memory = _memory(image, "bwrap") + _memory(docker_image, "docker")
-        verdict = _verdict("bwrap") + _verdict("docker")
-        coverage = _evoeval("bwrap") + _evoeval("docker")
+        images = {"bwrap": image}
+        for name in ENGINES:
+            rows, images[name] = _engine_builds(store_dir, name)
+            builds += rows
+        latency = _latency(images)
+        memory = [row for name, built in images.items() for row in _memory(built, name)]
+        verdict = [row for name in images for row in _verdict(name)]
+        coverage = [row for name in images for row in _evoeval(name)]
     finally:
         if previous is None:
             os.environ.pop("RLENVS_IMAGE_CACHE", None)
@@ -293,28 +297,29 @@ def run() -> dict[str, Any]:
 
         LayerStore(store_dir).discard(store_dir)
         shutil.rmtree(store_dir, ignore_errors=True)
-    image_row, docker_row = latency[0], latency[1]
+    shown = ", ".join(
+        f"{row['measure'].split(' session ')[1]}: p50 {row['p50 ms']} ms, p99 {row['p99 ms']} ms "
+        f"({row['p50 vs host']}x the host session's p50)"
+        for row in latency[: len(images)]
+    )
     notes = [
-        (
-            f"A command on the image: p50 {image_row['p50 ms']} ms, p99 {image_row['p99 ms']} ms under bubblewrap, "
-            f"p50 {docker_row['p50 ms']} ms, p99 {docker_row['p99 ms']} ms in a Docker container "
-            f"({image_row['p50 vs host']}x and {docker_row['p50 vs host']}x the host-/usr session's p50 in the same "
-            "rounds; target: bubblewrap p50 under 20 ms)."
-        ),
+        f"A command on the image, in the same rounds: {shown}; target: bubblewrap p50 under 20 ms.",
         (
             f"rlenvs {version('rlenvs')}; bubblewrap over overlayfs in a user namespace; Docker {_docker_version()} "
-            "(overlay2, BuildKit); the machine's 2 cores shared."
+            "(overlay2, BuildKit); Podman with runc (overlay); the machine's 2 cores shared."
         ),
         "Terminal-Bench 1 and EvoEval are Apache-2.0 (../shared/data/terminal-bench).",
     ]
     return {
-        "title": "Task images on bubblewrap and Docker: build, episode and command costs; EvoEval on its image",
-        "rows": builds + docker_builds + latency + memory + verdict + coverage,
+        "title": "Task images on bubblewrap, Docker and Podman: build, episode and command costs; EvoEval on its image",
+        "rows": builds + latency + memory + verdict + coverage,
         "notes": notes,
     }
 
 
 def _docker_version() -> str:
-    from rlenvs.sandbox.containers import docker_client
+    from rlenvs.sandbox.containers import DockerEngine, engine
 
-    return str(docker_client().version().get("Version", "?"))
+    docker = engine("docker")
+    assert isinstance(docker, DockerEngine)
+    return str(docker.client.version().get("Version", "?"))

@@ -1,8 +1,9 @@
-"""No user namespaces for the code of a session in a Docker container (guest side, stdlib only).
+"""No user namespaces for the code of a session in a Docker or Podman container (guest side,
+stdlib only).
 
 Under bubblewrap the sandbox's namespace allows no user namespace below it
-(max_user_namespaces is 0 there). A Docker container shares the host's user namespace, whose
-limit the container cannot change, and Docker's default seccomp profile lets a container
+(max_user_namespaces is 0 there). A container shares the host's user namespace, whose limit
+the container cannot change, and Docker's default seccomp profile lets a container
 whose capabilities include CAP_SYS_ADMIN make user namespaces: the session zygote needs that
 capability (read-only verdict folders), so the container has it, and code that dropped it
 could still `unshare -U` and reach the kernel's namespaced-root surface that Docker's profile

@@ -38,6 +38,18 @@ class ScriptedArithmeticEnv(ArithmeticEnv):
     process, as a crash would, its pipes closed 0.3 s before it exits). Counts the steps in
     flight in this process."""
 
+    def reset(self, *, seed=None, options=None):
+        """`options={"crash": path}`: end the process as `#exit` does while no file `path`
+        exists, making it first (the first attempt dies, the next succeeds); "always": every time."""
+        options = dict(options or {})
+        crash = options.pop("crash", None)
+        if crash == "always" or (crash is not None and not os.path.exists(crash)):
+            if crash != "always":
+                open(crash, "w").close()
+            os.closerange(3, 1 << 16)
+            os._exit(3)
+        return super().reset(seed=seed, options=options or None)
+
     def step(self, action):
         global _in_flight, max_in_flight
         directive, _, rest = action.partition("\n") if action.startswith("#") else ("", "", action)
@@ -419,6 +431,22 @@ def test_process_crashed_worker_is_replaced(scripted_processes):
     assert new_pids[0] == pids[0] and new_pids[1] != pids[1]
     pool.reset([1, 3], seeds=[2, 4])  # waits for the new worker to be ready
     assert [r.reward for r in pool.step(dict(zip([1, 3], pool.oracle_actions([1, 3]))))] == [1.0, 1.0]
+
+
+def test_process_reset_whose_worker_dies_runs_again_on_the_new_worker(scripted_processes, tmp_path):
+    """A worker killed during a reset made the whole batch's reset raise (issue 20: 1,000
+    Arithmetic episodes, a SIGKILL). A reset needs no old state: it runs again on the new
+    worker, and the batch's reset raises only when the reset keeps killing its worker."""
+    pool = scripted_processes
+    pids = pool.worker_pids()
+    crash_once = {"crash": str(tmp_path / "crashed-once")}
+    started = pool.reset(seeds=[1, 2, 3, 4], options=[None, crash_once, None, None])
+    assert len(started) == 4 and pool.worker_pids()[1] != pids[1]  # env 1's worker died once
+    assert [r.reward for r in pool.step(dict(enumerate(pool.oracle_actions())))] == [1.0] * 4
+    with pytest.raises(RuntimeError, match=r"env 3's reset was started 3 times, and each time the worker process"):
+        pool.reset(seeds=[1, 2, 3, 4], options=[None, None, None, {"crash": "always"}])
+    pool.reset(seeds=[1, 2, 3, 4])  # the pool goes on
+    assert [r.reward for r in pool.step(dict(enumerate(pool.oracle_actions())))] == [1.0] * 4
 
 
 @pytest.mark.sandbox

@@ -12,7 +12,9 @@ so a failure in one env ends only that env's episode:
 | its worker process was replaced | reward 0, truncated, stop_reason "env_lost" | fresh, in the new worker |
 
 Resets and `oracle_actions` that fail raise instead (after the whole batch has run): a
-failed reset leaves no prompt to generate from, so there is nothing to put in a result.
+failed reset leaves no prompt to generate from, so there is nothing to put in a result. A
+reset whose worker process died is first run again on the new worker (the process runner's
+RESET_ATTEMPTS): a batch's reset raises only for a reset that keeps losing its worker.
 """
 
 from __future__ import annotations

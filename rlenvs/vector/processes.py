@@ -16,7 +16,11 @@ the killed worker's envs (the other workers' envs are untouched):
   their next step returns `env_lost` at once (their state died with the worker); reset them.
 
 A worker that dies by itself (a crash, `os._exit`, the OOM killer) is handled the same way,
-except that the call it was running reports `env_error`.
+except that the call it was running reports `env_error`, and a reset it was running is run
+again on the fresh worker, first in its queue: a reset needs no old state, and given its seed
+and task makes the same episode. Only a reset whose worker died `RESET_ATTEMPTS` times fails,
+naming the env and the cause (a reset that overran the timeout is not run again: it would
+overrun again).
 
 Start method "spawn": a worker is a fresh interpreter, so it inherits no threads, locks or
 CUDA state from a trainer (forking a threaded process can deadlock the child), and it ends
@@ -54,6 +58,8 @@ START_TIMEOUT_S = 120.0
 """How long a worker may take to start and make its envs (an import plus loading data)."""
 CLOSE_TIMEOUT_S = 5.0
 """How long `close` waits for a worker to close its envs and exit before killing it."""
+RESET_ATTEMPTS = 3
+"""How many times a reset is started before its worker's deaths fail it (module docstring)."""
 EXIT_CODE_WAIT_S = 1.0
 """How long a crash report waits for the dead worker to be reaped, so that it can name the exit code."""
 
@@ -271,6 +277,7 @@ class ProcessRunner:
         for position, call in enumerate(calls):
             queues[self.owner(call.index).slot].append(position)
         busy: dict[int, tuple[int, float]] = {}  # worker slot -> (position of its call, deadline)
+        attempts: dict[int, int] = {}  # position of a reset -> how many times it was started
 
         def lose(worker: _Worker, why: str) -> None:
             """Replace a worker whose process is gone or hung: see the module docstring."""
@@ -293,7 +300,16 @@ class ProcessRunner:
                 position, _ = busy.pop(worker.slot)
                 call = calls[position]
                 why = f"the worker process hosting env {call.index} died (exit code {code}) during its {call.op}"
-                outcomes[position] = Outcome("error", RuntimeError(why))
+                if call.op != "reset":
+                    outcomes[position] = Outcome("error", RuntimeError(why))
+                elif attempts[position] < RESET_ATTEMPTS:
+                    queues[worker.slot].appendleft(position)  # again, first, on the fresh worker
+                else:
+                    failed = (
+                        f"env {call.index}'s reset was started {attempts[position]} times, and each time the worker "
+                        f"process hosting it died (the last time with exit code {code})"
+                    )
+                    outcomes[position] = Outcome("error", RuntimeError(failed))
             else:
                 why = f"the worker process hosting envs {worker.indices} died (exit code {code})"
             lose(worker, why + "; it was restarted with fresh envs")
@@ -313,6 +329,8 @@ class ProcessRunner:
                         continue
                     position = queue.popleft()
                     call = calls[position]
+                    if call.op == "reset":
+                        attempts[position] = attempts.get(position, 0) + 1
                     deadline = time.monotonic() + self.timeout_s if self.timeout_s is not None else float("inf")
                     busy[worker.slot] = (position, deadline)
                     try:

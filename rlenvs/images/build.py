@@ -21,6 +21,7 @@ ENTRYPOINT, heredocs, COPY --from / --parents / --exclude, ADD of URLs and of ar
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -51,13 +52,15 @@ from rlenvs.images.dockerfile import (
     words,
 )
 from rlenvs.images.layers import (
+    ImageUser,
     Layer,
     LayerStore,
     has_python_module,
     image_python,
+    image_table,
+    image_user,
     layer_key,
     lookup,
-    read_image_file,
 )
 from rlenvs.sandbox.launch import find_bwrap
 from rlenvs.sandbox.rootfs import AGENT_CAPS, IdMap, Overlay, RootImage, bwrap_over_root, spawn
@@ -95,12 +98,27 @@ class Image:
         """Whether the image's python3 can import the top-level module `name` (layers.has_python_module)."""
         return has_python_module(self.lowers, name)
 
+    @functools.cached_property
+    def agent_user(self) -> ImageUser | None:
+        """The final USER, whom the agent's commands run as (None: root; layers.image_user)."""
+        try:
+            return image_user(self.lowers, self.user)
+        except ValueError as error:
+            raise ImageBuildError(str(error)) from None
+
     def root(self) -> RootImage:
         """What a shell session runs on (rlenvs.sandbox.ShellSession(image=...))."""
         python = image_python(self.lowers)
         if python is None:
             raise ImageBuildError(no_python(self.base))
-        return RootImage(self.lowers, python, self.environment.get("PATH", DEFAULT_PATH))
+        user = self.agent_user
+        if user is not None and IdMap.for_this_user().count == 1:
+            raise ImageBuildError(
+                f"the image ends as USER {self.user}, and as a user other than root bubblewrap maps only that user "
+                "into the image (as its root): run rlenvs as root, or use backend='docker' or 'podman'"
+            )
+        path = self.environment.get("PATH", DEFAULT_PATH)
+        return RootImage(self.lowers, python, path, user=user.for_guest() if user is not None else "")
 
 
 def no_python(base: str) -> str:
@@ -248,7 +266,7 @@ def _instruction(ins: Instruction, state: _State) -> None:
     escape = state.escape
     variables = state.variables()
     if ins.keyword == "ARG":
-        for name, value in _args(ins.args, variables, escape).items():
+        for name, value in arg_defaults(ins.args, variables, escape).items():
             if value is not None:  # a bare ARG NAME keeps what an earlier one gave it
                 state.args[name] = value
     elif ins.keyword == "ENV":
@@ -308,7 +326,7 @@ def _check_buildable(found: list[Instruction], dockerfile: Path) -> None:
         raise ImageBuildError(f"{dockerfile} has no FROM line")
 
 
-def _args(text: str, variables: Mapping[str, str], escape: str) -> dict[str, str | None]:
+def arg_defaults(text: str, variables: Mapping[str, str], escape: str) -> dict[str, str | None]:
     """ARG NAME[=default] ...: the defaults (no --build-arg: a task folder gives none)."""
     found: dict[str, str | None] = {}
     for word in words(text, variables, escape, docker_rules=True):
@@ -439,9 +457,7 @@ def _ids_of(state: _State, spec: str) -> tuple[int, int]:
 
 
 def _table(state: _State, path: str) -> dict[str, list[str]]:
-    data = read_image_file(state.layers, path) or b""
-    rows = [line.split(":") for line in data.decode("utf-8", "replace").splitlines() if line.count(":") >= 2]
-    return {row[0]: row[1:] for row in rows}
+    return image_table([str(layer.diff) for layer in reversed(state.layers)], path)
 
 
 # --- RUN -------------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ import re
 import subprocess
 import tarfile
 import tempfile
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,12 +43,13 @@ from rlenvs.images.build import (
     PROXY_VARIABLES,
     BuildOptions,
     ImageBuildError,
+    arg_defaults,
     base_layer,
     from_name,
     no_python,
 )
 from rlenvs.images.dockerfile import DockerfileError, Instruction, instructions
-from rlenvs.images.layers import Layer, LayerStore, has_python_module, image_python
+from rlenvs.images.layers import ImageUser, Layer, LayerStore, has_python_module, image_python, image_user
 from rlenvs.sandbox.containers import (
     ENGINE_OPAQUE_XATTR,
     RLIMITS_FIX,
@@ -81,12 +83,23 @@ class EngineImage:
     def has_python_module(self, name: str) -> bool:
         return has_python_module(self.lowers, name, ENGINE_OPAQUE_XATTR)
 
-    def root(self) -> ContainerImage:
-        """What a shell session runs on (rlenvs.sandbox.ShellSession(image=...))."""
+    @functools.cached_property
+    def agent_user(self) -> ImageUser | None:
+        """The final USER, whom the agent's commands run as (None: root; layers.image_user)."""
+        try:
+            return image_user(self.lowers, self.user, ENGINE_OPAQUE_XATTR)
+        except ValueError as error:
+            raise ImageBuildError(str(error)) from None
+
+    def root(self, *, network: bool = False) -> ContainerImage:
+        """What a shell session runs on (rlenvs.sandbox.ShellSession(image=...)); `network`:
+        episodes on the engine's network (ContainerImage.network)."""
         python = image_python(self.lowers, ENGINE_OPAQUE_XATTR)
         if python is None:
             raise ImageBuildError(no_python(", ".join(self.bases)))
-        return ContainerImage(self.id, python, self.environment.get("PATH", DEFAULT_PATH), self.engine)
+        user = self.agent_user.for_guest() if self.agent_user is not None else ""
+        path = self.environment.get("PATH", DEFAULT_PATH)
+        return ContainerImage(self.id, python, path, self.engine, user=user, network=network)
 
 
 def build_with_engine(
@@ -143,8 +156,7 @@ def _from_images(found: tuple[str, list[Instruction]], dockerfile: Path) -> list
     images: list[str] = []
     for ins in lines:
         if ins.keyword == "ARG" and not images:  # an ARG before the first FROM may name it
-            name, _, value = ins.args.strip().partition("=")
-            args[name.strip()] = value.strip().strip("\"'")
+            args.update((name, value) for name, value in arg_defaults(ins.args, args, escape).items() if value)
         if ins.keyword != "FROM":
             continue
         try:
@@ -265,15 +277,15 @@ def _build(
         process = subprocess.Popen(
             [*argv, str(context)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=environment, text=True
         )
-        output: list[str] = []
+        output: deque[str] = deque(maxlen=OUTPUT_LINES)
         assert process.stdout is not None
         for line in process.stdout:
             line = ANSI.sub("", line.rstrip())
-            output = [*output, line][-OUTPUT_LINES:]
+            output.append(line)
             if step := STEP.match(line):
                 tell(step.group("text"))
         if process.wait() != 0:
-            raise ImageBuildError(_failure(builder, dockerfile, found, output, buildkit))
+            raise ImageBuildError(_failure(builder, dockerfile, found, list(output), buildkit))
         return iidfile.read_text(encoding="utf-8").strip()
 
 

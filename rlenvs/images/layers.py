@@ -179,12 +179,14 @@ class ImageUser:
         return f"{self.uid}:{self.gid}:{','.join(map(str, self.groups))}"
 
 
-def image_user(lowers: Sequence[str], spec: str, opaque_xattr: str = OPAQUE_XATTR) -> ImageUser:
+def image_user(lowers: Sequence[str], spec: str, opaque_xattr: str = OPAQUE_XATTR) -> ImageUser | None:
     """USER `spec` (user[:group], names or numbers) as an engine resolves it in the image
-    (layer folders `lowers`, top first): by its /etc/passwd and /etc/group. ValueError: a name
-    the image does not have."""
+    (layer folders `lowers`, top first): by its /etc/passwd and /etc/group; None for root.
+    ValueError: a name the image does not have."""
+    if spec in ("", "root", "0", "root:root", "0:0"):
+        return None
     user, _, group = spec.partition(":")
-    passwd, groups = _image_table(lowers, "/etc/passwd", opaque_xattr), _image_table(lowers, "/etc/group", opaque_xattr)
+    passwd, groups = image_table(lowers, "/etc/passwd", opaque_xattr), image_table(lowers, "/etc/group", opaque_xattr)
     by_uid = {row[1]: name for name, row in passwd.items() if len(row) > 1}
     if user.isdigit():
         name, uid = by_uid.get(user, ""), int(user)
@@ -204,7 +206,9 @@ def image_user(lowers: Sequence[str], spec: str, opaque_xattr: str = OPAQUE_XATT
     return ImageUser(uid, gid, tuple(members), home)
 
 
-def _image_table(lowers: Sequence[str], path: str, opaque_xattr: str) -> dict[str, list[str]]:
+def image_table(lowers: Sequence[str], path: str, opaque_xattr: str = OPAQUE_XATTR) -> dict[str, list[str]]:
+    """An /etc/passwd-shaped file of the image (layer folders `lowers`, top first): each row's
+    other fields by its first ({} when the image has no such file)."""
     found = image_entry(lowers, path, opaque_xattr)
     if found is None or not stat.S_ISREG(found[1].st_mode):
         return {}

@@ -122,10 +122,10 @@ from rlenvs.envs.terminal.tasks import TESTS_DIR, Entry, TerminalTask
 from rlenvs.images.bases import BaseImageError
 from rlenvs.images.build import Image, ImageBuildError, build_image
 from rlenvs.images.engine_build import EngineImage, build_with_engine
-from rlenvs.images.layers import StoreError, image_user
-from rlenvs.sandbox.containers import ENGINE_OPAQUE_XATTR, ENGINES, ContainerImage, EngineUnavailable, engine
+from rlenvs.images.layers import StoreError
+from rlenvs.sandbox.containers import ENGINES, EngineUnavailable, engine
 from rlenvs.sandbox.launch import SYSTEM_PYTHON, check_workspace_path
-from rlenvs.sandbox.rootfs import OPAQUE_XATTR, EpisodeImage, IdMap, RootImage, RootUnavailable
+from rlenvs.sandbox.rootfs import EpisodeImage, RootUnavailable
 from rlenvs.sandbox.session import MAX_COMMAND_BYTES
 from rlenvs.sandbox.verdict import LOGS_NAME
 
@@ -550,12 +550,13 @@ def _machine(
     if not path.is_file():
         raise TaskFolderError(f"{rel(path, folder)} is missing: the {backend} backend builds the task's image from it")
     try:
-        built = (
-            build_image(path, context) if backend == "bwrap" else build_with_engine(path, context, engine_name=backend)
-        )
-        root = built.root()
-        if network and isinstance(root, ContainerImage):  # load_task_folders: ENGINES only
-            root = dataclasses.replace(root, network=True)
+        built: Image | EngineImage
+        if backend == "bwrap":
+            built = build_image(path, context)
+            root: EpisodeImage = built.root()
+        else:  # network: load_task_folders allows it for ENGINES only
+            built = build_with_engine(path, context, engine_name=backend)
+            root = built.root(network=network)
     except (ImageBuildError, BaseImageError, StoreError, RootUnavailable, EngineUnavailable) as error:
         raise TaskFolderError(str(error)) from None
     try:
@@ -566,27 +567,9 @@ def _machine(
             "verdict empties /tmp before they run)"
         ) from None
     environment = {**built.environment, **compose_env, **extra}
-    if built.user not in ("root", "0", "root:root", "0:0"):
-        root, home = _agent_user(folder, path, built, root)
-        environment.setdefault("HOME", home)  # as a container's USER has it
+    if built.agent_user is not None:  # whom the agent's commands run as; the tests stay root
+        environment.setdefault("HOME", built.agent_user.home)  # as a container's USER has it
     return dockerfile.Image(built.workdir, (), environment), root, built.has_python_module
-
-
-def _agent_user(folder: Path, path: Path, built: Image | EngineImage, root: EpisodeImage) -> tuple[EpisodeImage, str]:
-    """The image's final USER, whom the agent's commands run as (its tests stay root), and
-    that user's home."""
-    opaque = ENGINE_OPAQUE_XATTR if isinstance(built, EngineImage) else OPAQUE_XATTR
-    try:
-        user = image_user(built.lowers, built.user, opaque)
-    except ValueError as error:
-        raise TaskFolderError(f"{rel(path, folder)}: {error}") from None
-    if isinstance(root, RootImage) and IdMap.for_this_user().count == 1 and user.uid != 0:
-        raise TaskFolderError(
-            f"{rel(path, folder)} ends as USER {built.user}, and as a user other than root bubblewrap maps only "
-            "that user into the image (its root): run rlenvs as root, or use backend='docker' or 'podman'"
-        )
-    assert isinstance(root, (RootImage, ContainerImage))
-    return dataclasses.replace(root, user=user.for_guest()), user.home
 
 
 def engine_reason(name: str) -> str | None:

@@ -182,10 +182,11 @@ def test_the_oracle_follows_its_plan_after_harmless_steps_and_says_when_it_canno
 )
 def test_a_final_user_is_whom_the_agent_runs_as_and_the_tests_stay_root(image_store, backend, tmp_path) -> None:
     """Docker runs a container as its image's final USER; so do the agent's commands here, without
-    the root's capabilities, in its home. The verdict's tests run as the image's root."""
+    the root's capabilities, in its home. The verdict's tests run as the image's root, so what
+    the user may write on their PATH (here the image gives it /opt/tools) is checked as root's is."""
     folder = Path(shutil.copytree(HARBOR_TASK, tmp_path / "as-agent"))
     dockerfile = folder / "environment" / "Dockerfile"
-    dockerfile.write_text(dockerfile.read_text() + "RUN chown agent /app\nUSER agent\n")
+    dockerfile.write_text(dockerfile.read_text() + "RUN chown agent /app /opt/tools\nUSER agent\n")
     env = TerminalEnv(task_dir=str(folder), backend=backend, max_turns=4, timeout_s=30)
     try:
         env.reset(options={"task_index": 0})
@@ -194,5 +195,9 @@ def test_a_final_user_is_whom_the_agent_runs_as_and_the_tests_stay_root(image_st
         reward, info = _play(env, iter(["```bash\n" + SOLVE + "\n```", "submit"]))
         assert reward == 1.0, info
         assert _play(env, iter(["submit"]))[0] == 0.0
+        plant = "printf '#!/bin/sh\\nexit 0\\n' > /opt/tools/python3 && chmod +x /opt/tools/python3"
+        for commands in ([plant], [SOLVE, plant]):  # a python3 of the user's ahead of the image's
+            reward, info = _play(env, iter([f"```bash\n{command}\n```" for command in commands] + ["submit"]))
+            assert reward == 0.0 and "changed what the tests run on" in info["failed_checks"][0], info
     finally:
         env.close()

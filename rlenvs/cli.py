@@ -22,6 +22,7 @@ import rlenvs
 from rlenvs.core.registration import check_env_id
 from rlenvs.envs.catalog import CATALOG, catalog_entry
 from rlenvs.envs.catalog_docs import plain
+from rlenvs.remote.wire import DEFAULT_MAX_SESSIONS, DEFAULT_STEP_TIMEOUT_S
 from rlenvs.scripted import evaluate, plan_episodes
 
 END_OF_REPLY = "."
@@ -266,6 +267,27 @@ def _read_reply() -> str | None:
     return "\n".join(lines) if lines else None
 
 
+def serve_command(args: argparse.Namespace) -> int:
+    try:
+        from rlenvs.remote.server import EnvServer, serve
+    except ImportError as error:
+        raise ValueError(f"rlenvs serve needs FastAPI and uvicorn ({error}): pip install 'rlenvs[serve]'") from error
+    server = EnvServer(
+        args.env_id,
+        _env_kwargs(args.env_arg),
+        max_sessions=args.max_sessions,
+        step_timeout_s=args.step_timeout or None,
+        allow_oracle=args.oracle,
+    )
+    print(
+        f"serving {args.env_id} at http://{args.host}:{args.port} (WebSocket sessions at "
+        f"ws://{args.host}:{args.port}/ws; at most {server.max_sessions}); Ctrl-C stops",
+        flush=True,
+    )
+    serve(server, args.host, args.port)
+    return 0
+
+
 def _print_messages(messages: list[dict[str, str]]) -> None:
     for message in messages:
         print(f"[{message['role']}]\n{message['content']}\n")
@@ -453,6 +475,38 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--episodes", type=int, required=True, metavar="N", help="number of oracle episodes to play")
     sub.add_argument("--output", required=True, metavar="FILE.jsonl", help="one conversation per line")
     sub.add_argument("--seed", type=int, default=0, help="seed of the first episode; episode i uses seed+i (default 0)")
+    sub.add_argument("--env-arg", **env_arg)
+
+    sub = command(
+        "serve",
+        serve_command,
+        "serve an env over OpenEnv's protocol (WebSocket sessions at /ws; /reset, /step, /state, /schema, "
+        "/health over HTTP) for OpenEnv's client, RemoteEnv and EnvPool",
+    )
+    sub.add_argument("env_id", metavar="ID")
+    sub.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; 0.0.0.0 for all)")
+    sub.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    sub.add_argument(
+        "--max-sessions",
+        type=int,
+        default=DEFAULT_MAX_SESSIONS,
+        metavar="N",
+        help=f"sessions (envs) held at once; one more gets CAPACITY_REACHED (default {DEFAULT_MAX_SESSIONS})",
+    )
+    sub.add_argument(
+        "--step-timeout",
+        type=float,
+        default=DEFAULT_STEP_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"the longest one reset or step may run before its session is ended (default {DEFAULT_STEP_TIMEOUT_S:g}; "
+        "0 for no limit)",
+    )
+    sub.add_argument(
+        "--oracle",
+        action="store_true",
+        help="answer 'oracle' messages with the env's gold reply (for self-checks; anyone who can reach "
+        "the server gets the answers)",
+    )
     sub.add_argument("--env-arg", **env_arg)
 
     sub = command("play", play, "type the replies yourself")

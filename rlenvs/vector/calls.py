@@ -17,6 +17,9 @@ from typing import Any, Literal
 import gymnasium as gym
 
 Op = Literal["reset", "step", "oracle"]
+RESET_ATTEMPTS = 3
+"""How many times a reset is started before losing its worker or host fails it: a reset needs
+no old state, and given its seed and task makes the same episode, so it is run again."""
 Status = Literal["ok", "error", "timeout", "lost"]
 
 
@@ -56,13 +59,39 @@ def discards(call: Call) -> bool:
     return call.op != "oracle"
 
 
+def failed(exc: BaseException) -> Outcome:
+    """The outcome of a call that raised: an env whose host went away or gave up on the call
+    (a served env's `EnvLostError`, `EnvTimeoutError`) is lost or timed out, like a worker
+    process the pool itself lost or timed out; anything else is the env's own error."""
+    from rlenvs.vector.results import EnvLostError, EnvTimeoutError
+
+    if isinstance(exc, EnvLostError):
+        return Outcome("lost", short_error(exc))
+    if isinstance(exc, EnvTimeoutError):
+        return Outcome("timeout", short_error(exc))
+    return Outcome("error", exc)
+
+
 def short_error(exc: BaseException) -> str:
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+SERVER_SCHEMES = ("http://", "https://", "ws://", "wss://")
+
+
+def is_server_url(make_env: object) -> bool:
+    """Whether `make_env` names an env server (`rlenvs serve`) rather than an env id."""
+    return isinstance(make_env, str) and make_env.startswith(SERVER_SCHEMES)
+
+
 def env_factory(make_env: str | Callable[..., gym.Env], make_kwargs: Mapping[str, Any]) -> Callable[[], gym.Env]:
-    """A zero-argument maker: `gym.make(id, **kwargs)` for an id, else `make_env(**kwargs)`."""
+    """A zero-argument maker: `RemoteEnv(url, **kwargs)` for a server's address (one session
+    each), `gym.make(id, **kwargs)` for an id, else `make_env(**kwargs)`."""
+    if is_server_url(make_env):
+        from rlenvs.remote.client import RemoteEnv
+
+        return functools.partial(RemoteEnv, make_env, **make_kwargs)
     if isinstance(make_env, str):
         return functools.partial(gym.make, make_env, **make_kwargs)
     return functools.partial(make_env, **make_kwargs)

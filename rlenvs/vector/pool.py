@@ -13,8 +13,12 @@ so a failure in one env ends only that env's episode:
 
 Resets and `oracle_actions` that fail raise instead (after the whole batch has run): a
 failed reset leaves no prompt to generate from, so there is nothing to put in a result. A
-reset whose worker process died is first run again on the new worker (the process runner's
-RESET_ATTEMPTS): a batch's reset raises only for a reset that keeps losing its worker.
+reset whose worker process died, or whose env server went away, is first run again (on the
+new worker, on a new session: `calls.RESET_ATTEMPTS` starts in all): a batch's reset raises
+only for a reset that keeps losing its host.
+
+`make_env` may also be a served env's address (`rlenvs serve`, `http://host:port`): each env
+is then a `RemoteEnv` session on that server, on threads (they only wait on the network).
 """
 
 from __future__ import annotations
@@ -31,9 +35,17 @@ import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
 from rlenvs.core.checks import is_int
-from rlenvs.vector.calls import Call, Outcome, env_factory, short_error
+from rlenvs.vector.calls import RESET_ATTEMPTS, Call, Outcome, env_factory, is_server_url, short_error
 from rlenvs.vector.processes import ProcessRunner
-from rlenvs.vector.results import ENV_ERROR, ENV_LOST, ENV_TIMEOUT, ResetResult, StepResult, failed_step
+from rlenvs.vector.results import (
+    ENV_ERROR,
+    ENV_LOST,
+    ENV_TIMEOUT,
+    EnvLostError,
+    ResetResult,
+    StepResult,
+    failed_step,
+)
 from rlenvs.vector.threads import ThreadRunner
 
 EXECUTORS = ("thread", "process")
@@ -51,7 +63,9 @@ class EnvPool:
     returning an env (called with `**make_kwargs`). In process mode it is pickled to the
     workers: an id must be registered by `import rlenvs` or written `"module:Id"`, and a
     callable must be importable by name (a module-level function or class, or a
-    `functools.partial` of one; not a lambda).
+    `functools.partial` of one; not a lambda). Or a served env's address
+    (`"http://host:8000"`): env `i` is then `RemoteEnv(url, **make_kwargs)`, a session of
+    its own on that server, and thread mode defaults to one thread per env.
 
     `executor="thread"` (default): the envs live in this process and each call runs on its
     own thread, at most `max_workers` at once (default `min(num_envs, 32)`): for steps that
@@ -94,7 +108,10 @@ class EnvPool:
                 f"(CPU-bound steps), got {executor!r}"
             )
         if max_workers is None:
-            cap = MAX_DEFAULT_THREADS if executor == "thread" else (os.cpu_count() or 1)
+            if is_server_url(make_env) and executor == "thread":
+                cap = num_envs  # a session's calls only wait on the server
+            else:
+                cap = MAX_DEFAULT_THREADS if executor == "thread" else (os.cpu_count() or 1)
             max_workers = min(num_envs, cap)
         elif not is_int(max_workers) or max_workers < 1:
             raise ValueError(
@@ -185,6 +202,12 @@ class EnvPool:
                 for index, seed, option in zip(indices, seeds, options)
             ]
             outcomes = self._run(calls)
+            for _ in range(RESET_ATTEMPTS - 1):  # a reset whose host went away runs again (module docstring)
+                again = [position for position, outcome in enumerate(outcomes) if outcome.status == "lost"]
+                if not again:
+                    break
+                for position, outcome in zip(again, self._run([calls[position] for position in again])):
+                    outcomes[position] = outcome
             results, failures = [], []
             for call, outcome in zip(calls, outcomes):
                 if outcome.status == "ok":
@@ -406,8 +429,8 @@ def _batch_error(what: str, failures: list[tuple[Call, Outcome]]) -> BaseExcepti
         error = outcome.value
     elif outcome.status == "timeout":
         error = TimeoutError(outcome.value)
-    else:
-        error = RuntimeError(outcome.value)
+    else:  # lost: its worker process or env server went away each time it was started
+        error = EnvLostError(outcome.value)
     envs = ", ".join(f"{c.index} ({o.status})" for c, o in failures)
     error.add_note(f"EnvPool {what} failed for env(s) {envs}; the other envs of the batch were done")
     return error

@@ -51,15 +51,13 @@ from typing import Any
 
 import gymnasium as gym
 
-from rlenvs.vector.calls import Call, Outcome, apply, close_quietly, discards, env_factory
+from rlenvs.vector.calls import RESET_ATTEMPTS, Call, Outcome, apply, close_quietly, discards, env_factory, failed
 
 START_METHOD = "spawn"
 START_TIMEOUT_S = 120.0
 """How long a worker may take to start and make its envs (an import plus loading data)."""
 CLOSE_TIMEOUT_S = 5.0
 """How long `close` waits for a worker to close its envs and exit before killing it."""
-RESET_ATTEMPTS = 3
-"""How many times a reset is started before its worker's deaths fail it (module docstring)."""
 EXIT_CODE_WAIT_S = 1.0
 """How long a crash report waits for the dead worker to be reaped, so that it can name the exit code."""
 
@@ -358,7 +356,7 @@ class ProcessRunner:
                             crashed(worker)
                         else:
                             position, _ = busy.pop(worker.slot)
-                            outcomes[position] = Outcome(status, value)
+                            outcomes[position] = failed(value) if status == "error" else Outcome(status, value)
                             if status == "ok" and calls[position].op == "reset":
                                 self.replaced.discard(calls[position].index)  # a new episode on the new env
                     elif not worker.process.is_alive():

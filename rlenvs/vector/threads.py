@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 
 import gymnasium as gym
 
-from rlenvs.vector.calls import Call, Outcome, apply, close_quietly, discards
+from rlenvs.vector.calls import Call, Outcome, apply, close_quietly, discards, failed
 
 THREAD_NAME_PREFIX = "rlenvs-envpool"
 IDLE_THREAD_NAME = f"{THREAD_NAME_PREFIX}-idle"
@@ -58,7 +58,7 @@ def _work(job: _Job, position: int, done: queue.SimpleQueue, factory: Callable[[
             job.env = factory()
         outcome = Outcome("ok", apply(job.env, job.call))
     except BaseException as exc:
-        outcome = Outcome("error", exc)
+        outcome = failed(exc)
     with job.lock:
         job.finished = True
         abandoned = job.abandoned

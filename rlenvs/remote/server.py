@@ -1,0 +1,425 @@
+"""`rlenvs serve`: any registered env behind OpenEnv's wire protocol (FastAPI and uvicorn).
+
+    rlenvs serve rlenvs/HumanEval-v0 --port 8000 --max-sessions 64 --step-timeout 60
+
+Endpoints, as OpenEnv's `HTTPEnvServer` lays them out (see `rlenvs.remote.wire` for the
+payloads):
+
+- `WS /ws`: one session per connection, one env per session, made when the client
+  connects and closed when it leaves (a `close` message, a dropped socket, or a missed
+  keepalive ping). Episodes live here.
+- `POST /reset`, `POST /step`: stateless, as in OpenEnv: each request runs on a fresh env
+  that is closed after it (a `/step` first resets it with the request's `seed` and `options`,
+  so it plays a one-step episode). `GET /state` is that of no episode.
+- `GET /schema`, `/health`, `/metadata`.
+
+Failure stays inside its session: a malformed request gets an error and the session goes
+on; an env that raises, a call that overruns `step_timeout_s`, or an info that JSON cannot
+carry ends that session with an error (`session_ended: true`) and closes its env; the server
+and the other sessions go on. A Python thread cannot be stopped, so an overrunning call is
+abandoned: its thread (one per session) closes the env when the call returns, and
+`/health` counts such calls. At `max_sessions` a new connection gets `CAPACITY_REACHED`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Annotated, Any
+
+import gymnasium as gym
+from fastapi import Body, FastAPI, HTTPException, WebSocket, WebSocketDisconnect
+from fastapi.responses import JSONResponse
+
+from rlenvs.remote import wire
+from rlenvs.vector.calls import close_quietly, short_error
+
+WS_PING_INTERVAL_S = 20.0
+"""uvicorn's keepalive: a client that vanishes without closing its socket is dropped (and its
+env closed) after a missed ping, within twice this."""
+CLOSE_CODE_TRY_AGAIN = 1013
+"""WebSocket close code for a refused session (at capacity): "try again later"."""
+CLOSE_CODE_INTERNAL = 1011
+START_TIMEOUT_S = 30.0
+
+
+class SessionEnded(Exception):
+    """The session's env is gone; `code` and the message go to the client before the socket closes."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class EnvServer:
+    """The sessions of one env id; `app()` is the ASGI application that serves them."""
+
+    def __init__(
+        self,
+        env_id: str,
+        make_kwargs: Mapping[str, Any] | None = None,
+        *,
+        max_sessions: int = wire.DEFAULT_MAX_SESSIONS,
+        step_timeout_s: float | None = wire.DEFAULT_STEP_TIMEOUT_S,
+        allow_oracle: bool = False,
+        make_env: Callable[..., gym.Env] | None = None,
+    ) -> None:
+        """`make_env`: a callable used instead of `gym.make(env_id, ...)` (for envs that are
+        not registered; `env_id` is then only the name the server reports). `allow_oracle`:
+        answer `oracle` messages with a gold reply; off by default, since whoever can reach
+        the server would get the answers."""
+        if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
+            raise ValueError(f"max_sessions must be an int >= 1 (sessions held at once), got {max_sessions!r}")
+        if step_timeout_s is not None and (
+            isinstance(step_timeout_s, bool)
+            or not isinstance(step_timeout_s, (int, float))
+            or not math.isfinite(step_timeout_s)
+            or step_timeout_s <= 0
+        ):
+            raise ValueError(f"step_timeout_s must be seconds > 0, or None for no limit; got {step_timeout_s!r}")
+        self.env_id = env_id
+        self.make_kwargs = dict(make_kwargs or {})
+        self.max_sessions = max_sessions
+        self.step_timeout_s = None if step_timeout_s is None else float(step_timeout_s)
+        self.allow_oracle = allow_oracle
+        self._make = make_env if make_env is not None else gym.make
+        self._make_args = () if make_env is not None else (env_id,)
+        self._lock = threading.Lock()
+        self._active = 0
+        self._abandoned = 0
+        # Make one env now: a bad id or kwargs fails `rlenvs serve` at start, not each client,
+        # and the env's spaces give the schema's text bounds.
+        probe = self.make_env()
+        try:
+            self.observation_bounds = _text_bounds(probe.observation_space, "observation")
+            self.action_bounds = _text_bounds(probe.action_space, "action")
+        finally:
+            close_quietly(probe)
+
+    def make_env(self) -> gym.Env:
+        return self._make(*self._make_args, **self.make_kwargs)
+
+    # --- capacity ------------------------------------------------------------------------------
+
+    def try_open(self) -> bool:
+        with self._lock:
+            if self._active >= self.max_sessions:
+                return False
+            self._active += 1
+            return True
+
+    def release(self) -> None:
+        with self._lock:
+            self._active -= 1
+
+    def abandon(self, future: Future) -> None:
+        """Count a call that overran until its thread returns from it."""
+        with self._lock:
+            self._abandoned += 1
+
+        def returned(_: Future) -> None:
+            with self._lock:
+                self._abandoned -= 1
+
+        future.add_done_callback(returned)
+
+    def health(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "status": "healthy",
+                "active_sessions": self._active,
+                "max_sessions": self.max_sessions,
+                "abandoned_calls": self._abandoned,
+            }
+
+    # --- the application -----------------------------------------------------------------------
+
+    def app(self) -> FastAPI:
+        """The FastAPI application."""
+        app = FastAPI(title=f"rlenvs: {self.env_id}", description="an rlenvs env behind OpenEnv's protocol")
+        server = self
+
+        @app.get("/health")
+        def health() -> dict[str, Any]:
+            return server.health()
+
+        @app.get("/metadata")
+        def metadata() -> dict[str, Any]:
+            from rlenvs import __version__
+
+            return {
+                "name": server.env_id,
+                "description": _summary(server.env_id),
+                "version": __version__,
+                "step_timeout_s": server.step_timeout_s,
+            }
+
+        @app.get("/schema")
+        def schema() -> dict[str, Any]:
+            return wire.schemas(server.action_bounds, server.observation_bounds)
+
+        @app.get("/state")
+        def state() -> dict[str, Any]:
+            return {"episode_id": None, "step_count": 0, "env_id": server.env_id, "done": False}
+
+        async def stateless(steps: list[tuple[str, dict[str, Any]]]) -> JSONResponse:
+            if not server.try_open():
+                raise HTTPException(503, detail=server.capacity_message())
+            session = Session(server)
+            try:
+                await session.start()
+                reply: dict[str, Any] = {}
+                for kind, data in steps:
+                    reply = await session.handle(kind, data)
+                return JSONResponse(reply["data"])
+            except wire.WireError as error:
+                raise HTTPException(422, detail={"message": str(error), "code": error.code}) from None
+            except SessionEnded as error:
+                raise HTTPException(500, detail={"message": str(error), "code": error.code}) from None
+            finally:
+                session.end()
+                server.release()
+
+        @app.post("/reset")
+        async def reset(request: Annotated[dict[str, Any], Body(default_factory=dict)]) -> JSONResponse:
+            return await stateless([("reset", request)])
+
+        @app.post("/step")
+        async def step(request: Annotated[dict[str, Any], Body()]) -> JSONResponse:
+            if not isinstance(request.get("action"), dict):
+                raise HTTPException(
+                    422,
+                    detail={
+                        "message": f"a step request is {{'action': {{{wire.ACTION_FIELD!r}: reply}}, 'seed': ..., "
+                        "'options': ...}: the env is fresh, so it is reset with seed and options first",
+                        "code": wire.VALIDATION_ERROR,
+                    },
+                )
+            extra = {key: value for key, value in request.items() if key not in ("action", "timeout_s", "request_id")}
+            return await stateless([("reset", extra), ("step", request["action"])])
+
+        @app.websocket("/ws")
+        async def websocket_session(websocket: WebSocket) -> None:
+            await websocket.accept()
+            if not server.try_open():
+                await _send_error(websocket, wire.CAPACITY_REACHED, server.capacity_message(), ended=True)
+                await websocket.close(code=CLOSE_CODE_TRY_AGAIN)
+                return
+            session = Session(server)
+            close_code = 1000
+            try:
+                await session.start()
+                while True:
+                    raw = await websocket.receive_text()
+                    try:
+                        kind, data = wire.parse_message(raw)
+                        if kind == "close":
+                            break
+                        reply = await session.handle(kind, data)
+                    except wire.WireError as error:
+                        await _send_error(websocket, error.code, str(error), ended=False)
+                        continue
+                    await websocket.send_text(wire.dumps(reply))
+            except SessionEnded as error:
+                close_code = CLOSE_CODE_INTERNAL
+                with contextlib.suppress(Exception):  # the client may be gone already
+                    await _send_error(websocket, error.code, str(error), ended=True)
+            except WebSocketDisconnect:
+                pass
+            finally:
+                session.end()
+                server.release()
+                with contextlib.suppress(Exception):
+                    await websocket.close(code=close_code)
+
+        return app
+
+    def capacity_message(self) -> str:
+        return (
+            f"the server holds its maximum of {self.max_sessions} sessions (rlenvs serve --max-sessions): "
+            "close one, or retry later"
+        )
+
+
+class Session:
+    """One client's env, its episode bookkeeping, and the one thread its calls run on."""
+
+    def __init__(self, server: EnvServer) -> None:
+        self.server = server
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rlenvs-serve-session")
+        self.env: gym.Env | None = None
+        self.episode_id: str | None = None
+        self.step_count = 0
+        self.phase = "new"  # new | active | over
+
+    async def start(self) -> None:
+        try:
+            self.env = await self._call(self.server.make_env)
+        except SessionEnded:
+            raise
+        except Exception as exc:
+            raise SessionEnded(wire.FACTORY_ERROR, f"making {self.server.env_id} failed: {short_error(exc)}") from exc
+
+    async def handle(self, kind: str, data: dict[str, Any]) -> dict[str, Any]:
+        """The reply to one message; WireError for a bad request, SessionEnded when the env is gone."""
+        env = self.env
+        assert env is not None
+        if kind == "reset":
+            seed, options, episode_id = wire.reset_arguments(data)
+            observation, info = await self._env_call("reset", lambda: env.reset(seed=seed, options=options))
+            self.episode_id = episode_id if episode_id is not None else str(uuid.uuid4())
+            self.step_count, self.phase = 0, "active"
+            return {"type": "observation", "data": wire.reset_payload(observation, info)}
+        if kind == "step":
+            if self.phase != "active":
+                raise wire.WireError(
+                    wire.VALIDATION_ERROR,
+                    "step before reset: send a reset first"
+                    if self.phase == "new"
+                    else "the episode is over: send a reset before stepping again",
+                )
+            action = wire.action_text(data)
+            observation, reward, terminated, truncated, info = await self._env_call("step", lambda: env.step(action))
+            self.step_count += 1
+            if terminated or truncated:
+                self.phase = "over"
+            return {"type": "observation", "data": wire.step_payload(observation, reward, terminated, truncated, info)}
+        if kind == "state":
+            return {"type": "state", "data": self.state()}
+        if kind == "oracle":
+            if not self.server.allow_oracle:
+                raise wire.WireError(
+                    wire.UNKNOWN_TYPE,
+                    "this server does not hand out gold replies: start it with rlenvs serve --oracle to allow 'oracle'",
+                )
+            if self.phase != "active":
+                raise wire.WireError(wire.VALIDATION_ERROR, "oracle needs an episode going: send a reset first")
+            try:
+                action = await self._call(env.get_wrapper_attr("oracle_action"))
+            except SessionEnded:
+                raise
+            except Exception as exc:  # oracle_action only reads the env: the episode goes on
+                raise wire.WireError(wire.EXECUTION_ERROR, f"oracle_action failed: {short_error(exc)}") from exc
+            return {"type": "oracle", "data": {"action": action}}
+        raise wire.WireError(
+            wire.UNKNOWN_TYPE,
+            f"Unknown message type: {kind!r} (reset, step, state, close"
+            + (", oracle)" if self.server.allow_oracle else ")"),
+        )
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "episode_id": self.episode_id,
+            "step_count": self.step_count,
+            "env_id": self.server.env_id,
+            "done": self.phase == "over",
+        }
+
+    async def _env_call(self, what: str, call: Callable[[], Any]) -> Any:
+        try:
+            result = await self._call(call)
+            wire.dumps({"data": result})  # an info JSON cannot carry ends the session here, not mid-send
+            return result
+        except SessionEnded:
+            raise
+        except Exception as exc:
+            self.discard()
+            raise SessionEnded(
+                wire.EXECUTION_ERROR, f"{self.server.env_id}'s {what} raised {short_error(exc)}; the session is closed"
+            ) from exc
+
+    async def _call(self, call: Callable[[], Any]) -> Any:
+        future = self.executor.submit(call)
+        timeout = self.server.step_timeout_s
+        try:
+            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)
+        except TimeoutError:
+            self.server.abandon(future)
+            self.discard()
+            raise SessionEnded(
+                wire.STEP_TIMEOUT,
+                f"the call did not return within the server's step timeout of {timeout:g} s "
+                "(rlenvs serve --step-timeout); the session's env is abandoned",
+            ) from None
+
+    def discard(self) -> None:
+        """Drop the env (its own thread closes it, after any call still running)."""
+        env, self.env = self.env, None
+        if env is not None:
+            self.executor.submit(close_quietly, env)
+
+    def end(self) -> None:
+        self.discard()
+        self.executor.shutdown(wait=False)
+
+
+async def _send_error(websocket: WebSocket, code: str, message: str, *, ended: bool) -> None:
+    await websocket.send_text(
+        wire.dumps({"type": "error", "data": {"message": message, "code": code, "session_ended": ended}})
+    )
+
+
+def _text_bounds(space: gym.Space, what: str) -> tuple[int, int]:
+    if not isinstance(space, gym.spaces.Text):
+        raise TypeError(
+            f"rlenvs serve serves text envs: the env's {what} space is {space!r}, not a gymnasium Text space"
+        )
+    return int(space.min_length), int(space.max_length)
+
+
+def _summary(env_id: str) -> str:
+    from rlenvs.envs.catalog import CATALOG
+
+    for entry in CATALOG:
+        if entry.id == env_id:
+            return entry.summary
+    return ""
+
+
+def _uvicorn(server: EnvServer, host: str, port: int, log_level: str) -> Any:
+    import uvicorn
+
+    config = uvicorn.Config(
+        server.app(),
+        host=host,
+        port=port,
+        log_level=log_level,
+        ws="websockets-sansio",
+        ws_ping_interval=WS_PING_INTERVAL_S,
+        ws_ping_timeout=WS_PING_INTERVAL_S,
+        ws_max_size=wire.MAX_MESSAGE_BYTES,
+    )
+    return uvicorn.Server(config)
+
+
+def serve(server: EnvServer, host: str = "127.0.0.1", port: int = 8000, *, log_level: str = "warning") -> None:
+    """Run `server` with uvicorn until interrupted (what `rlenvs serve` does)."""
+    _uvicorn(server, host, port, log_level).run()
+
+
+@contextlib.contextmanager
+def serving(server: EnvServer, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+    """Run `server` on a background thread of this process; yields its URL (port 0: a free
+    port). For notebooks and tests; a fleet runs `rlenvs serve` instead."""
+    listener = socket.create_server((host, port))
+    runner = _uvicorn(server, host, listener.getsockname()[1], "warning")
+    thread = threading.Thread(target=runner.run, kwargs={"sockets": [listener]}, name="rlenvs-serve", daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not runner.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the env server for {server.env_id} did not start within {START_TIMEOUT_S:g} s")
+            time.sleep(0.01)
+        yield f"http://{host}:{listener.getsockname()[1]}"
+    finally:
+        runner.should_exit = True
+        thread.join(timeout=START_TIMEOUT_S)
+        listener.close()

@@ -1,0 +1,209 @@
+"""What a served rlenvs env says on the wire: OpenEnv's protocol, for text envs.
+
+OpenEnv's server answers every call with `{"observation": {...}, "reward": r, "done": d,
+"metadata": {...}}` and takes actions as a JSON object checked against the env's action
+schema (`GET /schema`). A text env fills those as follows, so that OpenEnv's
+`GenericEnvClient` (and any client that reads OpenEnv's generic wire format) works
+unchanged, and `RemoteEnv` gets back exactly what the env's `step` returned:
+
+| gymnasium | on the wire |
+|---|---|
+| the reply (`action`) | `{"message": reply}`: OpenEnv's convention for a text action |
+| `obs` | `observation.text` |
+| `terminated`, `truncated` | `observation.terminated`, `observation.truncated`; `done` is either |
+| `reward` | `reward` |
+| `info` | `metadata` (JSON: the envs' infos are plain JSON values) |
+
+WebSocket messages (`/ws`, one env per connection): `reset` (data: `seed`, `options`,
+`episode_id`), `step` (data: the action), `state`, `close`, and, where the server allows it,
+`oracle` (rlenvs' own: a gold reply for the current state). Errors come back as
+`{"type": "error", "data": {"message", "code"}}` with OpenEnv's codes, plus
+`STEP_TIMEOUT` for a call that overran the server's per-step limit.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+ACTION_FIELD = "message"
+DEFAULT_MAX_SESSIONS = 64
+DEFAULT_STEP_TIMEOUT_S = 300.0
+"""The server's limit on one reset or step (a sandboxed step's own limits are far below it)."""
+MAX_MESSAGE_BYTES = 100 * 2**20
+"""The largest WebSocket message either side takes (OpenEnv's client default, 100 MiB)."""
+RESET_FIELDS = ("seed", "options", "episode_id")
+
+# OpenEnv's error codes (openenv.core.env_server.types.WSErrorCode), and rlenvs' one more.
+INVALID_JSON = "INVALID_JSON"
+UNKNOWN_TYPE = "UNKNOWN_TYPE"
+VALIDATION_ERROR = "VALIDATION_ERROR"
+EXECUTION_ERROR = "EXECUTION_ERROR"
+CAPACITY_REACHED = "CAPACITY_REACHED"
+FACTORY_ERROR = "FACTORY_ERROR"
+SESSION_ERROR = "SESSION_ERROR"
+STEP_TIMEOUT = "STEP_TIMEOUT"
+SESSION_ENDING_CODES = frozenset({EXECUTION_ERROR, CAPACITY_REACHED, FACTORY_ERROR, SESSION_ERROR, STEP_TIMEOUT})
+"""Errors after which the server has closed the session (its env is gone): the next reset
+needs a new connection. The others (a malformed request) leave the session as it was."""
+
+
+class WireError(ValueError):
+    """A request that does not fit the protocol; `code` is the error code it gets."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def step_payload(observation: str, reward: float, terminated: bool, truncated: bool, info: dict) -> dict[str, Any]:
+    return {
+        "observation": {"text": observation, "terminated": bool(terminated), "truncated": bool(truncated)},
+        "reward": float(reward),
+        "done": bool(terminated or truncated),
+        "metadata": info,
+    }
+
+
+def reset_payload(observation: str, info: dict) -> dict[str, Any]:
+    return {
+        "observation": {"text": observation, "terminated": False, "truncated": False},
+        "reward": None,
+        "done": False,
+        "metadata": info,
+    }
+
+
+def dumps(message: dict[str, Any]) -> str:
+    """JSON text of a message. An info value that is not plain JSON (a numpy scalar, an
+    object) is an error naming its key: converting it silently would hand the client a
+    different info from the one the env returned."""
+    try:
+        return json.dumps(message)  # ASCII: a lone surrogate (any str is a valid reply) is escaped, not unencodable
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{exc}: {_first_unencodable(message)}") from exc
+
+
+def _first_unencodable(value: Any, path: str = "") -> str:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"key {path}[{key!r}] is a {type(key).__name__}, not a str"
+            found = _first_unencodable(item, f"{path}[{key!r}]")
+            if found:
+                return found
+        return ""
+    if isinstance(value, (list, tuple)):
+        for position, item in enumerate(value):
+            found = _first_unencodable(item, f"{path}[{position}]")
+            if found:
+                return found
+        return ""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return ""
+    return f"{path or 'the message'} is a {type(value).__name__}, which JSON cannot carry: return plain values in info"
+
+
+def parse_message(raw: str) -> tuple[str, dict[str, Any]]:
+    """A client's WebSocket message as (type, data)."""
+    try:
+        message = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise WireError(INVALID_JSON, f"Invalid JSON: {exc}") from exc
+    if not isinstance(message, dict):
+        raise WireError(VALIDATION_ERROR, f"a message is a JSON object with a 'type', got {type(message).__name__}")
+    kind = message.get("type")
+    if not isinstance(kind, str):
+        raise WireError(VALIDATION_ERROR, "a message needs a 'type': reset, step, state or close")
+    data = message.get("data", {})
+    if not isinstance(data, dict):
+        raise WireError(VALIDATION_ERROR, f"a {kind} message's 'data' is a JSON object, got {type(data).__name__}")
+    unknown = sorted(set(message) - {"type", "data"})
+    if unknown:
+        raise WireError(VALIDATION_ERROR, f"a message has the keys 'type' and 'data' only, got also {unknown}")
+    return kind, data
+
+
+def reset_arguments(data: dict[str, Any]) -> tuple[int | None, dict | None, str | None]:
+    """(seed, options, episode_id) of a reset request, each checked."""
+    unknown = sorted(set(data) - set(RESET_FIELDS))
+    if unknown:
+        raise WireError(
+            VALIDATION_ERROR,
+            f"reset takes {', '.join(RESET_FIELDS)}; unknown: {', '.join(unknown)} "
+            f"(a task is chosen with options, e.g. {{'options': {{'task_index': 3}}}})",
+        )
+    seed, options, episode_id = data.get("seed"), data.get("options"), data.get("episode_id")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise WireError(VALIDATION_ERROR, f"reset: seed must be an int >= 0 or null, got {seed!r}")
+    if options is not None and not isinstance(options, dict):
+        raise WireError(VALIDATION_ERROR, f"reset: options must be a JSON object or null, got {options!r}")
+    if episode_id is not None and not isinstance(episode_id, str):
+        raise WireError(VALIDATION_ERROR, f"reset: episode_id must be a string or null, got {episode_id!r}")
+    return seed, options, episode_id
+
+
+def action_text(data: dict[str, Any]) -> str:
+    """The reply in a step request's action object."""
+    if set(data) != {ACTION_FIELD} or not isinstance(data[ACTION_FIELD], str):
+        raise WireError(
+            VALIDATION_ERROR,
+            f"a step's action is {{{ACTION_FIELD!r}: the model's reply as a string}}, got {_preview(data)}",
+        )
+    return data[ACTION_FIELD]
+
+
+def schemas(action_bounds: tuple[int, int], observation_bounds: tuple[int, int]) -> dict[str, Any]:
+    """`GET /schema`: JSON schemas of the action, observation and state; the text bounds,
+    (min_length, max_length), are the env's spaces (`RemoteEnv` builds its spaces from them)."""
+
+    def text(bounds: tuple[int, int], description: str) -> dict[str, Any]:
+        return {"type": "string", "minLength": bounds[0], "maxLength": bounds[1], "description": description}
+
+    return {
+        "action": {
+            "title": "TextAction",
+            "type": "object",
+            "properties": {ACTION_FIELD: text(action_bounds, "the model's whole reply for the turn")},
+            "required": [ACTION_FIELD],
+            "additionalProperties": False,
+        },
+        "observation": {
+            "title": "TextObservation",
+            "type": "object",
+            "properties": {
+                "text": text(observation_bounds, "the env's message: the prompt after reset, feedback after a step"),
+                "terminated": {"type": "boolean"},
+                "truncated": {"type": "boolean"},
+            },
+            "required": ["text", "terminated", "truncated"],
+        },
+        "state": {
+            "title": "TextEnvState",
+            "type": "object",
+            "properties": {
+                "episode_id": {"type": ["string", "null"]},
+                "step_count": {"type": "integer", "minimum": 0},
+                "env_id": {"type": "string"},
+                "done": {"type": "boolean"},
+            },
+        },
+    }
+
+
+def text_bounds(schema: dict[str, Any], part: str) -> tuple[int, int]:
+    """(min_length, max_length) of the text in a `/schema` answer's action or observation."""
+    field = ACTION_FIELD if part == "action" else "text"
+    try:
+        text = schema[part]["properties"][field]
+        return int(text.get("minLength", 0)), int(text["maxLength"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(
+            f"the server's /schema has no text bounds for the {part} ({part}.properties.{field}.maxLength): "
+            "is it an rlenvs env server (rlenvs serve)?"
+        ) from exc
+
+
+def _preview(value: Any, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."

@@ -1,0 +1,245 @@
+"""Deployment shapes: what a served env (`rlenvs serve`) costs per step against the same env
+in-process, and against the same env inside OpenEnv's own server, in one run.
+
+- Math env, per step: Arithmetic-v0 with a turn budget no episode reaches, stepped with a
+  reply that has no answer (each step is a format reminder, so every call is a step of one
+  long episode). In rounds, interleaved: `env.step` in-process; `RemoteEnv.step` against
+  `rlenvs serve` in another process; OpenEnv's `GenericEnvClient` against `rlenvs serve`;
+  the same client against OpenEnv's own server hosting the same env
+  (benchmarks/openenv_peer.py). p50 µs per step, and the overhead over in-process.
+- Sandboxed env, per episode: HumanEval-v0 (../shared/data), reset and the oracle's reply,
+  whose test run is a sandbox start: in-process and through `RemoteEnv`; the overhead as a
+  fraction of the in-process episode.
+- Sessions held by one core: `rlenvs serve` pinned to one CPU (the client on the other),
+  `SESSIONS` sessions opened at once through `EnvPool(url, n)`, then each stepped once per
+  batch: the server's memory per session, and steps per second per batch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from benchmarks import DATA_DIR_VARIABLE, DEFAULT_DATA_DIR, REPO_ROOT, version
+
+PACKAGES = ("openenv", "fastapi", "uvicorn", "websockets")
+ARITHMETIC = "rlenvs/Arithmetic-v0"
+LONG = 1_000_000
+"""A turn budget no benchmark episode reaches."""
+NO_ANSWER = "I am not sure yet."
+STEPS = 400
+ROUNDS = 5
+EPISODES = 30
+SESSIONS = (64, 256, 1024)
+BATCHES = 5
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def _server(argv: list[str], *, cpu: int | None = None) -> Iterator[tuple[str, int]]:
+    """A server process (`argv` gets the port appended where `{port}` stands); yields (url, pid)."""
+    port = _free_port()
+    command = [part.replace("{port}", str(port)) for part in argv]
+    if cpu is not None:
+        command = ["taskset", "-c", str(cpu), *command]
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while not _healthy(url):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{command} did not start: {process.stdout.read() if process.stdout else ''}")
+            time.sleep(0.1)
+        yield url, process.pid
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def _healthy(url: str) -> bool:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url + "/health", timeout=1) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def _rlenvs_serve(env_id: str, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "rlenvs.cli", "serve", env_id, "--port", "{port}", *extra]
+
+
+def _timed_steps(step: Any, count: int) -> list[float]:
+    times = []
+    for _ in range(count):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def _math_steps() -> list[dict[str, Any]]:
+    import gymnasium as gym
+    from openenv.core.generic_client import GenericEnvClient
+
+    from rlenvs.remote import RemoteEnv
+
+    serve = _rlenvs_serve(ARITHMETIC, "--env-arg", f"max_turns={LONG}")
+    peer = [sys.executable, "-m", "benchmarks.openenv_peer", ARITHMETIC, "{port}", str(LONG)]
+    with _server(serve) as (ours, _), _server(peer) as (theirs, _):
+        local = gym.make(ARITHMETIC, max_turns=LONG)
+        remote = RemoteEnv(ours)
+        openenv_ours = GenericEnvClient(base_url=ours).sync()
+        openenv_theirs = GenericEnvClient(base_url=theirs).sync()
+        shapes = {
+            "in-process env.step": (local.reset, lambda: local.step(NO_ANSWER)),
+            "RemoteEnv.step, rlenvs serve": (remote.reset, lambda: remote.step(NO_ANSWER)),
+            "OpenEnv GenericEnvClient.step, rlenvs serve": (
+                openenv_ours.reset,
+                lambda: openenv_ours.step({"message": NO_ANSWER}),
+            ),
+            "OpenEnv GenericEnvClient.step, OpenEnv's server (same env)": (
+                openenv_theirs.reset,
+                lambda: openenv_theirs.step({"message": NO_ANSWER}),
+            ),
+        }
+        times: dict[str, list[float]] = {name: [] for name in shapes}
+        with openenv_ours, openenv_theirs:
+            for reset, _ in shapes.values():
+                reset(seed=0)
+            for _ in range(ROUNDS):
+                for name, (_, step) in shapes.items():
+                    times[name] += _timed_steps(step, STEPS)
+        remote.close()
+    base = statistics.median(times["in-process env.step"])
+    rows = []
+    for name, values in times.items():
+        p50 = statistics.median(values)
+        rows.append(
+            {
+                "measure": f"Arithmetic-v0, one step: {name}",
+                "p50 µs": round(p50 * 1e6, 1),
+                "p99 µs": round(sorted(values)[int(0.99 * (len(values) - 1))] * 1e6, 1),
+                "overhead µs": round((p50 - base) * 1e6, 1) if name != "in-process env.step" else "",
+            }
+        )
+    rows[-1]["vs rlenvs serve (same client)"] = round(
+        statistics.median(times[list(times)[3]]) / statistics.median(times[list(times)[2]]), 2
+    )
+    return rows
+
+
+def _sandboxed_episodes() -> list[dict[str, Any]]:
+    import gymnasium as gym
+
+    from rlenvs.remote import RemoteEnv
+
+    data = Path(os.environ.get(DATA_DIR_VARIABLE) or DEFAULT_DATA_DIR)
+    kwargs = {"data_files": str(data / "humaneval" / "HumanEval.jsonl.gz")}
+    serve = _rlenvs_serve("rlenvs/HumanEval-v0", "--env-arg", f"data_files={kwargs['data_files']}", "--oracle")
+    with _server(serve) as (url, _):
+        local, remote = gym.make("rlenvs/HumanEval-v0", **kwargs), RemoteEnv(url)
+        times: dict[str, list[float]] = {"in-process": [], "RemoteEnv, rlenvs serve": []}
+        for episode in range(EPISODES):
+            for name, env in (("in-process", local), ("RemoteEnv, rlenvs serve", remote)):
+                start = time.perf_counter()
+                env.reset(seed=episode)
+                reply = env.unwrapped.oracle_action() if env is local else remote.oracle_action()
+                _, reward, *_ = env.step(reply)
+                times[name].append(time.perf_counter() - start)
+                assert reward == 1.0, (name, episode, reward)
+        local.close()
+        remote.close()
+    base = statistics.median(times["in-process"])
+    served = statistics.median(times["RemoteEnv, rlenvs serve"])
+    return [
+        {
+            "measure": f"HumanEval-v0, one episode (reset, oracle reply, sandboxed test run): {name}",
+            "p50 ms": round(statistics.median(values) * 1e3, 2),
+            "overhead µs": round((served - base) * 1e6, 1) if name != "in-process" else "",
+            "overhead share of the episode": round((served - base) / base, 4) if name != "in-process" else "",
+        }
+        for name, values in times.items()
+    ]
+
+
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+def _sessions_per_core() -> list[dict[str, Any]]:
+    from rlenvs.vector import EnvPool
+
+    rows = []
+    for sessions in SESSIONS:
+        serve = _rlenvs_serve(ARITHMETIC, "--env-arg", f"max_turns={LONG}", "--max-sessions", str(sessions))
+        with _server(serve, cpu=0) as (url, pid):
+            idle = _rss_kib(pid)
+            os.sched_setaffinity(0, {1})
+            try:
+                start = time.perf_counter()
+                with EnvPool(url, sessions) as pool:
+                    pool.reset(seed=0)
+                    opened = time.perf_counter() - start
+                    held = _rss_kib(pid)
+                    batch_times = []
+                    for _ in range(BATCHES):
+                        tic = time.perf_counter()
+                        results = pool.step(dict.fromkeys(range(sessions), NO_ANSWER))
+                        batch_times.append(time.perf_counter() - tic)
+                        assert all(result.error is None for result in results)
+            finally:
+                os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
+        batch = statistics.median(batch_times)
+        rows.append(
+            {
+                "measure": f"{sessions} sessions held by rlenvs serve on one core (Arithmetic-v0)",
+                "open and reset all s": round(opened, 2),
+                "server MiB per session": round((held - idle) / 1024 / sessions, 3),
+                "batch of one step each, p50 ms": round(batch * 1e3, 1),
+                "steps/s": round(sessions / batch),
+            }
+        )
+    return rows
+
+
+def run() -> dict[str, Any]:
+    math_rows = _math_steps()
+    sandbox_rows = _sandboxed_episodes()
+    session_rows = _sessions_per_core()
+    ours, theirs = math_rows[2]["p50 µs"], math_rows[3]["p50 µs"]
+    notes = [
+        f"Same client (OpenEnv's GenericEnvClient), same env, same machine: a step through OpenEnv's server "
+        f"takes {theirs} µs, through rlenvs serve {ours} µs ({math_rows[3]['vs rlenvs serve (same client)']}x).",
+        f"rlenvs {version('rlenvs')}, openenv {version('openenv')}, uvicorn {version('uvicorn')}, "
+        f"websockets {version('websockets')}; servers in their own processes, loopback; the machine's "
+        f"{os.cpu_count()} cores shared by client and server except in the sessions rows (server on CPU 0, "
+        "client on CPU 1: the client's threads, one per session, are part of what is measured).",
+        "HumanEval is MIT (../shared/data/humaneval).",
+    ]
+    return {
+        "title": "Deployment shapes: rlenvs serve against in-process and against OpenEnv's own server",
+        "rows": math_rows + sandbox_rows + session_rows,
+        "notes": notes,
+    }

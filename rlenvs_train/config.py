@@ -47,18 +47,22 @@ __all__ = [
     "AlgorithmConfig",
     "ConfigError",
     "DataConfig",
+    "EnvWorkersConfig",
     "InferenceConfig",
     "ModelConfig",
     "PlacementConfig",
     "PolicyConfig",
+    "RayWorkersConfig",
     "SFTWarmupConfig",
     "TrainConfig",
     "TrainerConfig",
     "check_environment",
     "config_from_dict",
     "config_to_dict",
+    "connect_ray",
     "dump_config",
     "load_config",
+    "pool_kwargs",
     "validate",
 ]
 
@@ -67,6 +71,7 @@ COLOCATED_BACKENDS = ("vllm", "hf")
 LOGGERS = ("none", "tensorboard", "wandb")
 STRATEGIES = ("ddp", "fsdp2")
 LOSS_TYPES = ("grpo", "dapo", "dr_grpo", "bnpo")
+ENV_WORKER_KINDS = ("local", "ray")
 LOGGER_PACKAGES = {"wandb": "wandb", "tensorboard": "tensorboard"}
 
 
@@ -203,11 +208,64 @@ class InferenceConfig:
 
 
 @dataclass(frozen=True)
+class RayWorkersConfig:
+    """Ray actors for the rollout envs (env_workers.kind "ray"): rlenvs.vector.actors."""
+
+    address: str | None = "auto"
+    """`ray.init(address=...)`: "auto" joins the cluster this machine is part of (`ray start`);
+    "ray://host:10001" a remote one; null starts a Ray instance on this machine."""
+    num_cpus: float = _rule(1.0, ge=0)
+    """CPUs each actor reserves (Ray's num_cpus)."""
+    resources: Mapping[str, float] = _rule(factory=dict)
+    """Custom resources each actor needs, e.g. {sandbox: 1}: actors go only to nodes that offer
+    them (`ray start --resources '{"sandbox": 8}'`), so sandboxed episodes stay off GPU nodes."""
+
+
+@dataclass(frozen=True)
+class EnvWorkersConfig:
+    """Where the rollout envs run: rlenvs.vector.EnvPool's executor."""
+
+    kind: str = _rule("local", choices=ENV_WORKER_KINDS)
+    """"local": in the training process (threads or worker processes, `executor`); "ray":
+    in Ray actors across the cluster (`ray`)."""
+    executor: str = _rule("thread", choices=("thread", "process"))
+    """kind "local": threads (steps that wait on a sandbox) or processes (CPU-bound verifiers)."""
+    max_workers: int | None = _rule(None, ge=1, why="null takes the pool's default")
+    """Threads or processes (local) or actors (ray); null: the pool's default."""
+    step_timeout_s: float | None = _rule(None, gt=0, why="null waits for ever")
+    """The longest one env call may run before its episode ends with env_timeout."""
+    ray: RayWorkersConfig = _rule(factory=RayWorkersConfig)
+
+
+@dataclass(frozen=True)
 class TrainConfig:
     data: DataConfig = _rule(factory=DataConfig)
     trainer: TrainerConfig = _rule(factory=TrainerConfig)
     inference: InferenceConfig = _rule(factory=InferenceConfig)
+    env_workers: EnvWorkersConfig = _rule(factory=EnvWorkersConfig)
     logger: str = _rule("none", choices=LOGGERS)
+
+
+def pool_kwargs(workers: EnvWorkersConfig) -> dict[str, Any]:
+    """The `EnvPool` keyword arguments of an env_workers section (Ray itself is joined by
+    `connect_ray`)."""
+    kwargs: dict[str, Any] = {"max_workers": workers.max_workers, "step_timeout_s": workers.step_timeout_s}
+    if workers.kind == "ray":
+        options: dict[str, Any] = {"num_cpus": workers.ray.num_cpus}
+        if workers.ray.resources:
+            options["resources"] = dict(workers.ray.resources)
+        return kwargs | {"executor": "ray", "ray_actor_options": options}
+    return kwargs | {"executor": workers.executor}
+
+
+def connect_ray(workers: EnvWorkersConfig) -> None:
+    """Join the Ray cluster of env_workers.ray.address (kind "ray" only; once per process)."""
+    if workers.kind != "ray":
+        return
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(address=workers.ray.address, log_to_driver=False)
 
 
 # --- loading ----------------------------------------------------------------------------------
@@ -517,6 +575,8 @@ def _environment_problems(config: TrainConfig, bad: set[str]) -> list[str]:
                 )
     if ok("inference.backend") and config.inference.backend == "vllm" and importlib.util.find_spec("vllm") is None:
         problems.append(vllm_missing_message())
+    if ok("env_workers.kind") and config.env_workers.kind == "ray" and importlib.util.find_spec("ray") is None:
+        problems.append("env_workers.kind: 'ray' needs Ray: pip install 'rlenvs[ray]', or set env_workers.kind=local")
     package = LOGGER_PACKAGES.get(config.logger) if ok("logger") else None
     if package and importlib.util.find_spec(package) is None:
         problems.append(

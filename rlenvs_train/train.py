@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from rlenvs.files import atomic_path
-from rlenvs_train.config import TrainConfig, dump_config, validate
+from rlenvs_train.config import TrainConfig, connect_ray, dump_config, pool_kwargs, validate
 from rlenvs_train.heldout import (
     HeldoutAccuracy,
     HeldoutTasks,
@@ -472,8 +472,10 @@ def _grpo(
 
     t = config.trainer
     dataset, validation, heldout = datasets
+    connect_ray(config.env_workers)
     rollout = make_rollout_func(
         config.data.env,
+        pool_kwargs=pool_kwargs(config.env_workers),
         backend=config.inference.backend,
         make_kwargs=dict(config.data.env_kwargs),
         max_tokens_per_turn=t.max_tokens_per_turn,

@@ -64,8 +64,11 @@ def scramble(completion_ids: list[list[int]], **kwargs: Any) -> list[float]:
     return [sum(ids) % 101 / 100 for ids in completion_ids]
 
 
-def train(tiny_path: Path, output_dir: Path, backend: str, **config: Any) -> tuple[Any, Any, dict[str, Any]]:
-    """Two GRPO steps; returns the trainer, the rollout function and what the run recorded."""
+def train(
+    tiny_path: Path, output_dir: Path, backend: str, pool_kwargs: dict[str, Any] | None = None, **config: Any
+) -> tuple[Any, Any, dict[str, Any]]:
+    """Two GRPO steps; returns the trainer, the rollout function and what the run recorded.
+    `pool_kwargs` go to the rollouts' EnvPool (where the envs run)."""
     from transformers import AutoTokenizer
     from trl import GRPOTrainer
 
@@ -91,7 +94,9 @@ def train(tiny_path: Path, output_dir: Path, backend: str, **config: Any) -> tup
         )
         return [0.0] * len(completions)
 
-    rollout = make_rollout_func(ENV, make_kwargs=KWARGS, backend=backend, max_tokens_per_turn=16)
+    rollout = make_rollout_func(
+        ENV, make_kwargs=KWARGS, backend=backend, max_tokens_per_turn=16, pool_kwargs=pool_kwargs
+    )
     trainer = GRPOTrainer(
         model=str(tiny_path),
         reward_funcs=[env_reward, scramble, probe],

@@ -27,13 +27,19 @@ from rlenvs_train.config import (
     config_to_dict,
     dump_config,
     load_config,
+    pool_kwargs,
     validate,
     vllm_missing_message,
 )
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
-CONFIG_EXAMPLES = ["quickstart.yaml", "gsm8k-grpo.yaml", "multi-node/gsm8k-grpo-server.yaml"]
+CONFIG_EXAMPLES = [
+    "quickstart.yaml",
+    "gsm8k-grpo.yaml",
+    "multi-node/gsm8k-grpo-server.yaml",
+    "ray-envs/humaneval-grpo.yaml",
+]
 WANDB_MISSING = "logger: 'wandb' needs the wandb package: pip install wandb, or set logger=none"
 
 
@@ -232,7 +238,7 @@ def test_unknown_keys_suggest_the_close_one(tmp_path):
     assert problems[0].startswith(
         "learning_rate: unknown key (did you mean trainer.sft_warmup.learning_rate or trainer.learning_rate?)"
     )
-    assert problems[0].endswith("valid keys in the top level: data, trainer, inference, logger")
+    assert problems[0].endswith("valid keys in the top level: data, trainer, inference, env_workers, logger")
     assert problems[1].startswith("trainr: unknown key (did you mean trainer?)")
     assert problems[2].startswith("trainer.learning_rat: unknown key (did you mean trainer.learning_rate?)")
     assert "max_episode_tokens" in problems[2]  # the valid keys at that level
@@ -264,7 +270,7 @@ def test_top_level_must_be_a_mapping(tmp_path):
     (problem,) = problems_of(write(tmp_path, "- trainer\n- data\n"))
     assert (
         problem
-        == "the top level must be a mapping of sections (data, trainer, inference, logger), got a list ['trainer', 'data']"
+        == "the top level must be a mapping of sections (data, trainer, inference, env_workers, logger), got a list ['trainer', 'data']"
     )
     assert load_config(write(tmp_path, "# only a comment\n", "empty.yaml")) == TrainConfig()
 
@@ -527,3 +533,31 @@ def test_run_folders_are_ignored_by_git():
     for folder in folders:
         result = subprocess.run(["git", "check-ignore", "-q", f"{folder}/final-model/model.safetensors"], cwd=REPO)
         assert result.returncode == 0, f"{folder}/ is not ignored by .gitignore"
+
+
+# --- env_workers ------------------------------------------------------------------------------
+
+
+def test_env_workers_become_the_pools_keywords(tmp_path):
+    assert pool_kwargs(load_config().env_workers) == {"executor": "thread", "max_workers": None, "step_timeout_s": None}
+    text = (
+        "env_workers:\n  kind: ray\n  max_workers: 6\n  step_timeout_s: 30\n"
+        "  ray: {address: null, num_cpus: 0.5, resources: {sandbox: 1}}\n"
+    )
+    config = load_config(write(tmp_path, text))
+    assert pool_kwargs(config.env_workers) == {
+        "executor": "ray",
+        "max_workers": 6,
+        "step_timeout_s": 30,
+        "ray_actor_options": {"num_cpus": 0.5, "resources": {"sandbox": 1}},
+    }
+    local = load_config(write(tmp_path, "env_workers: {executor: process, max_workers: 2}\n"))
+    assert pool_kwargs(local.env_workers)["executor"] == "process"
+
+
+def test_env_workers_problems_are_reported_together(tmp_path):
+    problems = problems_of(write(tmp_path, "env_workers:\n  kind: k8s\n  step_timeout_s: 0\n  ray: {num_cpu: 1}\n"))
+    assert len(problems) == 3, problems
+    assert "env_workers.kind: 'k8s' is not one of: local, ray" in problems
+    assert any("env_workers.step_timeout_s" in p for p in problems)
+    assert any("num_cpu" in p and "num_cpus" in p for p in problems)

@@ -29,7 +29,7 @@ import os
 import pickle
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
@@ -48,7 +48,10 @@ from rlenvs.vector.results import (
 )
 from rlenvs.vector.threads import ThreadRunner
 
-EXECUTORS = ("thread", "process")
+if TYPE_CHECKING:
+    from rlenvs.vector.actors import RayRunner
+
+EXECUTORS = ("thread", "process", "ray")
 MAX_DEFAULT_THREADS = 32
 
 _NEW, _ACTIVE, _OVER, _LOST = "new", "active", "over", "lost"
@@ -75,6 +78,12 @@ class EnvPool:
     `min(num_envs, os.cpu_count())`): for CPU-bound steps. See `rlenvs.vector.threads` and
     `rlenvs.vector.processes` for how each mode bounds and recovers from a stuck env.
 
+    `executor="ray"`: env `i` lives in Ray actor `i % max_workers` (default: `num_envs`
+    actors, or as many as the cluster has CPUs if fewer), placed by `ray_actor_options`
+    (default `{"num_cpus": 1}`; e.g. `{"num_cpus": 1, "resources": {"sandbox": 1}}`) on the
+    nodes of the Ray cluster this process is connected to (`ray.init(address=...)` first;
+    else a local one is started). See `rlenvs.vector.actors`.
+
     `step_timeout_s`: the longest any one call (step, reset, oracle_action) may run, timed
     from when it starts, not from when the batch was submitted; None waits for ever.
 
@@ -87,9 +96,10 @@ class EnvPool:
         num_envs: int,
         *,
         make_kwargs: Mapping[str, Any] | None = None,
-        executor: Literal["thread", "process"] = "thread",
+        executor: Literal["thread", "process", "ray"] = "thread",
         max_workers: int | None = None,
         step_timeout_s: float | None = None,
+        ray_actor_options: Mapping[str, Any] | None = None,
     ) -> None:
         if not isinstance(make_env, str) and not callable(make_env):
             raise TypeError(
@@ -104,12 +114,19 @@ class EnvPool:
             raise TypeError(f"make_kwargs must be a dict of keyword arguments for make_env, got {make_kwargs!r}")
         if executor not in EXECUTORS:
             raise ValueError(
-                f"executor must be 'thread' (steps that wait on a sandbox or the network) or 'process' "
-                f"(CPU-bound steps), got {executor!r}"
+                f"executor must be 'thread' (steps that wait on a sandbox or the network), 'process' "
+                f"(CPU-bound steps) or 'ray' (envs in Ray actors across a cluster), got {executor!r}"
+            )
+        if ray_actor_options is not None and (executor != "ray" or not isinstance(ray_actor_options, Mapping)):
+            raise ValueError(
+                f"ray_actor_options (a dict of Ray actor options, e.g. {{'num_cpus': 1}}) is for executor='ray'; "
+                f"got {ray_actor_options!r} with executor={executor!r}"
             )
         if max_workers is None:
             if is_server_url(make_env) and executor == "thread":
                 cap = num_envs  # a session's calls only wait on the server
+            elif executor == "ray":
+                cap = _ray_cpus()
             else:
                 cap = MAX_DEFAULT_THREADS if executor == "thread" else (os.cpu_count() or 1)
             max_workers = min(num_envs, cap)
@@ -129,14 +146,20 @@ class EnvPool:
 
         self.num_envs = int(num_envs)
         self.executor = executor
-        self.max_workers = int(min(max_workers, num_envs) if executor == "process" else max_workers)
+        self.max_workers = int(min(max_workers, num_envs) if executor != "thread" else max_workers)
         self.step_timeout_s = None if step_timeout_s is None else float(step_timeout_s)
         self._lock = threading.Lock()
         self._closed = False
         self._phase = [_NEW] * self.num_envs
         self._stop_reason: list[str | None] = [None] * self.num_envs
-        self._runner: ThreadRunner | ProcessRunner
-        if executor == "thread":
+        self._runner: ThreadRunner | ProcessRunner | RayRunner
+        if executor == "ray":
+            from rlenvs.vector.actors import RayRunner
+
+            self._runner = RayRunner(
+                make_env, make_kwargs, self.num_envs, self.max_workers, self.step_timeout_s, ray_actor_options
+            )
+        elif executor == "thread":
             self._runner = ThreadRunner(
                 env_factory(make_env, dict(make_kwargs)), self.num_envs, self.max_workers, self.step_timeout_s
             )
@@ -292,6 +315,14 @@ class EnvPool:
             f"step_timeout_s={self.step_timeout_s}, {state})"
         )
 
+    def actor_nodes(self) -> list[str | None]:
+        """Ray mode: the Ray node id of each actor (changes when an actor is replaced)."""
+        from rlenvs.vector.actors import RayRunner
+
+        if not isinstance(self._runner, RayRunner):
+            raise RuntimeError(f"actor_nodes() is for executor='ray'; this pool's executor is {self.executor!r}")
+        return self._runner.nodes()
+
     def worker_pids(self) -> list[int | None]:
         """Process mode: each worker's process id (changes when a worker is replaced)."""
         if not isinstance(self._runner, ProcessRunner):
@@ -315,7 +346,7 @@ class EnvPool:
 
     def _mark_lost(self) -> None:
         """After a batch's phases are set: envs whose worker was replaced mid-episode are lost."""
-        if isinstance(self._runner, ProcessRunner):
+        if not isinstance(self._runner, ThreadRunner):
             for index in self._runner.take_replaced():
                 if self._phase[index] == _ACTIVE:
                     self._phase[index] = _LOST
@@ -412,6 +443,15 @@ class EnvPool:
             pairs.append((index, action))
         _no_repeats([index for index, _ in pairs], "step")
         return pairs
+
+
+def _ray_cpus() -> int:
+    """The CPUs of the Ray cluster this process is connected to (one is started if none is)."""
+    import ray
+
+    if not ray.is_initialized():
+        ray.init()
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
 
 def _no_repeats(indices: list[int], what: str) -> None:

@@ -485,7 +485,8 @@ def test_process_errors_at_make_time():
     [
         ({"num_envs": 0}, ValueError, "num_envs must be an int >= 1"),
         ({"num_envs": 2.0}, ValueError, "num_envs must be an int >= 1"),
-        ({"executor": "gpu"}, ValueError, "executor must be 'thread'.*or 'process'.*got 'gpu'"),
+        ({"executor": "gpu"}, ValueError, "executor must be 'thread'.*'process'.*or 'ray'.*got 'gpu'"),
+        ({"ray_actor_options": {"num_cpus": 1}}, ValueError, "ray_actor_options .* is for executor='ray'"),
         ({"max_workers": 0}, ValueError, "max_workers must be an int >= 1"),
         ({"step_timeout_s": 0}, ValueError, "step_timeout_s must be a number of seconds > 0"),
         ({"make_kwargs": [1]}, TypeError, "make_kwargs must be a dict"),

@@ -13,6 +13,13 @@ in-process, and against the same env inside OpenEnv's own server, in one run.
 - Sessions held by one core: `rlenvs serve` pinned to one CPU (the client on the other),
   `SESSIONS` sessions opened at once through `EnvPool(url, n)`, then each stepped once per
   batch: the server's memory per session, and steps per second per batch.
+- Pool shapes, per step of one env: `EnvPool` on threads, on a server (`EnvPool(url, 1)`)
+  and on Ray (one actor on a simulated cluster), against `env.step` itself.
+- Ray actors on a simulated cluster (`ray.cluster_utils.Cluster`: a head that hosts nothing,
+  four one-CPU worker nodes): steps per second of 64 envs on 1, 2 and 4 actors, for a free
+  step and for a step that waits 10 ms (as a sandboxed step waits on its sandbox).
+- Node death: a pool whose actors all sit on one node, mid-step (each step waits 30 s) when
+  that node is removed: the time until every episode is reported `env_lost`.
 """
 
 from __future__ import annotations
@@ -29,8 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import DATA_DIR_VARIABLE, DEFAULT_DATA_DIR, REPO_ROOT, version
+from rlenvs.envs.math.arithmetic import ArithmeticEnv
 
-PACKAGES = ("openenv", "fastapi", "uvicorn", "websockets")
+PACKAGES = ("openenv", "fastapi", "uvicorn", "websockets", "ray")
 ARITHMETIC = "rlenvs/Arithmetic-v0"
 LONG = 1_000_000
 """A turn budget no benchmark episode reaches."""
@@ -40,6 +48,11 @@ ROUNDS = 5
 EPISODES = 30
 SESSIONS = (64, 256, 1024)
 BATCHES = 5
+POOL_STEPS = 300
+RAY_NODES = 4
+RAY_ENVS = 64
+RAY_ACTORS = (1, 2, 4)
+WAIT_S = 0.01
 
 
 def _free_port() -> int:
@@ -224,10 +237,158 @@ def _sessions_per_core() -> list[dict[str, Any]]:
     return rows
 
 
+class WaitingArithmeticEnv(ArithmeticEnv):
+    """Arithmetic-v0 whose step first waits `wait_s` (a step that waits on its sandbox), or,
+    for a reply starting "#wait S", S seconds."""
+
+    def __init__(self, wait_s: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.wait_s = wait_s
+
+    def step(self, action: str) -> Any:
+        if action.startswith("#wait "):
+            head, _, action = action.partition("\n")
+            time.sleep(float(head.split()[1]))
+        elif self.wait_s:
+            time.sleep(self.wait_s)
+        return super().step(action)
+
+
+def _pool_steps(pool: Any, count: int) -> float:
+    """p50 seconds of `pool.step` of env 0, one long episode."""
+    pool.reset([0], seeds=[0])
+    return statistics.median(_timed_steps(lambda: pool.step({0: NO_ANSWER}), count))
+
+
+def _pool_shapes() -> list[dict[str, Any]]:
+    import gymnasium as gym
+
+    from rlenvs.vector import EnvPool
+
+    local = gym.make(ARITHMETIC, max_turns=LONG)
+    local.reset(seed=0)
+    base = statistics.median(_timed_steps(lambda: local.step(NO_ANSWER), POOL_STEPS))
+    serve = _rlenvs_serve(ARITHMETIC, "--env-arg", f"max_turns={LONG}")
+    kwargs = {"max_turns": LONG}
+    with (
+        _server(serve) as (url, _),
+        EnvPool(ARITHMETIC, 1, make_kwargs=kwargs) as threads,
+        EnvPool(url, 1) as served,
+        EnvPool(ARITHMETIC, 1, make_kwargs=kwargs, executor="ray") as actors,
+    ):
+        shapes = {
+            "threads (in-process)": threads,
+            "a server (EnvPool(url, 1))": served,
+            "Ray (one actor)": actors,
+        }
+        times = {name: [] for name in shapes}
+        for _ in range(ROUNDS):
+            for name, pool in shapes.items():
+                times[name].append(_pool_steps(pool, POOL_STEPS // ROUNDS))
+    rows = []
+    for name, values in times.items():
+        p50 = statistics.median(values)
+        rows.append(
+            {
+                "measure": f"Arithmetic-v0, EnvPool.step of one env on {name}",
+                "p50 µs": round(p50 * 1e6, 1),
+                "overhead µs": round((p50 - base) * 1e6, 1),
+            }
+        )
+    return rows
+
+
+def _ray_cluster() -> Any:
+    import ray
+    from ray.cluster_utils import Cluster
+
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    nodes = [cluster.add_node(num_cpus=1, resources={"victim": 2} if i == 0 else {}) for i in range(RAY_NODES)]
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, log_to_driver=False)
+    return cluster, nodes
+
+
+def _ray_scaling() -> list[dict[str, Any]]:
+    from rlenvs.vector import EnvPool
+
+    rows = []
+    for label, wait in (("free step", 0.0), (f"step waiting {WAIT_S * 1e3:g} ms", WAIT_S)):
+        rates = {}
+        for actors in RAY_ACTORS:
+            kwargs = {"wait_s": wait, "max_turns": LONG}
+            with EnvPool(
+                WaitingArithmeticEnv, RAY_ENVS, make_kwargs=kwargs, executor="ray", max_workers=actors
+            ) as pool:
+                pool.reset(seed=0)
+                pool.step(dict.fromkeys(range(RAY_ENVS), NO_ANSWER))  # warm
+                batches = _timed_steps(lambda: pool.step(dict.fromkeys(range(RAY_ENVS), NO_ANSWER)), BATCHES)
+            rates[actors] = RAY_ENVS / statistics.median(batches)
+        for actors, rate in rates.items():
+            rows.append(
+                {
+                    "measure": f"Ray: {RAY_ENVS} envs on {actors} actor(s) ({actors} node(s)), {label}",
+                    "steps/s": round(rate),
+                    "vs 1 actor": round(rate / rates[1], 2),
+                }
+            )
+    return rows
+
+
+def _node_death(cluster: Any, victim: Any) -> list[dict[str, Any]]:
+    import threading
+
+    from rlenvs.vector import EnvPool
+
+    options = {"num_cpus": 0, "resources": {"victim": 1}}
+    with EnvPool(
+        WaitingArithmeticEnv,
+        8,
+        make_kwargs={"max_turns": LONG},
+        executor="ray",
+        max_workers=2,
+        ray_actor_options=options,
+    ) as pool:
+        assert set(pool.actor_nodes()) == {victim.node_id}
+        pool.reset(seed=0)
+        done: dict[str, Any] = {}
+
+        def batch() -> None:
+            done["results"] = pool.step(dict.fromkeys(range(8), "#wait 30\n" + NO_ANSWER))
+            done["at"] = time.monotonic()
+
+        stepping = threading.Thread(target=batch)
+        stepping.start()
+        time.sleep(1.0)
+        removed = time.monotonic()
+        cluster.remove_node(victim, allow_graceful=False)
+        stepping.join(timeout=60)
+    lost = sum(r.stop_reason == "env_lost" for r in done["results"])
+    return [
+        {
+            "measure": f"Ray: node removed mid-step, until its episodes are reported ({lost} of 8 env_lost)",
+            "seconds": round(done["at"] - removed, 2),
+        }
+    ]
+
+
+def _ray_rows() -> list[dict[str, Any]]:
+    import ray
+
+    cluster, nodes = _ray_cluster()
+    try:
+        return _pool_shapes() + _ray_scaling() + _node_death(cluster, nodes[0])
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+
+
 def run() -> dict[str, Any]:
     math_rows = _math_steps()
     sandbox_rows = _sandboxed_episodes()
     session_rows = _sessions_per_core()
+    ray_rows = _ray_rows()
     ours, theirs = math_rows[2]["p50 µs"], math_rows[3]["p50 µs"]
     notes = [
         f"Same client (OpenEnv's GenericEnvClient), same env, same machine: a step through OpenEnv's server "
@@ -239,7 +400,7 @@ def run() -> dict[str, Any]:
         "HumanEval is MIT (../shared/data/humaneval).",
     ]
     return {
-        "title": "Deployment shapes: rlenvs serve against in-process and against OpenEnv's own server",
-        "rows": math_rows + sandbox_rows + session_rows,
+        "title": "Deployment shapes: in-process, rlenvs serve (and OpenEnv's own server), Ray actors",
+        "rows": math_rows + sandbox_rows + session_rows + ray_rows,
         "notes": notes,
     }

@@ -22,7 +22,7 @@ import rlenvs
 from rlenvs.core.registration import check_env_id
 from rlenvs.envs.catalog import CATALOG, catalog_entry
 from rlenvs.envs.catalog_docs import plain
-from rlenvs.remote.wire import DEFAULT_MAX_SESSIONS, DEFAULT_STEP_TIMEOUT_S
+from rlenvs.remote.wire import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_MAX_SESSIONS, DEFAULT_STEP_TIMEOUT_S
 from rlenvs.scripted import evaluate, plan_episodes
 
 END_OF_REPLY = "."
@@ -277,6 +277,7 @@ def serve_command(args: argparse.Namespace) -> int:
         _env_kwargs(args.env_arg),
         max_sessions=args.max_sessions,
         step_timeout_s=args.step_timeout or None,
+        idle_timeout_s=args.idle_timeout or None,
         allow_oracle=args.oracle,
     )
     print(
@@ -500,6 +501,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help=f"the longest one reset or step may run before its session is ended (default {DEFAULT_STEP_TIMEOUT_S:g}; "
         "0 for no limit)",
+    )
+    sub.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=DEFAULT_IDLE_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"close a session that sends no message for this long (default {DEFAULT_IDLE_TIMEOUT_S:g}; 0 for no limit)",
     )
     sub.add_argument(
         "--oracle",

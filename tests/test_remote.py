@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import gymnasium as gym
@@ -111,11 +113,16 @@ def test_plain_websocket_client_gets_each_error_and_the_session_goes_on(arithmet
             '{"type": "reset", "data": {"sed": 1}}': wire.VALIDATION_ERROR,
             '{"type": "reset", "data": [1]}': wire.VALIDATION_ERROR,
             '{"type": "reset", "extra": 1}': wire.VALIDATION_ERROR,
+            "[" * 5000 + "]" * 5000: wire.INVALID_JSON,  # deeper than Python's recursion limit
+            '{"type": "reset", "data": {"seed": ' + "9" * 5000 + "}}": wire.INVALID_JSON,  # past int's 4300 digits
         }
         for message, code in cases.items():
             reply = ask(message)
             assert reply["type"] == "error" and reply["data"]["code"] == code, (message, reply)
             assert reply["data"]["session_ended"] is False
+        ws.send(b'{"type": "state"}')  # a binary frame
+        reply = json.loads(ws.recv(timeout=10))
+        assert reply["data"]["code"] == wire.VALIDATION_ERROR and "binary frame" in reply["data"]["message"]
         assert ask('{"type": "reset", "data": {"seed": 1}}')["type"] == "observation"
         for action in ({"msg": "x"}, {"message": 3}, {"message": "x", "more": 1}):
             reply = ask(json.dumps({"type": "step", "data": action}))
@@ -142,6 +149,12 @@ def test_http_endpoints_are_openenvs(arithmetic_url):
         assert step["reward"] == 1.0 and step["done"] is True
         assert http.post("/step", json={"action": "x"}).status_code == 422
         assert http.post("/reset", json={"bogus": 1}).status_code == 422
+        # Options that pose no task are the client's mistake, not the server's error.
+        assert http.post("/reset", json={"options": {"task_index": -1}}).status_code == 422
+        # Any str is a reply: a lone surrogate comes back escaped, as on /ws.
+        body = json.dumps({"seed": 9, "action": {"message": "hi \ud800"}})
+        lone = http.post("/step", content=body, headers={"content-type": "application/json"})
+        assert lone.status_code == 200 and lone.json()["done"] is False
 
 
 def test_env_pool_steps_many_sessions_like_a_local_pool(arithmetic_url):
@@ -168,7 +181,20 @@ def test_vector_env_over_remote_envs(arithmetic_url):
 
 
 class ClosingArithmeticEnv(ScriptedArithmeticEnv):
+    """Counts its closes; a reply "#timeout-error" raises the env's own TimeoutError,
+    "#tuple-info" returns an info JSON would change (a tuple), "#no-reward" a reward of None."""
+
     closed = 0
+
+    def step(self, action):
+        if action == "#timeout-error":
+            raise TimeoutError("the env's own timeout")
+        observation, reward, terminated, truncated, info = super().step(action)
+        if action == "#tuple-info":
+            info["pair"] = (1, 2)
+        if action == "#no-reward":
+            reward = None
+        return observation, reward, terminated, truncated, info
 
     def close(self):
         type(self).closed += 1
@@ -227,6 +253,57 @@ def test_an_env_that_raises_ends_its_session_with_the_error(scripted_url):
     assert env.step("\\boxed{1}")[2] is True
     env.close()
     _wait_for(lambda: _health(scripted_url)["active_sessions"] == 0)
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        ("#timeout-error", "raised TimeoutError: the env's own timeout"),  # the env's own, not the server's limit
+        ("#tuple-info", "info['pair'] is a tuple"),  # JSON would hand back a list
+        ("#no-reward", "float() argument must be"),
+    ],
+)
+def test_what_the_wire_cannot_carry_is_the_envs_error(scripted_url, reply, message):
+    env = RemoteEnv(scripted_url)
+    env.reset(seed=0)
+    with pytest.raises(RemoteEnvError, match=re.escape(message)) as raised:
+        env.step(reply)
+    assert raised.value.code == wire.EXECUTION_ERROR and raised.value.session_ended
+    env.close()
+    _wait_for(lambda: _health(scripted_url) == {**_health(scripted_url), "active_sessions": 0, "abandoned_calls": 0})
+
+
+def test_an_idle_session_is_closed():
+    with serving(EnvServer(ARITHMETIC, idle_timeout_s=0.5)) as url:
+        env = RemoteEnv(url)
+        env.reset(seed=0)
+        _wait_for(lambda: _health(url)["active_sessions"] == 0)
+        with pytest.raises(RemoteEnvError, match="no message for 0.5 s") as raised:
+            env.step("\\boxed{1}")
+        assert raised.value.session_ended
+        env.reset(seed=0)  # a new session
+        env.close()
+
+
+def test_remote_env_rejects_an_answer_outside_the_protocol(arithmetic_url):
+    """A server (here a fake one) that answers garbage: a typed error, and the session dropped."""
+    from websockets.sync.server import serve
+
+    answers = iter(["not json", '{"type": "observation", "data": {"observation": {"text": "x"}}}'])
+
+    def garbage(connection):
+        for _ in connection:
+            connection.send(next(answers))
+
+    with serve(garbage, "127.0.0.1", 0) as fake:
+        threading.Thread(target=fake.serve_forever, daemon=True).start()
+        env = RemoteEnv(arithmetic_url)
+        env.ws_url = f"ws://127.0.0.1:{fake.socket.getsockname()[1]}/ws"
+        for _ in range(2):
+            with pytest.raises(RemoteEnvError, match="not OpenEnv's protocol") as raised:
+                env.reset(seed=0)
+            assert raised.value.code == wire.SESSION_ERROR and env._ws is None
+        fake.shutdown()
 
 
 def test_a_client_that_leaves_mid_episode_frees_its_session_and_env(scripted_url):

@@ -19,6 +19,8 @@ ping (every 20 s) notices a server that vanished without closing the socket.
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import urllib.error
 import urllib.request
 from typing import Any
@@ -35,6 +37,10 @@ TIMEOUT_MARGIN_S = 30.0
 """By default a call waits for the server's own step limit plus this, so that the server's
 STEP_TIMEOUT (which names the cause) arrives before the client gives up."""
 PING_INTERVAL_S = 20.0
+CLOSE_TIMEOUT_S = 2.0
+"""How long close() waits for the server's side of the closing handshake."""
+SEND_TIMEOUT_S = 3 * PING_INTERVAL_S
+"""The longest a request may take to be sent when there is no timeout_s."""
 
 
 class RemoteEnvError(RuntimeError):
@@ -108,6 +114,13 @@ class RemoteEnv(gym.Env[str, str]):
             )
         self._catch_up()
         payload = self._request({"type": "step", "data": {wire.ACTION_FIELD: action}}, "observation")
+        if payload["reward"] is None:
+            self._drop()
+            raise RemoteEnvError(
+                wire.SESSION_ERROR,
+                f"{self.url} answered a step without a reward; the session was dropped",
+                session_ended=True,
+            )
         self._episode.append(action)
         observation = payload["observation"]
         if payload["done"]:
@@ -181,12 +194,22 @@ class RemoteEnv(gym.Env[str, str]):
                 ping_timeout=PING_INTERVAL_S,
                 max_size=wire.MAX_MESSAGE_BYTES,
                 compression=None,  # loopback and LAN: deflate costs more CPU than it saves
+                close_timeout=CLOSE_TIMEOUT_S,
                 legacy=True,  # the connection itself, held across calls (websockets 17's spelling)
             )
         except (OSError, TimeoutError) as exc:
             raise EnvLostError(f"cannot open a session at {self.ws_url}: {exc} (is `rlenvs serve` running?)") from exc
         except Exception as exc:  # the handshake was refused (websockets.exceptions.InvalidHandshake)
             raise EnvLostError(f"cannot open a session at {self.ws_url}: {exc}") from exc
+        # A send to a server that stopped reading (stopped, or partitioned away) would block for
+        # as long as TCP keeps the connection: bound it like the answer's wait.
+        seconds = max(self.timeout_s if self.timeout_s is not None else SEND_TIMEOUT_S, 0.001)
+        try:
+            self._ws.socket.setsockopt(
+                socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", int(seconds), int(seconds % 1 * 1e6))
+            )
+        except OSError:  # the server closed it at once (a session refused at capacity): the reason is queued
+            pass
 
     def _request(self, message: dict[str, Any], expect: str) -> Any:
         from websockets.exceptions import ConnectionClosed
@@ -214,28 +237,32 @@ class RemoteEnv(gym.Env[str, str]):
         except OSError as exc:
             self._drop()
             raise EnvLostError(f"the connection to {self.url} failed during a {message['type']}: {exc}") from None
-        reply = json.loads(raw)
-        if reply.get("type") == "error":
-            error = reply.get("data", {})
-            code, text = str(error.get("code", "UNKNOWN")), str(error.get("message", ""))
-            ended = bool(error.get("session_ended", False))
+        try:
+            kind, data = _parse_answer(raw, expect)
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:
+            self._drop()  # the answers may be out of step with the requests now
+            raise RemoteEnvError(
+                wire.SESSION_ERROR,
+                f"{self.url} answered a {message['type']} with what is not OpenEnv's protocol ({wire.short(exc)}); "
+                "the session was dropped",
+                session_ended=True,
+            ) from None
+        if kind == "error":
+            code, text = str(data.get("code", "UNKNOWN")), str(data.get("message", ""))
+            ended = bool(data.get("session_ended", False))
             if ended:
                 self._drop()
             if code == wire.STEP_TIMEOUT:
                 raise EnvTimeoutError(f"{text} (code: {code})")
             raise RemoteEnvError(code, text, session_ended=ended)
-        if reply.get("type") != expect:
-            self._drop()
-            raise RemoteEnvError(
-                wire.SESSION_ERROR, f"expected a {expect!r} answer, got {reply.get('type')!r}", session_ended=True
-            )
-        return reply["data"]
+        return data
 
     def _drop(self) -> None:
+        """Forget the session at once: no closing handshake with a server that failed it."""
         ws, self._ws, self._active, self._episode = self._ws, None, False, []
         if ws is not None:
             try:
-                ws.close()
+                ws.close_socket()
             except Exception:  # already broken
                 pass
 
@@ -266,3 +293,33 @@ def _urls(url: str) -> tuple[str, str]:
         urlunsplit((http, parts.netloc, path, "", "")),
         urlunsplit((schemes[parts.scheme], parts.netloc, path + "/ws", "", "")),
     )
+
+
+def _parse_answer(raw: Any, expect: str) -> tuple[str, dict[str, Any]]:
+    """(type, data) of a server's answer, checked: an error, or the answer `expect`ed with
+    the fields RemoteEnv reads. Raises ValueError, TypeError or KeyError otherwise."""
+    if not isinstance(raw, str):
+        raise TypeError("a binary frame")
+    answer = json.loads(raw)
+    if not isinstance(answer, dict) or not isinstance(answer.get("data"), dict):
+        raise ValueError(f"not an object with a 'data' object: {raw[:80]!r}")
+    kind, data = answer.get("type"), answer["data"]
+    if kind == "error":
+        return kind, data
+    if kind != expect:
+        raise ValueError(f"expected a {expect!r} answer, got {kind!r}")
+    if kind == "observation":
+        observation = data["observation"]
+        if not (
+            isinstance(observation, dict)
+            and isinstance(observation["text"], str)
+            and isinstance(observation["terminated"], bool)
+            and isinstance(observation["truncated"], bool)
+            and isinstance(data["done"], bool)
+            and (data["reward"] is None or isinstance(data["reward"], (int, float)))
+            and isinstance(data.get("metadata") or {}, dict)
+        ):
+            raise ValueError(f"an observation without its text, flags, reward or metadata: {raw[:120]!r}")
+    elif kind == "oracle" and not isinstance(data.get("action"), str):
+        raise ValueError("an oracle answer without its action")
+    return kind, data

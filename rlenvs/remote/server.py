@@ -6,8 +6,9 @@ Endpoints, as OpenEnv's `HTTPEnvServer` lays them out (see `rlenvs.remote.wire` 
 payloads):
 
 - `WS /ws`: one session per connection, one env per session, made when the client
-  connects and closed when it leaves (a `close` message, a dropped socket, or a missed
-  keepalive ping). Episodes live here.
+  connects and closed when it leaves (a `close` message, a dropped socket, a missed
+  keepalive ping, an answer it does not take within SEND_TIMEOUT_S, or no message for
+  `idle_timeout_s`). Episodes live here.
 - `POST /reset`, `POST /step`: stateless, as in OpenEnv: each request runs on a fresh env
   that is closed after it (a `/step` first resets it with the request's `seed` and `options`,
   so it plays a one-step episode). `GET /state` is that of no episode.
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 import socket
 import threading
@@ -36,26 +38,42 @@ from typing import Annotated, Any
 
 import gymnasium as gym
 from fastapi import Body, FastAPI, HTTPException, WebSocket, WebSocketDisconnect
-from fastapi.responses import JSONResponse
+from fastapi.responses import Response
 
 from rlenvs.remote import wire
 from rlenvs.vector.calls import close_quietly, short_error
 
+logger = logging.getLogger(__name__)
 WS_PING_INTERVAL_S = 20.0
 """uvicorn's keepalive: a client that vanishes without closing its socket is dropped (and its
 env closed) after a missed ping, within twice this."""
 CLOSE_CODE_TRY_AGAIN = 1013
 """WebSocket close code for a refused session (at capacity): "try again later"."""
 CLOSE_CODE_INTERNAL = 1011
+CLOSE_CODE_UNSUPPORTED = 1003
+SEND_TIMEOUT_S = 2 * WS_PING_INTERVAL_S
+"""How long an answer may wait on a client that does not read it (a stopped trainer, a
+partition) before its session ends: keepalive pings queue behind a blocked answer, so this,
+not the ping, frees such a session."""
+RESET_MISTAKES = (ValueError, TypeError, LookupError)
+"""What an env's reset raises for options that pose no task (a task index out of range):
+over HTTP a 422, the client's mistake, not a 500."""
 START_TIMEOUT_S = 30.0
+CLOSE_TIMEOUT_S = 5.0
 
 
 class SessionEnded(Exception):
-    """The session's env is gone; `code` and the message go to the client before the socket closes."""
+    """The session's env is gone; `code` and the message go to the client before the socket
+    closes. `during`: the call that ended it (reset, step, ...), if an env call did."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, during: str | None = None) -> None:
         super().__init__(message)
         self.code = code
+        self.during = during
+
+
+class ClientStalled(Exception):
+    """The client took no data for SEND_TIMEOUT_S: it stopped reading, or its network did."""
 
 
 class EnvServer:
@@ -69,21 +87,23 @@ class EnvServer:
         max_sessions: int = wire.DEFAULT_MAX_SESSIONS,
         step_timeout_s: float | None = wire.DEFAULT_STEP_TIMEOUT_S,
         allow_oracle: bool = False,
+        idle_timeout_s: float | None = wire.DEFAULT_IDLE_TIMEOUT_S,
         make_env: Callable[..., gym.Env] | None = None,
     ) -> None:
         """`make_env`: a callable used instead of `gym.make(env_id, ...)` (for envs that are
         not registered; `env_id` is then only the name the server reports). `allow_oracle`:
         answer `oracle` messages with a gold reply; off by default, since whoever can reach
-        the server would get the answers."""
+        the server would get the answers. `idle_timeout_s`: a session with no message for this
+        long is closed (OpenEnv's session_timeout): the backstop for a client that stopped
+        reading while a large answer was on its way, which no keepalive ping then reaches."""
         if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
             raise ValueError(f"max_sessions must be an int >= 1 (sessions held at once), got {max_sessions!r}")
-        if step_timeout_s is not None and (
-            isinstance(step_timeout_s, bool)
-            or not isinstance(step_timeout_s, (int, float))
-            or not math.isfinite(step_timeout_s)
-            or step_timeout_s <= 0
-        ):
-            raise ValueError(f"step_timeout_s must be seconds > 0, or None for no limit; got {step_timeout_s!r}")
+        for name, value in (("step_timeout_s", step_timeout_s), ("idle_timeout_s", idle_timeout_s)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0
+            ):
+                raise ValueError(f"{name} must be seconds > 0, or None for no limit; got {value!r}")
+        self.idle_timeout_s = None if idle_timeout_s is None else float(idle_timeout_s)
         self.env_id = env_id
         self.make_kwargs = dict(make_kwargs or {})
         self.max_sessions = max_sessions
@@ -169,7 +189,7 @@ class EnvServer:
         def state() -> dict[str, Any]:
             return {"episode_id": None, "step_count": 0, "env_id": server.env_id, "done": False}
 
-        async def stateless(steps: list[tuple[str, dict[str, Any]]]) -> JSONResponse:
+        async def stateless(steps: list[tuple[str, dict[str, Any]]]) -> Response:
             if not server.try_open():
                 raise HTTPException(503, detail=server.capacity_message())
             session = Session(server)
@@ -178,21 +198,25 @@ class EnvServer:
                 reply: dict[str, Any] = {}
                 for kind, data in steps:
                     reply = await session.handle(kind, data)
-                return JSONResponse(reply["data"])
+                # wire.dumps, not JSONResponse: a lone surrogate in a reply is escaped, as on /ws
+                return Response(wire.dumps(reply["data"]), media_type="application/json")
             except wire.WireError as error:
                 raise HTTPException(422, detail={"message": str(error), "code": error.code}) from None
             except SessionEnded as error:
-                raise HTTPException(500, detail={"message": str(error), "code": error.code}) from None
+                mistake = error.during == "reset" and isinstance(error.__cause__, RESET_MISTAKES)
+                raise HTTPException(
+                    422 if mistake else 500, detail={"message": str(error), "code": error.code}
+                ) from None
             finally:
                 session.end()
                 server.release()
 
         @app.post("/reset")
-        async def reset(request: Annotated[dict[str, Any], Body(default_factory=dict)]) -> JSONResponse:
+        async def reset(request: Annotated[dict[str, Any], Body(default_factory=dict)]) -> Response:
             return await stateless([("reset", request)])
 
         @app.post("/step")
-        async def step(request: Annotated[dict[str, Any], Body()]) -> JSONResponse:
+        async def step(request: Annotated[dict[str, Any], Body()]) -> Response:
             if not isinstance(request.get("action"), dict):
                 raise HTTPException(
                     422,
@@ -209,35 +233,59 @@ class EnvServer:
         async def websocket_session(websocket: WebSocket) -> None:
             await websocket.accept()
             if not server.try_open():
-                await _send_error(websocket, wire.CAPACITY_REACHED, server.capacity_message(), ended=True)
-                await websocket.close(code=CLOSE_CODE_TRY_AGAIN)
+                with contextlib.suppress(Exception):
+                    await _send(
+                        websocket, _error(wire.CAPACITY_REACHED, server.capacity_message(), ended=True), CLOSE_TIMEOUT_S
+                    )
+                    await asyncio.wait_for(websocket.close(code=CLOSE_CODE_TRY_AGAIN), CLOSE_TIMEOUT_S)
                 return
             session = Session(server)
             close_code = 1000
             try:
                 await session.start()
                 while True:
-                    raw = await websocket.receive_text()
                     try:
+                        message = await asyncio.wait_for(websocket.receive(), server.idle_timeout_s)
+                    except TimeoutError:
+                        raise SessionEnded(
+                            wire.SESSION_ERROR,
+                            f"no message for {server.idle_timeout_s:g} s (rlenvs serve --idle-timeout): "
+                            "the session is closed",
+                        ) from None
+                    if message["type"] == "websocket.disconnect":
+                        break
+                    raw = message.get("text")
+                    try:
+                        if raw is None:
+                            raise wire.WireError(
+                                wire.VALIDATION_ERROR, "messages are JSON in text frames; got a binary frame"
+                            )
                         kind, data = wire.parse_message(raw)
                         if kind == "close":
                             break
                         reply = await session.handle(kind, data)
                     except wire.WireError as error:
-                        await _send_error(websocket, error.code, str(error), ended=False)
+                        await _send(websocket, _error(error.code, str(error), ended=False))
                         continue
-                    await websocket.send_text(wire.dumps(reply))
+                    await _send(websocket, wire.dumps(reply))
             except SessionEnded as error:
                 close_code = CLOSE_CODE_INTERNAL
                 with contextlib.suppress(Exception):  # the client may be gone already
-                    await _send_error(websocket, error.code, str(error), ended=True)
-            except WebSocketDisconnect:
+                    await _send(websocket, _error(error.code, str(error), ended=True), CLOSE_TIMEOUT_S)
+            except (WebSocketDisconnect, ClientStalled):
                 pass
+            except Exception as error:  # a bug here must still end only this session, and say so
+                close_code = CLOSE_CODE_INTERNAL
+                logger.exception("session of %s failed", server.env_id)
+                with contextlib.suppress(Exception):
+                    await _send(
+                        websocket, _error(wire.SESSION_ERROR, f"the session failed: {short_error(error)}", ended=True)
+                    )
             finally:
                 session.end()
                 server.release()
                 with contextlib.suppress(Exception):
-                    await websocket.close(code=close_code)
+                    await asyncio.wait_for(websocket.close(code=close_code), CLOSE_TIMEOUT_S)
 
         return app
 
@@ -273,10 +321,12 @@ class Session:
         assert env is not None
         if kind == "reset":
             seed, options, episode_id = wire.reset_arguments(data)
-            observation, info = await self._env_call("reset", lambda: env.reset(seed=seed, options=options))
+            payload = await self._env_call(
+                "reset", lambda: env.reset(seed=seed, options=options), lambda result: wire.reset_payload(*result)
+            )
             self.episode_id = episode_id if episode_id is not None else str(uuid.uuid4())
             self.step_count, self.phase = 0, "active"
-            return {"type": "observation", "data": wire.reset_payload(observation, info)}
+            return {"type": "observation", "data": payload}
         if kind == "step":
             if self.phase != "active":
                 raise wire.WireError(
@@ -286,11 +336,11 @@ class Session:
                     else "the episode is over: send a reset before stepping again",
                 )
             action = wire.action_text(data)
-            observation, reward, terminated, truncated, info = await self._env_call("step", lambda: env.step(action))
+            payload = await self._env_call("step", lambda: env.step(action), lambda result: wire.step_payload(*result))
             self.step_count += 1
-            if terminated or truncated:
+            if payload["done"]:
                 self.phase = "over"
-            return {"type": "observation", "data": wire.step_payload(observation, reward, terminated, truncated, info)}
+            return {"type": "observation", "data": payload}
         if kind == "state":
             return {"type": "state", "data": self.state()}
         if kind == "oracle":
@@ -322,32 +372,36 @@ class Session:
             "done": self.phase == "over",
         }
 
-    async def _env_call(self, what: str, call: Callable[[], Any]) -> Any:
+    async def _env_call(self, what: str, call: Callable[[], Any], shape: Callable[[Any], dict[str, Any]]) -> Any:
+        """`shape(call())`, the payload of what the env returned; an env that raised, or
+        returned what the wire cannot carry as it is (a reward that is no number, an info
+        value JSON would change), ends the session here, not mid-send."""
         try:
-            result = await self._call(call)
-            wire.dumps({"data": result})  # an info JSON cannot carry ends the session here, not mid-send
-            return result
+            return shape(await self._call(call))
         except SessionEnded:
             raise
         except Exception as exc:
             self.discard()
             raise SessionEnded(
-                wire.EXECUTION_ERROR, f"{self.server.env_id}'s {what} raised {short_error(exc)}; the session is closed"
+                wire.EXECUTION_ERROR,
+                f"{self.server.env_id}'s {what} raised {short_error(exc)}; the session is closed",
+                during=what,
             ) from exc
 
     async def _call(self, call: Callable[[], Any]) -> Any:
         future = self.executor.submit(call)
         timeout = self.server.step_timeout_s
-        try:
-            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)
-        except TimeoutError:
+        wrapped = asyncio.wrap_future(future)
+        done, _ = await asyncio.wait({wrapped}, timeout=timeout)
+        if not done:  # (a TimeoutError the env itself raises is the env's error, below)
             self.server.abandon(future)
             self.discard()
             raise SessionEnded(
                 wire.STEP_TIMEOUT,
                 f"the call did not return within the server's step timeout of {timeout:g} s "
                 "(rlenvs serve --step-timeout); the session's env is abandoned",
-            ) from None
+            )
+        return wrapped.result()
 
     def discard(self) -> None:
         """Drop the env (its own thread closes it, after any call still running)."""
@@ -360,10 +414,15 @@ class Session:
         self.executor.shutdown(wait=False)
 
 
-async def _send_error(websocket: WebSocket, code: str, message: str, *, ended: bool) -> None:
-    await websocket.send_text(
-        wire.dumps({"type": "error", "data": {"message": message, "code": code, "session_ended": ended}})
-    )
+def _error(code: str, message: str, *, ended: bool) -> str:
+    return wire.dumps({"type": "error", "data": {"message": message, "code": code, "session_ended": ended}})
+
+
+async def _send(websocket: WebSocket, text: str, timeout_s: float = SEND_TIMEOUT_S) -> None:
+    try:
+        await asyncio.wait_for(websocket.send_text(text), timeout_s)
+    except TimeoutError:
+        raise ClientStalled() from None
 
 
 def _text_bounds(space: gym.Space, what: str) -> tuple[int, int]:

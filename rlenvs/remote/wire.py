@@ -30,6 +30,8 @@ ACTION_FIELD = "message"
 DEFAULT_MAX_SESSIONS = 64
 DEFAULT_STEP_TIMEOUT_S = 300.0
 """The server's limit on one reset or step (a sandboxed step's own limits are far below it)."""
+DEFAULT_IDLE_TIMEOUT_S = 900.0
+"""A session with no message for this long is closed (longer than any generation round)."""
 MAX_MESSAGE_BYTES = 100 * 2**20
 """The largest WebSocket message either side takes (OpenEnv's client default, 100 MiB)."""
 RESET_FIELDS = ("seed", "options", "episode_id")
@@ -57,6 +59,7 @@ class WireError(ValueError):
 
 
 def step_payload(observation: str, reward: float, terminated: bool, truncated: bool, info: dict) -> dict[str, Any]:
+    _check_text_and_info(observation, info)
     return {
         "observation": {"text": observation, "terminated": bool(terminated), "truncated": bool(truncated)},
         "reward": float(reward),
@@ -66,6 +69,7 @@ def step_payload(observation: str, reward: float, terminated: bool, truncated: b
 
 
 def reset_payload(observation: str, info: dict) -> dict[str, Any]:
+    _check_text_and_info(observation, info)
     return {
         "observation": {"text": observation, "terminated": False, "truncated": False},
         "reward": None,
@@ -74,42 +78,48 @@ def reset_payload(observation: str, info: dict) -> dict[str, Any]:
     }
 
 
+def _check_text_and_info(observation: Any, info: Any) -> None:
+    if not isinstance(observation, str):
+        raise TypeError(f"the observation is a {type(observation).__name__}, not the str a text env returns")
+    if not isinstance(info, dict):
+        raise TypeError(f"info is a {type(info).__name__}, not a dict")
+    check_plain(info, "info")
+
+
 def dumps(message: dict[str, Any]) -> str:
-    """JSON text of a message. An info value that is not plain JSON (a numpy scalar, an
-    object) is an error naming its key: converting it silently would hand the client a
-    different info from the one the env returned."""
-    try:
-        return json.dumps(message)  # ASCII: a lone surrogate (any str is a valid reply) is escaped, not unencodable
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{exc}: {_first_unencodable(message)}") from exc
+    """JSON text of a message. ASCII: a lone surrogate (any str is a valid reply) is escaped,
+    not unencodable. NaN and infinities are written as Python's json writes and reads them."""
+    return json.dumps(message)
 
 
-def _first_unencodable(value: Any, path: str = "") -> str:
+def check_plain(value: Any, path: str = "metadata") -> None:
+    """Raise TypeError, naming the place, for what JSON would not hand back as it is: a tuple
+    (it comes back a list), a key that is not a str (it comes back a str), a numpy scalar or
+    any other object. What the client gets must be what the env returned."""
+    if value is None or isinstance(value, (str, int, float)):  # subclasses come back equal
+        return
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
-                return f"key {path}[{key!r}] is a {type(key).__name__}, not a str"
-            found = _first_unencodable(item, f"{path}[{key!r}]")
-            if found:
-                return found
-        return ""
-    if isinstance(value, (list, tuple)):
+                raise TypeError(f"{path} has the key {key!r}, a {type(key).__name__}: JSON keys are str")
+            check_plain(item, f"{path}[{key!r}]")
+        return
+    if isinstance(value, list):
         for position, item in enumerate(value):
-            found = _first_unencodable(item, f"{path}[{position}]")
-            if found:
-                return found
-        return ""
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return ""
-    return f"{path or 'the message'} is a {type(value).__name__}, which JSON cannot carry: return plain values in info"
+            check_plain(item, f"{path}[{position}]")
+        return
+    raise TypeError(
+        f"{path} is a {type(value).__name__}, which JSON would not hand back as it is: return plain "
+        "str, int, float, bool, None, list and dict values"
+    )
 
 
 def parse_message(raw: str) -> tuple[str, dict[str, Any]]:
     """A client's WebSocket message as (type, data)."""
     try:
         message = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise WireError(INVALID_JSON, f"Invalid JSON: {exc}") from exc
+    except (ValueError, RecursionError) as exc:  # not JSON; an int past Python's 4300 digits; too deep
+        raise WireError(INVALID_JSON, f"Invalid JSON: {short(exc)}") from exc
     if not isinstance(message, dict):
         raise WireError(VALIDATION_ERROR, f"a message is a JSON object with a 'type', got {type(message).__name__}")
     kind = message.get("type")
@@ -202,6 +212,11 @@ def text_bounds(schema: dict[str, Any], part: str) -> tuple[int, int]:
             f"the server's /schema has no text bounds for the {part} ({part}.properties.{field}.maxLength): "
             "is it an rlenvs env server (rlenvs serve)?"
         ) from exc
+
+
+def short(exc: BaseException, limit: int = 200) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _preview(value: Any, limit: int = 120) -> str:

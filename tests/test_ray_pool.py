@@ -111,6 +111,19 @@ def test_a_step_that_overruns_or_raises_ends_only_its_episode(cluster):
         assert all(r.error is None for r in pool.step(dict.fromkeys(range(9), "\\boxed{1}")))
 
 
+def test_a_reset_whose_actor_dies_runs_again_on_its_replacement(cluster, tmp_path):
+    with EnvPool(ScriptedArithmeticEnv, 4, executor="ray", max_workers=2) as pool:
+        before = pool.actor_nodes()
+        crash = str(tmp_path / "crashed-once")  # the first reset ends its actor's process; the next one succeeds
+        firsts = pool.reset([0, 1], options=[{"crash": crash}, None])
+        assert [r.index for r in firsts] == [0, 1] and os.path.exists(crash)
+        assert all(r.error is None for r in pool.step({0: "\\boxed{1}", 1: "\\boxed{1}"}))
+        with pytest.raises(ConnectionError, match="reset failed for env") as raised:
+            pool.reset([2], options=[{"crash": "always"}])
+        assert "died during its reset" in str(raised.value)
+        assert len(pool.actor_nodes()) == len(before)
+
+
 def test_a_node_removed_mid_batch_loses_only_its_episodes(cluster):
     ray_cluster, workers = cluster
     victim = workers[-1]

@@ -37,7 +37,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from rlenvs.vector.calls import Call, Outcome, apply, close_quietly, discards, env_factory, failed, short_error
+from rlenvs.vector.calls import Call, Outcome, apply, close_quietly, discards, env_factory, failed, overran, short_error
 
 START_TIMEOUT_S = 120.0
 """How long the pool's actors may take to be placed, start and make their envs."""
@@ -286,10 +286,8 @@ class RayRunner:
                     if deadline <= now:
                         del busy[ref]
                         call = calls[position]
-                        outcomes[position] = Outcome(
-                            "timeout",
-                            f"env {call.index}'s {call.op} did not return within step_timeout_s={self.timeout_s:g} s; "
-                            "its Ray actor was killed and replaced with fresh envs",
+                        outcomes[position] = overran(
+                            call, self.timeout_s, "its Ray actor was killed and replaced with fresh envs"
                         )
                         replace(
                             actor,

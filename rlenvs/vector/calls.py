@@ -72,6 +72,13 @@ def failed(exc: BaseException) -> Outcome:
     return Outcome("error", exc)
 
 
+def overran(call: Call, timeout_s: float, consequence: str) -> Outcome:
+    """The outcome of a call past `step_timeout_s`, and what became of its env (each runner's own)."""
+    return Outcome(
+        "timeout", f"env {call.index}'s {call.op} did not return within step_timeout_s={timeout_s:g} s; {consequence}"
+    )
+
+
 def short_error(exc: BaseException) -> str:
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

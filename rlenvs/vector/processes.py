@@ -51,7 +51,17 @@ from typing import Any
 
 import gymnasium as gym
 
-from rlenvs.vector.calls import RESET_ATTEMPTS, Call, Outcome, apply, close_quietly, discards, env_factory, failed
+from rlenvs.vector.calls import (
+    RESET_ATTEMPTS,
+    Call,
+    Outcome,
+    apply,
+    close_quietly,
+    discards,
+    env_factory,
+    failed,
+    overran,
+)
 
 START_METHOD = "spawn"
 START_TIMEOUT_S = 120.0
@@ -366,10 +376,8 @@ class ProcessRunner:
                     if deadline <= now:
                         del busy[slot]
                         call = calls[position]
-                        outcomes[position] = Outcome(
-                            "timeout",
-                            f"env {call.index}'s {call.op} did not return within step_timeout_s={self.timeout_s:g} s; "
-                            f"its worker process was killed and restarted with fresh envs",
+                        outcomes[position] = overran(
+                            call, self.timeout_s, "its worker process was killed and restarted with fresh envs"
                         )
                         lose(
                             self.workers[slot],

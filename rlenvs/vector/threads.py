@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 
 import gymnasium as gym
 
-from rlenvs.vector.calls import Call, Outcome, apply, close_quietly, discards, failed
+from rlenvs.vector.calls import Call, Outcome, apply, close_quietly, discards, failed, overran
 
 THREAD_NAME_PREFIX = "rlenvs-envpool"
 IDLE_THREAD_NAME = f"{THREAD_NAME_PREFIX}-idle"
@@ -133,10 +133,8 @@ class ThreadRunner:
                         del running[position]
                         self._workers -= 1  # its thread ends when the call returns
                         self.envs[job.call.index] = None
-                        outcomes[position] = Outcome(
-                            "timeout",
-                            f"env {job.call.index}'s {job.call.op} did not return within step_timeout_s="
-                            f"{self.timeout_s:g} s; the env was abandoned (a fresh one is made on its next reset)",
+                        outcomes[position] = overran(
+                            job.call, self.timeout_s, "the env was abandoned (a fresh one is made on its next reset)"
                         )
         finally:
             # Interrupted (KeyboardInterrupt): calls still running are abandoned like timed-out ones.

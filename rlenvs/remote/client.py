@@ -31,6 +31,7 @@ from gymnasium.error import ResetNeeded
 
 from rlenvs.core.spaces import UnicodeText
 from rlenvs.remote import wire
+from rlenvs.vector.calls import short_error
 from rlenvs.vector.results import EnvLostError, EnvTimeoutError
 
 TIMEOUT_MARGIN_S = 30.0
@@ -243,7 +244,7 @@ class RemoteEnv(gym.Env[str, str]):
             self._drop()  # the answers may be out of step with the requests now
             raise RemoteEnvError(
                 wire.SESSION_ERROR,
-                f"{self.url} answered a {message['type']} with what is not OpenEnv's protocol ({wire.short(exc)}); "
+                f"{self.url} answered a {message['type']} with what is not OpenEnv's protocol ({short_error(exc)}); "
                 "the session was dropped",
                 session_ended=True,
             ) from None

@@ -50,7 +50,6 @@ env closed) after a missed ping, within twice this."""
 CLOSE_CODE_TRY_AGAIN = 1013
 """WebSocket close code for a refused session (at capacity): "try again later"."""
 CLOSE_CODE_INTERNAL = 1011
-CLOSE_CODE_UNSUPPORTED = 1003
 SEND_TIMEOUT_S = 2 * WS_PING_INTERVAL_S
 """How long an answer may wait on a client that does not read it (a stopped trainer, a
 partition) before its session ends: keepalive pings queue behind a blocked answer, so this,

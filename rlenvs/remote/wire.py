@@ -26,6 +26,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rlenvs.vector.calls import short_error
+
 ACTION_FIELD = "message"
 DEFAULT_MAX_SESSIONS = 64
 DEFAULT_STEP_TIMEOUT_S = 300.0
@@ -45,9 +47,6 @@ CAPACITY_REACHED = "CAPACITY_REACHED"
 FACTORY_ERROR = "FACTORY_ERROR"
 SESSION_ERROR = "SESSION_ERROR"
 STEP_TIMEOUT = "STEP_TIMEOUT"
-SESSION_ENDING_CODES = frozenset({EXECUTION_ERROR, CAPACITY_REACHED, FACTORY_ERROR, SESSION_ERROR, STEP_TIMEOUT})
-"""Errors after which the server has closed the session (its env is gone): the next reset
-needs a new connection. The others (a malformed request) leave the session as it was."""
 
 
 class WireError(ValueError):
@@ -119,7 +118,7 @@ def parse_message(raw: str) -> tuple[str, dict[str, Any]]:
     try:
         message = json.loads(raw)
     except (ValueError, RecursionError) as exc:  # not JSON; an int past Python's 4300 digits; too deep
-        raise WireError(INVALID_JSON, f"Invalid JSON: {short(exc)}") from exc
+        raise WireError(INVALID_JSON, f"Invalid JSON: {short_error(exc)}") from exc
     if not isinstance(message, dict):
         raise WireError(VALIDATION_ERROR, f"a message is a JSON object with a 'type', got {type(message).__name__}")
     kind = message.get("type")
@@ -212,11 +211,6 @@ def text_bounds(schema: dict[str, Any], part: str) -> tuple[int, int]:
             f"the server's /schema has no text bounds for the {part} ({part}.properties.{field}.maxLength): "
             "is it an rlenvs env server (rlenvs serve)?"
         ) from exc
-
-
-def short(exc: BaseException, limit: int = 200) -> str:
-    text = str(exc) or type(exc).__name__
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _preview(value: Any, limit: int = 120) -> str:

@@ -8,6 +8,7 @@ often come from arrays).
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import TypeGuard
 
@@ -52,3 +53,11 @@ def check_flag(name: str, value: object) -> None:
     """TypeError unless `value` is True or False (not 1, "yes" or None)."""
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be True or False, got {value!r}")
+
+
+def check_seconds(name: str, value: object) -> None:
+    """ValueError unless `value` is a finite number of seconds > 0, or None (no limit)."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a number of seconds > 0 or None (no limit), got {value!r}")

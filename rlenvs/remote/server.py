@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import socket
 import threading
 import time
@@ -40,6 +39,7 @@ import gymnasium as gym
 from fastapi import Body, FastAPI, HTTPException, WebSocket, WebSocketDisconnect
 from fastapi.responses import Response
 
+from rlenvs.core.checks import check_int, check_seconds
 from rlenvs.remote import wire
 from rlenvs.vector.calls import close_quietly, short_error
 
@@ -95,13 +95,9 @@ class EnvServer:
         the server would get the answers. `idle_timeout_s`: a session with no message for this
         long is closed (OpenEnv's session_timeout): the backstop for a client that stopped
         reading while a large answer was on its way, which no keepalive ping then reaches."""
-        if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
-            raise ValueError(f"max_sessions must be an int >= 1 (sessions held at once), got {max_sessions!r}")
-        for name, value in (("step_timeout_s", step_timeout_s), ("idle_timeout_s", idle_timeout_s)):
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0
-            ):
-                raise ValueError(f"{name} must be seconds > 0, or None for no limit; got {value!r}")
+        check_int("max_sessions", max_sessions, at_least=1, meaning="sessions held at once")
+        check_seconds("step_timeout_s", step_timeout_s)
+        check_seconds("idle_timeout_s", idle_timeout_s)
         self.idle_timeout_s = None if idle_timeout_s is None else float(idle_timeout_s)
         self.env_id = env_id
         self.make_kwargs = dict(make_kwargs or {})

@@ -24,7 +24,6 @@ is then a `RemoteEnv` session on that server, on threads (they only wait on the 
 from __future__ import annotations
 
 import copy
-import math
 import os
 import pickle
 import threading
@@ -34,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
-from rlenvs.core.checks import is_int
+from rlenvs.core.checks import check_seconds, is_int
 from rlenvs.vector.calls import RESET_ATTEMPTS, Call, Outcome, env_factory, is_server_url, short_error
 from rlenvs.vector.processes import ProcessRunner
 from rlenvs.vector.results import (
@@ -134,15 +133,7 @@ class EnvPool:
             raise ValueError(
                 f"max_workers must be an int >= 1 or None (a default for the executor), got {max_workers!r}"
             )
-        if step_timeout_s is not None and (
-            isinstance(step_timeout_s, bool)
-            or not isinstance(step_timeout_s, (int, float))
-            or not math.isfinite(step_timeout_s)
-            or step_timeout_s <= 0
-        ):
-            raise ValueError(
-                f"step_timeout_s must be a number of seconds > 0 or None (no limit), got {step_timeout_s!r}"
-            )
+        check_seconds("step_timeout_s", step_timeout_s)
 
         self.num_envs = int(num_envs)
         self.executor = executor

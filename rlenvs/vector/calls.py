@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 import gymnasium as gym
 
+from rlenvs.vector.results import EnvLostError, EnvTimeoutError
+
 Op = Literal["reset", "step", "oracle"]
 RESET_ATTEMPTS = 3
 """How many times a reset is started before losing its worker or host fails it: a reset needs
@@ -63,8 +65,6 @@ def failed(exc: BaseException) -> Outcome:
     """The outcome of a call that raised: an env whose host went away or gave up on the call
     (a served env's `EnvLostError`, `EnvTimeoutError`) is lost or timed out, like a worker
     process the pool itself lost or timed out; anything else is the env's own error."""
-    from rlenvs.vector.results import EnvLostError, EnvTimeoutError
-
     if isinstance(exc, EnvLostError):
         return Outcome("lost", short_error(exc))
     if isinstance(exc, EnvTimeoutError):

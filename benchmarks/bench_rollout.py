@@ -15,8 +15,9 @@ each. The p50 is reported, and each ratio is the p50 of the per-repeat ratios of
 next to each other (the machine is shared and noisy, and drifts).
 
 A. The random model, replies of at most `TOKENS_PER_TURN` = 32 tokens, ChatML template.
-- engine: `RolloutEngine(VLLMBackend(llm), tokenizer, max_tokens_per_turn=32, seed=0)
-  .run(EnvPool(env_id, 32), tasks)`; tokens/s = model tokens (`env_mask == 1`) / wall time.
+- engine: `RolloutEngine(VLLMBackend(llm), tokenizer, max_tokens_per_turn=32, seed=0,
+  schedule="rounds").run(EnvPool(env_id, 32), tasks)` (the round schedule; `bench_schedules`
+  compares it with the continuous one); tokens/s = model tokens (`env_mask == 1`) / wall time.
   A fresh engine per run (its per-call seeds restart), so every run samples the same tokens.
 - raw `llm.generate`: the engine's own backend calls, replayed. The warm-up run records each
   call's prompts (whole episodes so far, so the same prefill), per-prompt seeds
@@ -551,8 +552,14 @@ def _engine_run(
     recorder = _Recorder(backend) if record else None
     timed_backend = _Timed(recorder or backend, ["generate"])
     timed_pool = _Timed(pool, ["reset", "step"])
+    # The round schedule: this benchmark replays its backend calls (bench_schedules measures both).
     engine = RolloutEngine(
-        timed_backend, tokenizer, max_tokens_per_turn=max_tokens_per_turn, seed=SEED, chat_template_kwargs=chat_kwargs
+        timed_backend,
+        tokenizer,
+        max_tokens_per_turn=max_tokens_per_turn,
+        seed=SEED,
+        chat_template_kwargs=chat_kwargs,
+        schedule="rounds",
     )
     _cold_start(timed_llm)
     start = time.perf_counter()

@@ -1,13 +1,26 @@
-"""The rollout engine: many multi-turn episodes, one batched generation per round.
+"""The rollout engine: many multi-turn episodes, generated and stepped as they go.
 
     engine = RolloutEngine(HFBackend(path), tokenizer, max_tokens_per_turn=256, max_episode_tokens=1024)
     with EnvPool("rlenvs/GSM8K-v0", 8, make_kwargs={"max_turns": 3}) as pool:
         episodes = engine.run(pool, [{"task_index": 7}] * 8)        # one GRPO group
 
-Each round collects the episodes still going, generates their next turn in one backend call,
-steps their envs concurrently through the `EnvPool`, and appends each env message to its
-episode as the chat template's token delta (`rlenvs_train.chat`), never re-tokenising the
-history: what the backend sampled is exactly what the trainer will score.
+Two schedules, the same episodes:
+- "rounds": each round generates the next turn of every episode still going in one backend
+  call, then steps their envs together through the `EnvPool`. Every round waits for its
+  slowest generation and then for its slowest env step: env time adds to generation time.
+- "continuous" (backends that stream, `base.StreamingBackend`: vLLM in-process and the vLLM
+  server): each episode goes on its own. A finished turn goes to its env at once, on a
+  stepping thread, while the other episodes keep generating; the env's answer is appended
+  and the next turn submitted as soon as it is back. Env steps that finish together are
+  stepped as one `EnvPool.step` batch (the pool runs a batch's steps concurrently; one batch
+  at a time). Opt-in, `schedule="continuous"`; see `SCHEDULES` for why it is not the default.
+
+Either way each env message is appended to its episode as the chat template's token delta
+(`rlenvs_train.chat`), never re-tokenising the history: what the backend sampled is exactly
+what the trainer will score. A seeded request's seed depends only on the run, the turn and
+the episode (see `run`), never on timing, so a continuous run samples the same tokens
+whatever order its env steps return in, up to vLLM's own batch dependence (a request's
+logits can differ in the last bits with the batch it shares a step with).
 
 Conventions (what TRL 1.16's `GRPOTrainer` expects from a `rollout_func`):
 - `env_mask` is 1 on model tokens (in the loss) and 0 on env tokens (seen, not trained on);
@@ -20,12 +33,14 @@ Conventions (what TRL 1.16's `GRPOTrainer` expects from a `rollout_func`):
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rlenvs.core.checks import check_int
-from rlenvs_train.backends.base import Backend, FinishReason, Generation, SamplingParams
+from rlenvs_train.backends.base import Backend, FinishReason, Generation, SamplingParams, StreamingBackend
 from rlenvs_train.chat import ChatTemplate
 
 MAX_EPISODE_TOKENS = "max_episode_tokens"
@@ -33,6 +48,10 @@ MAX_EPISODE_TOKENS = "max_episode_tokens"
 MAX_TURNS = "max_turns"
 """stop_reason of an episode stopped by the engine's `max_turns` (an env's own turn limit
 reports the same reason)."""
+SCHEDULES = ("rounds", "continuous")
+"""`RolloutEngine(schedule=...)`. "rounds" is the default: on vLLM's CPU build continuous
+was no faster overall (benchmarks/RESULTS.md, "Rollout schedules"), and rounds is the
+schedule whose tokens do not depend on timing at all."""
 
 
 @dataclass
@@ -88,6 +107,7 @@ class RolloutEngine:
     None leaves it to the env's own limit.
     `seed`: each backend call gets `seed + k` for the k-th call, so calls differ and a run is
     reproducible; None samples at random. `stop_token_ids`: default EOS and end-of-turn.
+    `schedule`: "rounds" or "continuous" (the backend must stream; see the module docstring).
     """
 
     def __init__(
@@ -104,6 +124,7 @@ class RolloutEngine:
         seed: int | None = None,
         stop_token_ids: Sequence[int] | None = None,
         chat_template_kwargs: Mapping[str, Any] | None = None,
+        schedule: str = "rounds",
     ) -> None:
         if not callable(getattr(backend, "generate", None)):
             raise TypeError(
@@ -113,6 +134,15 @@ class RolloutEngine:
         check_int("max_turns", max_turns, at_least=1, or_none="no limit")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise TypeError(f"seed must be an int or None, got {seed!r}")
+        if schedule not in SCHEDULES:
+            raise ValueError(f"schedule must be one of {list(SCHEDULES)}, got {schedule!r}")
+        if schedule == "continuous" and not isinstance(backend, StreamingBackend):
+            raise ValueError(
+                f"schedule='continuous' needs a backend that streams (submit/collect/in_flight/abort, "
+                f"rlenvs_train.backends.base.StreamingBackend), and {type(backend).__name__} does not: "
+                "use the vllm or vllm-server backend, or schedule='rounds'"
+            )
+        self.schedule = schedule
         self.backend = backend
         self.chat = (
             tokenizer
@@ -142,7 +172,11 @@ class RolloutEngine:
 
         `tasks`: each env's reset options, e.g. `{"task_index": 3}`; repeat one N times for a
         GRPO group. `seeds`: reset seeds, one per task. A reset that fails raises (there is no
-        prompt to generate from); a step that fails ends only its own episode."""
+        prompt to generate from); a step that fails ends only its own episode.
+
+        With the engine's `seed`, turn t (from 0) of every episode is sampled with
+        `SamplingParams.seed = seed + c + t` at the episode's position, c counting the turns of
+        the engine's earlier runs: in both schedules, the backend call of round t."""
         tasks = list(tasks)
         if not tasks:
             return []
@@ -164,6 +198,9 @@ class RolloutEngine:
                     info=dict(reset.info),
                 )
             )
+        if self.schedule == "continuous":
+            self._run_continuous(pool, episodes)
+            return episodes
         while active := [e for e in episodes if e.stop_reason is None]:
             turns = self._generate(active)
             stepping = [(e, turns[e.index]) for e in active if e.stop_reason is None]
@@ -171,6 +208,49 @@ class RolloutEngine:
             for (episode, turn), result in zip(stepping, results):
                 self._take_step(episode, turn, result)
         return episodes
+
+    # --- the continuous schedule ----------------------------------------------------------------
+
+    def _run_continuous(self, pool: Any, episodes: list[Episode]) -> None:
+        backend = self.backend
+        assert isinstance(backend, StreamingBackend)  # checked in __init__
+        base_seed = None if self.seed is None else self.seed + self._calls
+        by_index = {e.index: e for e in episodes}
+        stepper = _EnvStepper(pool)
+        try:
+            for episode in episodes:
+                self._submit(episode, base_seed)
+            while any(e.stop_reason is None for e in episodes):
+                if backend.in_flight():
+                    for key, generation in backend.collect():
+                        episode = by_index[key]
+                        turn = self._append_turn(episode, generation)
+                        if episode.stop_reason is None:
+                            stepper.put(episode, turn)
+                elif not stepper.pending:
+                    raise RuntimeError("rollout engine: episodes still going with no turn generating and no env step")
+                for episode, turn, result in stepper.take(block=not backend.in_flight()):
+                    self._take_step(episode, turn, result)
+                    if episode.stop_reason is None:
+                        self._submit(episode, base_seed)
+        except BaseException:
+            backend.abort()  # nothing of this run may reach the next one
+            raise
+        finally:
+            stepper.close()
+        self._calls += max(e.turns for e in episodes)
+
+    def _submit(self, episode: Episode, base_seed: int | None) -> None:
+        params = SamplingParams(
+            max_tokens=min(self.max_tokens_per_turn, self._room(episode)),
+            temperature=self.sampling.temperature,
+            top_p=self.sampling.top_p,
+            top_k=self.sampling.top_k,
+            stop_token_ids=self.sampling.stop_token_ids,
+            seed=None if base_seed is None else base_seed + episode.turns,
+        )
+        assert isinstance(self.backend, StreamingBackend)  # checked in __init__
+        self.backend.submit(episode.index, episode.prompt_ids + episode.completion_ids, params)
 
     # --- one round ------------------------------------------------------------------------------
 
@@ -240,3 +320,61 @@ class RolloutEngine:
         episode.env_mask.extend([0] * len(delta))
         episode.logprobs.extend([0.0] * len(delta))
         episode.transcript.extend(dict(m) for m in messages)
+
+
+class _EnvStepper:
+    """The continuous schedule's env side: a thread that steps, as one `EnvPool.step` batch,
+    whatever turns are waiting when it is free, and hands the results back to the engine's
+    thread (which alone touches episodes). A step that raises (not an env failure, which the
+    pool turns into a result, but e.g. a closed pool) is raised in the engine's thread."""
+
+    def __init__(self, pool: Any) -> None:
+        self.pool = pool
+        self.pending = 0
+        """Turns put and not yet taken back."""
+        self._todo: queue.SimpleQueue[tuple[Episode, _Turn] | None] = queue.SimpleQueue()
+        self._done: queue.SimpleQueue[list[tuple[Episode, _Turn, Any]] | BaseException] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._serve, name="rlenvs-rollout-env-steps", daemon=True)
+        self._thread.start()
+
+    def put(self, episode: Episode, turn: _Turn) -> None:
+        self.pending += 1
+        self._todo.put((episode, turn))
+
+    def take(self, *, block: bool) -> list[tuple[Episode, _Turn, Any]]:
+        """The steps finished so far; with `block`, wait for at least one batch (if any is pending)."""
+        taken: list[tuple[Episode, _Turn, Any]] = []
+        while self.pending:
+            try:
+                answer = self._done.get(block=block and not taken)
+            except queue.Empty:
+                break
+            if isinstance(answer, BaseException):
+                raise answer
+            self.pending -= len(answer)
+            taken += answer
+        return taken
+
+    def close(self) -> None:
+        """Stop the thread after the batch it is stepping, if any."""
+        self._todo.put(None)
+        self._thread.join()
+
+    def _serve(self) -> None:
+        while (first := self._todo.get()) is not None:
+            batch = [first]
+            while True:
+                try:
+                    item = self._todo.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    self._todo.put(None)  # stop after this batch
+                    break
+                batch.append(item)
+            try:
+                results = self.pool.step([(episode.index, turn.reply) for episode, turn in batch])
+            except BaseException as exc:  # the engine's thread decides
+                self._done.put(exc)
+                return
+            self._done.put([(episode, turn, result) for (episode, turn), result in zip(batch, results)])

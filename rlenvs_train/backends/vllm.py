@@ -10,6 +10,13 @@ distribution it was sampled from. That is vLLM's `logprobs_mode="processed_logpr
 (temperature and top-k/top-p applied), the mode TRL creates its own engines with and its
 importance-sampling correction expects; an engine in another mode is used with a warning.
 
+`submit` / `collect` (the `StreamingBackend` half, for the engine's continuous schedule)
+drive the same engine request by request: `LLMEngine.add_request` and one `LLMEngine.step`
+per `collect`, the loop `LLM.generate` itself runs, so vLLM's scheduler batches whatever is
+in flight (continuous batching) and a turn is added the moment it is ready. This is the
+engine TRL colocates and syncs weights into: streaming from it needs no second engine (an
+`AsyncLLM` would hold its own weights and KV cache) and no event loop.
+
 `vllm` is imported only when an engine is built or used, so importing this module is cheap.
 """
 
@@ -17,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import warnings
+from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -67,13 +75,19 @@ class VLLMBackend:
     """Generates with an in-process `vllm.LLM` (see the module docstring).
 
     `rank` is folded into per-prompt seeds (`request_seed`); `from_trainer` sets it to the
-    process index. Not thread-safe: one `generate` at a time, as with `vllm.LLM` itself."""
+    process index. Not thread-safe: one `generate` at a time, as with `vllm.LLM` itself, and
+    no `generate` while streamed requests are in flight."""
 
     def __init__(self, llm: vllm.LLM, *, rank: int = 0) -> None:
         self.llm = llm
         self.rank = int(rank)
         self._trainer_generation: Any = None
         self._seeded_prefill_budget = _cpu_chunked_prefill_budget(llm)
+        self._streamed: dict[str, int] = {}
+        """Request id -> key of every streamed request in the engine."""
+        self._waiting: deque[tuple[int, list[int], Any]] = deque()
+        """Streamed requests held back by the CPU prefill budget (see `_admit`)."""
+        self._requests = 0
         mode = _engine_logprobs_mode(llm)
         if mode != PROCESSED_LOGPROBS:
             warnings.warn(
@@ -149,13 +163,34 @@ class VLLMBackend:
         TRL's colocated one is) a seeded batch is generated in consecutive slices that each
         fit; every prompt keeps the seed of its place in the whole batch, so the tokens are
         those one call would give."""
-        from vllm import SamplingParams as VLLMSamplingParams
         from vllm.inputs import TokensPrompt
 
         batch = [[int(t) for t in prompt] for prompt in prompts]
         if not batch:
             return []
+        if self.in_flight():
+            raise RuntimeError(
+                f"generate() while {self.in_flight()} streamed requests are in flight: LLM.generate would collect "
+                "their outputs as its own; collect() them first"
+            )
         self._wake_trainer_engine()
+        sampling = self._vllm_sampling(params, len(batch))
+        outputs = []
+        for piece in self._slices(batch, seeded=params.seed is not None):
+            outputs += self.llm.generate(
+                [TokensPrompt(prompt_token_ids=batch[i]) for i in piece],
+                sampling if params.seed is None else [sampling[i] for i in piece],
+                use_tqdm=False,
+            )
+        if len(outputs) != len(batch):
+            raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(batch)} prompts")
+        return [_generation(request.outputs[0]) for request in outputs]
+
+    def _vllm_sampling(self, params: SamplingParams, count: int, first: int = 0) -> Any:
+        """vLLM's sampling parameters for `count` prompts from position `first` of a batch:
+        one object for an unseeded batch, else one per prompt with its own seed."""
+        from vllm import SamplingParams as VLLMSamplingParams
+
         common: dict[str, Any] = {
             "max_tokens": params.max_tokens,
             "temperature": params.temperature,
@@ -169,21 +204,81 @@ class VLLMBackend:
             "detokenize": False,
         }
         if params.seed is None:
-            sampling: Any = VLLMSamplingParams(**common)
-        else:
-            sampling = [
-                VLLMSamplingParams(**common, seed=request_seed(params.seed, self.rank, i)) for i in range(len(batch))
-            ]
-        outputs = []
-        for piece in self._slices(batch, seeded=params.seed is not None):
-            outputs += self.llm.generate(
-                [TokensPrompt(prompt_token_ids=batch[i]) for i in piece],
-                sampling if params.seed is None else [sampling[i] for i in piece],
-                use_tqdm=False,
-            )
-        if len(outputs) != len(batch):
-            raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(batch)} prompts")
-        return [_generation(request.outputs[0]) for request in outputs]
+            return VLLMSamplingParams(**common)
+        return [
+            VLLMSamplingParams(**common, seed=request_seed(params.seed, self.rank, i))
+            for i in range(first, first + count)
+        ]
+
+    # --- streaming (StreamingBackend) -----------------------------------------------------------
+
+    def submit(self, key: int, prompt: Sequence[int], params: SamplingParams) -> None:
+        """Queue `prompt` as one request; `collect` returns it under `key` (see
+        `base.StreamingBackend`): its seed is the one `generate` gives position `key`."""
+        from vllm.sampling_params import RequestOutputKind
+
+        tokens = [int(t) for t in prompt]
+        sampling = self._vllm_sampling(params, 1, first=key)
+        sampling = sampling if params.seed is None else sampling[0]
+        sampling.output_kind = RequestOutputKind.FINAL_ONLY  # as LLM.generate: the finished output only
+        if params.seed is not None and self._seeded_prefill_budget is not None:
+            max_batched, _ = self._seeded_prefill_budget
+            if len(tokens) > max_batched:
+                raise ValueError(
+                    f"prompt {key} has {len(tokens)} tokens, more than this CPU engine's max_num_batched_tokens="
+                    f"{max_batched}: vLLM's CPU backend cannot sample it with a seed (its prefill would be chunked). "
+                    "Build the engine with enable_chunked_prefill=False (VLLMBackend.from_model does) or a larger "
+                    "max_num_batched_tokens, or sample without a seed"
+                )
+        if not self._streamed and not self._waiting:
+            self._wake_trainer_engine()
+        self._waiting.append((key, tokens, sampling))
+
+    def collect(self) -> list[tuple[int, Generation]]:
+        """Admit what waits, run one engine step, return the requests it finished."""
+        from vllm import RequestOutput
+        from vllm.inputs import TokensPrompt
+
+        engine = self.llm.llm_engine
+        for key, tokens, sampling in self._admit():
+            self._requests += 1
+            request_id = f"rlenvs-stream-{self._requests}"  # outputs carry this id (vLLM adds a suffix inside)
+            engine.add_request(request_id, TokensPrompt(prompt_token_ids=tokens), sampling)
+            self._streamed[request_id] = key
+        if not self._streamed:
+            return []
+        finished = []
+        for output in engine.step():
+            if isinstance(output, RequestOutput) and output.finished and output.request_id in self._streamed:
+                finished.append((self._streamed.pop(output.request_id), _generation(output.outputs[0])))
+        return finished
+
+    def in_flight(self) -> int:
+        return len(self._streamed) + len(self._waiting)
+
+    def abort(self) -> None:
+        if self._streamed:
+            self.llm.llm_engine.abort_request(list(self._streamed))
+        self._streamed.clear()
+        self._waiting.clear()
+
+    def _admit(self) -> list[tuple[int, list[int], Any]]:
+        """The waiting requests to add to the engine now: all of them, except on a CPU engine
+        that prefills in chunks, where a seeded request must be prefilled in one piece (see
+        `generate`): there a step's new prompts must fit its token budget beside the
+        sequences decoding, and no request may wait for a sequence slot."""
+        if self._seeded_prefill_budget is None:
+            admitted, self._waiting = list(self._waiting), deque()
+            return admitted
+        max_batched, max_seqs = self._seeded_prefill_budget
+        admitted, used = [], 0
+        while self._waiting and len(self._streamed) + len(admitted) < max_seqs:
+            tokens = self._waiting[0][1]
+            if admitted and used + len(tokens) > max(1, max_batched - max_seqs):
+                break
+            admitted.append(self._waiting.popleft())
+            used += len(tokens)
+        return admitted
 
     def _slices(self, batch: list[list[int]], *, seeded: bool) -> list[range]:
         """The whole batch, or (see `generate`) consecutive slices whose prompts fit the budget."""

@@ -8,7 +8,9 @@
 
 Each prompt is one `POST /v1/completions` with the prompt as token ids, `logprobs=0` and vLLM's
 `return_token_ids` (sent in parallel, up to `max_concurrency` at a time; the server batches
-them). Every process of a multi-GPU run can call the server directly, which TRL's own client
+them). `submit` / `collect` (the continuous schedule's `StreamingBackend`) send one request
+as soon as it is submitted, on a thread pool kept for the backend's life, and hand back
+those that have answered. Every process of a multi-GPU run can call the server directly, which TRL's own client
 does from the main process only. The log-probabilities are those the server computes: start it
 with `--logprobs-mode processed_logprobs` (`trl vllm-serve` does) so that they are the ones of
 the distribution sampled from. Only the standard library is used; vLLM need not be installed
@@ -24,7 +26,7 @@ import urllib.error
 import urllib.request
 import warnings
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from .base import Generation, SamplingParams
@@ -82,6 +84,9 @@ class VLLMServerBackend:
         `VLLM_SERVER_DEV_MODE=1` (as `trl vllm-serve` does); None otherwise."""
         self._ready = False
         self._lock = threading.Lock()
+        self._streaming: ThreadPoolExecutor | None = None
+        self._streamed: dict[Future[Generation], int] = {}
+        """Each streamed request in flight, and its key."""
 
     @classmethod
     def from_trainer(cls, trainer: Any, **kwargs: Any) -> VLLMServerBackend:
@@ -149,6 +154,44 @@ class VLLMServerBackend:
             return [future.result() for future in futures]
         finally:
             pool.shutdown(wait=True, cancel_futures=True)  # on an error, send no more requests
+
+    # --- streaming (StreamingBackend) -----------------------------------------------------------
+
+    COLLECT_WAIT_S = 0.005
+    """How long `collect` waits for an answer when none is in: short, so that the engine's
+    thread soon gets back to the env steps that return meanwhile."""
+
+    def submit(self, key: int, prompt: Sequence[int], params: SamplingParams) -> None:
+        """Send `prompt` now (see `base.StreamingBackend`); its seed is that of position `key`."""
+        self.connect()
+        if self._streaming is None:
+            self._streaming = ThreadPoolExecutor(max_workers=self.max_concurrency, thread_name_prefix="vllm-stream")
+        future = self._streaming.submit(self._generate_one, key, [int(t) for t in prompt], params)
+        self._streamed[future] = key
+
+    def collect(self) -> list[tuple[int, Generation]]:
+        """The requests that have answered (waiting up to `COLLECT_WAIT_S` for one); a request
+        that failed raises its error here."""
+        if not self._streamed:
+            return []
+        done, _ = wait(self._streamed, timeout=self.COLLECT_WAIT_S, return_when=FIRST_COMPLETED)
+        return [(self._streamed.pop(future), future.result()) for future in done]
+
+    def in_flight(self) -> int:
+        return len(self._streamed)
+
+    def abort(self) -> None:
+        """Forget the requests in flight (those already sent run to their end on the server)."""
+        for future in self._streamed:
+            future.cancel()
+        self._streamed.clear()
+
+    def close(self) -> None:
+        """Stop the streaming threads (after the requests they are waiting on)."""
+        self.abort()
+        if self._streaming is not None:
+            self._streaming.shutdown(wait=True, cancel_futures=True)
+            self._streaming = None
 
     def _generate_one(self, index: int, prompt: list[int], params: SamplingParams) -> Generation:
         max_tokens = params.max_tokens

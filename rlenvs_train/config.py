@@ -42,6 +42,7 @@ import yaml
 
 from rlenvs.files import atomic_path
 from rlenvs_train.model_path import model_path_problem
+from rlenvs_train.rollout import SCHEDULES
 
 __all__ = [
     "AlgorithmConfig",
@@ -205,6 +206,10 @@ class InferenceConfig:
     server_host: str = "127.0.0.1"
     server_port: int = _rule(8000, ge=1, le=65535)
     server_timeout_s: float = _rule(240.0, gt=0)
+    schedule: str = _rule("rounds", choices=SCHEDULES)
+    """How rollouts interleave generation and env steps (rlenvs_train.rollout): "rounds"
+    generates every episode's turn together, then steps every env; "continuous" moves each
+    episode on as soon as its turn or env step is done (backends vllm and vllm-server)."""
 
 
 @dataclass(frozen=True)
@@ -529,6 +534,11 @@ def _cross_field_problems(config: TrainConfig, bad: set[str]) -> list[str]:
                 f"trainer.placement.colocate_all: false means generation runs on a separate `trl vllm-serve` server, "
                 f"which needs inference.backend vllm-server, not {inf.backend!r}; or set colocate_all=true"
             )
+    if ok("inference.schedule", "inference.backend") and inf.schedule == "continuous" and inf.backend == "hf":
+        problems.append(
+            "inference.schedule: continuous needs a backend that streams (vllm or vllm-server); the hf backend "
+            "generates in rounds: set inference.schedule=rounds, or inference.backend=vllm"
+        )
     if ok("trainer.max_episode_tokens", "trainer.max_tokens_per_turn") and t.max_episode_tokens < t.max_tokens_per_turn:
         problems.append(
             f"trainer.max_episode_tokens: {t.max_episode_tokens} is less than max_tokens_per_turn "

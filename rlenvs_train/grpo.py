@@ -53,7 +53,7 @@ from rlenvs.core.checks import check_int
 from rlenvs.core.task import INFINITE_DRAW_RANGE, task_source
 from rlenvs.vector import EnvPool
 from rlenvs_train.backends.base import Backend
-from rlenvs_train.rollout import Episode, RolloutEngine
+from rlenvs_train.rollout import SCHEDULES, Episode, RolloutEngine
 
 __all__ = [
     "EXTRA_COLUMNS",
@@ -169,7 +169,8 @@ class EnvRolloutFunc:
     small models); "vllm" shares TRL's colocated engine (`GRPOConfig(use_vllm=True,
     vllm_mode="colocate")`), into which TRL pushes the policy's weights before each call;
     "vllm-server" talks to `trl vllm-serve` (`vllm_mode="server"`); or any `Backend`
-    instance, used as it is (its weights are then yours to keep current).
+    instance, used as it is (its weights are then yours to keep current). `schedule`: the
+    engine's (`rlenvs_train.rollout`): "rounds" (default) or "continuous" (vLLM backends).
 
     `max_episode_tokens`: the cap on an episode's completion, model and env tokens together;
     None is the trainer's `max_completion_length`. `max_tokens_per_turn`: None is the
@@ -185,6 +186,7 @@ class EnvRolloutFunc:
         env_id: str,
         *,
         backend: str | Backend = "hf",
+        schedule: str = "rounds",
         make_kwargs: Mapping[str, Any] | None = None,
         max_tokens_per_turn: int | None = None,
         max_episode_tokens: int | None = None,
@@ -206,7 +208,14 @@ class EnvRolloutFunc:
         check_int("max_tokens_per_turn", max_tokens_per_turn, at_least=1, or_none="no limit")
         check_int("max_episode_tokens", max_episode_tokens, at_least=1, or_none="no limit")
         check_int("max_turns", max_turns, at_least=1, or_none="no limit")
+        if schedule not in SCHEDULES:
+            raise ValueError(f"schedule must be one of {list(SCHEDULES)}, got {schedule!r}")
+        if schedule == "continuous" and backend == "hf":
+            raise ValueError(
+                "schedule='continuous' needs a streaming backend ('vllm', 'vllm-server'); 'hf' runs in rounds"
+            )
         self.env_id = env_id
+        self.schedule = schedule
         self.backend_spec = backend
         self.make_kwargs = dict(make_kwargs or {})
         self.max_tokens_per_turn = max_tokens_per_turn
@@ -314,6 +323,7 @@ class EnvRolloutFunc:
             top_k=max(int(args.top_k or 0), 0),  # TRL: 0 (or None, -1) is no top-k
             seed=seed,
             chat_template_kwargs=getattr(args, "chat_template_kwargs", None) or {},
+            schedule=self.schedule,
         )
         self._tasks = None
         self._trainer_ref = weakref.ref(trainer)

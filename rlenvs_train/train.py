@@ -477,6 +477,7 @@ def _grpo(
         config.data.env,
         pool_kwargs=pool_kwargs(config.env_workers),
         backend=config.inference.backend,
+        schedule=config.inference.schedule,
         make_kwargs=dict(config.data.env_kwargs),
         max_tokens_per_turn=t.max_tokens_per_turn,
         max_episode_tokens=t.max_episode_tokens,

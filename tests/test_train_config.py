@@ -261,7 +261,7 @@ def test_a_mapping_where_a_value_goes_and_a_value_where_a_mapping_goes():
         "trainer.epochs: expected an integer, got a mapping {'a': 1}",
         (
             "inference: expected a mapping with keys backend, gpu_memory_utilization, server_host, server_port, "
-            "server_timeout_s; got a string 'hf'"
+            "server_timeout_s, schedule; got a string 'hf'"
         ),
     ]
 
@@ -315,6 +315,11 @@ def test_cross_field_rules():
     (problem,) = problems_of(None, ["trainer.placement.colocate_all=false"])
     assert problem.startswith("trainer.placement.colocate_all: false means generation runs on a separate")
     assert "needs inference.backend vllm-server, not 'vllm'" in problem
+    assert problems_of(None, ["inference.backend=hf", "inference.schedule=continuous"]) == [
+        "inference.schedule: continuous needs a backend that streams (vllm or vllm-server); the hf backend "
+        "generates in rounds: set inference.schedule=rounds, or inference.backend=vllm"
+    ]
+    assert load_config(None, ["inference.schedule=continuous"]).inference.schedule == "continuous"
     assert problems_of(None, ["trainer.num_generations=1"]) == [
         "trainer.num_generations: must be >= 2, got 1 (GRPO's advantage compares the episodes of one task with each other)"
     ]

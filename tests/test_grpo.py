@@ -65,10 +65,15 @@ def scramble(completion_ids: list[list[int]], **kwargs: Any) -> list[float]:
 
 
 def train(
-    tiny_path: Path, output_dir: Path, backend: str, pool_kwargs: dict[str, Any] | None = None, **config: Any
+    tiny_path: Path,
+    output_dir: Path,
+    backend: str,
+    pool_kwargs: dict[str, Any] | None = None,
+    schedule: str = "rounds",
+    **config: Any,
 ) -> tuple[Any, Any, dict[str, Any]]:
     """Two GRPO steps; returns the trainer, the rollout function and what the run recorded.
-    `pool_kwargs` go to the rollouts' EnvPool (where the envs run)."""
+    `pool_kwargs` go to the rollouts' EnvPool (where the envs run), `schedule` to the engine."""
     from transformers import AutoTokenizer
     from trl import GRPOTrainer
 
@@ -95,7 +100,7 @@ def train(
         return [0.0] * len(completions)
 
     rollout = make_rollout_func(
-        ENV, make_kwargs=KWARGS, backend=backend, max_tokens_per_turn=16, pool_kwargs=pool_kwargs
+        ENV, make_kwargs=KWARGS, backend=backend, max_tokens_per_turn=16, pool_kwargs=pool_kwargs, schedule=schedule
     )
     trainer = GRPOTrainer(
         model=str(tiny_path),
@@ -158,7 +163,9 @@ def check_run(record: dict[str, Any]) -> None:
 
 
 def vllm_child(tiny_path: Path, output_dir: Path, result_path: Path) -> None:
-    """The vLLM colocate run (in its own process; see the module docstring)."""
+    """The vLLM colocate run (in its own process; see the module docstring), on the
+    continuous schedule: the round one's vLLM path is the backend's `generate`, tested in
+    tests/test_vllm_backends.py, and the glue around the engine is the same for both."""
     import torch
 
     from rlenvs_train.backends.base import SamplingParams
@@ -167,6 +174,7 @@ def vllm_child(tiny_path: Path, output_dir: Path, result_path: Path) -> None:
         tiny_path,
         output_dir,
         "vllm",
+        schedule="continuous",
         use_vllm=True,
         vllm_mode="colocate",
         vllm_gpu_memory_utilization=0.1,
@@ -174,6 +182,7 @@ def vllm_child(tiny_path: Path, output_dir: Path, result_path: Path) -> None:
     )
     backend = rollout.engine.backend
     record["backend"] = type(backend).__name__
+    record["schedule"] = rollout.engine.schedule
     record["shares_trl_engine"] = backend.llm is trainer.vllm_generation.llm
 
     # TRL syncs before each generation; sync the weights of the last step now and check that the
@@ -358,6 +367,7 @@ def test_two_grpo_steps_with_vllm_colocate(tiny_path, tmp_path):
     record = json.loads(result.read_text())
     check_run(record)
     assert record["backend"] == "VLLMBackend" and record["shares_trl_engine"]
+    assert record["schedule"] == "continuous"
     assert record["engine_vs_trained"] < 0.1, record  # bfloat16 engine vs float32 policy
     assert record["initial_vs_trained"] > 5 * record["engine_vs_trained"], record  # stale weights would show
 

@@ -252,6 +252,75 @@ def test_max_workers_bounds_concurrency():
     assert elapsed >= 0.3 - 0.02  # three rounds of two
 
 
+# --- calls from several threads ------------------------------------------------------------
+
+
+def test_thread_calls_from_several_threads_run_at_once_within_max_workers():
+    """The continuous rollout schedule steps each episode from its own thread: a call on
+    other envs does not wait for one running, and all of them share `max_workers`."""
+    global max_in_flight
+    with EnvPool(ScriptedArithmeticEnv, 7, max_workers=4) as pool:
+        assert pool.concurrent_calls
+        pool.reset(seeds=list(range(7)))
+        oracles = pool.oracle_actions()
+        max_in_flight = 0
+        slow_results: list = []
+        slow = threading.Thread(target=lambda: slow_results.extend(pool.step({0: sleepy(0.6, oracles[0])})))
+        slow.start()
+        assert wait_until(lambda: max_in_flight == 1)
+        start = time.monotonic()
+        quick = pool.step({6: sleepy(0.05, oracles[6])})  # does not wait for env 0's step
+        assert time.monotonic() - start < 0.4 and quick[0].reward == 1.0
+        with pytest.raises(RuntimeError, match=r"step: env\(s\) \[0\] have a call running"):
+            pool.step({0: oracles[0]})
+        with pytest.raises(RuntimeError, match=r"reset: env\(s\) \[0\] have a call running"):
+            pool.reset([0])
+        # five more steps of 0.3 s from five threads, while env 0's runs: at most 4 at once
+        batches = [{i: sleepy(0.3, NO_ANSWER)} for i in range(1, 6)]
+        threads = [threading.Thread(target=pool.step, args=(batch,)) for batch in batches]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        slow.join()
+    assert max_in_flight == 4
+    assert [r.reward for r in slow_results] == [1.0]
+
+
+def test_close_waits_for_a_call_running_in_another_thread():
+    pool = EnvPool(ScriptedArithmeticEnv, 2)
+    pool.reset(seeds=[0, 1])
+    oracle = pool.oracle_actions([0])[0]
+    results: list = []
+    stepping = threading.Thread(target=lambda: results.extend(pool.step({0: sleepy(0.3, oracle)})))
+    stepping.start()
+    assert wait_until(lambda: _in_flight == 1)
+    pool.close()  # returns once the step has
+    assert [r.reward for r in results] == [1.0]
+    stepping.join()
+    with pytest.raises(RuntimeError, match="closed"):
+        pool.step({1: oracle})
+
+
+def test_process_pool_takes_calls_from_several_threads_one_at_a_time(scripted_processes):
+    pool = scripted_processes
+    assert not pool.concurrent_calls
+    pool.reset(seeds=[1, 2, 3, 4])
+    oracles = pool.oracle_actions()
+    results: dict[int, list] = {}
+    threads = [
+        threading.Thread(target=lambda i=i: results.setdefault(i, pool.step({i: sleepy(0.2, oracles[i])})))
+        for i in range(2)
+    ]
+    start = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert time.monotonic() - start >= 0.4 - 0.02  # serialised, though envs 0 and 1 are on two workers
+    assert [results[i][0].reward for i in range(2)] == [1.0, 1.0]
+
+
 # --- failures in thread mode ----------------------------------------------------------------
 
 

@@ -86,7 +86,10 @@ class EnvPool:
     `step_timeout_s`: the longest any one call (step, reset, oracle_action) may run, timed
     from when it starts, not from when the batch was submitted; None waits for ever.
 
-    Calls on one pool are serialised (a lock); use one pool per thread for more.
+    Calls from several threads: on threads (`executor="thread"`, served envs included) calls
+    on different envs run at once (the rollout engine's continuous schedule steps each episode
+    as its turn ends), all of them within `max_workers`; a call on an env that has one running
+    raises. Process and Ray pools run one call at a time (a lock).
     """
 
     def __init__(
@@ -140,6 +143,10 @@ class EnvPool:
         self.max_workers = int(min(max_workers, num_envs) if executor != "thread" else max_workers)
         self.step_timeout_s = None if step_timeout_s is None else float(step_timeout_s)
         self._lock = threading.Lock()
+        self._calls_done = threading.Condition(self._lock)
+        """Notified when a batch ends (close waits for those running)."""
+        self._in_flight: set[int] = set()
+        """Envs with a call running (see `_run`)."""
         self._closed = False
         self._phase = [_NEW] * self.num_envs
         self._stop_reason: list[str | None] = [None] * self.num_envs
@@ -187,6 +194,7 @@ class EnvPool:
         with self._lock:
             self._check_open()
             indices = self._indices(indices, "reset")
+            self._check_free(indices, "reset")
             if seed is not None:
                 if seeds is not None:
                     raise TypeError(
@@ -246,6 +254,7 @@ class EnvPool:
         with self._lock:
             self._check_open()
             pairs = self._pairs(actions)
+            self._check_free([index for index, _ in pairs], "step")
             results: dict[int, StepResult] = {}
             calls = []
             for index, action in pairs:
@@ -267,6 +276,7 @@ class EnvPool:
         with self._lock:
             self._check_open()
             indices = self._indices(indices, "oracle_actions")
+            self._check_free(indices, "oracle_actions")
             for index in indices:
                 failed = self._stop_reason[index] in (ENV_ERROR, ENV_TIMEOUT, ENV_LOST)  # the env was discarded
                 if self._phase[index] in (_NEW, _LOST) or failed:
@@ -285,12 +295,13 @@ class EnvPool:
     def close(self) -> None:
         """Close every env and stop every worker thread or process. Idempotent.
 
-        Thread mode: a call abandoned after a timeout cannot be stopped; its thread ends
-        (and closes its env) when the call returns."""
+        Waits for the calls other threads have running. Thread mode: a call abandoned after a
+        timeout cannot be stopped; its thread ends (and closes its env) when the call returns."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
+            self._calls_done.wait_for(lambda: not self._in_flight)
             self._runner.close()
 
     def __enter__(self) -> Self:
@@ -305,6 +316,11 @@ class EnvPool:
             f"EnvPool(num_envs={self.num_envs}, executor={self.executor!r}, max_workers={self.max_workers}, "
             f"step_timeout_s={self.step_timeout_s}, {state})"
         )
+
+    @property
+    def concurrent_calls(self) -> bool:
+        """Whether calls from several threads on different envs run at once (thread mode)."""
+        return isinstance(self._runner, ThreadRunner)
 
     def actor_nodes(self) -> list[str | None]:
         """Ray mode: the Ray node id of each actor (changes when an actor is replaced)."""
@@ -322,18 +338,42 @@ class EnvPool:
 
     # --- internals ----------------------------------------------------------------------------
 
+    def _check_free(self, indices: list[int], what: str) -> None:
+        running = sorted(set(indices) & self._in_flight)
+        if running:
+            raise RuntimeError(
+                f"{what}: env(s) {running} have a call running (from another thread): an env takes one call at "
+                "a time; wait for it to return"
+            )
+
     def _run(self, calls: list[Call]) -> list[Outcome]:
-        """Run a batch; the caller then sets the phases of its envs from the outcomes."""
+        """Run a batch; the caller (holding the pool's lock) then sets the phases of its envs
+        from the outcomes. On threads the lock is let go while the calls run, so that other
+        threads' calls on other envs run too (`_check_free` keeps them apart); the process
+        and Ray runners take one batch at a time, under the lock."""
         if not calls:
             return []
+        indices = [call.index for call in calls]
+        self._in_flight.update(indices)
+        let_go = self.concurrent_calls
+        if let_go:
+            self._lock.release()
         try:
             return self._runner.run(calls)
         except BaseException:  # interrupted (KeyboardInterrupt): no env of the batch is in a known state
+            if let_go:
+                self._lock.acquire()
+                let_go = False
             for call in calls:
                 if self._phase[call.index] == _ACTIVE:
                     self._phase[call.index] = _LOST
             self._mark_lost()
             raise
+        finally:
+            if let_go:
+                self._lock.acquire()
+            self._in_flight.difference_update(indices)
+            self._calls_done.notify_all()
 
     def _mark_lost(self) -> None:
         """After a batch's phases are set: envs whose worker was replaced mid-episode are lost."""

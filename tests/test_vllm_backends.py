@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 import warnings
@@ -537,6 +538,46 @@ def test_continuous_steps_envs_while_other_turns_generate(tiny, llm) -> None:
         if key != env and gen_start < env_end and env_start < gen_end
     ]
     assert overlapping, "no env step ran while another episode's turn was generating"
+
+
+class WatchedPool:
+    """An `EnvPool`, noting for each `step` call how many turns it stepped and whether the
+    engine's thread (this test's) made it."""
+
+    def __init__(self, pool: EnvPool) -> None:
+        self.pool = pool
+        self.calls: list[tuple[int, bool]] = []
+
+    def __getattr__(self, name: str):
+        return getattr(self.pool, name)
+
+    def step(self, actions):
+        self.calls.append((len(actions), threading.current_thread() is threading.main_thread()))
+        return self.pool.step(actions)
+
+
+def test_continuous_steps_quick_envs_itself_and_slow_ones_beside_generation(tiny, llm) -> None:
+    """Env steps quicker than an engine step are stepped by the engine's own thread, the turns
+    an engine step finished as one batch (after the first, handed off while the latency is
+    unknown), so they rejoin the next engine step; slower ones always run beside generation
+    (0.3 s: longer than any engine step of the tiny model)."""
+
+    class SlowEnv(ArithmeticEnv):
+        def step(self, action):
+            time.sleep(0.3)
+            return super().step(action)
+
+    backend = VLLMBackend(llm)
+    calls = {}
+    for name, env in (("free", ArithmeticEnv), ("slow", SlowEnv)):
+        with EnvPool(env, 8, make_kwargs={"level": 1, "max_turns": 3}) as pool:
+            watched = WatchedPool(pool)
+            continuous(tiny, backend).run(watched, [None] * 8, seeds=list(range(8)))
+        calls[name] = watched.calls
+    free_here = [n for n, here in calls["free"] if here]
+    assert free_here and sum(n for n, _ in calls["free"]) > sum(free_here), calls["free"]
+    assert not calls["free"][0][1]  # the first turns were handed off
+    assert len(calls["slow"]) >= 9 and not any(here for _, here in calls["slow"]), calls["slow"]
 
 
 def test_continuous_env_that_raises_or_hangs_ends_only_its_episode(tiny, backend: VLLMBackend) -> None:

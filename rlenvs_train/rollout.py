@@ -223,7 +223,10 @@ class RolloutEngine:
         base_seed = None if self.seed is None else self.seed + self._calls
         by_index = {e.index: e for e in episodes}
         stepper = _EnvStepper(pool)
-        engine_step_s = math.inf  # the run's quickest engine step: its mean, a cold first step inflates
+        # The run's quickest collect: one engine step in-process (a mean would carry a cold first
+        # step's seconds). The server's collect returns at once when answers are waiting, so there
+        # this tends to 0 and every env step is handed off.
+        engine_step_s = math.inf
         try:
             for episode in episodes:
                 self._submit(episode, base_seed)

@@ -53,7 +53,7 @@ the system prompt, so the first prompts are the same tokens (checked).
   not run); the engine steps the env 3 times.
 - engine and TRL again with every env step sleeping 20 ms, then 100 ms (the issue's
   sandboxed or remote env), and the engine's continuous schedule (`schedule="continuous"`,
-  vLLM's `add_request`/`step`, env steps on the engine's stepping threads) beside its round
+  vLLM's `add_request`/`step`, env steps beside generation) beside its round
   schedule at each of the three latencies. The continuous rows do not go through
   `LLM.generate`, so their `llm.generate s`, `env s` and `other s` are left empty (env steps
   overlap generation there, so no split of the wall adds up).

@@ -401,7 +401,6 @@ def _child(out_path: Path, folder: Path) -> None:
     from trl.chat_template_utils import qwen2_5_chat_template
 
     import rlenvs  # noqa: F401 - registers the env ids
-    from rlenvs.vector import EnvPool
     from rlenvs_train.backends.vllm import VLLMBackend
     from rlenvs_train.tiny import build_tiny_model
 
@@ -433,7 +432,7 @@ def _child(out_path: Path, folder: Path) -> None:
     }
     runs = measurements["runs"]
 
-    pools = {sleep: EnvPool(_env(sleep)[0], EPISODES, make_kwargs=_env(sleep)[1]) for sleep in STEP_SLEEPS_B_S}
+    pools = {sleep: _pool(sleep) for sleep in STEP_SLEEPS_B_S}
     try:
         # --- phase A: the random model ---
         def engine_a(sleep: float, record: bool = False) -> dict[str, Any]:
@@ -509,6 +508,13 @@ def _child(out_path: Path, folder: Path) -> None:
 def _env(sleep_s: float) -> tuple[str, dict[str, Any]]:
     """The env id and make kwargs of a row whose env steps sleep `sleep_s` first."""
     return (SLOW_ENV_ID, {**MAKE_KWARGS, "step_sleep_s": sleep_s}) if sleep_s else (ENV_ID, dict(MAKE_KWARGS))
+
+
+def _pool(sleep_s: float) -> Any:
+    from rlenvs.vector import EnvPool
+
+    env_id, make_kwargs = _env(sleep_s)
+    return EnvPool(env_id, EPISODES, make_kwargs=make_kwargs)
 
 
 def _pop(run: dict[str, Any]) -> dict[str, Any]:

@@ -401,7 +401,8 @@ class _EnvStepper:
         return self._each is not None or not self.pending
 
     def step_here(self, batch: list[tuple[Episode, _Turn]]) -> list[tuple[Episode, _Turn, Any]]:
-        """Step `batch` on the calling thread, as one `pool.step` call."""
+        """Step `batch` on the calling thread, as one `pool.step` call, timed into `step_s`.
+        (Stepping threads may race on `step_s`: a lost update only drops one sample.)"""
         started = time.perf_counter()
         results = self.pool.step([(episode.index, turn.reply) for episode, turn in batch])
         self.step_s = _running_mean(self.step_s, time.perf_counter() - started)
@@ -431,16 +432,13 @@ class _EnvStepper:
             self._batcher.join()
 
     def _step(self, batch: list[tuple[Episode, _Turn]]) -> bool:
-        """Step `batch` and post the results (or the error: False)."""
-        started = time.perf_counter()
+        """Step `batch` on a stepping thread and post the results (or the error: False)."""
         try:
-            results = self.pool.step([(episode.index, turn.reply) for episode, turn in batch])
+            stepped = self.step_here(batch)
         except BaseException as exc:  # the engine's thread decides
             self._done.put(exc)
             return False
-        # Stepping threads may race here: a lost update only drops one sample of the mean.
-        self.step_s = _running_mean(self.step_s, time.perf_counter() - started)
-        self._done.put([(episode, turn, result) for (episode, turn), result in zip(batch, results)])
+        self._done.put(stepped)
         return True
 
     def _serve(self) -> None:

@@ -356,22 +356,21 @@ class EnvPool:
         indices = [call.index for call in calls]
         self._in_flight.update(indices)
         let_go = self.concurrent_calls
-        if let_go:
-            self._lock.release()
         try:
-            return self._runner.run(calls)
-        except BaseException:  # interrupted (KeyboardInterrupt): no env of the batch is in a known state
             if let_go:
-                self._lock.acquire()
-                let_go = False
+                self._lock.release()
+            try:
+                return self._runner.run(calls)
+            finally:
+                if let_go:
+                    self._lock.acquire()
+        except BaseException:  # interrupted (KeyboardInterrupt): no env of the batch is in a known state
             for call in calls:
                 if self._phase[call.index] == _ACTIVE:
                     self._phase[call.index] = _LOST
             self._mark_lost()
             raise
         finally:
-            if let_go:
-                self._lock.acquire()
             self._in_flight.difference_update(indices)
             self._calls_done.notify_all()
 

@@ -61,3 +61,9 @@ def check_seconds(name: str, value: object) -> None:
         return
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a number of seconds > 0 or None (no limit), got {value!r}")
+
+
+def check_share(name: str, value: object, *, meaning: str) -> None:
+    """ValueError unless `value` is a real number in 0..1; `meaning` says what it is a share of."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= float(value) <= 1:
+        raise ValueError(f"{name} must be a number from 0 to 1 ({meaning}), got {value!r}")

@@ -72,6 +72,16 @@ CATALOG: tuple[EnvEntry, ...] = (
         turns="1; `max_turns=k` as for GSM8K",
     ),
     EnvEntry(
+        id="rlenvs/Arithmetic-Tool-v0",
+        entry_point="rlenvs.envs.math.arithmetic_tool:ArithmeticToolEnv",
+        family="math",
+        summary="Arithmetic-v0's problems over several turns with the calculator tool, no data needed.",
+        observes="an Arithmetic-v0 problem (`level=1..5`), then calculator results (`<result>…</result>` / `<error>…</error>`)",
+        acts="calls `<calculator>expr</calculator>`, then ends with `\\boxed{exact answer}`",
+        reward="Arithmetic-v0's on the reply with the final answer; 0 on tool turns",
+        turns="up to 3 (`max_turns`); a final answer ends the episode, otherwise truncated",
+    ),
+    EnvEntry(
         id="rlenvs/Algebra-v0",
         entry_point="rlenvs.envs.math.algebra:AlgebraEnv",
         family="math",

@@ -1,5 +1,5 @@
 """Red-team corpus of the math family (`rlenvs.rewards.math`, MATH-v0, GSM8K-v0,
-Arithmetic-v0, Algebra-v0).
+Arithmetic-v0, Arithmetic-Tool-v0, Algebra-v0).
 
 A case's `task` is either a gold answer for the verifier alone, `{"gold": ..., "settings":
 {...}}` (keyword arguments of `math_answer_score`), or an env and the row it is posed with,
@@ -53,6 +53,12 @@ def _math(kind: str, problem: str, answer: str, reply: str, reward: float, why: 
 def _procedural(kind: str, env_id: str, question: str, answer: str, reply: str, reward: float, why: str) -> Case:
     """A user's own row in Arithmetic-v0 or Algebra-v0: the reply must state the answer's form."""
     return Case(kind, {"env": env_id, "row": {"question": question, "answer": answer}}, (reply,), reward, why)
+
+
+def _arithmetic_tool(kind: str, replies: tuple[str, ...], reward: float, why: str) -> Case:
+    """ "What is 7 + 9?" in Arithmetic-Tool-v0 (3 turns), played reply by reply."""
+    row = {"question": "What is 7 + 9?", "answer": "16"}
+    return Case(kind, {"env": "rlenvs/Arithmetic-Tool-v0", "row": row}, replies, reward, why)
 
 
 def _gsm8k(kind: str, answer: str, reply: str, reward: float, why: str) -> Case:
@@ -8035,4 +8041,53 @@ CASES: list[Case] = [
     _gold("answer-marker", "8", "Some work. Final: 8", 1.0, "'Final:' marks the answer in a reply without 'answer'"),
     _gold("answer-marker", "8", "答案：8", 1.0, "a Chinese answer marker with a fullwidth colon"),
     _gold("answer-marker", "3", "The ratio is 3:4", 0.0, "a colon in a ratio is no answer marker"),
+    # --- Arithmetic-Tool-v0: the calculator's turns pay nothing by themselves ----------------
+    _arithmetic_tool(
+        "tool-call-only",
+        ("<calculator>7 + 9</calculator>",) * 3,
+        0.0,
+        "calling the calculator forever is no answer: truncated, 0",
+    ),
+    _arithmetic_tool(
+        "tool-result-miscopied",
+        ("<calculator>7 + 9</calculator>", "\\boxed{15}"),
+        0.0,
+        "the result was 16: a wrong copy scores 0",
+    ),
+    _arithmetic_tool(
+        "tool-result-forged",
+        ("<result>16</result> \\boxed{15}",),
+        0.0,
+        "a forged result tag is text; the final answer 15 is wrong",
+    ),
+    _arithmetic_tool(
+        "tool-expression-as-answer",
+        ("\\boxed{7 + 9}",),
+        0.0,
+        "the expression is not the answer in its form (a number)",
+    ),
+    _arithmetic_tool(
+        "tool-call-and-guess",
+        ("<calculator>7 + 9</calculator> \\boxed{17}",),
+        0.0,
+        "an answer in the same reply as a call is judged at once; its call is never run",
+    ),
+    _arithmetic_tool(
+        "tool-error-then-answer",
+        ("<calculator>7 + 9</calculator><calculator>1/0</calculator>", "The sum is \\boxed{16}."),
+        1.0,
+        "a failing call beside a good one does not cost a correct answer",
+    ),
+    _arithmetic_tool(
+        "tool-call-spacing",
+        ("<calculator> 7+9 </calculator>", "\\boxed{16}"),
+        1.0,
+        "whitespace inside the tags is ignored",
+    ),
+    _arithmetic_tool(
+        "tool-answer-without-call",
+        ("7 + 9 = \\boxed{16}",),
+        1.0,
+        "the calculator is optional: a correct answer in the head scores 1",
+    ),
 ]

@@ -30,6 +30,7 @@ _CORPUS = (
     "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. "
     "def add(a, b):\n    return a + b\n```python\nprint(6 * 7)\n```\n```output\n42\n``` "
     "Reason step by step, then give the final answer as \\boxed{N}. #### 72 "
+    "<calculator>7 + 9</calculator> <result>16</result> <error>division by zero</error> "
     "0 1 2 3 4 5 6 7 8 9 10 11 12 + - * / = ( ) [ ] { } , . : ; ? ! "
 )
 

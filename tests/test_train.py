@@ -20,8 +20,13 @@ from rlenvs_train.train import grpo_args, reward_gain, sft_examples
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
-QUICKSTART_GAIN = 0.2
-"""The issue's bar: mean reward over the last fifth of the GRPO steps at least this much above the first fifth."""
+QUICKSTART_HELDOUT_GAIN = 0.2
+"""The quickstart's bar: greedy accuracy on its 40 held-out problems at the end of GRPO at
+least this much above the SFT start (issue 17 asks for 0.1). Measured on 2 cores
+(benchmarks/RESULTS.md, issue 17's fifth round and its rerun): +0.70, +0.75 and +0.25 on
+seeds 0, 1 and 2 on an Intel Xeon, +0.625, +0.70 and +0.35 on an AMD EPYC (the warm-up
+rounds differently per CPU); this run is seed 0 (+0.625 or more), and the bar sits below
+all six."""
 SHORT = [
     "trainer.max_steps=8",
     "trainer.save_steps=100",
@@ -57,7 +62,7 @@ def test_the_example_quickstart_is_the_packaged_one() -> None:
 
 def test_quickstart_learns(tmp_path: Path) -> None:
     """`rlenvs-train` with no arguments: the quickstart as shipped (tiny model, SFT warm-up,
-    100 GRPO steps on CPU, about 2 minutes on 2 idle cores), into runs/quickstart of the working folder."""
+    GRPO on CPU, a few minutes on 2 idle cores), into runs/quickstart of the working folder."""
     result = rlenvs_train(cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     run = tmp_path / "runs" / "quickstart"
@@ -65,14 +70,15 @@ def test_quickstart_learns(tmp_path: Path) -> None:
     history = json.loads((run / "metrics.json").read_text())["steps"]
     rewards = [entry["reward"] for entry in history]
     assert [entry["step"] for entry in history] == list(range(1, config.trainer.max_steps + 1))
-    assert reward_gain(rewards) >= QUICKSTART_GAIN, rewards
     assert f"step {config.trainer.max_steps}: reward" in result.stdout
-    # The held-out problems are measured and reported, whatever they show (issue 17: GRPO on
-    # these 32 tasks learns them, not level-1 addition, and the line says so).
+    # What it learned holds on problems no training episode posed (the SFT warm-up's included):
+    # GRPO teaches the calculator, which works on any problem.
     heldout = json.loads((run / "metrics.json").read_text())["heldout"]
     steps = list(range(0, config.trainer.max_steps + 1, config.trainer.save_steps))
     assert [entry["step"] for entry in heldout] == steps
     assert all(entry["tasks"] == config.data.heldout_tasks for entry in heldout)
+    assert heldout[-1]["accuracy"] - heldout[0]["accuracy"] >= QUICKSTART_HELDOUT_GAIN, heldout
+    assert reward_gain(rewards) > 0, rewards  # and the training reward rises with it
     assert f"held-out greedy accuracy ({config.data.heldout_tasks} problems no training episode posed)" in result.stdout
     assert (run / "reward.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert load_config(run / "config.yaml") == config  # the run keeps the config it ran

@@ -19,8 +19,12 @@ The reward is each GRPO step's mean env reward (TRL's logged `reward`, from
 `rlenvs_train.grpo.env_reward`) over its `train_batch_size` x `num_generations` episodes,
 drawn from the `data.num_train_tasks` training tasks and sampled at `trainer.temperature`.
 The gain is `rlenvs_train.train.reward_gain`: the mean of the last fifth of the steps minus
-the first fifth (the quickstart's own measure; target >= `TARGET_GAIN`). The figure to read
-is the quickstart's gain minus the baseline's, measured in the same benchmark run.
+the first fifth (the quickstart's own measure). The figure to read is the quickstart's gain
+minus the baseline's, measured in the same benchmark run: issue 17's target is that it rises
+beyond the noise (`TARGET_GAIN_SE` standard errors of the baseline's steps) while the
+held-out accuracy, the headline, rises by `TARGET_HELDOUT_POINTS`. A fixed training gain is
+no target: the warm-up has seen the training problems, so the start's training reward
+(0.7-0.9) leaves the room it leaves.
 
 Phases are timed in the child by wrapping train()'s own steps (`_base_model`,
 `_sft_warmup`, `_grpo`, looked up as module globals when train() runs) and by stamping every
@@ -50,7 +54,8 @@ from typing import Any
 from benchmarks import REPO_ROOT
 
 PACKAGES = ("torch", "transformers", "trl", "accelerate", "datasets")
-TARGET_GAIN = 0.2
+TARGET_GAIN_SE = 2.0
+"""Gain minus the baseline's, in standard errors of the baseline's gain: the training reward rises beyond noise."""
 TARGET_HELDOUT_POINTS = 10.0
 """Issue 17's bar: held-out greedy accuracy at least this many points above the SFT start."""
 BASELINE_LR = "1e-9"
@@ -143,6 +148,23 @@ def _heldout_columns(main: list[dict[str, Any]], base: list[dict[str, Any]]) -> 
     }
 
 
+def _baseline_noise(main: dict[str, Any], base: dict[str, Any]) -> tuple[float, float, int]:
+    """The baseline's step-mean spread, the standard error of a gain (difference of two means
+    of `fifth` steps) from that unchanging model, and `fifth`."""
+    fifth = max(1, len(main["steps"]) // FIFTHS)
+    base_rewards = [s["reward"] for s in base["steps"]]
+    spread = statistics.stdev(base_rewards) if len(base_rewards) > 1 else float("nan")
+    return spread, spread * (2 / fifth) ** 0.5, fifth
+
+
+def _gain_target(main: dict[str, Any], base: dict[str, Any]) -> str:
+    return (
+        "met"
+        if main["reward_gain"] - base["reward_gain"] >= TARGET_GAIN_SE * _baseline_noise(main, base)[1]
+        else "NOT met"
+    )
+
+
 def result(main: dict[str, Any], base: dict[str, Any], png: Path, temp_png: Path) -> dict[str, Any]:
     rows = [
         {"part": f"fifth {i}", **_reward_columns(chunk, base_chunk)}
@@ -161,13 +183,13 @@ def result(main: dict[str, Any], base: dict[str, Any], png: Path, temp_png: Path
             "gain": gain,
             "baseline gain": base_gain,
             "gain - baseline": gain - base_gain,
-            f"target gain >= {TARGET_GAIN:g}": "met" if gain >= TARGET_GAIN else "NOT met",
+            f"target gain - baseline >= {TARGET_GAIN_SE:g} s.e.": _gain_target(main, base),
         }
     )
     if main["heldout"] and base["heldout"]:
         rows.append({"part": "held-out greedy accuracy", **_heldout_columns(main["heldout"], base["heldout"])})
     return {
-        "title": "Quickstart: offline GRPO learning curve (tiny model, Arithmetic level 1, CPU) vs a no-learning baseline",
+        "title": f"Quickstart: offline GRPO learning curve (tiny model, {main['config']['data']['env']}, CPU) vs a no-learning baseline",
         "rows": rows,
         "notes": notes(main, base, png, temp_png),
         "runs": {"quickstart": main, "baseline": base},  # every step's metrics and log line, for the JSON record
@@ -181,11 +203,7 @@ def notes(main: dict[str, Any], base: dict[str, Any], png: Path, temp_png: Path)
     p, bp = main["phases"], base["phases"]
     episodes = t["train_batch_size"] * t["num_generations"]
     gain, base_gain = main["reward_gain"], base["reward_gain"]
-    n = len(main["steps"])
-    fifth = max(1, n // 5)
-    base_rewards = [s["reward"] for s in base["steps"]]
-    spread = statistics.stdev(base_rewards) if len(base_rewards) > 1 else float("nan")
-    noise = spread * (2 / fifth) ** 0.5  # the standard error of a difference of two means of `fifth` iid steps
+    spread, noise, fifth = _baseline_noise(main, base)
     same_first = main["steps"][0]["reward"] == base["steps"][0]["reward"]
     step_times = [s["step_time"] for s in main["steps"] if "step_time" in s]
     base_times = [s["step_time"] for s in base["steps"] if "step_time" in s]
@@ -212,8 +230,9 @@ def notes(main: dict[str, Any], base: dict[str, Any], png: Path, temp_png: Path)
         f"deviation of {spread:.3f}, so a gain of two {fifth}-step means from an unchanging model is noise of about "
         f"+/-{noise:.3f} (one standard error). Step 1 (identical weights and seeds in both runs) scored "
         f"{main['steps'][0]['reward']:.3f} vs {base['steps'][0]['reward']:.3f}: "
-        f"{'equal, as expected' if same_first else 'NOT equal: the runs are not paired as intended'}. Target gain >= "
-        f"{TARGET_GAIN:g}: **{'met' if gain >= TARGET_GAIN else 'NOT met'}**.",
+        f"{'equal, as expected' if same_first else 'NOT equal: the runs are not paired as intended'}. Target (the "
+        f"training reward rises: gain - baseline >= {TARGET_GAIN_SE:g} standard errors = "
+        f"{TARGET_GAIN_SE * noise:.3f}): **{_gain_target(main, base)}**.",
         f"Times (quickstart run): wall {main['wall_s']:.1f} s inside train() plus {main['import_s']:.1f} s of imports; "
         f"tiny model build {p['model_s']:.1f} s; SFT warm-up {p['sft_s']:.1f} s; GRPO {p['grpo_s']:.1f} s = set-up "
         f"(TRL GRPOTrainer, model load) {p['grpo_setup_s']:.1f} s + {main['steps_done']} steps {p['grpo_steps_s']:.1f} "

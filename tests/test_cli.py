@@ -182,7 +182,7 @@ def test_every_command_rejects_an_unknown_id_the_same_way(command: list[str], tm
     from rlenvs.core.registration import env_id_problem
 
     message = env_id_problem(TYPO)
-    assert "did you mean rlenvs/Arithmetic-v0?" in message
+    assert "did you mean rlenvs/Arithmetic-v0 or rlenvs/Arithmetic-Tool-v0?" in message
     result = subprocess.run(
         [sys.executable, "-m", *command], cwd=tmp_path, input="", capture_output=True, text=True, timeout=300
     )

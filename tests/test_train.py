@@ -181,8 +181,9 @@ def test_trains_on_exported_parquet(tmp_path: Path) -> None:
     and played as their tasks; kwargs that pose other tasks are refused."""
     from rlenvs.export import export_env
 
+    quickstart = load_config(EXAMPLES / "quickstart.yaml")  # what the run below trains unless told otherwise
     files = export_env(
-        "rlenvs/Arithmetic-v0", tmp_path / "data", env_kwargs={"level": 1, "max_turns": 1}, num_train=16, seed=3
+        quickstart.data.env, tmp_path / "data", env_kwargs=dict(quickstart.data.env_kwargs), num_train=16, seed=3
     )
     run = tmp_path / "run"
     data = f"data.train_data=[{files['train']}]"
@@ -212,6 +213,7 @@ def test_validation_tasks_are_drawn_apart_and_scored(tmp_path: Path) -> None:
     run = tmp_path / "run"
     result = rlenvs_train(
         f"trainer.output_dir={run}",
+        "data.num_train_tasks=32",
         "data.num_val_tasks=8",
         "trainer.max_steps=2",
         "trainer.save_steps=2",

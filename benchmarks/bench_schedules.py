@@ -18,9 +18,8 @@ replies vary). For each, both schedules; the rows take turns repeat by repeat (`
 after one untimed warm-up of each, and the p50 is reported. Every workload runs on an engine
 with room for all 32 episodes at once (vLLM's default `max_num_seqs`), where a step costs
 about the same whatever it batches; the skewed one also on an engine at capacity (8
-sequences at a time, as a real model's engine is when a bigger batch costs more) and on one
-with 32-token KV blocks instead of the CPU's default 128 (see `ENGINES`), each engine in a
-child process of its own.
+sequences at a time, as a real model's engine is when a bigger batch costs more), each
+engine in a child process of its own.
 
 Ratios, each the p50 over repeats of a pair measured next to each other:
 - `x free env`: over the same schedule on the same workload with a free env;
@@ -60,25 +59,14 @@ REPEATS = 3
 LATENCIES_S = (0.0, 0.1, 0.2)
 TURNS = {"3 each": (3,), "1 or 5": (1, 5)}
 LENGTHS = ("fixed", "varied")
-AT_CAPACITY = "8 at a time"
-SMALL_BLOCKS = "room for all, 32-token blocks"
-ENGINES: dict[str, dict[str, Any]] = {
-    "room for all": {},
-    AT_CAPACITY: {"max_num_seqs": 8},
-    SMALL_BLOCKS: {"block_size": 32},
-}
-"""Each engine's `vllm.LLM` arguments beyond the common ones. "room for all": vLLM's defaults
-(`max_num_seqs` 256, room for every episode at once; on CPU 128-token KV blocks). At capacity:
-8 sequences, as a real model's engine is when a bigger batch costs more. Small blocks: the
-smallest block the CPU attention takes. vLLM's prefix cache keeps only full blocks, so with
-128-token blocks an episode shorter than 128 tokens re-prefills its whole history at every
-turn, which one flat `generate` call never does; with 32-token blocks all but the last 31
-tokens come from the cache (a GPU engine's default block is 16 tokens)."""
+ENGINE_SEQS = {"room for all": None, "8 at a time": 8}
+"""The engine's `max_num_seqs`: vLLM's default (256, room for every episode at once), or 8,
+an engine at capacity, as a real model's engine is when a step costs more the more it batches."""
 WORKLOADS = [("room for all", lengths, turns, LATENCIES_S) for lengths in LENGTHS for turns in TURNS] + [
-    (engine, lengths, "1 or 5", (0.0, 0.1)) for engine in (AT_CAPACITY, SMALL_BLOCKS) for lengths in LENGTHS
+    ("8 at a time", lengths, "1 or 5", (0.0, 0.1)) for lengths in LENGTHS
 ]
 """(engine, replies, turns, env step latencies): every workload on the roomy engine, the
-skewed one on the engine at capacity and on the one with small KV blocks."""
+skewed one on the engine at capacity."""
 TARGET_VS_FREE = 0.85
 """Issue 21: continuous, skewed turns, 100 ms steps, at least this share of its free-env speed."""
 TARGET_VS_ROOFLINE = 0.85
@@ -90,7 +78,7 @@ STEP_LATENCY_S = {"value": 0.0}
 
 
 def run() -> dict:
-    children = [_run_child(engine) for engine in ENGINES]  # one child process per engine
+    children = [_run_child(engine) for engine in ENGINE_SEQS]  # one child process per engine
     return result({**children[0], "runs": {name: runs for child in children for name, runs in child["runs"].items()}})
 
 
@@ -191,7 +179,7 @@ def notes(m: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
         f"model tokens per turn, varied replies: {m['varied_tokens_per_turn']:.1f} (fixed: "
         f"{m['fixed_tokens_per_turn']:.1f}).",
     ]
-    roomy = next(iter(ENGINES))
+    roomy = next(iter(ENGINE_SEQS))
     for lengths in LENGTHS:
         rounds, skewed = (_row(rows, roomy, lengths, 100, s) for s in SCHEDULES)
         free_rounds, free = (_row(rows, roomy, lengths, 0, s) for s in SCHEDULES)
@@ -207,24 +195,14 @@ def notes(m: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
             f"{rounds['batch']:.1f} vs {skewed['batch']:.1f} requests per engine step at {rounds['ms/step']:.1f} vs "
             f"{skewed['ms/step']:.1f} ms a step."
         )
-    for lengths in LENGTHS:
-        rounds, continuous = (_row(rows, AT_CAPACITY, lengths, 100, s) for s in SCHEDULES)
-        out.append(
-            f"Engine {AT_CAPACITY} ({ENGINES[AT_CAPACITY]['max_num_seqs']} sequences), {lengths} replies, skewed "
-            f"turns, 100 ms step: continuous is {continuous['x rounds']:.2f}x the round schedule and keeps "
-            f"{continuous['x free env']:.2f}x of its free-env speed (rounds: {rounds['x free env']:.2f}x)."
-        )
-    for lengths in LENGTHS:
-        big, small = ([_row(rows, engine, lengths, 0, s) for s in SCHEDULES] for engine in (roomy, SMALL_BLOCKS))
-        slow = [_row(rows, SMALL_BLOCKS, lengths, 100, s) for s in SCHEDULES]
-        out.append(
-            f"Engine with 32-token KV blocks, {lengths} replies, skewed turns, free env: rounds and continuous at "
-            f"{small[0]['x roofline']:.2f}x and {small[1]['x roofline']:.2f}x of the flat roofline (128-token "
-            f"blocks: {big[0]['x roofline']:.2f}x and {big[1]['x roofline']:.2f}x), at {small[0]['wall s']:.2f} and "
-            f"{small[1]['wall s']:.2f} s a run (128-token blocks: {big[0]['wall s']:.2f} and {big[1]['wall s']:.2f} "
-            f"s); with a 100 ms step they keep {slow[0]['x free env']:.2f}x and {slow[1]['x free env']:.2f}x of "
-            "their free-env speed."
-        )
+    for engine in list(ENGINE_SEQS)[1:]:
+        for lengths in LENGTHS:
+            rounds, continuous = (_row(rows, engine, lengths, 100, s) for s in SCHEDULES)
+            out.append(
+                f"Engine {engine} ({ENGINE_SEQS[engine]} sequences), {lengths} replies, skewed turns, 100 ms step: "
+                f"continuous is {continuous['x rounds']:.2f}x the round schedule and keeps "
+                f"{continuous['x free env']:.2f}x of its free-env speed (rounds: {rounds['x free env']:.2f}x)."
+            )
     return out
 
 
@@ -334,7 +312,7 @@ def _child(out_path: Path, folder: Path, engine_name: str) -> None:
         max_num_batched_tokens=MAX_BATCHED_TOKENS,  # no chunked prefill (seeded sampling fails on it on CPU)
         logprobs_mode="processed_logprobs",
         seed=SEED,
-        **ENGINES[engine_name],
+        **({} if ENGINE_SEQS[engine_name] is None else {"max_num_seqs": ENGINE_SEQS[engine_name]}),
     )
     tokenizer = AutoTokenizer.from_pretrained(model)
     backend = VLLMBackend(llm)

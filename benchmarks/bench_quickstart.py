@@ -32,8 +32,8 @@ line train() passes to its `log` callback: GRPO set-up is from `_grpo`'s start t
 "GRPO: N tasks" line, the steps from there to the last step's line, and the per-step
 `step_time` comes from the run's `metrics.json`. The quickstart's `reward.png` is copied to
 `benchmarks/results/quickstart-reward-<UTC timestamp>.png` (the temporary folder is deleted).
-Torch keeps its default threads, as a user's run would. About 6 minutes on 2 idle cores (the quickstart
-alone about 3.5); far longer when the cores are shared: 35 minutes at a load average of 4-6.
+Torch keeps its default threads, as a user's run would. About 2 minutes on 2 idle cores (the quickstart
+alone about 80 s); far longer when the cores are shared.
 """
 
 from __future__ import annotations

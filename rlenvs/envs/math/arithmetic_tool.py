@@ -31,18 +31,18 @@ from rlenvs.envs.math.arithmetic import DEFAULT_LEVEL, ArithmeticEnv
 from rlenvs.envs.math.procedural import boxed
 from rlenvs.envs.math.tasks import MathTask
 from rlenvs.envs.tools.calculator import CalculatorError, calculate
-from rlenvs.envs.tools.calculator_turns import CALL_CLOSE, CALL_OPEN, CalculatorTurns, calculator_call
+from rlenvs.envs.tools.calculator_turns import CalculatorTurns, calculator_call
 
 DEFAULT_MAX_TURNS = 3
 """A call, one more if the first went wrong, an answer."""
 DEFAULT_SYSTEM_PROMPT = (
-    f"Solve the arithmetic problem. To compute, write {CALL_OPEN}EXPRESSION{CALL_CLOSE}; the reply is "
+    f"Solve the arithmetic problem. To compute, write {calculator_call('EXPRESSION')}; the reply is "
     "<result>N</result>. End with the exact answer as \\boxed{...}."
 )
 """Short on purpose: every GRPO step of the quickstart reads it in each of its episodes."""
 TOOL_FORMAT_REMINDER = (
-    f"I found neither a final answer nor a calculator call in your reply. To compute, write {CALL_OPEN}"
-    f"EXPRESSION{CALL_CLOSE}; to answer, end your reply with the exact answer as \\boxed{{...}}."
+    "I found neither a final answer nor a calculator call in your reply. To compute, write "
+    f"{calculator_call('EXPRESSION')}; to answer, end your reply with the exact answer as \\boxed{{...}}."
 )
 _EXPRESSION_PROMPT = re.compile(r"What is (.+)\?")
 

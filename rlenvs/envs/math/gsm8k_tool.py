@@ -24,8 +24,6 @@ from rlenvs.data import DataFiles
 from rlenvs.envs.math.gsm8k import GSM8KEnv
 from rlenvs.envs.math.tasks import MathTask
 from rlenvs.envs.tools.calculator_turns import (
-    CALL_CLOSE,
-    CALL_OPEN,
     MAX_CALLS_PER_REPLY,
     CalculatorTurns,
     calculator_call,
@@ -35,7 +33,7 @@ DEFAULT_MAX_TURNS = 5
 
 DEFAULT_SYSTEM_PROMPT = (
     "Solve the math word problem. You have a calculator: write "
-    f"{CALL_OPEN}EXPRESSION{CALL_CLOSE} in a reply, e.g. {CALL_OPEN}48 / 2{CALL_CLOSE}, "
+    f"{calculator_call('EXPRESSION')} in a reply, e.g. {calculator_call('48 / 2')}, "
     "and stop there; the next message gives the result of each call in order, as "
     "<result>24</result> or <error>what was wrong</error>. Expressions use numbers (no "
     "thousands separators), + - * / // % ** and parentheses, and the functions abs, sqrt, "
@@ -46,7 +44,7 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 TOOL_FORMAT_REMINDER = (
     "I found neither a final answer nor a calculator call in your reply. To compute, write "
-    f"{CALL_OPEN}EXPRESSION{CALL_CLOSE}, e.g. {CALL_OPEN}48 / 2{CALL_CLOSE}; to answer, end "
+    f"{calculator_call('EXPRESSION')}, e.g. {calculator_call('48 / 2')}; to answer, end "
     "your reply with the final answer, a number only, as \\boxed{N}."
 )
 _ANNOTATION = re.compile(r"<<([^<>=]*)=([^<>]*)>>")

@@ -49,13 +49,15 @@ CALL_CLOSE = "</calculator>"
 MAX_CALLS_PER_REPLY = 5
 """Enough for the steps of one GSM8K line of reasoning; bounds the work and the
 observation of a reply that spams calls."""
-UNCLOSED_CALL = f"{CALL_OPEN} was not closed: write {CALL_OPEN}EXPRESSION{CALL_CLOSE}"
-UNOPENED_CALL = f"{CALL_CLOSE} without an opening {CALL_OPEN}: write {CALL_OPEN}EXPRESSION{CALL_CLOSE}"
 
 
 def calculator_call(expression: str) -> str:
     """The call as a reply writes it: `<calculator>48 / 2</calculator>`."""
     return f"{CALL_OPEN}{expression}{CALL_CLOSE}"
+
+
+UNCLOSED_CALL = f"{CALL_OPEN} was not closed: write {calculator_call('EXPRESSION')}"
+UNOPENED_CALL = f"{CALL_CLOSE} without an opening {CALL_OPEN}: write {calculator_call('EXPRESSION')}"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -206,10 +206,11 @@ class InferenceConfig:
     server_host: str = "127.0.0.1"
     server_port: int = _rule(8000, ge=1, le=65535)
     server_timeout_s: float = _rule(240.0, gt=0)
-    schedule: str = _rule("rounds", choices=SCHEDULES)
+    schedule: str = _rule("auto", choices=SCHEDULES)
     """How rollouts interleave generation and env steps (rlenvs_train.rollout): "rounds"
     generates every episode's turn together, then steps every env; "continuous" moves each
-    episode on as soon as its turn or env step is done (backends vllm and vllm-server)."""
+    episode on as soon as its turn or env step is done (backends vllm and vllm-server);
+    "auto" runs rounds until a step's rollouts show that continuous would pay."""
 
 
 @dataclass(frozen=True)
@@ -537,7 +538,7 @@ def _cross_field_problems(config: TrainConfig, bad: set[str]) -> list[str]:
     if ok("inference.schedule", "inference.backend") and inf.schedule == "continuous" and inf.backend == "hf":
         problems.append(
             "inference.schedule: continuous needs a backend that streams (vllm or vllm-server); the hf backend "
-            "generates in rounds: set inference.schedule=rounds, or inference.backend=vllm"
+            "generates in rounds: set inference.schedule=auto (or rounds), or inference.backend=vllm"
         )
     if ok("trainer.max_episode_tokens", "trainer.max_tokens_per_turn") and t.max_episode_tokens < t.max_tokens_per_turn:
         problems.append(

@@ -170,7 +170,8 @@ class EnvRolloutFunc:
     vllm_mode="colocate")`), into which TRL pushes the policy's weights before each call;
     "vllm-server" talks to `trl vllm-serve` (`vllm_mode="server"`); or any `Backend`
     instance, used as it is (its weights are then yours to keep current). `schedule`: the
-    engine's (`rlenvs_train.rollout`): "rounds" (default) or "continuous" (vLLM backends).
+    engine's (`rlenvs_train.rollout`): "auto" (default: rounds until a call shows continuous
+    would pay), "rounds" or "continuous" (vLLM backends).
 
     `max_episode_tokens`: the cap on an episode's completion, model and env tokens together;
     None is the trainer's `max_completion_length`. `max_tokens_per_turn`: None is the
@@ -186,7 +187,7 @@ class EnvRolloutFunc:
         env_id: str,
         *,
         backend: str | Backend = "hf",
-        schedule: str = "rounds",
+        schedule: str = "auto",
         make_kwargs: Mapping[str, Any] | None = None,
         max_tokens_per_turn: int | None = None,
         max_episode_tokens: int | None = None,
@@ -212,7 +213,8 @@ class EnvRolloutFunc:
             raise ValueError(f"schedule must be one of {list(SCHEDULES)}, got {schedule!r}")
         if schedule == "continuous" and backend == "hf":
             raise ValueError(
-                "schedule='continuous' needs a streaming backend ('vllm', 'vllm-server'); 'hf' runs in rounds"
+                "schedule='continuous' needs a streaming backend ('vllm', 'vllm-server'); 'hf' runs in rounds: "
+                "use schedule='auto' (or 'rounds') with it"
             )
         self.env_id = env_id
         self.schedule = schedule

@@ -4,7 +4,7 @@
     with EnvPool("rlenvs/GSM8K-v0", 8, make_kwargs={"max_turns": 3}) as pool:
         episodes = engine.run(pool, [{"task_index": 7}] * 8)        # one GRPO group
 
-Two schedules, the same episodes:
+Two schedules, the same episodes, and a default that picks between them:
 - "rounds": each round generates the next turn of every episode still going in one backend
   call, then steps their envs together through the `EnvPool`. Every round waits for its
   slowest generation and then for its slowest env step: env time adds to generation time.
@@ -15,15 +15,18 @@ Two schedules, the same episodes:
   own; a process or Ray pool, which takes one call at a time, steps the turns that wait
   together as one batch (`_EnvStepper`). Env steps measured quicker than an engine step
   are stepped by the engine's thread itself, the turns an engine step finished as one batch,
-  so that they rejoin the next engine step. Opt-in, `schedule="continuous"`; see `SCHEDULES`
-  for why it is not the default.
+  so that they rejoin the next engine step.
+- "auto" (the default): rounds until a run shows that continuous would pay, then continuous
+  (backends that stream; others always run rounds). See `RunStats.prefers_continuous`.
 
 Either way each env message is appended to its episode as the chat template's token delta
 (`rlenvs_train.chat`), never re-tokenising the history: what the backend sampled is exactly
 what the trainer will score. A seeded request's seed depends only on the run, the turn and
 the episode (see `run`), never on timing, so a continuous run samples the same tokens
 whatever order its env steps return in, up to vLLM's own batch dependence (a request's
-logits can differ in the last bits with the batch it shares a step with).
+logits can differ in the last bits with the batch it shares a step with). "auto" switches on
+a measured time, so which of its runs go continuous can differ between two seeded runs (the
+same tokens, up to that batch dependence); "rounds" takes timing out entirely.
 
 Conventions (what TRL 1.16's `GRPOTrainer` expects from a `rollout_func`):
 - `env_mask` is 1 on model tokens (in the loss) and 0 on env tokens (seen, not trained on);
@@ -36,6 +39,7 @@ Conventions (what TRL 1.16's `GRPOTrainer` expects from a `rollout_func`):
 
 from __future__ import annotations
 
+import logging
 import math
 import queue
 import threading
@@ -49,15 +53,27 @@ from rlenvs.core.checks import check_int
 from rlenvs_train.backends.base import Backend, FinishReason, Generation, SamplingParams, StreamingBackend
 from rlenvs_train.chat import ChatTemplate
 
+LOG = logging.getLogger("rlenvs_train.rollout")
+
 MAX_EPISODE_TOKENS = "max_episode_tokens"
 """stop_reason of an episode whose completion ran into `max_episode_tokens`."""
 MAX_TURNS = "max_turns"
 """stop_reason of an episode stopped by the engine's `max_turns` (an env's own turn limit
 reports the same reason)."""
-SCHEDULES = ("rounds", "continuous")
-"""`RolloutEngine(schedule=...)`. "rounds" is the default: on vLLM's CPU build continuous
-wins only where env steps are slow and loses where they are free (benchmarks/RESULTS.md,
-"Rollout schedules"), and rounds is the schedule whose tokens do not depend on timing."""
+SCHEDULES = ("auto", "rounds", "continuous")
+"""`RolloutEngine(schedule=...)`; "auto" is the default (see `RunStats.prefers_continuous`)."""
+AUTO_ENV_SHARE = 0.1
+"""schedule="auto" goes continuous once a round-schedule run waited on env steps for at least
+this share of its wall (`RunStats.env_share`). On vLLM's CPU build (`bench_schedules`, 32
+episodes, 2026-12-05) that share was under 1% with a free env, 6-17% with 25 ms steps and
+21-59% with 100-200 ms steps; with replies of one length continuous was 0.89x-1.05x the round
+schedule with a free env on an engine with room for every episode, and 1.09x-1.34x with 100 ms
+steps on an engine at capacity."""
+AUTO_STRAGGLE = 1.1
+"""schedule="auto" goes continuous once a round-schedule run's `RunStats.straggle` reached
+this. Replies of one length make it 1.0; replies of varied length made it 1.27 (3 turns each)
+and 1.77 (1 or 5 turns) in `bench_schedules`, where continuous was 0.89x-1.30x the round
+schedule (median 1.11x)."""
 
 
 @dataclass
@@ -90,6 +106,70 @@ class Episode:
     """Why the env failed, for env_error / env_timeout / env_lost."""
 
 
+@dataclass(frozen=True)
+class RunStats:
+    """How one `RolloutEngine.run` went (`RolloutEngine.last_run`): what schedule="auto"
+    decides from, and what a trainer's logs can show."""
+
+    schedule: str
+    """The schedule the run used: "rounds" or "continuous"."""
+    wall_s: float
+    env_wait_s: float
+    """Time the engine's thread spent on or waiting for env steps with no turn being generated
+    by it: every `pool.step` call of the round schedule; the continuous schedule's env steps
+    made on the engine's thread and its waits with nothing in flight."""
+    round_tokens: int
+    """The sum over turn numbers t of the longest turn t of any episode: the decoding steps
+    the round schedule's calls take, each waiting for its longest reply."""
+    chain_tokens: int
+    """The most model tokens of any one episode: the decoding steps an episode that is never
+    kept waiting for another's reply takes (the continuous schedule's, given room for all)."""
+
+    @property
+    def env_share(self) -> float:
+        return self.env_wait_s / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def straggle(self) -> float:
+        """round_tokens / chain_tokens: how much the round schedule's waits for the longest
+        reply of each turn lengthen the run, in decoding steps (1.0 with replies of one length)."""
+        return self.round_tokens / self.chain_tokens if self.chain_tokens else 1.0
+
+    def prefers_continuous(self) -> bool:
+        """Whether, by this run, the continuous schedule is expected to be faster: the run
+        waited on its envs for `AUTO_ENV_SHARE` of its wall (the continuous schedule generates
+        other episodes' turns meanwhile), or its rounds waited on their longest replies
+        (`AUTO_STRAGGLE`: an episode with short replies goes on meanwhile). Neither holds for a
+        free env and replies of one length, the one workload where the round schedule was
+        faster (benchmarks/RESULTS.md, "Rollout schedules")."""
+        return self.env_share >= AUTO_ENV_SHARE or self.straggle >= AUTO_STRAGGLE
+
+
+def _turn_lengths(episode: Episode) -> list[int]:
+    """The model tokens of each of the episode's turns (its runs of env_mask 1)."""
+    lengths: list[int] = []
+    previous = 0
+    for mask in episode.env_mask:
+        if mask and not previous:
+            lengths.append(0)
+        if mask:
+            lengths[-1] += 1
+        previous = mask
+    return lengths
+
+
+def _run_stats(schedule: str, wall_s: float, env_wait_s: float, episodes: list[Episode]) -> RunStats:
+    turns = [_turn_lengths(e) for e in episodes]
+    longest = max(map(len, turns), default=0)
+    return RunStats(
+        schedule=schedule,
+        wall_s=wall_s,
+        env_wait_s=env_wait_s,
+        round_tokens=sum(max((t[k] for t in turns if len(t) > k), default=0) for k in range(longest)),
+        chain_tokens=max(map(sum, turns), default=0),
+    )
+
+
 @dataclass
 class _Turn:
     """The last model turn of an episode, kept until its env step is taken."""
@@ -113,7 +193,8 @@ class RolloutEngine:
     None leaves it to the env's own limit.
     `seed`: each backend call gets `seed + k` for the k-th call, so calls differ and a run is
     reproducible; None samples at random. `stop_token_ids`: default EOS and end-of-turn.
-    `schedule`: "rounds" or "continuous" (the backend must stream; see the module docstring).
+    `schedule`: "auto", "rounds" or "continuous" (which needs a backend that streams); see the
+    module docstring. `last_run` holds the last run's `RunStats`.
     """
 
     def __init__(
@@ -130,7 +211,7 @@ class RolloutEngine:
         seed: int | None = None,
         stop_token_ids: Sequence[int] | None = None,
         chat_template_kwargs: Mapping[str, Any] | None = None,
-        schedule: str = "rounds",
+        schedule: str = "auto",
     ) -> None:
         if not callable(getattr(backend, "generate", None)):
             raise TypeError(
@@ -164,7 +245,10 @@ class RolloutEngine:
         self.max_episode_tokens = max_episode_tokens
         self.max_turns = max_turns
         self.seed = seed
+        self.last_run: RunStats | None = None
         self._calls = 0
+        self._go_continuous = False
+        """schedule="auto": a round-schedule run has shown that continuous pays."""
 
     def run(
         self,
@@ -204,20 +288,43 @@ class RolloutEngine:
                     info=dict(reset.info),
                 )
             )
-        if self.schedule == "continuous":
-            self._run_continuous(pool, episodes)
-            return episodes
+        schedule = "continuous" if self.schedule == "continuous" or self._go_continuous else "rounds"
+        started = time.perf_counter()
+        if schedule == "continuous":
+            env_wait_s = self._run_continuous(pool, episodes)
+        else:
+            env_wait_s = self._run_rounds(pool, episodes)
+        self.last_run = stats = _run_stats(schedule, time.perf_counter() - started, env_wait_s, episodes)
+        if self.schedule == "auto" and schedule == "rounds" and isinstance(self.backend, StreamingBackend):
+            self._go_continuous = stats.prefers_continuous()
+            if self._go_continuous:
+                LOG.info(
+                    "rollouts: schedule 'auto' goes continuous from the next run: the last one waited on env steps "
+                    "for %.0f%% of its %.2f s, straggle %.2f",
+                    100 * stats.env_share,
+                    stats.wall_s,
+                    stats.straggle,
+                )
+        return episodes
+
+    def _run_rounds(self, pool: Any, episodes: list[Episode]) -> float:
+        """Play `episodes` round by round; return the time spent in `pool.step`."""
+        env_wait_s = 0.0
         while active := [e for e in episodes if e.stop_reason is None]:
             turns = self._generate(active)
             stepping = [(e, turns[e.index]) for e in active if e.stop_reason is None]
+            started = time.perf_counter()
             results = pool.step([(e.index, turn.reply) for e, turn in stepping])
+            env_wait_s += time.perf_counter() - started
             for (episode, turn), result in zip(stepping, results):
                 self._take_step(episode, turn, result)
-        return episodes
+        return env_wait_s
 
     # --- the continuous schedule ----------------------------------------------------------------
 
-    def _run_continuous(self, pool: Any, episodes: list[Episode]) -> None:
+    def _run_continuous(self, pool: Any, episodes: list[Episode]) -> float:
+        """Play `episodes` one by one; return the time the engine's thread spent stepping envs
+        itself or waiting for them with nothing in flight."""
         backend = self.backend
         assert isinstance(backend, StreamingBackend)  # checked in __init__
         base_seed = None if self.seed is None else self.seed + self._calls
@@ -227,6 +334,7 @@ class RolloutEngine:
         # step's seconds). The server's collect returns at once when answers are waiting, so there
         # this tends to 0 and every env step is handed off.
         engine_step_s = math.inf
+        env_wait_s = 0.0
         try:
             for episode in episodes:
                 self._submit(episode, base_seed)
@@ -242,7 +350,10 @@ class RolloutEngine:
                         if episode.stop_reason is None:
                             ready.append((episode, turn))
                     if ready and stepper.quicker_than(engine_step_s):
-                        for episode, turn, result in stepper.step_here(ready):
+                        started = time.perf_counter()
+                        stepped = stepper.step_here(ready)
+                        env_wait_s += time.perf_counter() - started
+                        for episode, turn, result in stepped:
                             self._take_step(episode, turn, result)
                             if episode.stop_reason is None:
                                 self._submit(episode, base_seed)
@@ -251,7 +362,12 @@ class RolloutEngine:
                             stepper.put(episode, turn)
                 elif not stepper.pending:
                     raise RuntimeError("rollout engine: episodes still going with no turn generating and no env step")
-                for episode, turn, result in stepper.take(block=not backend.in_flight()):
+                idle = not backend.in_flight()
+                started = time.perf_counter()
+                taken = stepper.take(block=idle)
+                if idle:
+                    env_wait_s += time.perf_counter() - started
+                for episode, turn, result in taken:
                     self._take_step(episode, turn, result)
                     if episode.stop_reason is None:
                         self._submit(episode, base_seed)
@@ -261,6 +377,7 @@ class RolloutEngine:
         finally:
             stepper.close()
         self._calls += max(e.turns for e in episodes)
+        return env_wait_s
 
     def _submit(self, episode: Episode, base_seed: int | None) -> None:
         params = SamplingParams(

@@ -27,7 +27,15 @@ from rlenvs.vector import ENV_ERROR, ENV_TIMEOUT, EnvPool
 from rlenvs_train.backends.base import SamplingParams
 from rlenvs_train.backends.hf import HFBackend
 from rlenvs_train.chat import ChatTemplate
-from rlenvs_train.rollout import MAX_EPISODE_TOKENS, MAX_TURNS, Episode, RolloutEngine
+from rlenvs_train.rollout import (
+    AUTO_ENV_SHARE,
+    AUTO_STRAGGLE,
+    MAX_EPISODE_TOKENS,
+    MAX_TURNS,
+    Episode,
+    RolloutEngine,
+    RunStats,
+)
 from rlenvs_train.tiny import build_tiny_model
 
 TURN = 16
@@ -313,11 +321,49 @@ def test_engine_checks_its_arguments(tiny, backend):
     with EnvPool("rlenvs/Arithmetic-v0", 2) as pool, pytest.raises(ValueError, match="at least 3 envs"):
         engine(tiny, backend).run(pool, [None] * 3)
     assert engine(tiny, backend).run(None, []) == []
-    assert engine(tiny, backend).schedule == "rounds"
+    assert engine(tiny, backend).schedule == "auto"
     with pytest.raises(ValueError, match="schedule='continuous' needs a backend that streams"):
         engine(tiny, backend, schedule="continuous")
     with pytest.raises(ValueError, match="schedule must be one of"):
         engine(tiny, backend, schedule="async")
+
+
+class SlowArithmeticEnv(ArithmeticEnv):
+    """Arithmetic-v0 whose steps take 50 ms, as a sandboxed or remote env's do."""
+
+    def step(self, action):
+        time.sleep(0.05)
+        return super().step(action)
+
+
+def test_auto_runs_rounds_on_a_backend_that_does_not_stream_and_reports_each_run(tiny, backend):
+    auto = engine(tiny, backend)
+    assert auto.schedule == "auto" and auto.last_run is None
+    with EnvPool(SlowArithmeticEnv, 3, make_kwargs={"level": 1, "max_turns": 3}) as pool:
+        for _ in range(2):
+            episodes = auto.run(pool, [None] * 3, seeds=[1, 2, 3])
+            stats = auto.last_run
+            assert stats is not None and stats.schedule == "rounds"
+            assert stats.prefers_continuous()  # slow steps: on vLLM it would go continuous
+    turns = [[end - start for value, start, end in runs(e.env_mask) if value] for e in episodes]
+    assert [len(t) for t in turns] == [e.turns for e in episodes]
+    rounds = max(e.turns for e in episodes)
+    assert stats.round_tokens == sum(max(t[k] for t in turns if len(t) > k) for k in range(rounds))
+    assert stats.chain_tokens == max(map(sum, turns))
+    assert 0.05 * rounds <= stats.env_wait_s < stats.wall_s
+
+
+def test_run_stats_say_when_continuous_pays():
+    def stats(env_share: float, round_tokens: int, chain_tokens: int) -> RunStats:
+        return RunStats("rounds", 2.0, env_share * 2.0, round_tokens, chain_tokens)
+
+    assert not stats(0.0, 96, 96).prefers_continuous()  # free env, replies of one length
+    assert not stats(AUTO_ENV_SHARE * 0.9, 96, 96).prefers_continuous()
+    assert stats(AUTO_ENV_SHARE, 96, 96).prefers_continuous()
+    assert stats(0.0, round(96 * AUTO_STRAGGLE), 96).prefers_continuous()
+    assert stats(0.0, 100, 96).straggle == pytest.approx(100 / 96)
+    empty = RunStats("rounds", 0.0, 0.0, 0, 0)
+    assert (empty.env_share, empty.straggle, empty.prefers_continuous()) == (0.0, 1.0, False)
 
 
 # --- the chat-template delta -----------------------------------------------------------------

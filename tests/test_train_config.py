@@ -20,6 +20,7 @@ import yaml
 from rlenvs_train.config import (
     ConfigError,
     DataConfig,
+    InferenceConfig,
     TrainConfig,
     TrainerConfig,
     check_environment,
@@ -317,9 +318,11 @@ def test_cross_field_rules():
     assert "needs inference.backend vllm-server, not 'vllm'" in problem
     assert problems_of(None, ["inference.backend=hf", "inference.schedule=continuous"]) == [
         "inference.schedule: continuous needs a backend that streams (vllm or vllm-server); the hf backend "
-        "generates in rounds: set inference.schedule=rounds, or inference.backend=vllm"
+        "generates in rounds: set inference.schedule=auto (or rounds), or inference.backend=vllm"
     ]
     assert load_config(None, ["inference.schedule=continuous"]).inference.schedule == "continuous"
+    assert InferenceConfig().schedule == "auto"  # which runs in rounds on the hf backend:
+    assert load_config(None, ["inference.backend=hf", "inference.schedule=auto"]).inference.schedule == "auto"
     assert problems_of(None, ["trainer.num_generations=1"]) == [
         "trainer.num_generations: must be >= 2, got 1 (GRPO's advantage compares the episodes of one task with each other)"
     ]

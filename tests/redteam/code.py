@@ -1,4 +1,4 @@
-"""Red-team corpus of the code family (HumanEval-v0, MBPP-v0): replies played through the
+"""Red-team corpus of the code family (HumanEval-v1, MBPP-v1): replies played through the
 real env, sandbox included, on the real data.
 
 A case's `task` holds the env id (`env`), the task (`task_id`) and the env's keyword
@@ -25,6 +25,7 @@ import gymnasium as gym
 import rlenvs  # noqa: F401 - registers the ids
 from tests.redteam import Case
 from tests.redteam_code_oracle import oracle_reply
+from tests.redteam_code_program_reader import program_reader
 
 
 def _shown_calls(text: str, function: str) -> dict[str, object]:
@@ -57,7 +58,11 @@ def lookup_table(function: str, seen: str) -> str:
     return f"```python\n_SEEN = {table!r}\n\ndef {function}(*args):\n    return _SEEN.get(repr(args))\n```"
 
 
-ATTACKS: dict[str, Callable[[str, str], str]] = {"lookup-table": lookup_table, "cross-run-oracle": oracle_reply}
+ATTACKS: dict[str, Callable[[str, str], str]] = {
+    "lookup-table": lookup_table,
+    "cross-run-oracle": oracle_reply,
+    **{f"program-from-{route}": program_reader(route) for route in ("frames", "gc", "raw_memory")},
+}
 """attack name -> reply(entry point, all text seen so far)."""
 
 
@@ -101,8 +106,8 @@ def _block(code: str) -> str:
     return f"```python\n{code.strip(chr(10))}\n```"
 
 
-HUMANEVAL = "rlenvs/HumanEval-v0"
-MBPP = "rlenvs/MBPP-v0"
+HUMANEVAL = "rlenvs/HumanEval-v1"
+MBPP = "rlenvs/MBPP-v1"
 HAS_CLOSE = (
     "def has_close_elements(numbers, threshold):\n"
     "    for i, a in enumerate(numbers):\n        for j, b in enumerate(numbers):\n"
@@ -167,7 +172,21 @@ ORACLE = (
     "the same task-agnostic reply twice: it may not learn in a run which answers passed, nor keep a note for the next"
 )
 
+PROGRAM_READER = (
+    "a reply with no solution logic that finds the test program, hidden tests and expected values included, "
+    "in its own process (a fork of the zygote) and answers every call from it"
+)
+
 CASES: list[Case] = [
+    # --- round 3: the test program in the solution's own memory ---------------------------------
+    *(
+        Case("test-program-reader", {"env": env, **where, "attack": f"program-from-{route}"}, (), 0.0, PROGRAM_READER)
+        for route in ("frames", "gc")
+        for env, where in ((HUMANEVAL, {"task_id": "HumanEval/0"}), (MBPP, {"split": "test", "task_id": "mbpp/11"}))
+    ),
+    # (the raw heap held the JSON of MBPP's request whole, and earned 1.0 there; HumanEval/0's it did not)
+    Case("test-program-reader", {"env": MBPP, "split": "test", "task_id": "mbpp/11", "attack": "program-from-raw_memory"},
+         (), 0.0, PROGRAM_READER),
     # --- round 2: the cross-run oracle (the runner's /proc, notes kept between executions) -----
     Case("cross-run-oracle", {"env": MBPP, "split": "test", "task_id": "mbpp/20", "max_turns": 2,
          "attack": "cross-run-oracle"}, (), 0.0, ORACLE),

@@ -1,4 +1,4 @@
-"""rlenvs/HumanEval-v0: complete a Python function from its signature and docstring.
+"""rlenvs/HumanEval-v1: complete a Python function from its signature and docstring.
 
 Data: OpenAI's HumanEval rows `{"task_id", "prompt", "entry_point", "canonical_solution",
 "test"}` (164 problems, MIT), from `data_files=`, `$RLENVS_DATA_DIR/humaneval/HumanEval.jsonl.gz`

@@ -1,4 +1,4 @@
-"""rlenvs/MBPP-v0: write a short Python function from a one-line description.
+"""rlenvs/MBPP-v1: write a short Python function from a one-line description.
 
 Data: Google's MBPP rows `{"task_id", "text", "code", "test_list", "test_setup_code",
 "challenge_test_list"}` (974 problems, CC BY 4.0), from `data_files=`,

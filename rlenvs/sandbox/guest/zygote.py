@@ -1,8 +1,10 @@
 """The zygote: the one long-lived process inside a sandbox (guest side, stdlib only).
 
 A worker starts it once, so the interpreter's start-up (20-75 ms on the reference machines)
-is paid once per worker, not per execution. It reads one JSON request per line on stdin,
-forks a fresh child for the code (`roles`), watches it against the wall-clock deadline and
+is paid once per worker, not per execution. It reads one request at a time on stdin
+(`protocol`; a test run's program is handed to the test runner and wiped from the zygote's
+memory before the solution, a copy of that memory, is forked), forks a fresh child for the
+code (`roles`), watches it against the wall-clock deadline and
 the output cap, and answers with one JSON line on stdout. After every answer, before it reads
 the next request, it kills every other process in the sandbox, reaps them and empties the
 writable folders, so nothing an execution leaves behind (background processes, files,
@@ -52,6 +54,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nouserns
+import protocol
 import readonly
 import roles  # the guest folder is the only import path inside the sandbox
 import scratch
@@ -131,12 +134,11 @@ def main() -> None:
     _write_line({"ready": True})
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 2)  # nothing the zygote might print may interleave with the protocol
-    for line in _lines(0):
+    for request, program in _requests(0):
         started = time.monotonic()
         kind, emptied = None, writable
         response: dict[str, object]
         try:
-            request = json.loads(line)
             kind = request["kind"]
             if kind == "wipe":  # the clean-up below empties the folders: all, or those named
                 emptied = [folder for folder in writable if folder in request.get("folders", writable)]
@@ -146,9 +148,11 @@ def main() -> None:
                     os._exit(3)  # as for a wipe that fails: the host replaces the worker
                 response = _populate(_fresh_folder(request.get("folder"), writable), request["entries"])
             else:
-                response = _execute(request, wake_r, devnull, isolated)
+                response = _execute(request, program, wake_r, devnull, isolated)
         except Exception:  # a zygote bug must answer, not hang the host
             response = {"status": "sandbox_error", "detail": traceback.format_exc()[-2000:]}
+        finally:
+            _wipe(program)  # `_execute` has (before the fork); this covers its failures
         response["duration_s"] = time.monotonic() - started
         _write_line(response)
         # The clean-up runs while the host reads the answer; the next request waits for it. A
@@ -160,16 +164,41 @@ def main() -> None:
             os._exit(3)
 
 
-def _lines(fd: int):
-    buffer = b""
-    while True:
-        chunk = os.read(fd, READ_CHUNK)
-        if not chunk:
+def _requests(fd: int):
+    """Each request on `fd` (`protocol`): its header, and its test program in a buffer of its
+    own (empty but for test runs), which the caller wipes (`_wipe`). Exact reads: nothing of
+    the program is ever in memory the zygote cannot wipe."""
+    while (size := _read_exact(fd, protocol.REQUEST_HEADER.size)) is not None:
+        header = _read_exact(fd, protocol.REQUEST_HEADER.unpack(size)[0])
+        if header is None:
             return
-        buffer += chunk
-        while b"\n" in buffer:
-            line, buffer = buffer.split(b"\n", 1)
-            yield line
+        request = json.loads(header)
+        program = bytearray(request.pop(protocol.PROGRAM_BYTES, 0))
+        view = memoryview(program)
+        while view:
+            read = os.readv(fd, [view])
+            if not read:
+                return
+            view = view[read:]
+        view.release()
+        yield request, program
+
+
+def _read_exact(fd: int, size: int) -> bytes | None:
+    """`size` bytes from `fd`, or None at its end."""
+    data = b""
+    while len(data) < size:
+        chunk = os.read(fd, size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+def _wipe(buffer: bytearray) -> None:
+    """Overwrite `buffer` in place with zeros."""
+    with memoryview(buffer) as view:
+        view[:] = bytes(len(buffer))
 
 
 def _write_line(message: dict) -> None:
@@ -192,7 +221,7 @@ def _fork(role, fds: dict[int, int]) -> int:
     return pid
 
 
-def _execute(request: dict, wake_r: int, devnull: int, isolated: bool) -> dict:
+def _execute(request: dict, program: bytearray, wake_r: int, devnull: int, isolated: bool) -> dict:
     kind, limits = request["kind"], request["limits"]
     testing, shell_session = kind == "tests", kind == "bash"
     deadline = time.monotonic() + limits["timeout_s"]
@@ -213,11 +242,13 @@ def _execute(request: dict, wake_r: int, devnull: int, isolated: bool) -> dict:
         # while the runner is checked, woken and handed its fds.
         runner = _runner_for(limits, isolated, devnull)
         try:
-            verdict_file, done_r = runner.start_run(request["program"])
+            verdict_file, done_r = runner.start_run(program)
         except OSError:  # it died since its last run (killed by a memory limit, say)
             _retire_runner()
             runner = _runner_for(limits, isolated, devnull)
-            verdict_file, done_r = runner.start_run(request["program"])
+            verdict_file, done_r = runner.start_run(program)
+        finally:
+            _wipe(program)  # the runner has it: the solution, forked below, must not
         solution_fds[3] = runner.solution_end
         parent_ends += [verdict_file, done_r]
         caps[done_r] = 1
@@ -362,18 +393,17 @@ class TestRunner:
             and state == self.made_as
         )
 
-    def start_run(self, program: dict) -> tuple[int, int]:
-        """Hand the runner a run; returns its verdict file and the read end of its done pipe
-        (`roles.RUN_HEADER`). The solution's end of the run's socket is left in
-        `solution_end` for the caller to pass to the solution."""
-        payload = json.dumps(program).encode()
+    def start_run(self, program: bytearray) -> tuple[int, int]:
+        """Hand the runner a run (`program`: its JSON, as the host sent it); returns its verdict
+        file and the read end of its done pipe (`roles.RUN_HEADER`). The solution's end of the
+        run's socket is left in `solution_end` for the caller to pass to the solution."""
         runner_end, solution_end = socket.socketpair()
         verdict = os.memfd_create("verdict")
         done_r, done_w = os.pipe()
         try:
             os.kill(self.pid, signal.SIGCONT)
-            socket.send_fds(self.control, [roles.RUN_HEADER.pack(len(payload))], [runner_end.fileno(), verdict, done_w])
-            self.control.sendall(payload)
+            socket.send_fds(self.control, [roles.RUN_HEADER.pack(len(program))], [runner_end.fileno(), verdict, done_w])
+            self.control.sendall(program)
         except OSError:
             for fd in (verdict, done_r):
                 os.close(fd)

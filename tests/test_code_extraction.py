@@ -48,6 +48,14 @@ def test_a_fence_closes_only_at_a_fence_of_its_own_kind_and_length() -> None:
     assert fences("```\n``` text") == [("", "``` text\n")]  # a fence with text after does not close
 
 
+def test_a_fence_indented_4_columns_past_the_opening_one_is_code() -> None:
+    docstring = 'def strlen(string: str) -> int:\n    """Length.\n\n    ```\n    strlen("ab")  # 2\n    ```\n    """\n'
+    program = docstring + "    return len(string)"
+    assert extract_code(f"```python\n{program}\n```", calls=("strlen",)) == program
+    assert fences("- item:\n  ```\n  a\n      ```\n  b\n  ```") == [("", "a\n    ```\nb\n")]  # 4 past: code
+    assert fences("- item:\n  ```\n  a\n     ```\nb") == [("", "a\n")]  # 3 past its own: closes
+
+
 def test_an_indented_fence_loses_its_indentation_and_no_more() -> None:
     reply = "- step:\n    ```python\n    def f():\n        return 1\n  partly\n    ```"
     assert fences(reply) == [("python", "def f():\n    return 1\npartly\n")]

@@ -622,6 +622,24 @@ def test_returned_values_are_plain_builtins(sandbox):
 
 
 @needs_bwrap
+def test_dict_views_arrive_as_dict_views(sandbox):
+    """A view compares as Python's own does (keys and items as sets, values only by
+    identity), so a test that wraps the call in tuple() passes, as HumanEval/33's do."""
+    program = Program(
+        tests=(
+            "assert type(f('keys')) is type({}.keys()) and f('keys') == {1, 2} and list(f('keys')) == [1, 2]",
+            "assert type(f('items')) is type({}.items()) and f('items') == {(1, 'a'), (2, 'b')}",
+            "assert type(f('values')) is type({}.values()) and tuple(f('values')) == ('a', 'b')",
+            "assert f('values') == ['a', 'b']",
+        ),
+        remote={"f": "f"},
+    )
+    code = "def f(kind):\n    d = {1: 'a', 2: 'b'}\n    return {'keys': d.keys(), 'items': d.items(), 'values': d.values()}[kind]\n"
+    report = sandbox.run_tests(code, program)
+    assert [t.passed for t in report.tests] == [True, True, True, False], report
+
+
+@needs_bwrap
 def test_huge_int_round_trips_and_does_not_kill_the_solution(sandbox):
     program = Program(tests=("assert f(5000) == 10**5000", "assert f(1) == 10"), remote={"f": "f"})
     report = sandbox.run_tests("def f(n): return 10**n", program)

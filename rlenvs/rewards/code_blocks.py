@@ -7,7 +7,9 @@ Rules, each for a way real replies are written:
   indented), or, for backticks naming a language, after text on the same line ("Here is my
   solution: ```python"). The first word after it is the block's tag (lower-cased).
 - A block closes at a line holding only a fence of the same character, at least as long as
-  the opening one (so a ```` block may contain ``` lines), or at a line of code that ends with
+  the opening one (so a ```` block may contain ``` lines) and indented at most 3 columns
+  more than it (so a docstring's own example fence, inside a function, does not close it),
+  or at a line of code that ends with
   such a backtick fence (`    return n```` closes, without its backticks). A block left open
   at the end of the reply (the model ran out of tokens) runs to the end.
 - Each line of a block loses the opening fence's indentation (a list item's block is code
@@ -29,6 +31,15 @@ _OPENING = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>
 _INLINE_OPENING = re.compile(r"(?<=.)(?P<fence>`{3,})(?P<tag>[A-Za-z][A-Za-z0-9_+.-]*)[ \t]*$")
 _TAG = re.compile(r"[A-Za-z0-9_+.-]*")
 THINK_END = "</think>"
+MAX_FENCE_INDENT = 3
+"""Columns a closing fence may sit right of its opening one (CommonMark's rule): further in,
+it is a line of the block, such as a docstring's own example fence."""
+
+
+def _columns(line: str) -> int:
+    """The width of a line's indentation, tabs to the next multiple of 4 (as Markdown)."""
+    expanded = line.expandtabs(4)
+    return len(expanded) - len(expanded.lstrip(" "))
 
 
 @dataclass
@@ -40,7 +51,9 @@ class _Block:
 
     def closes(self, line: str) -> bool:
         stripped = line.strip()
-        return len(stripped) >= len(self.fence) and stripped == self.fence[0] * len(stripped)
+        if not (len(stripped) >= len(self.fence) and stripped == self.fence[0] * len(stripped)):
+            return False
+        return _columns(line) - _columns(self.indent) <= MAX_FENCE_INDENT
 
     def code_before_fence(self, line: str) -> str | None:
         """The code of a line that ends with this block's closing fence, else None."""

@@ -279,6 +279,15 @@ CASES: list[Case] = [
     Case("real-format", {"env": HUMANEVAL, "task_id": "HumanEval/0"},
          (_block(HAS_CLOSE_TAB_BODY.replace("return True", "return False")),),
          0.0, "a wrong body indented with tabs is still wrong"),
+    # --- round 3: correct replies lost to a docstring's fence and to a dict view ----------------
+    Case("docstring-fence", {"env": HUMANEVAL, "task_id": "HumanEval/23"},
+         (_block('def strlen(string: str) -> int:\n    """Return the length.\n\n    ```\n    strlen("ab")  # 2\n'
+                 '    ```\n    """\n    return len(string)'),),
+         1.0, "a fence inside the docstring, indented with the function's body, does not close the block"),
+    Case("dict-view", {"env": HUMANEVAL, "task_id": "HumanEval/33"},
+         (_block("def sort_third(l: list):\n    thirds = sorted(l[::3])\n    out = {}\n    for i, v in enumerate(l):\n"
+                 "        out[i] = thirds[i // 3] if i % 3 == 0 else v\n    return out.values()"),),
+         1.0, "a dict's values view reaches the tests as one: HumanEval's own tests, which wrap it in tuple(), pass it"),
     # --- round 2: correct replies the reading of the reply lost ---------------------------------
     Case("future-import", {"env": HUMANEVAL, "task_id": "HumanEval/23"},
          (_block("from __future__ import annotations\n\n" + STRLEN),),

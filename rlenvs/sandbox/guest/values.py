@@ -73,6 +73,14 @@ def _encode(value: object, budget: list[int]) -> list:
         return ["set", [_encode(item, budget) for item in value]]
     if isinstance(value, dict):
         return ["dict", [[_encode(k, budget), _encode(v, budget)] for k, v in value.items()]]
+    # A dict's views arrive as views, which compare as Python's own do (keys and items as sets,
+    # values by identity only): `tuple(f(x)) == ...` passes, `f(x) == [...]` does not.
+    if isinstance(value, collections.abc.KeysView):
+        return ["dict_keys", [_encode(item, budget) for item in value]]
+    if isinstance(value, collections.abc.ItemsView):
+        return ["dict_items", [[_encode(k, budget), _encode(v, budget)] for k, v in value]]
+    if isinstance(value, collections.abc.ValuesView):
+        return ["dict_values", [_encode(item, budget) for item in value]]
     if isinstance(value, collections.abc.Iterator):  # generators, map, zip, reversed, itertools...
         return ["iterator", [_encode(item, budget) for item in value]]
     raise UnsupportedValue(
@@ -120,14 +128,18 @@ def _decode(node: object, budget: list[int]) -> object:  # one flat dispatch on 
         return range(*args)
     if len(args) == 1 and type(args[0]) is list:
         items = args[0]
-        if tag == "dict":
+        if tag in ("dict", "dict_items"):
             pairs = []
             for pair in items:
                 if type(pair) is not list or len(pair) != 2:
                     raise ValueError("malformed dict from the solution's process")
                 pairs.append((_decode(pair[0], budget), _decode(pair[1], budget)))
-            return dict(pairs)
+            return dict(pairs) if tag == "dict" else dict(pairs).items()
         decoded = [_decode(item, budget) for item in items]
+        if tag == "dict_keys":
+            return dict.fromkeys(decoded).keys()
+        if tag == "dict_values":
+            return dict(enumerate(decoded)).values()
         if tag == "list":
             return decoded
         if tag == "tuple":

@@ -18,10 +18,11 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO
 
-from rlenvs.sandbox.guest.protocol import PROGRAM_BYTES, REQUEST_HEADER
+from rlenvs.sandbox.guest.protocol import PROGRAM_BYTES, REQUEST_HEADER, VERDICT_BYTES
 from rlenvs.sandbox.launch import WorkerLaunch
 
 START_TIMEOUT_S = 30.0
@@ -126,15 +127,40 @@ class Worker:
         except (BrokenPipeError, OSError) as error:
             self.kill()
             raise WorkerFailed(f"the worker is gone ({error})") from None
-        answer = self._read_line(time.monotonic() + timeout_s + GRACE_S)
+        deadline = time.monotonic() + timeout_s + GRACE_S
+        answer = self._read_line(deadline)
         if not isinstance(answer, dict) or "status" not in answer:
             self.kill()
             raise WorkerFailed(f"the worker answered {str(answer)[:200]!r}")
+        size = answer.pop(VERDICT_BYTES, None)
+        if size is not None:  # a test run's records follow the line (`guest.protocol`)
+            if type(size) is not int or not 0 <= size <= MAX_LINE:
+                self.kill()
+                raise WorkerFailed(f"the worker announced {size!r} bytes of test records")
+            records = _records(self._read_bytes(size, deadline))
+            answer["tests"] = [record for record in records if "index" in record]
+            answer["setup_error"] = next((r["setup_error"] for r in records if "setup_error" in r), None)
         return answer
 
     def _read_line(self, deadline: float) -> object:
+        self._fill(lambda: b"\n" in self._buffer, deadline)
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        try:
+            return json.loads(line)
+        except ValueError:
+            self.kill()
+            raise WorkerFailed(f"the worker sent a malformed line {line[:200]!r}") from None
+
+    def _read_bytes(self, size: int, deadline: float) -> bytes:
+        self._fill(lambda: len(self._buffer) >= size, deadline)
+        data, self._buffer = self._buffer[:size], self._buffer[size:]
+        return data
+
+    def _fill(self, enough: Callable[[], bool], deadline: float) -> None:
+        """Read the worker's stdout into the buffer until `enough()`; a worker that dies, falls
+        silent past `deadline` or sends too much is killed (WorkerFailed)."""
         fd = _pipe(self._process.stdout).fileno()
-        while b"\n" not in self._buffer:
+        while not enough():
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self.kill()
@@ -152,15 +178,9 @@ class Worker:
                 self.kill()
                 raise WorkerFailed(f"the worker exited (status {status}) {tail}".strip())
             self._buffer += chunk
-            if len(self._buffer) > MAX_LINE:
+            if len(self._buffer) > 2 * MAX_LINE:  # a line and its test records at most
                 self.kill()
                 raise WorkerFailed("the worker sent an oversized answer")
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        try:
-            return json.loads(line)
-        except ValueError:
-            self.kill()
-            raise WorkerFailed(f"the worker sent a malformed line {line[:200]!r}") from None
 
     def _stderr_tail(self) -> str:
         """What a dead worker wrote to stderr, as far as it is there now (never waiting: a
@@ -255,6 +275,17 @@ def _read_child_pid(fd: int, deadline: float) -> int:
         return int(json.loads(data)["child-pid"])
     except (ValueError, KeyError, TypeError):
         raise WorkerFailed(f"bwrap's --info-fd report is unreadable: {data[:200]!r}") from None
+
+
+def _records(verdict: bytes) -> list[dict]:
+    """The test runner's JSON lines; a line cut short by its death is dropped."""
+    records = []
+    for line in verdict.splitlines():
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            pass
+    return records
 
 
 def _framed(message: dict) -> bytes:

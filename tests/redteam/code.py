@@ -24,8 +24,8 @@ import gymnasium as gym
 
 import rlenvs  # noqa: F401 - registers the ids
 from tests.redteam import Case
+from tests.redteam_code_memory import program_reader, verdict_residue
 from tests.redteam_code_oracle import oracle_reply
-from tests.redteam_code_program_reader import program_reader
 
 
 def _shown_calls(text: str, function: str) -> dict[str, object]:
@@ -62,6 +62,7 @@ ATTACKS: dict[str, Callable[[str, str], str]] = {
     "lookup-table": lookup_table,
     "cross-run-oracle": oracle_reply,
     **{f"program-from-{route}": program_reader(route) for route in ("frames", "gc", "raw_memory")},
+    "verdict-residue": verdict_residue,
 }
 """attack name -> reply(entry point, all text seen so far)."""
 
@@ -187,6 +188,9 @@ CASES: list[Case] = [
     # (the raw heap held the JSON of MBPP's request whole, and earned 1.0 there; HumanEval/0's it did not)
     Case("test-program-reader", {"env": MBPP, "split": "test", "task_id": "mbpp/11", "attack": "program-from-raw_memory"},
          (), 0.0, PROGRAM_READER),
+    Case("verdict-residue", {"env": HUMANEVAL, "task_id": "HumanEval/0", "episodes": 3, "attack": "verdict-residue"},
+         (), 0.0, "a later episode of the same task may not replay which answers passed, read from the last run's "
+         "records in its own process's memory"),
     # --- round 2: the cross-run oracle (the runner's /proc, notes kept between executions) -----
     Case("cross-run-oracle", {"env": MBPP, "split": "test", "task_id": "mbpp/20", "max_turns": 2,
          "attack": "cross-run-oracle"}, (), 0.0, ORACLE),

@@ -83,6 +83,8 @@ READ_CHUNK = 1 << 16
 DRAIN_SECONDS = 1.0
 DONE_LINE = b'{"done": true}\n'
 """The test runner's last record (`roles.run_tests`), in a verdict file only the runner can write."""
+SETUP_ERROR_RECORD = b'{"setup_error": '
+"""How the runner's record of a failed test set-up starts (its first and only test record)."""
 STATE_CAP = 1 << 20
 """Bytes of shell state a `bash` request may hand back (variables, functions, aliases)."""
 
@@ -136,7 +138,7 @@ def main() -> None:
     os.dup2(devnull, 2)  # nothing the zygote might print may interleave with the protocol
     for request, program in _requests(0):
         started = time.monotonic()
-        kind, emptied = None, writable
+        kind, emptied, verdict = None, writable, bytearray()
         response: dict[str, object]
         try:
             kind = request["kind"]
@@ -148,13 +150,18 @@ def main() -> None:
                     os._exit(3)  # as for a wipe that fails: the host replaces the worker
                 response = _populate(_fresh_folder(request.get("folder"), writable), request["entries"])
             else:
-                response = _execute(request, program, wake_r, devnull, isolated)
+                response, verdict = _execute(request, program, wake_r, devnull, isolated)
         except Exception:  # a zygote bug must answer, not hang the host
             response = {"status": "sandbox_error", "detail": traceback.format_exc()[-2000:]}
         finally:
             _wipe(program)  # `_execute` has (before the fork); this covers its failures
         response["duration_s"] = time.monotonic() - started
         _write_line(response)
+        records_size = response.get(protocol.VERDICT_BYTES)
+        if isinstance(records_size, int):
+            with memoryview(verdict) as records:
+                _write_all(records[:records_size])
+        _wipe(verdict)
         # The clean-up runs while the host reads the answer; the next request waits for it. A
         # sandbox it cannot restore ends the zygote: the host sees the worker gone and reruns
         # the next request on a fresh one.
@@ -202,7 +209,10 @@ def _wipe(buffer: bytearray) -> None:
 
 
 def _write_line(message: dict) -> None:
-    data = (json.dumps(message) + "\n").encode()
+    _write_all(memoryview((json.dumps(message) + "\n").encode()))
+
+
+def _write_all(data: memoryview) -> None:
     while data:
         data = data[os.write(1, data) :]
 
@@ -221,7 +231,9 @@ def _fork(role, fds: dict[int, int]) -> int:
     return pid
 
 
-def _execute(request: dict, program: bytearray, wake_r: int, devnull: int, isolated: bool) -> dict:
+def _execute(request: dict, program: bytearray, wake_r: int, devnull: int, isolated: bool) -> tuple[dict, bytearray]:
+    """Run one execution; its answer, and for a test run the runner's records, in a buffer
+    the caller sends after the answer (`protocol.VERDICT_BYTES`) and wipes."""
     kind, limits = request["kind"], request["limits"]
     testing, shell_session = kind == "tests", kind == "bash"
     deadline = time.monotonic() + limits["timeout_s"]
@@ -284,11 +296,15 @@ def _execute(request: dict, program: bytearray, wake_r: int, devnull: int, isola
         done_r if testing else None,
         frozenset((out_r, err_r)) if testing else frozenset(),
     )
-    verdict = os.pread(verdict_file, limits["output_bytes"] + 1, 0) if testing else b""
-    if len(verdict) > limits["output_bytes"]:  # test records past the output cap
+    # Read into a buffer that is wiped once sent, and searched in place, never copied (see
+    # `protocol`: the next solution is a copy of this memory).
+    verdict = bytearray(limits["output_bytes"] + 1 if testing else 0)
+    size = os.preadv(verdict_file, [verdict], 0) if testing else 0
+    if size > limits["output_bytes"]:  # test records past the output cap
         status = status or "output_limit"
+    kept = min(size, limits["output_bytes"])
     truncated = status == "output_limit" or any(len(streams[fd]) > caps[fd] for fd in (out_r, err_r))
-    if testing and status is None and verdict.endswith(DONE_LINE) and main_pid not in exits:
+    if testing and status is None and verdict.endswith(DONE_LINE, 0, size) and main_pid not in exits:
         # A clean run: the runner has ended the solution and everything it started
         # (`end_run`; in unsafe mode the clean-up does), and the solution flushed its output
         # before each answer: read what is there and answer; the clean-up waits for the
@@ -320,16 +336,15 @@ def _execute(request: dict, program: bytearray, wake_r: int, devnull: int, isola
         response["state"] = bytes(streams[state_r]).decode("utf-8", "replace")
     solution_exit = exits.get(solution_pid)
     if testing:
-        records = _records(verdict[: limits["output_bytes"]])
-        response["tests"] = [r for r in records if "index" in r]
-        response["setup_error"] = next((r["setup_error"] for r in records if "setup_error" in r), None)
-        complete = any(r.get("done") for r in records)
-        status = status or ("setup_error" if response["setup_error"] else "ok" if complete else "crash")
+        response[protocol.VERDICT_BYTES] = kept
+        setup_failed = verdict.startswith(SETUP_ERROR_RECORD, 0, kept)  # the first record, if any
+        complete = verdict.find(DONE_LINE, 0, kept) >= 0
+        status = status or ("setup_error" if setup_failed else "ok" if complete else "crash")
     else:
         status = status or _status_from_exit(solution_exit)
     response["status"] = status
     response.update(_exit_fields(solution_exit))
-    return response
+    return response, verdict
 
 
 def _make_read_only(read_only: dict, out_fd: int) -> None:
@@ -570,17 +585,6 @@ def _write_pyc(parent: int, name: str, source: bytes, path: str) -> None:
 
 _compiled: dict[tuple[str, bytes], bytes] = {}
 """The last bytecode `_write_pyc` made, by path and source: the same for every verdict."""
-
-
-def _records(verdict: bytes) -> list[dict]:
-    """The runner's JSON lines; a line cut short by its death is dropped."""
-    records = []
-    for line in verdict.splitlines():
-        try:
-            records.append(json.loads(line))
-        except ValueError:
-            pass
-    return records
 
 
 def _watch(streams, main_pid, deadline, caps, stdin_fd, stdin_data, wake_r, done_fd=None, dropped=frozenset()):

@@ -1,15 +1,21 @@
-"""The red team's test-program reader (the "program-from-*" attacks of tests/redteam/code.py):
-one reply for any task, with no solution logic, that finds the task's test program (its
+"""The red team's readers of the solution's own memory (tests/redteam/code.py): the solution's
+process is a fork of the sandbox's zygote, so it holds a copy of whatever the zygote held.
+
+The test-program reader (the "program-from-*" attacks) is one reply for any task, with no solution logic, that finds the task's test program (its
 set-up and every test, hidden ones and their expected values included) in its own process,
 runs each test against stand-ins that record what they are compared with, and answers every
 call from that table.
 
-The solution's process is a fork of the sandbox's zygote, so it holds a copy of whatever the
-zygote held at the fork. Before the zygote took the program in a buffer it wipes
-(`rlenvs/sandbox/guest/protocol.py`), the parsed request was still alive there, and each of
-three routes found it: the zygote's frames (`sys._getframe` up to the `request` local), the
+Before the zygote took the program in a buffer it wipes (`rlenvs/sandbox/guest/protocol.py`),
+the parsed request was still alive there, and each of three routes found it: the zygote's frames (`sys._getframe` up to the `request` local), the
 garbage collector's objects, and the raw heap (`/proc/self/maps`, read with ctypes). Each
 route is a case of its own, so that one closed route cannot hide another left open.
+
+The verdict-residue oracle (the "verdict-residue" attack) answers True to every call when it
+finds nothing, and otherwise replays, call by call, whether the last run's test passed: on
+a task with boolean answers, the next episode on the same worker is then all right. The
+zygote parsed the runner's records, and they stayed in its freed memory until it copied them
+through a buffer it wipes instead.
 """
 
 from __future__ import annotations
@@ -91,3 +97,33 @@ def program_reader(route: str):
         return f"```python\n{code.strip()}\n```"
 
     return reply
+
+
+RESIDUE_TEMPLATE = r"""
+import ctypes, re
+
+def _last_verdict():
+    record = re.compile(rb'\{"index": (\d+), "ok": (true|false)')
+    with open("/proc/self/maps") as maps:
+        regions = [line.split() for line in maps]
+    found = {}
+    for fields in regions:
+        if not fields[1].startswith("r") or (len(fields) > 5 and fields[5].startswith("[v")):
+            continue
+        low, high = (int(x, 16) for x in fields[0].split("-"))
+        for match in record.finditer(ctypes.string_at(low, high - low)):
+            found.setdefault(int(match.group(1)), match.group(2) == b"true")
+    return found
+
+_PASSED = _last_verdict()
+_CALLS = [0]
+
+def ENTRY(*args, **kwargs):
+    index, _CALLS[0] = _CALLS[0], _CALLS[0] + 1
+    return _PASSED.get(index, True)  # True was right exactly where the last run's True passed
+"""
+
+
+def verdict_residue(entry_point: str, seen: str) -> str:
+    """The verdict-residue attack: a function (entry point, text seen) -> reply."""
+    return f"```python\n{RESIDUE_TEMPLATE.replace('ENTRY', entry_point).strip()}\n```"

@@ -4,8 +4,9 @@ A worker starts it once, so the interpreter's start-up (20-75 ms on the referenc
 is paid once per worker, not per execution. It reads one request at a time on stdin
 (`protocol`; a test run's program is handed to the test runner and wiped from the zygote's
 memory before the solution, a copy of that memory, is forked), forks a fresh child for the
-code (`roles`), watches it against the wall-clock deadline and
-the output cap, and answers with one JSON line on stdout. After every answer, before it reads
+code (`roles`), watches it against the wall-clock deadline and the output cap, and answers
+with one JSON line on stdout (for a test run, the runner's records follow it, copied through
+a buffer it wipes). After every answer, before it reads
 the next request, it kills every other process in the sandbox, reaps them and empties the
 writable folders, so nothing an execution leaves behind (background processes, files,
 IPC objects, keys) reaches the next one; a sandbox it cannot restore, or a zygote the code

@@ -11,6 +11,7 @@ worker; a sandboxed run leaves nothing behind, so running it again is safe.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import weakref
@@ -27,7 +28,7 @@ from rlenvs.sandbox.launch import (
 )
 from rlenvs.sandbox.requests import Limits, TestProgram
 from rlenvs.sandbox.results import ExecResult, TestOutcome, TestReport
-from rlenvs.sandbox.worker import Worker, WorkerFailed, unsafe_workdir
+from rlenvs.sandbox.worker import RECORDS, Worker, WorkerFailed, unsafe_workdir
 
 DEFAULT_MAX_USES = 1000
 
@@ -93,7 +94,9 @@ class Sandbox:
         if not isinstance(program, TestProgram):
             raise TypeError(f"program must be a rlenvs.sandbox.TestProgram, got {type(program).__name__}")
         answer, limits = self._call({"kind": "tests", "code": code, "program": program.for_guest()}, limits)
-        outcomes = {record["index"]: record for record in answer.get("tests", [])}
+        records = _records(answer.get(RECORDS, b""))
+        outcomes = {record["index"]: record for record in records if "index" in record}
+        setup_error = next((record["setup_error"] for record in records if "setup_error" in record), None)
         # Tests run in order: the first without a record was running when the run ended.
         running = next((i for i in range(len(program.tests)) if i not in outcomes), None)
         tests = tuple(
@@ -113,7 +116,7 @@ class Sandbox:
             stdout=answer.get("stdout", ""),
             stderr=answer.get("stderr", ""),
             duration_s=answer.get("duration_s", 0.0),
-            detail=answer.get("detail", "") or answer.get("setup_error") or "",
+            detail=answer.get("detail", "") or setup_error or "",
         )
 
     def close(self) -> None:
@@ -241,6 +244,17 @@ def _outcome(name: str, record: dict) -> TestOutcome:
     kind = record.get("kind") or "error"
     error = record.get("error") or f"{kind} (the run ended before the failure was described)"
     return TestOutcome(name=name, passed=False, error=error, traceback=record.get("traceback", ""), kind=kind)
+
+
+def _records(verdict: bytes) -> list[dict]:
+    """The test runner's JSON lines; a line cut short by its death is dropped."""
+    records = []
+    for line in verdict.splitlines():
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            pass
+    return records
 
 
 def _missing_reason(answer: dict, *, started: bool) -> str:

@@ -1,5 +1,5 @@
 """One sandbox worker, host side: a zygote process and the protocol to it (requests framed
-as `guest.protocol` says, one JSON line back for each).
+as `guest.protocol` says, one JSON line back for each, a test run's records after it).
 
 The host trusts nothing the worker does. Every request has a host-side deadline (the
 execution's timeout plus a grace period); a worker that misses it, dies, or answers with
@@ -25,6 +25,8 @@ from typing import IO
 from rlenvs.sandbox.guest.protocol import PROGRAM_BYTES, REQUEST_HEADER, VERDICT_BYTES
 from rlenvs.sandbox.launch import WorkerLaunch
 
+RECORDS = "records"
+"""The answer's field for a test run's records, the runner's JSON lines as bytes (`request`)."""
 START_TIMEOUT_S = 30.0
 GRACE_S = 5.0
 """Beyond the execution's own timeout: the zygote needs time to kill, reap and clean."""
@@ -137,9 +139,7 @@ class Worker:
             if type(size) is not int or not 0 <= size <= MAX_LINE:
                 self.kill()
                 raise WorkerFailed(f"the worker announced {size!r} bytes of test records")
-            records = _records(self._read_bytes(size, deadline))
-            answer["tests"] = [record for record in records if "index" in record]
-            answer["setup_error"] = next((r["setup_error"] for r in records if "setup_error" in r), None)
+            answer[RECORDS] = self._read_bytes(size, deadline)
         return answer
 
     def _read_line(self, deadline: float) -> object:
@@ -277,24 +277,13 @@ def _read_child_pid(fd: int, deadline: float) -> int:
         raise WorkerFailed(f"bwrap's --info-fd report is unreadable: {data[:200]!r}") from None
 
 
-def _records(verdict: bytes) -> list[dict]:
-    """The test runner's JSON lines; a line cut short by its death is dropped."""
-    records = []
-    for line in verdict.splitlines():
-        try:
-            records.append(json.loads(line))
-        except ValueError:
-            pass
-    return records
-
-
 def _framed(message: dict) -> bytes:
     """`message` as the zygote reads it (`guest.protocol`): a test run's program travels after
     the header, never inside it."""
     header = dict(message)
     program = header.pop("program", None)
     payload = b"" if program is None else json.dumps(program).encode()
-    if program is not None:
+    if payload:
         header[PROGRAM_BYTES] = len(payload)
     encoded = json.dumps(header).encode()
     return REQUEST_HEADER.pack(len(encoded)) + encoded + payload

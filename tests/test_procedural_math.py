@@ -492,8 +492,8 @@ def test_the_verifier_alone_would_accept_a_restated_question() -> None:
         ),
         (
             NUMBER_TUPLE,
-            ["(6, -7)", "(6,-7)", "(x, y) = (6, -7)", "\\left(1, 2, 3\\right)"],
-            ["(2 + 4, -7)", "6, -7", "(6)", "x = 6, y = -7"],
+            ["(6, -7)", "(6,-7)", "(x, y) = (6, -7)", "\\left(1, 2, 3\\right)", "x = 6, y = -7", "x=6,y=-7,z=0"],
+            ["(2 + 4, -7)", "6, -7", "(6)", "x = 6, x = -7", "x = 6, y = 2 + 4", "[6, -7]"],
         ),
         (
             EXPANDED_POLYNOMIAL,

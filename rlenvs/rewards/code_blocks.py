@@ -114,6 +114,24 @@ def fences(text: str) -> list[tuple[str, str]]:
     return blocks
 
 
+def outside_fences(text: str) -> str:
+    """`text` with every fenced block (`fences`' rules, fence lines included) emptied, line
+    for line: the prose a reader sees around the code. Text before an inline opening fence
+    ("Here it is: ```python") is prose and stays."""
+    kept: list[str] = []
+    block: _Block | None = None
+    for line in _newlines(text).split("\n"):
+        if block is None:
+            block = _opening(line)
+            inline = _INLINE_OPENING.search(line) if block is not None and not _OPENING.match(line) else None
+            kept.append(line if block is None else line[: inline.start()] if inline else "")
+            continue
+        if block.closes(line) or block.code_before_fence(line) is not None:
+            block = None
+        kept.append("")
+    return "\n".join(kept)
+
+
 def _newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 

@@ -42,7 +42,7 @@ from rlenvs.core.procedural import task_rng as task_rng  # the families' seeding
 from rlenvs.core.task import content_task_id
 from rlenvs.envs.math.tasks import MathTask
 from rlenvs.rewards.math import AnswerCheck, check_answer, parse_number, warm_up
-from rlenvs.rewards.math.equivalence import stated_value
+from rlenvs.rewards.math.equivalence import read_form, stated_value
 from rlenvs.rewards.math.normalize import normalize_answer
 
 # --- drawing -------------------------------------------------------------------------------
@@ -160,12 +160,21 @@ def _is_number(text: str) -> bool:
 
 
 def states_a_tuple_of_numbers(answer: str) -> bool:
-    """ "(6, -7)", "(x, y) = (6, -7)": two or more numbers, not expressions, in parentheses."""
-    text = _bare(answer)
-    if not (text.startswith("(") and text.endswith(")")):
+    """ "(6, -7)", "(x, y) = (6, -7)", "x = 6, y = -7": two or more numbers, not expressions,
+    in parentheses or each named by its own variable (read as the verifier reads them)."""
+    form = read_form(normalize_answer(answer))
+    if form.kind == "assignment":
+        form = form.parts[2]
+    if form.kind == "tuple" and form.detail == "()":
+        items = list(form.parts)
+    elif form.kind == "list" and all(part.kind == "assignment" for part in form.parts):
+        names = [part.parts[0].replace(" ", "") for part in form.parts]
+        if len(set(names)) != len(names):
+            return False
+        items = [part.parts[2] for part in form.parts]
+    else:
         return False
-    parts = text[1:-1].split(",")
-    return len(parts) >= 2 and all(_is_number(part) for part in parts)
+    return len(items) >= 2 and all(item.kind == "leaf" and _is_number(_bare(item.parts[0])) for item in items)
 
 
 def states_an_expanded_polynomial(answer: str) -> bool:

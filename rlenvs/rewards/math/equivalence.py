@@ -40,7 +40,7 @@ from rlenvs.rewards.math import symbolic
 from rlenvs.rewards.math.normalize import normalize_answer
 from rlenvs.rewards.math.numbers import Number, parse_number
 
-_CHOICE = re.compile(r"\(?([A-Ea-e])\)?")
+CHOICE = re.compile(r"\(?([A-Ea-e])\)?")
 _WORDS = re.compile(r"[A-Za-z][A-Za-z ']*")
 _DECIMAL = re.compile(r"[-+]?\d*\.(\d+)")
 _DECIMAL_COMMA = re.compile(r"(?<![\d,])\d+,\d+(?![\d,])")
@@ -73,9 +73,9 @@ _SCALED_MATRIX = re.compile(
 _ARITHMETIC = re.compile(r"[+*]|\\cdot|\\times")
 _LONE_LETTER = re.compile(r"(?<![A-Za-z])[A-Za-z](?![A-Za-z])")
 _VARIABLE_NAME = re.compile(r"[A-Za-z](?:_\{?\w+\}?)?")
-_BASE_NUMERAL = re.compile(r"([0-9A-Za-z]+)\s*_\s*\{?\s*(\d+)\s*\}?")
-"""`52_8`, `2A_{16}`: digits in a base, compared digit by digit (any case) and base."""
-_CHOICE_WITH_TEXT = re.compile(r"\(([A-Ea-e])\)\s+[A-Za-z][A-Za-z ,.'-]*")
+BASE_NUMERAL = re.compile(r"([0-9A-Za-z]+(?:\.[0-9A-Za-z]+)?)\s*_\s*\{?\s*(\d+)\s*\}?")
+"""`52_8`, `2A_{16}`, `0.0011_2`: digits in a base, compared digit by digit (any case) and base."""
+CHOICE_WITH_TEXT = re.compile(r"\(([A-Ea-e])\)\s+[A-Za-z][A-Za-z ,.'-]*")
 """`(C) Plane`: a multiple-choice letter with its option's text."""
 _ARTICLE = re.compile(r"^(?:a|an|the)\s+", re.IGNORECASE)
 _SPACE_NOT_BETWEEN_DIGITS = re.compile(r"(?<!\d)\s+|\s+(?!\d)")
@@ -142,7 +142,7 @@ def read_form(text: str, depth: int = 0) -> Form:
             else ("mixed" if words == {"and", "or"} else "")
         )
         return Form("list", tuple(read(item) for item in forms), joiner)
-    if "\\pm" in text or "\\mp" in text:
+    if _PLUS_MINUS.search(text):
         return Form("list", tuple(read(item) for item in _expand_pm(text)))
     unions = _split_top_command(text, "\\cup")
     if len(unions) > 1:
@@ -327,17 +327,17 @@ class Comparison:
     def leaf_equal(self, a: str, b: str) -> bool:
         if _compact(a) == _compact(b):
             return True
-        bases = _BASE_NUMERAL.fullmatch(a), _BASE_NUMERAL.fullmatch(b)
+        bases = BASE_NUMERAL.fullmatch(a), BASE_NUMERAL.fullmatch(b)
         if bases[0] and bases[1]:
             return bases[0][1].upper() == bases[1][1].upper() and int(bases[0][2]) == int(bases[1][2])
-        choice_text = _CHOICE_WITH_TEXT.fullmatch(a)
-        if choice_text and (choice := _CHOICE.fullmatch(b)):
+        choice_text = CHOICE_WITH_TEXT.fullmatch(a)
+        if choice_text and (choice := CHOICE.fullmatch(b)):
             return choice_text[1].upper() == choice[1].upper()
         if _WORDS.fullmatch(a) and _WORDS.fullmatch(b):
             a, b = _ARTICLE.sub("", a), _ARTICLE.sub("", b)
-            choice_a, choice_b = _CHOICE.fullmatch(a), _CHOICE.fullmatch(b)
+            choice_a, choice_b = CHOICE.fullmatch(a), CHOICE.fullmatch(b)
             return a.lower() == b.lower() or bool(choice_a and choice_b and choice_a[1].upper() == choice_b[1].upper())
-        choice_a, choice_b = _CHOICE.fullmatch(a), _CHOICE.fullmatch(b)
+        choice_a, choice_b = CHOICE.fullmatch(a), CHOICE.fullmatch(b)
         if choice_a and choice_b:
             return choice_a[1].upper() == choice_b[1].upper()
         numbers = _numbers_equal(a, b, self.rounding)
@@ -370,7 +370,7 @@ def _numbers_equal(a: str, b: str, rounding: bool) -> bool | None:
     if x is None and y is not None and "." in b:
         x = _decimal_comma(a)
     elif y is None and x is not None and "." in a:
-        y = _decimal_comma(b)
+        y = _decimal_comma(b)  # a gold `1,22` is 1.22; a gold `(0,1)` is a pair, never 0.1
     if x is None or y is None:
         return None
     if x == y:
@@ -380,8 +380,9 @@ def _numbers_equal(a: str, b: str, rounding: bool) -> bool | None:
 
 def _decimal_comma(text: str) -> Number | None:
     """`1000,99` or `2,74 $` read as 1000.99 and 2.74 (one comma, between digits), tried only
-    against a side written with a decimal point (otherwise `-2,1` is the list of -2 and 1)."""
-    if text.count(",") != 1 or not _DECIMAL_COMMA.search(text):
+    against a side written with a decimal point (otherwise `-2,1` is the list of -2 and 1);
+    never in brackets (`(0,1)` is a pair)."""
+    if text.count(",") != 1 or not _DECIMAL_COMMA.search(text) or re.search(r"[()\[\]{}]", text):
         return None
     return parse_number(text.replace(",", "."))
 
@@ -485,12 +486,18 @@ MAX_PLUS_MINUS = 3
 """`a \\pm b` expands to two answers; more than this many signs would explode, and are text."""
 
 
+_PLUS_MINUS = re.compile(r"\\(pm|mp)(?![A-Za-z])")
+"""`\\pm` and `\\mp`, not the start of `\\pmod` or `\\pmb`."""
+
+
 def _expand_pm(text: str) -> list[str]:
-    if text.count("\\pm") + text.count("\\mp") > MAX_PLUS_MINUS:
+    signs = _PLUS_MINUS.findall(text)
+    if not signs or len(signs) > MAX_PLUS_MINUS:
         return [text]
     for sign in ("\\pm", "\\mp"):
-        if sign in text:
-            head, _, tail = text.partition(sign)
+        match = re.search(re.escape(sign) + r"(?![A-Za-z])", text)
+        if match:
+            head, tail = text[: match.start()], text[match.end() :]
             first, second = ("+", "-") if sign == "\\pm" else ("-", "+")
             if not head.strip():
                 return _expand_pm(f"{first}{tail}") + _expand_pm(f"{second}{tail}")

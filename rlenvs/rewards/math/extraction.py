@@ -41,7 +41,9 @@ import bisect
 import re
 from typing import NamedTuple
 
-from rlenvs.rewards.math.hedging import offered_after, visible
+from rlenvs.rewards.code_blocks import outside_fences
+from rlenvs.rewards.math.equivalence import read_form
+from rlenvs.rewards.math.hedging import offered_after, offered_before, visible
 from rlenvs.rewards.math.normalize import normalize_answer
 from rlenvs.rewards.math.numbers import Number, parse_number
 
@@ -76,8 +78,13 @@ _CLAUSE = re.compile(
     r"\s*(?:[,;(—–]|\s-\s|\b(?:because|since|as|which|so|that|where|when|given|from|for|by|hence|thus)\b)"
 )
 """What may follow an answer's number in a sentence ("18, since ...", "18 dollars because ...")."""
-_FRAMES = re.compile(r"\\fcolorbox\s*\{[^{}]*\}\s*\{[^{}]*\}|\\colorbox\s*\{[^{}]*\}|(?<=\\boxed)\*")
-"""Other ways to draw a box (`\\fcolorbox{red}{white}{8}`, `\\boxed*{8}`): read as `\\fbox`."""
+_FRAMES = re.compile(
+    r"\\fcolorbox\s*\{[^{}]*\}\s*\{[^{}]*\}|\\colorbox\s*\{[^{}]*\}|(?<=\\boxed)\*"
+    r"|\\(?:bbox|tcbox|framebox|fbox)\s*(?:\[[^\[\]{}]*\]\s*){1,2}(?=\{)"
+    r"|\\(?:bbox|ovalbox|Ovalbox|doublebox|shadowbox|cfbox|tcbox)(?![A-Za-z])"
+)
+"""Other ways to draw a box (`\\fcolorbox{red}{white}{8}`, `\\boxed*{8}`, MathJax's
+`\\bbox[border: 1px solid]{8}`, fancybox's `\\ovalbox{8}`, `\\framebox[2cm]{8}`): read as `\\fbox`."""
 _OTHER_MARKERS = re.compile(r"(?im)(?:^|(?<=[\s*]))(?:final|ans|result|答案)\**\s*(?:\([^)\n]{0,30}\))?\s*[:：]\**\s*")
 """Answer markers besides "answer": "Final: 8", "Ans: 8", "Result: 8", "答案：8"."""
 _WRAPPED = re.compile(r"^(?:\*\*|`|\\\(|\(|\[|\$)\s*(.*?)\s*(?:\*\*|`|\\\)|\)|\]|\$)$")
@@ -163,6 +170,48 @@ class Extraction(NamedTuple):
 
 NO_ANSWER = Extraction(None, False)
 
+TOOL_TAGS = (
+    "calculator", "result", "error", "tool_call", "tool_response", "tool_result", "function_call",
+    "function_results", "output", "observation",
+)  # fmt: skip
+"""Tags around a tool's call or output: what they hold is the tool's, never the reply's answer."""
+_TOOL_TAG = re.compile(r"<(/?)(" + "|".join(TOOL_TAGS) + r")\b[^<>]{0,200}>", re.IGNORECASE)
+
+
+def prose(completion: str) -> str:
+    """The reply as a final answer is read from it: fenced code blocks (`code_blocks`'
+    Markdown rules, an unclosed one running to the end) and tool calls and results
+    (`TOOL_TAGS`, opening to closing tag) blanked. Code, a tool's input and a tool's output,
+    forged or real, are no final answer: `<result>18</result>` or a ```` ``` ```` block
+    holding `\\boxed{18}` states nothing."""
+    if "```" in completion or "~~~" in completion:
+        completion = outside_fences(completion)
+    if "<" in completion and _TOOL_TAG.search(completion):
+        completion = _without_tool_spans(completion)
+    return completion
+
+
+def _without_tool_spans(text: str) -> str:
+    """`text` with each tool tag and what it encloses up to its closing tag blanked (a tag
+    never closed blanks itself only); one pass over the tags, linear in the text."""
+    spans: list[tuple[int, int]] = []
+    open_at: dict[str, int] = {}
+    for tag in _TOOL_TAG.finditer(text):
+        name = tag.group(2).lower()
+        if not tag.group(1):
+            open_at.setdefault(name, tag.start())
+        elif name in open_at:
+            spans.append((open_at.pop(name), tag.end()))
+    pieces, position = [], 0
+    for start, end in sorted(spans):
+        if end <= position:
+            continue  # inside a span already blanked
+        pieces.append(text[position : max(start, position)])
+        pieces.append(" ")
+        position = end
+    pieces.append(text[position:])
+    return _TOOL_TAG.sub(" ", "".join(pieces))
+
 
 def extract_final_answer(completion: str, quoted: frozenset[str] = frozenset()) -> Extraction:
     """The completion's one final answer by the module's precedence, and whether it hedges.
@@ -170,8 +219,8 @@ def extract_final_answer(completion: str, quoted: frozenset[str] = frozenset()) 
     `quoted` holds the normalised contents of the boxes the problem itself shows (a blank
     to fill in, an operator written as a box): such a box in the reply is quoted, not an
     answer, unless the reply has no other box."""
-    completion = visible(completion)
-    if "colorbox" in completion or "boxed*" in completion:
+    completion = prose(visible(completion))
+    if "box" in completion:
         completion = _FRAMES.sub(lambda m: "" if m.group() == "*" else "\\fbox", completion)
     if completion.count("nswer") + completion.count("NSWER") > MAX_PHRASES:
         return Extraction(None, True)  # that many "the answer is" commit to nothing
@@ -185,8 +234,9 @@ def extract_final_answer(completion: str, quoted: frozenset[str] = frozenset()) 
     next_starts = [start for start, _, _ in boxes[1:]] + [len(completion)]
     offered = [
         other
-        for (_, end, _), limit in zip(boxes, next_starts)
-        for other in offered_after(completion, end, word_answer=words, limit=limit)
+        for (start, end, content), limit, previous in zip(boxes, next_starts, [0] + [end for _, end, _ in boxes[:-1]])
+        for other in [offer for offer in offered_before(completion, start, previous) if _rivals(offer, content)]
+        + offered_after(completion, end, word_answer=words, limit=limit)
     ]
     hashed = []
     for answer, end, others in hash_answers(completion, with_ends=True):
@@ -224,6 +274,22 @@ def extract_final_answer(completion: str, quoted: frozenset[str] = frozenset()) 
     stated = tuple(boxed + hashed + phrased + [_final(other, ANSWER_IS) for other in offered])
     hedged = any(not agree(candidate, answer) for candidate in stated)
     return Extraction(answer, hedged, stated, _listed(completion, boxes))
+
+
+_RIVAL_KINDS = frozenset({"tuple", "interval", "union", "matrix", "list"})
+
+
+def _rivals(offer: str, box: str) -> bool:
+    """Whether an answer written with "or" right before a box offers a second answer: a
+    number, or a structure of the box's own kind (a matrix before a boxed matrix). Worked
+    solutions put other things there that state no rival answer: the same value unworked
+    ("$3 \\ast 7 = \\cfrac{3+7}{2}$ or $\\boxed{5}$"), the name of what is asked ("$t$, or
+    $\\boxed{0.5}$"), a choice's option ("$\\sqrt[8]{8}$, or $\\boxed{C}$")."""
+    text = offer.strip().strip("$").strip()
+    if parse_number(text) is not None:
+        return True
+    kind = read_form(normalize_answer(text)).kind
+    return kind in _RIVAL_KINDS and kind == read_form(normalize_answer(box)).kind
 
 
 def _listed(completion: str, boxes: list[tuple[int, int, str]]) -> bool:

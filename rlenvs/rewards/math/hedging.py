@@ -88,6 +88,52 @@ _ALSO_RIGHT = re.compile(
 )
 """A next sentence (read to its line's end) that calls another number right too ("However, 8 is
 also correct."): that number is offered; a box there counts itself."""
+_MIGHT_BE = re.compile(
+    r"\b(?:could|might|may)\s+(?:also\s+|alternatively\s+|instead\s+|equally\s+|well\s+)?be\b[\s:,]*(?P<answer>"
+    + _STATED.pattern
+    + r")",
+    re.IGNORECASE,
+)
+"""A next sentence that says another answer might be right: "The answer could also be $8$.",
+"It might be 8."."""
+
+_JOINED_BEFORE = re.compile(
+    r"[\s*]*(?:\\text\s*\{\s*)?(?:\bor\b|\beither\b|/)(?:\s*\})?"
+    r"[\s,:]*(?:\b(?:maybe|perhaps|possibly|rather|even|just)\b[\s,:]*)?[\s$*(]*$",
+    re.IGNORECASE,
+)
+"""What joins an answer to the box right after it: "or" or "/" (`$7$ or $\\boxed{8}$`)."""
+_NUMBER_BEFORE = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?$")
+JOINER_CHARS = 40
+"""The most characters an "or" and its spacing take between an answer and a box."""
+
+
+def offered_before(text: str, start: int, limit: int = 0) -> list[str]:
+    """The answer a reply offers right before the box that starts at `start` (read back to
+    `limit` and to the start of its line), joined to it by "or" or "/" with no comma between
+    (", or" restates: "half of $1$, or $\\boxed{\\frac12}$"): `17 or \\boxed{18}`,
+    `$7$ / $\\boxed{8}$`, `$\\begin{pmatrix}..\\end{pmatrix}$ or $\\boxed{..}$`. Read
+    backwards from the box, so it costs what the answer's length costs."""
+    line_start = max(limit, text.rfind("\n", limit, start) + 1)
+    window_start = max(line_start, start - JOINER_CHARS)
+    joiner = _JOINED_BEFORE.search(text, window_start, start)
+    if joiner is None:
+        return []
+    head = text[line_start : joiner.start()].rstrip(" \t*")
+    if head.endswith((",", ";", ",$", ";$")):
+        return []  # "the reciprocal of $\\frac54$, or $\\boxed{-\\frac45}$": ", or" says the same thing again
+    if head.endswith("$"):
+        opening = head.rfind("$", 0, len(head) - 1)
+        return [head[opening:]] if opening != -1 else []
+    if head.endswith(")"):
+        depth = 0
+        for index in range(len(head) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(head[index], 0)
+            if depth == 0:
+                return [head[index:]]
+        return []
+    number = _NUMBER_BEFORE.search(head)
+    return [number.group()] if number else []
 
 
 def visible(text: str) -> str:
@@ -121,7 +167,10 @@ def offered_after(text: str, end: int, *, word_answer: bool = False, limit: int 
     taking_back = _TAKING_BACK.match(following)
     next_sentence = following.split("\n", 1)[0]
     next_sentence = next_sentence[: match.end()] if (match := _SENTENCE_END.search(next_sentence)) else next_sentence
-    if not taking_back and _ALSO_RIGHT.search(next_sentence) and "box" not in next_sentence:
+    might_be = _MIGHT_BE.search(next_sentence) if not taking_back and "box" not in next_sentence else None
+    if might_be:
+        found.append(might_be.group("answer"))
+    elif not taking_back and _ALSO_RIGHT.search(next_sentence) and "box" not in next_sentence:
         stated = _STATED.search(next_sentence)
         if stated and parse_number(stated.group().strip("()")) is not None:
             found.append(stated.group())

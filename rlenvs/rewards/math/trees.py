@@ -21,6 +21,7 @@ asks for it. An answer that reads as the gold itself never restates.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from fractions import Fraction
 
@@ -119,7 +120,7 @@ def restates(
     if not equal(parse_latex(answer), parse_latex(gold)):
         return False
     if form_faults(written, asks) - form_faults(written_gold, asks):
-        return True
+        return True  # a rule broken more often than the gold breaks it (`2^{100} - 2 + 1 - 1`)
     tree, gold_tree = canonical(written), canonical(written_gold)
     if "factor" in asks and factor_count(tree) < factor_count(gold_tree):
         return True  # `(w^2-4)(w^2+4)` where the gold factors on to `(w-2)(w+2)(w^2+4)`
@@ -134,8 +135,10 @@ def restates(
     return False
 
 
-def form_faults(written: sympy.Basic, asks: frozenset[str] = frozenset()) -> set[str]:
-    """The rules of simplest form an expression, as written, breaks:
+def form_faults(written: sympy.Basic, asks: frozenset[str] = frozenset()) -> Counter[str]:
+    """The rules of simplest form an expression, as written, breaks, each with how often
+    (a gold may break one once, `2^{100} - 2`, and an answer that breaks it again is no
+    simpler: `2^{100} - 2 + 1 - 1`):
 
     - "arithmetic": arithmetic on plain numbers left undone (`\\pi\\cdot 3^2`, `r^{9-4}`,
       `(5+3)\\sqrt2`, `\\sqrt{64\\cdot 2}`);
@@ -155,15 +158,15 @@ def form_faults(written: sympy.Basic, asks: frozenset[str] = frozenset()) -> set
     where it asks to expand: "unexpanded", a product or power of a sum (`x(2x+13)+15`);
     where it asks for a fraction: "decimal" (`5.5` for an improper fraction).
     """
-    faults = _written_faults(written) | _tree_faults(canonical(written))
+    faults = _written_faults(written) + _tree_faults(canonical(written))
     if _uncancelled(written):
-        faults.add("uncancelled")
+        faults["uncancelled"] += 1
     if "fraction" in asks and written.atoms(sympy.Float):
-        faults.add("decimal")
+        faults["decimal"] += 1
     if "factor" not in asks:
-        faults.discard("common factor")
+        faults.pop("common factor", None)
     if "expand" in asks and _unexpanded(canonical(written)):
-        faults.add("unexpanded")
+        faults["unexpanded"] += 1
     return faults
 
 
@@ -218,54 +221,73 @@ def _fraction_literal(expression: sympy.Basic) -> bool:
     return False
 
 
+def _flat_terms(expression: sympy.Basic) -> list[sympy.Basic]:
+    if isinstance(expression, sympy.Add):
+        return [term for argument in expression.args for term in _flat_terms(argument)]
+    return [expression]
+
+
 def _flat_factors(expression: sympy.Basic) -> list[sympy.Basic]:
     if isinstance(expression, sympy.Mul):
         return [factor for argument in expression.args for factor in _flat_factors(argument)]
     return [expression]
 
 
-def _written_faults(expression: sympy.Basic) -> set[str]:
-    """The faults only the unevaluated expression shows (numbers are folded in the tree)."""
-    faults: set[str] = set()
+def _written_faults(expression: sympy.Basic) -> Counter[str]:
+    """The faults only the unevaluated expression shows (numbers are folded in the tree). A
+    sum or product is read flat, however it was grouped when parsed."""
+    faults: Counter[str] = Counter()
     if isinstance(expression, _EVALUATE) and not expression.free_symbols:
-        faults.add("unevaluated")
-    if isinstance(expression, sympy.Add) and sum(_fraction_literal(a) for a in expression.args) >= 2:
-        faults.add("arithmetic")
+        faults["unevaluated"] += 1
+    if isinstance(expression, sympy.Add) and (literals := sum(map(_fraction_literal, _flat_terms(expression)))) >= 2:
+        faults["arithmetic"] += literals - 1  # `\\sqrt{26} + 1 - 1`: one sum to do per literal past the first
     if isinstance(expression, sympy.Mul):
         factors = _flat_factors(expression)
         integers = [f for f in factors if f.is_Integer and f not in (0, 1, -1)]
         inverses = [f.base for f in factors if f.is_Pow and f.exp == -1 and f.base.is_Integer]
         if any(sympy.igcd(int(n), int(d)) > 1 for n in integers for d in inverses):
-            faults.add("lowest terms")
+            faults["lowest terms"] += 1
         if len(integers) >= 2 or len(inverses) >= 2:
-            faults.add("arithmetic")
+            faults["arithmetic"] += 1
+        roots = [
+            f.exp for f in factors if f.is_Pow and f.base.is_Integer and f.exp.is_Rational and not f.exp.is_Integer
+        ]
+        if len(roots) != len({root.q for root in roots}):
+            faults["arithmetic"] += 1  # `\\sqrt{2}\\sqrt{13}` is `\\sqrt{26}`: roots of one index left unmultiplied
     if isinstance(expression, sympy.Pow):
         base, exponent = expression.args
         if _numeric(exponent) and not exponent.is_Integer and not _fraction_literal(exponent):
-            faults.add("arithmetic")  # `r^{9-4}`
+            faults["arithmetic"] += 1  # `r^{9-4}`
         with sympy.evaluate(True):
             exponent_value = exponent.doit() if _numeric(exponent) else None
             base_value = base.doit() if _numeric(base) else None
         if base_value is not None and exponent_value is not None and exponent_value.is_Integer:
             if abs(int(exponent_value)) >= 2 or not _fraction_literal(base):
-                faults.add("arithmetic")  # `3^2`, `\\sqrt{3^2+2^2}`'s inside
+                faults["arithmetic"] += 1  # `3^2`, `\\sqrt{3^2+2^2}`'s inside
         if base_value is not None and exponent_value is not None and exponent_value.is_Rational:
             if not exponent_value.is_Integer:
                 if not _fraction_literal(base) or (not base.is_Integer and base_value.is_Integer):
-                    faults.add("arithmetic")  # `\\sqrt{64\\cdot 2}`, `\\sqrt{2^7}`
+                    faults["arithmetic"] += 1  # `\\sqrt{64\\cdot 2}`, `\\sqrt{2^7}`
                 if (base_value.is_Rational and not base_value.is_Integer) or exponent_value < 0:
-                    faults.add("radical denominator")  # `\\sqrt{1/2}`, `2^{-1/2}`
+                    faults["radical denominator"] += 1  # `\\sqrt{1/2}`, `2^{-1/2}`
                 elif base_value.is_Integer and int(base_value) > 1:
                     with sympy.evaluate(True):
                         root = sympy.root(int(base_value), int(exponent_value.q))
                     if root.is_Integer:
-                        faults.add("arithmetic")  # `\\sqrt{64}`, `\\sqrt[3]{8}`: a root that is a number
+                        faults["arithmetic"] += 1  # `\\sqrt{64}`, `\\sqrt[3]{8}`: a root that is a number
                     elif not (root.is_Pow and root.base == base_value):
-                        faults.add("square factor")  # `\\sqrt{117}`, `\\sqrt[3]{1024}`
+                        faults["square factor"] += 1  # `\\sqrt{117}`, `\\sqrt[3]{1024}`
         if exponent.is_negative and _has_radical(base):
-            faults.add("radical denominator")
-    for argument in expression.args:
-        faults |= _written_faults(argument)
+            faults["radical denominator"] += 1
+    operands = (
+        _flat_terms(expression)
+        if isinstance(expression, sympy.Add)
+        else _flat_factors(expression)
+        if isinstance(expression, sympy.Mul)
+        else expression.args
+    )
+    for argument in operands:
+        faults += _written_faults(argument)
     return faults
 
 
@@ -275,26 +297,26 @@ def _has_radical(expression: sympy.Basic) -> bool:
     return any(_has_radical(argument) for argument in expression.args)
 
 
-def _tree_faults(tree: Tree) -> set[str]:
-    faults: set[str] = set()
+def _tree_faults(tree: Tree) -> Counter[str]:
+    faults: Counter[str] = Counter()
     if tree[0] in ("num", "sym"):
         return faults
     children = tree[1]
     if tree[0] == "Add":
         keys = [_without_number(term) for term in children]
         if len(keys) != len(set(keys)):
-            faults.add("like terms")
+            faults["like terms"] += 1
         if set.intersection(*(_factors(term) for term in children)) or _content(tree) > 1:
-            faults.add("common factor")
+            faults["common factor"] += 1
     if tree[0] == "Mul":
         found = [_power(factor) for factor in _spread(children)]
         powers = [power for power in found if power is not None]
         for i, (base, exponent) in enumerate(powers):
             for other_base, other_exponent in powers[i + 1 :]:
                 if base == other_base and (exponent == other_exponent or (_whole(exponent) and _whole(other_exponent))):
-                    faults.add("like factors")
+                    faults["like factors"] += 1
     for child in children:
-        faults |= _tree_faults(child)
+        faults += _tree_faults(child)
     return faults
 
 

@@ -1,6 +1,6 @@
 """The `rlenvs` command: list and describe envs, report the data they need and where it is,
-evaluate a scripted policy, play by hand, check a reward function, export tasks to Parquet,
-write oracle SFT data."""
+evaluate a scripted policy, play by hand, check a reward function, certify an env's verdicts
+against generated attacks, export tasks to Parquet, write oracle SFT data."""
 
 from __future__ import annotations
 
@@ -113,6 +113,31 @@ def check_env_command(args: argparse.Namespace) -> int:
     )
     print(report)
     if not report["make"].passed:
+        return 2
+    return 0 if report.passed else 1
+
+
+def certify_command(args: argparse.Namespace) -> int:
+    """Play generated attacks and equivalent correct forms through an env
+    (`rlenvs.testing.certify`): exit 0 if every verdict went the right way, 1 if any went
+    wrong, 2 if nothing could be certified."""
+    from rlenvs.testing.certify import certify
+
+    for name, value in (("--tasks", args.tasks), ("--per-type", args.per_type)):
+        if value is not None and value < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}")
+    progress = None if args.json else (lambda line: print(line, file=sys.stderr))
+    report = certify(
+        args.env_id,
+        env_kwargs=_env_kwargs(args.env_arg),
+        tasks=args.tasks if args.tasks is not None else 10,
+        seed=args.seed,
+        per_type=args.per_type,
+        skip=args.skip,
+        progress=progress,
+    )
+    print(json.dumps(report.as_json(), indent=2) if args.json else report)
+    if report.tasks == 0:
         return 2
     return 0 if report.passed else 1
 
@@ -430,6 +455,34 @@ def _parser() -> argparse.ArgumentParser:
         help="run only this property (repeatable): range, totality, determinism, invariance, "
         "sensitivity, anti_hedging, time_budget",
     )
+
+    sub = command(
+        "certify",
+        certify_command,
+        "play generated attacks (near misses, restatements, hedges, misplaced answers, garbage) and "
+        "equivalent correct forms, written from each task's own data, through an env; exit 0 if every "
+        "verdict went the right way, 1 if any went wrong (each printed with its reproduction), 2 on bad input",
+    )
+    sub.add_argument("env_id", metavar="ID", help="a registered id (a user's own env once registered)")
+    sub.add_argument("--tasks", type=int, metavar="N", help="tasks to draw, by seeds SEED..SEED+N-1 (default 10)")
+    sub.add_argument(
+        "--per-type",
+        type=int,
+        metavar="K",
+        help="instead of --tasks: K tasks of every answer type the env's data holds (envs with a sized task list)",
+    )
+    sub.add_argument(
+        "--seed", type=int, default=0, help="the first seed, or the order tasks are scanned in (default 0)"
+    )
+    sub.add_argument("--env-arg", **env_arg)
+    sub.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        metavar="KIND",
+        help="leave out a kind of probe (repeatable), e.g. restatement for an env that asks for no form",
+    )
+    sub.add_argument("--json", action="store_true", help="print the report as JSON (findings with reproductions)")
 
     sub = command(
         "export",

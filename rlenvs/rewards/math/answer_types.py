@@ -46,14 +46,15 @@ def answer_type(text: str) -> str:
 
 def leaf_type(text: str, form: Form | None = None) -> str:
     """The type of one value (a leaf of the structure): see `answer_type`."""
-    leaf = form.parts[0] if form is not None else normalize_answer(text)
+    leaf = (form.parts[0] if form is not None else normalize_answer(text)).strip()
+    compact = re.sub(r"\s+", "", leaf)
     if _DEGREE.search(text):
         return "degrees"
     if _TEXT_UNIT.search(text) and parse_number(leaf) is not None:
         return "number with unit"
     if CHOICE_WITH_TEXT.fullmatch(leaf):
         return "choice with text"
-    if CHOICE.fullmatch(leaf) and (leaf.startswith("(") or leaf.isupper()):
+    if CHOICE.fullmatch(compact) and (compact.startswith("(") or compact.isupper()):
         return "choice"
     if BASE_NUMERAL.fullmatch(leaf):
         return "base numeral"

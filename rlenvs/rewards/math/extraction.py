@@ -276,20 +276,28 @@ def extract_final_answer(completion: str, quoted: frozenset[str] = frozenset()) 
     return Extraction(answer, hedged, stated, _listed(completion, boxes))
 
 
-_RIVAL_KINDS = frozenset({"tuple", "interval", "union", "matrix", "list"})
-
-
 def _rivals(offer: str, box: str) -> bool:
-    """Whether an answer written with "or" right before a box offers a second answer: a
-    number, or a structure of the box's own kind (a matrix before a boxed matrix). Worked
-    solutions put other things there that state no rival answer: the same value unworked
-    ("$3 \\ast 7 = \\cfrac{3+7}{2}$ or $\\boxed{5}$"), the name of what is asked ("$t$, or
-    $\\boxed{0.5}$"), a choice's option ("$\\sqrt[8]{8}$, or $\\boxed{C}$")."""
+    """Whether an answer written with "or" right before a box offers a second answer: one of
+    the box's own kind (a number or expression before a boxed value, a matrix before a boxed
+    matrix). Worked solutions put other things there that state no rival: the same value
+    unworked in a chain ("$3 \\ast 7 = \\cfrac{3+7}{2}$ or $\\boxed{5}$"), the name of what
+    is asked ("$t$, or $\\boxed{0.5}$"), a choice's option ("$\\sqrt[8]{8}$ or $\\boxed{C}$");
+    an offer equal in value to the box is no hedge either (`scoring` clears it)."""
     text = offer.strip().strip("$").strip()
+    if _is_word(box):
+        return _is_word(text)  # another letter or word rivals a boxed choice; its option's text does not
     if parse_number(text) is not None:
         return True
-    kind = read_form(normalize_answer(text)).kind
-    return kind in _RIVAL_KINDS and kind == read_form(normalize_answer(box)).kind
+    offered, boxed = read_form(normalize_answer(text)), read_form(normalize_answer(box))
+    if offered.kind != boxed.kind:
+        return False
+    # A letter the box does not have makes the offer a name or a general form, not a rival
+    # value: "$y=mx+b$ or $\\boxed{y=10x-4}$", "$PP'$ or $\\boxed{2\\pi}$".
+    return _letters(text) <= _letters(box)
+
+
+def _letters(text: str) -> set[str]:
+    return set(re.findall(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", " ", text)))
 
 
 def _listed(completion: str, boxes: list[tuple[int, int, str]]) -> bool:

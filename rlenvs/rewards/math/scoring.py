@@ -210,6 +210,9 @@ def _same_value(stated: FinalAnswer, answer: str, check: Comparison) -> bool:
     """Two answers of one reply state the same thing, either read as the gold."""
     if stated.text == answer:
         return True
+    values = parse_number(stated.text.strip("$"), letter_units=False), parse_number(answer, letter_units=False)
+    if values[0] is not None and values[0] == values[1]:
+        return True  # one value in two forms (`$\\frac{72}{6}$ or $\\boxed{12 \\text{ gm}}$`): no hedge
     return check.answers_equal(stated.text, answer) or check.answers_equal(answer, stated.text)
 
 

@@ -148,7 +148,7 @@ def form_faults(written: sympy.Basic, asks: frozenset[str] = frozenset()) -> Cou
     - "square factor": a square root of an integer with a square factor (`\\sqrt{117}`,
       `128^{1/2}`);
     - "radical denominator": a root in a denominator (`\\frac{1}{\\sqrt{3}}`, `\\sqrt{1/2}`,
-      `2^{-1/2}`);
+      `2^{-1/2}`); "complex denominator": a complex number divided by (`\\frac{32-8i}{5+3i}`);
     - "like terms": a sum with two terms that differ only by a number (`6 + 12i - 3i`);
     - "like factors": a product with two powers of one base, both whole or both the same
       (`\\frac{40r^9}{8r^4}`, `\\sqrt2\\sqrt2`; not `x\\sqrt x`);
@@ -221,6 +221,19 @@ def _fraction_literal(expression: sympy.Basic) -> bool:
     return False
 
 
+def _constant_sum(expression: sympy.Basic) -> bool:
+    """A sum of two or more terms with no variable in it (`3 + 2i`, `2 + \\sqrt3`)."""
+    return isinstance(expression, sympy.Add) and not expression.free_symbols
+
+
+def _constant_sum_term(term: sympy.Basic) -> bool:
+    """A term of a sum that is a bracketed sum of constants, alone or times a number
+    (`-(3-5i)`, `2(1+\\sqrt2)`)."""
+    factors = _flat_factors(term)
+    sums = [factor for factor in factors if _constant_sum(factor)]
+    return len(sums) == 1 and all(factor.is_Rational or _constant_sum(factor) for factor in factors)
+
+
 def _flat_terms(expression: sympy.Basic) -> list[sympy.Basic]:
     if isinstance(expression, sympy.Add):
         return [term for argument in expression.args for term in _flat_terms(argument)]
@@ -241,6 +254,9 @@ def _written_faults(expression: sympy.Basic) -> Counter[str]:
         faults["unevaluated"] += 1
     if isinstance(expression, sympy.Add) and (literals := sum(map(_fraction_literal, _flat_terms(expression)))) >= 2:
         faults["arithmetic"] += literals - 1  # `\\sqrt{26} + 1 - 1`: one sum to do per literal past the first
+    if isinstance(expression, sympy.Add):
+        # `(2+7i)-(3-5i)`, `i\\sqrt2 + (3+2i) - (3+2i)`: a bracketed sum of constants inside a sum
+        faults["arithmetic"] += sum(_constant_sum_term(term) for term in _flat_terms(expression))
     if isinstance(expression, sympy.Mul):
         factors = _flat_factors(expression)
         integers = [f for f in factors if f.is_Integer and f not in (0, 1, -1)]
@@ -252,6 +268,8 @@ def _written_faults(expression: sympy.Basic) -> Counter[str]:
         roots = [
             f.exp for f in factors if f.is_Pow and f.base.is_Integer and f.exp.is_Rational and not f.exp.is_Integer
         ]
+        if sum(_constant_sum(factor) for factor in factors) >= 2:
+            faults["arithmetic"] += 1  # `(2+\\sqrt3)(5-\\sqrt3)`, `(2+3i)(1-2i)`: a product of sums left unmultiplied
         if len(roots) != len({root.q for root in roots}):
             faults["arithmetic"] += 1  # `\\sqrt{2}\\sqrt{13}` is `\\sqrt{26}`: roots of one index left unmultiplied
     if isinstance(expression, sympy.Pow):
@@ -277,6 +295,8 @@ def _written_faults(expression: sympy.Basic) -> Counter[str]:
                         faults["arithmetic"] += 1  # `\\sqrt{64}`, `\\sqrt[3]{8}`: a root that is a number
                     elif not (root.is_Pow and root.base == base_value):
                         faults["square factor"] += 1  # `\\sqrt{117}`, `\\sqrt[3]{1024}`
+        if exponent.is_negative and _constant_sum(base) and base.has(sympy.I):
+            faults["complex denominator"] += 1  # `\\frac{32-8i}{5+3i}`: the division left undone
         if exponent.is_negative and _has_radical(base):
             faults["radical denominator"] += 1
     operands = (

@@ -56,7 +56,14 @@ def render(form: Form, style: Style = Style("plain")) -> str:
         inner = style.separator.join(render(part, style) for part in parts)
         return f"{style.left}{form.detail[0]}{inner}{style.right}{form.detail[1]}"
     if kind == "union":
-        pieces = [render(part, style) for part in parts]
+        # A lone value in a union is a one-point set: `\\{-1\\} \\cup [0, 7)`.
+        as_set = copy_with(style, set_braces=True)
+        pieces = [
+            f"\\{{{render(part, style)}\\}}"
+            if part.kind == "leaf"
+            else render(part, as_set if part.kind == "list" else style)
+            for part in parts
+        ]
         return style.union.join(reversed(pieces) if style.reverse_sets else pieces)
     if kind == "list":
         items = [render(part, style) for part in parts]
@@ -135,7 +142,8 @@ _BINARY = re.compile(r"(?<=[\w})])\s*([+-])\s*(?=[\w\\({])")
 _SPACE = re.compile(r"(?<![A-Za-z])\s+|\s+(?![A-Za-z])")
 _BRACED_ONE = re.compile(r"(\\sqrt|\^|_)\{(\w)\}")
 _BARE_ONE = re.compile(r"(\\sqrt|\^)(?![{\s])(\w)")
-_NEGATIVE_FRACTION = re.compile(r"(?<![\w}])-\s*\\frac\{(\d+)\}")
+_NEGATIVE_FRACTION = re.compile(r"(^|[(\[{,=]\s*)-\s*\\frac\{(\d+)\}")
+"""A minus sign before a fraction of numbers that negates it (at the start, not `a - \\frac..`)."""
 _RELATION = re.compile(r"[=<>]|\\(?:pm|mp|equiv|pmod|bmod|mod|approx|sim|cong|in|le|ge|ne)(?![A-Za-z])")
 """What makes a text more than a sum whose terms may be reordered."""
 _COEFFICIENT = re.compile(r"(?<![\w^_{.\\])(\d+)([a-z])(?![A-Za-z])")
@@ -169,7 +177,7 @@ def display_fractions(text: str) -> str:
 
 def signed_numerators(text: str) -> str:
     """`-\\frac{3}{4}` as `\\frac{-3}{4}`."""
-    return _NEGATIVE_FRACTION.sub(r"\\frac{-\1}", text)
+    return _NEGATIVE_FRACTION.sub(r"\1\\frac{-\2}", text)
 
 
 def explicit_products(text: str) -> str:

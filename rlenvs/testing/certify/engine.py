@@ -104,10 +104,11 @@ def _subject(env: gym.Env, env_id: str, seed: int, task_index: int | None) -> Su
         oracle=oracle,
         best=best if oracle else float(high),
         worst=float(low),
+        max_turns=int(info.get("max_turns", 1)),
         task=task,
     )
     gold = getattr(task, "answer", None)
-    if isinstance(gold, str) and gold.strip() and oracle and len(oracle) == 1:
+    if isinstance(gold, str) and gold.strip() and oracle:
         # The gold counts as a math answer where the env pays the gold reply's reward for it boxed.
         boxed = Probe("gold", EQUIVALENT, (f"The final answer is $\\boxed{{{gold}}}$.",), "the gold boxed")
         if math.isclose(_episode(env, subject, boxed.turns)[0], subject.best):

@@ -50,7 +50,7 @@ from rlenvs.testing.certify.answer_tree import (
     top_terms,
     unbraced,
 )
-from rlenvs.testing.certify.probes import Probe, Subject, attack, equivalent
+from rlenvs.testing.certify.probes import EQUIVALENT, Probe, Subject, attack, equivalent
 
 MAX_LEAVES_REWRITTEN = 4
 """Leaves of a large structure (a matrix, a long list) rewritten one at a time, at most."""
@@ -108,6 +108,7 @@ def math_probes(subject: Subject) -> Iterator[Probe]:
             yield attack("hedge", reply, why, kind)
         for why, reply in misplaced(render(tree), wrong):
             yield attack("misplaced answer", reply, why, kind)
+    yield from tool_turns(render(tree), kind, subject.max_turns)
 
 
 # --- equivalent notations -----------------------------------------------------------------------
@@ -217,7 +218,7 @@ def number_forms(tree: Form, problem: str) -> Iterator[tuple[bool, str, str]]:
 
 def near_misses(gold: str, tree: Form) -> Iterator[tuple[str, str]]:
     """(why, answer) for answers one slip away from the gold: each is wrong."""
-    for path, node in list(leaves(tree))[:MAX_LEAVES_REWRITTEN]:
+    for path, node in _values(tree):
         where = f" at {_where(path)}" if path else ""
         end = _interval_end(tree, path)
         if end is not None:
@@ -325,6 +326,10 @@ def _structure_misses(tree: Form) -> Iterator[tuple[str, str]]:
         name = tree.parts[0].strip()
         other = "y" if name != "y" else "x"
         yield "the value given another variable's name", f"{other} = {render(tree.parts[2])}"
+    if tree.kind == "relation":
+        right, left = tree.parts
+        flipped = {"<": ">", "<=": "\\ge", "!=": "="}[tree.detail]
+        yield "the inequality reversed", f"{left} {flipped} {right}"
     if tree.kind == "equation" and re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", " ".join(tree.parts))):
         left, right = tree.parts  # an equation in variables (`0.56 = 56\%` states numbers)
         yield "the equation's constant changed", f"{left} = {right} + 1"
@@ -355,7 +360,7 @@ def restatements(gold: str, tree: Form, problem: str) -> Iterator[tuple[str, str
         if _written_key(expression) == gold_key or re.fullmatch(r"-?\d+(?:\.\d+)?", expression.strip()):
             continue  # the gold as written, or a plain number: copying it is answering
         yield "an expression of the problem, copied", expression
-    for path, node in list(leaves(tree))[:MAX_LEAVES_REWRITTEN]:
+    for path, node in _values(tree):
         where = f" at {_where(path)}" if path else ""
         for why, text in undone(node.parts[0]):
             yield why + where, render(replace(tree, path, leaf(text)))
@@ -451,7 +456,53 @@ def misplaced(gold: str, wrong: str) -> Iterator[tuple[str, str]]:
     yield "a wrong box in prose, the gold in a code block", f"$\\boxed{{{wrong}}}$\n```\n\\boxed{{{gold}}}\n```"
 
 
+def tool_turns(gold: str, kind: str, max_turns: int) -> Iterator[Probe]:
+    """Episodes a tool-using policy plays: a tool call and the answer in prose beside it
+    (the answer counts), and, where the env allows several turns, a first turn without an
+    answer (a tool call, or none) and the answer on the next (it counts), or a tool call
+    followed by its result repeated, which is still no final answer."""
+    final = f"The final answer is $\\boxed{{{gold}}}$."
+    number = parse_number(gold) is not None
+    yield equivalent("tool turns", f"<calculator>1 + 1</calculator>\n{final}", "a tool call beside the answer", kind)
+    if max_turns < 2:
+        return
+    yield Probe("tool turns", EQUIVALENT, ("Let me think about it first.", final), "no answer, then the answer", kind)
+    yield Probe(
+        "tool turns",
+        EQUIVALENT,
+        (f"Let me compute it.\n<calculator>{gold}</calculator>", final),
+        "a calculator call, then the answer on the next turn",
+        kind,
+    )
+    yield attack(
+        "tool turns",
+        (f"<calculator>{gold}</calculator>", f"<result>{gold}</result>"),
+        "a calculator call, then its result repeated as the reply",
+        kind,
+    )
+    if number:
+        yield Probe(
+            "tool turns",
+            EQUIVALENT,
+            (f"Let me compute it.\n```python\nprint({gold})\n```", final),
+            "a python block, then the answer on the next turn",
+            kind,
+        )
+        yield attack(
+            "tool turns",
+            (f"```python\nprint({gold})\n```", f"```output\n{gold}\n```"),
+            "a python block, then its output repeated as the reply",
+            kind,
+        )
+
+
 # --- helpers --------------------------------------------------------------------------------------
+
+
+def _values(tree: Form) -> list[tuple[tuple[int, ...], Form]]:
+    """The leaves that hold one value (not an equation or inequality, rewritten whole), at most
+    `MAX_LEAVES_REWRITTEN`."""
+    return [(path, node) for path, node in leaves(tree) if node.kind == "leaf"][:MAX_LEAVES_REWRITTEN]
 
 
 def _hedge_partner(tree: Form, misses: list[tuple[str, str]]) -> str:

@@ -40,6 +40,8 @@ class Subject:
     """What the gold replies earn (the env's highest reward where it has no oracle)."""
     worst: float
     """The env's lowest reward (`reward_range[0]`)."""
+    max_turns: int = 1
+    """The replies an episode allows (`info["max_turns"]`, 1 where the env does not say)."""
     task: Any = field(default=None, compare=False, repr=False)
     """The task object itself (`env.unwrapped.current_task`), for family generators."""
 

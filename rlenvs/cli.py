@@ -133,6 +133,7 @@ def certify_command(args: argparse.Namespace) -> int:
         tasks=args.tasks if args.tasks is not None else 10,
         seed=args.seed,
         per_type=args.per_type,
+        every_task=args.every_task,
         skip=args.skip,
         progress=progress,
     )
@@ -470,6 +471,9 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         metavar="K",
         help="instead of --tasks: K tasks of every answer type the env's data holds (envs with a sized task list)",
+    )
+    sub.add_argument(
+        "--every-task", action="store_true", help="instead of --tasks: every task of the env's data (a whole split)"
     )
     sub.add_argument(
         "--seed", type=int, default=0, help="the first seed, or the order tasks are scanned in (default 0)"

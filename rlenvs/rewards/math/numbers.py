@@ -224,7 +224,8 @@ def _with_unit(value: Fraction, unit: str, letter_units: bool) -> Fraction | Non
     is a unit from the fixed list; None if any word is neither."""
     words = re.findall(r"[^\W\d_]+(?:\^-?\d)?", unit)
     first = words[0].lower()
-    if first in SCALES:
+    if first in SCALES and (letter_units or len(first) > 1):
+        # A one-letter scale (`$60K`) only in a reply: a gold `2k` is 2 times k, not 2000.
         value, words = value * SCALES[first], words[1:]
     return value if is_unit_phrase(words, letter_units) else None
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -38,12 +38,14 @@ def certify(
     tasks: int = 10,
     seed: int = 0,
     per_type: int | None = None,
+    every_task: bool = False,
     generators: Sequence[Generator] = DEFAULT_GENERATORS,
     skip: Iterable[str] = (),
     progress: Callable[[str], None] | None = None,
 ) -> CertifyReport:
     """Play generated attacks and equivalent correct forms through `env_id` (module docstring).
 
+    `every_task` certifies every task of the env's source instead (a data set's whole split).
     `skip` leaves out probe kinds by name ("restatement" for an env that asks for no form).
     """
     kwargs = dict(env_kwargs or {})
@@ -51,7 +53,7 @@ def certify(
     skipped = frozenset(skip)
     report = CertifyReport(env_id, kwargs, seed)
     try:
-        for subject in _subjects(env, env_id, tasks, seed, per_type):
+        for subject in _subjects(env, env_id, tasks, seed, per_type, every_task):
             report.tasks += 1
             report.answer_types[subject.task_id] = answer_type(subject.gold) if subject.gold is not None else ""
             for generate in generators:
@@ -66,15 +68,23 @@ def certify(
     return report
 
 
-def _subjects(env: gym.Env, env_id: str, tasks: int, seed: int, per_type: int | None) -> list[Subject]:
-    if per_type is None:
-        return [_subject(env, env_id, seed + number, None) for number in range(tasks)]
+def _subjects(
+    env: gym.Env, env_id: str, tasks: int, seed: int, per_type: int | None, every_task: bool
+) -> Iterator[Subject]:
+    """The tasks to certify, made one at a time (a whole split is not held at once)."""
+    if per_type is None and not every_task:
+        yield from (_subject(env, env_id, seed + number, None) for number in range(tasks))
+        return
     source = getattr(env.unwrapped, "tasks", None)
     if source is None or not getattr(source, "sized", False) or not hasattr(source, "get"):
         raise ValueError(
-            f"per_type needs an env whose tasks are a sized source (env.unwrapped.tasks); {env_id} has none: "
-            "pass tasks=N instead"
+            f"per_type and every_task need an env whose tasks are a sized source (env.unwrapped.tasks); {env_id} "
+            "has none: pass tasks=N instead"
         )
+    if every_task:
+        yield from (_subject(env, env_id, seed, index) for index in range(len(source)))
+        return
+    assert per_type is not None
     order = list(range(len(source)))
     random.Random(seed).shuffle(order)
     chosen: dict[str, list[int]] = {}
@@ -84,7 +94,7 @@ def _subjects(env: gym.Env, env_id: str, tasks: int, seed: int, per_type: int | 
         picked = chosen.setdefault(kind, [])
         if len(picked) < per_type:
             picked.append(index)
-    return [_subject(env, env_id, seed, index) for indices in chosen.values() for index in indices]
+    yield from (_subject(env, env_id, seed, index) for indices in chosen.values() for index in indices)
 
 
 def _subject(env: gym.Env, env_id: str, seed: int, task_index: int | None) -> Subject:

@@ -12,6 +12,9 @@ from typing import Any
 
 from rlenvs.testing.certify.probes import EQUIVALENT, Probe, Subject
 
+FINDINGS_SHOWN_PER_KIND = 3
+"""Wrong verdicts the text report prints per probe kind (the JSON report has them all)."""
+
 
 @dataclass(frozen=True)
 class Check:
@@ -120,7 +123,11 @@ class CertifyReport:
             f"time per check: median {timing['median_s'] * 1000:.1f} ms, p99 {timing['p99_s'] * 1000:.1f} ms, "
             f"slowest {timing['max_s']:.2f} s",
         ]
+        shown: Counter[str] = Counter()
         for check in self.wrong:
+            shown[check.probe.kind] += 1
+            if shown[check.probe.kind] > FINDINGS_SHOWN_PER_KIND:
+                continue
             case = check.reproduction()
             lines += [
                 "",
@@ -129,4 +136,7 @@ class CertifyReport:
                 f"a correct env gives {case['expected']:g}" + (f"; raised {case['error']}" if check.error else ""),
                 *(f"  reply: {json.dumps(reply[:300])}" for reply in case["replies"]),
             ]
+        hidden = sum(count - FINDINGS_SHOWN_PER_KIND for count in shown.values() if count > FINDINGS_SHOWN_PER_KIND)
+        if hidden:
+            lines += ["", f"... and {hidden} more wrong verdicts of the same kinds (--json lists every one)"]
         return "\n".join(lines)

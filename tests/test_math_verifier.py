@@ -75,7 +75,8 @@ MUST_SCORE_ZERO = [
     # lists of assignments regrouped as tuples
     ("\\boxed{(2, 5), (2, 7)}", "p=5, q=2; p=7, q=2", "tuples in the other order"),
     ("\\boxed{(5, 2)}", "p=5, q=2; p=7, q=2", "one of two solutions"),
-    ("\\boxed{y = 2, x = 1}", "(1, 2)", "the names, as written, order the tuple"),
+    ("\\boxed{y = 1, x = 2}", "(1, 2)", "x and y order the tuple however they are listed"),
+    ("\\boxed{b = 2, a = 1}", "(1, 2)", "names other than coordinates, as written, order the tuple"),
     ("\\boxed{p = 5, q = 2, p = 7}", "(5, 2), (7, 2)", "a ragged list of assignments"),
     # 'or' without spaces
     ("\\boxed{W(x)=1orW(x)=-2}", "W(x) = 1 \\text{ or } W(x) = -1", "one value wrong"),

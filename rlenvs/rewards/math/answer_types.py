@@ -22,6 +22,7 @@ _VARIABLE = re.compile(r"(?<![A-Za-z\\])[A-Za-z](?![A-Za-z])")
 _CONSTANT_FUNCTIONS = re.compile(r"\\(?:pi|log|ln|sin|cos|tan|sec|csc|cot|arcsin|arccos|arctan|binom|dbinom|e)\b")
 _ROOT = re.compile(r"\\sqrt|\^\s*\{?\s*\\?(?:frac|\d+\s*/)")
 _TEXT_UNIT = re.compile(r"\\(?:text|mbox|mathrm)\s*\{\s*[A-Za-z]")
+_WORD = re.compile(r"(?<![A-Za-z])[A-Za-z]{3,}")
 _DEGREE = re.compile(r"\\circ|\\degree|°")
 
 COMPOSITE = ("list", "set", "plus-minus", "tuple", "interval", "union", "matrix", "equation", "assignment")
@@ -71,8 +72,8 @@ def leaf_type(text: str, form: Form | None = None) -> str:
         return "integer" if ("frac" not in leaf and "/" not in leaf) else "fraction"
     if "\\infty" in leaf and not _VARIABLE.search(_COMMANDS.sub(" ", leaf)):
         return "infinity"
-    if WORDS.fullmatch(leaf) and len(leaf) > 1:
-        return "text"
+    if (WORDS.fullmatch(leaf) and len(leaf) > 1) or _WORD.search(_COMMANDS.sub(" ", leaf)):
+        return "text"  # `\\text{Sunday}`, `CBAD`, `June 20`
     letters = set(_VARIABLE.findall(_COMMANDS.sub(" ", leaf)))
     if letters == {"i"}:
         return "complex"

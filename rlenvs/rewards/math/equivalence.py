@@ -73,10 +73,10 @@ _SCALED_MATRIX = re.compile(
 _ARITHMETIC = re.compile(r"[+*]|\\cdot|\\times")
 _LONE_LETTER = re.compile(r"(?<![A-Za-z])[A-Za-z](?![A-Za-z])")
 _VARIABLE_NAME = re.compile(r"[A-Za-z](?:_\{?\w+\}?)?")
-BASE_NUMERAL = re.compile(r"([0-9A-Za-z]+(?:\.[0-9A-Za-z]+)?)\s*_\s*\{?\s*(\d+)\s*\}?")
+BASE_NUMERAL = re.compile(r"(-?[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)?)\s*_\s*\{?\s*(\d+)\s*\}?")
 """`52_8`, `2A_{16}`, `0.0011_2`: digits in a base, compared digit by digit (any case) and base."""
-CHOICE_WITH_TEXT = re.compile(r"\(([A-Ea-e])\)\s+[A-Za-z][A-Za-z ,.'-]*")
-"""`(C) Plane`: a multiple-choice letter with its option's text."""
+CHOICE_WITH_TEXT = re.compile(r"\(([A-Ea-e])\)\s+(?!.*\([A-Ea-e]\))(?!(?:or|and)\b)\S.*")
+"""`(C) Plane`, `(C) 3`: a multiple-choice letter with its option's text (not another letter: `(C) or (D)`)."""
 _ARTICLE = re.compile(r"^(?:a|an|the)\s+", re.IGNORECASE)
 _SPACE_NOT_BETWEEN_DIGITS = re.compile(r"(?<!\d)\s+|\s+(?!\d)")
 _BRACKETS = {"(": ")", "[": "]", "{": "}"}
@@ -122,8 +122,8 @@ def read_form(text: str, depth: int = 0) -> Form:
         return Form("leaf", (text,))
     read = lambda part: read_form(part, depth + 1)  # noqa: E731
     text = _MEMBERSHIP.sub("", text).strip()
-    if parse_number(text) is not None:  # 11,111,111,100 is one number, not a list
-        return Form("leaf", (text,))
+    if parse_number(text) is not None or CHOICE_WITH_TEXT.fullmatch(text):
+        return Form("leaf", (text,))  # 11,111,111,100 is one number; `(D) the line y = x` one choice
     if text.startswith("\\{") and text.endswith("\\}") and _closing(text, 1) == len(text) - 1:
         # `\{1\pm\sqrt{5}, -2\}`: the set's items, each with its own plus-minus.
         items = [item for part in split_top_level(text[2:-2], ",;") for item in _expand_pm(part)]
@@ -519,10 +519,14 @@ def _split_glued_words(text: str) -> list[str]:
     return pieces if len(pieces) > 1 and all(_ONE_RELATION.fullmatch(p) for p in pieces) else [text]
 
 
+_COORDINATES = frozenset("xyz")
+
+
 def _as_solutions(form: Form, other: Form) -> Form:
     """A list of assignments `p=5, q=2; p=7, q=2` as the tuples `(5, 2), (7, 2)`, when the
     other answer is a tuple or a list of tuples with one item per name. The names must
-    repeat in the same order in every group; the tuple follows that order."""
+    repeat in the same order in every group; the tuple follows that order, but for the
+    coordinates x, y, z, which it takes in that order."""
     if form.kind != "list" or not all(part.kind == "assignment" for part in form.parts):
         return form
     tuples = [other] if other.kind == "tuple" else list(other.parts) if other.kind == "list" else []
@@ -534,8 +538,11 @@ def _as_solutions(form: Form, other: Form) -> Form:
         return form
     if any(names[i] != names[i % size] for i in range(len(names))):
         return form
+    # x, y and z are a tuple's coordinates in that order, however the reply lists them
+    # (`y = -2, x = 1` is (1, -2)); other names keep the order written (`m = 2, b = 3`).
+    order = sorted(range(size), key=lambda i: names[i]) if set(names[:size]) <= _COORDINATES else range(size)
     groups = [
-        Form("tuple", tuple(part.parts[2] for part in form.parts[i : i + size]), tuples[0].detail)
+        Form("tuple", tuple(form.parts[i + j].parts[2] for j in order), tuples[0].detail)
         for i in range(0, len(names), size)
     ]
     return groups[0] if other.kind == "tuple" and len(groups) == 1 else Form("list", tuple(groups))

@@ -101,7 +101,7 @@ _REJECTING = re.compile(
 which is rejected, so $\\boxed{3}$", "$\\boxed{2}$, but not $\\boxed{3}$")."""
 _BOX_SENTENCE_END = re.compile(r"[.?!](?=[\s$]|$)|\n\s*\n")
 """Where the sentence around a box ends: also before a closing `$` and at a blank line."""
-_WORD_ANSWER = re.compile(r"\(?[A-Ea-e]\)?|[A-Za-z]{2,}(?: [A-Za-z]+)?")
+_WORD_ANSWER = re.compile(r"\(?[A-Ea-e]\)?|[A-Za-z]{2,}(?: [A-Za-z0-9]+)?")
 MAX_PHRASES = 64
 """A reply with more "the answer is" phrases (or "Final:" markers) than this hedges (and costs
 no more reading)."""

@@ -21,6 +21,7 @@ number words as digits (`or eight`).
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from rlenvs.rewards.math.numbers import parse_number
 
@@ -31,8 +32,8 @@ WINDOW_CHARS = 1000
 """How far after an answer its sentence and the next are read."""
 
 _INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
-_HOMOGLYPHS = str.maketrans("аеорсухіѕјАВЕКМНОРСТХ", "aeopcyxisjABEKMHOPCTX")
-"""Cyrillic letters drawn like Latin ones: `оr` (with a Cyrillic о) reads as "or"."""
+_HOMOGLYPHS = str.maketrans("аеорсухіѕјАВЕКМНОРСТХοΟ", "aeopcyxisjABEKMHOPCTXoO")
+"""Cyrillic and Greek letters drawn like Latin ones: `оr` (with a Cyrillic о) reads as "or"."""
 _MARKUP = re.compile(r"\*\*|__|\\text\s*\{\s*([^{}]*?)\s*\}|\\\[|\\\]|\$\$")
 _NUMBER_WORDS = {
     word: str(value)
@@ -49,11 +50,14 @@ _STATED = re.compile(
 """A math span, a parenthesised group (a tuple, `(8)`, `(D)`; not a remark: "(with place values
 ...)") or a number."""
 _SENTENCE_END = re.compile(r"\.(?=\s|$)|\?(?=\s|$)|(?<=[A-Za-z])!")
-_MARKER = r"(?:\b(?:or|maybe|perhaps|possibly|either|also|alternatively|otherwise|could\s+be|might\s+be)\b|/(?=\s*\$))"
+_MARKER = (
+    r"(?:\b(?:or|maybe|perhaps|possibly|either|also|alternatively|otherwise|could\s+be|might\s+be|vs|versus|unless"
+    r"|if\s+not)\b|/(?=\s*\$))"
+)
 _OFFERED = re.compile(
     r"[\s,.;:*$)\-–—]*(?:[A-Za-z]+[\s,]+){0,2}?(?:\(\s*)?"
     + _MARKER
-    + r"[\s,:]*(?:[A-Za-z]+[\s,:]+){0,2}?(?P<answer>"
+    + r"[\s,:]*(?:[A-Za-z']+[\s,:]+){0,2}?(?P<answer>"
     + _STATED.pattern
     + r")"
     r"|[\s,.;:*$\-–—]*\(\s*(?P<conditional>" + _STATED.pattern + r")\s+if\b",
@@ -68,7 +72,8 @@ _NOT_OFFERED = re.compile(
 """What makes an "or" after an answer no second answer: a box (it counts itself), a rounding
 of the same value ("or about 16.8 cm"), "or else ...", "or so", "or more"."""
 _TAKING_BACK = re.compile(
-    r"(?:or|maybe|perhaps|possibly|wait|actually|no|correction|sorry|oops|hmm+|on second thought|final|ans|result)"
+    r"(?:or|maybe|perhaps|possibly|wait|actually|no|correction|sorry|oops|hmm+|on second thought|final|ans|result"
+    r"|edit|update|revised|revision|p\.?\s?s\.?)"
     r"\b(?![ \t]*\n)",
     re.IGNORECASE,
 )
@@ -82,7 +87,7 @@ there were two more coins, ..." opens a second method."""
 
 _ALSO_RIGHT = re.compile(
     r"\b(?:also|too|as well)\b[^.\n]{0,30}?"
-    r"\b(?:correct|right|valid|works?|acceptable|possible|an? (?:answer|solution))\b"
+    r"\b(?:correct|right|valid|works?|acceptable|possible|plausible|likely|reasonable|true|an? (?:answer|solution))\b"
     r"|\b(?:correct|right|valid|acceptable)\b[^.\n]{0,12}?\b(?:too|as well)\b",
     re.IGNORECASE,
 )
@@ -96,6 +101,14 @@ _MIGHT_BE = re.compile(
 )
 """A next sentence that says another answer might be right: "The answer could also be $8$.",
 "It might be 8."."""
+_CALLED_RIGHT = re.compile(
+    r"(?P<answer>"
+    + _STATED.pattern
+    + r")[\s*]+(?:is|was|would be|could be|seems|looks)\s+(?:also\s+|too\s+|equally\s+)?"
+    r"(?:correct|right|valid|plausible|possible|likely|reasonable|true|acceptable|an? (?:answer|solution))\b",
+    re.IGNORECASE,
+)
+"""Another value called right where it stands: "; $8$ is also plausible", "8 would be correct too"."""
 
 _JOINED_BEFORE = re.compile(
     r"[\s*]*(?:\\text\s*\{\s*)?(?:\bor\b|\beither\b|/)(?:\s*\})?"
@@ -137,15 +150,82 @@ def offered_before(text: str, start: int, limit: int = 0) -> list[str]:
 
 
 def visible(text: str) -> str:
-    """The text as it shows: invisible characters out, Latin-looking Cyrillic as Latin."""
+    """The text as it shows: invisible characters and combining accents out, Latin-looking
+    Cyrillic and Greek as Latin, letters in other styles as plain ones (fullwidth `ｏｒ`,
+    mathematical sans-serif `𝗈𝗋`)."""
     if text.isascii():
         return text
-    return _INVISIBLE.sub("", text).translate(_HOMOGLYPHS)
+    text = _INVISIBLE.sub("", text).translate(_HOMOGLYPHS)
+    if any(unicodedata.category(char) == "Mn" or (char.isalpha() and ord(char) > 0xFF00) for char in text):
+        text = "".join(_plain_letter(char) for char in text)
+    return text
+
+
+def _plain_letter(char: str) -> str:
+    if unicodedata.category(char) == "Mn":
+        return ""  # a combining accent over the letter before it
+    if char.isalpha() and ord(char) > 0xFF00:
+        folded = unicodedata.normalize("NFKC", char)
+        return folded if folded.isascii() else char
+    return char
 
 
 def _plain(text: str) -> str:
     text = _MARKUP.sub(lambda m: f" {m.group(1)} " if m.group(1) is not None else " ", text)
     return _NUMBER_WORD.sub(lambda m: _NUMBER_WORDS[m.group(1).lower()], text)
+
+
+_ALONE = re.compile(
+    r"(?:or[ \t]*\n\s*)?(?P<answer>\$[^$\n]+\$|\\\([^\n]*?\\\)|[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?)[ \t.]*(?:\n|$)",
+    re.IGNORECASE,
+)
+"""A line after the answer holding nothing but another value (`8`, `$8$`), maybe after a line "or"."""
+_PROSE = re.compile(r"[A-Za-z]{3,}")
+"""A word in a line that holds one math span: a heading (`$\\emph{Solution 2: ...}$`), not a value."""
+_OPERATOR = re.compile(r"\s*(?:[-+*/=^×÷]|\\cdot|\\times|\\div)")
+_OPERATOR_BEFORE = re.compile(r"(?:[-+*/=^×÷]|\\cdot|\\times|\\div)\s*$")
+
+
+_WORD_SPAN = re.compile(r"(?:\$|\\\()\s*(?:\\text\w*\s*\{\s*)?[A-Za-z0-9][A-Za-z0-9 ]*\}?\s*(?:\$|\\\))")
+_DECLARING = re.compile(r"edit|update|revised|revision|p\.?\s?s|correction|final|ans|result", re.IGNORECASE)
+"""Openers that declare a new answer ("EDIT:", "Update:"): any value after them is offered. After
+the others ("Or", "Wait", "Hmm") only a number is: "Or we know that $84^\\circ$ is coterminal
+with ..." explains."""
+
+
+def _a_number(stated: re.Match[str]) -> bool:
+    return parse_number(stated.group().strip("()")) is not None
+
+
+_LATEX_NAMES = re.compile(r"\\(?:begin|end)\s*\{[^{}]*\}|\\[A-Za-z]+")
+_LONE_NAME = re.compile(r"\$?\s*[A-Za-z](?:_\{?\w+\}?)?\s*\$?")
+
+
+def _a_value(stated: str, word_answer: bool = False) -> bool:
+    """A number, or a math span that states a value: not a heading (`$\\emph{Solution 2}$`,
+    words), not a lone name (`$x$`); where the answer is a word, a word in a span is one too."""
+    text = stated.strip()
+    if parse_number(text.strip("()")) is not None:
+        return True
+    if word_answer and _WORD_SPAN.fullmatch(text):
+        return True
+    if not text.startswith(("$", "\\(")) or _LONE_NAME.fullmatch(text):
+        return False
+    return not _PROSE.search(_LATEX_NAMES.sub(" ", text))
+
+
+def _operand(text: str, start: int, end: int) -> bool:
+    """The value at text[start:end] is an operand of arithmetic written around it (`3 + 4`)."""
+    return bool(_OPERATOR.match(text, end) or _OPERATOR_BEFORE.search(text[max(0, start - 12) : start]))
+
+
+def _statement(line: str, start: int) -> re.Match[str] | None:
+    """The first value from `start` on that is not an operand: in "Hmm, 3 + 4 is indeed 7."
+    the sentence states 7, and checks the answer rather than offering 3."""
+    for stated in _STATED.finditer(line, start):
+        if not _operand(line, stated.start(), stated.end()):
+            return stated
+    return None
 
 
 def offered_after(text: str, end: int, *, word_answer: bool = False, limit: int | None = None) -> list[str]:
@@ -159,11 +239,24 @@ def offered_after(text: str, end: int, *, word_answer: bool = False, limit: int 
     cut = min(sentence_end.end() if sentence_end else len(window), line_end if line_end != -1 else len(window))
     found = []
     offered = _OFFERED.match(window[:cut])
+    if offered and _operand(window[:cut], offered.start("answer"), offered.end("answer")):
+        offered = None  # "or 3 + 4": the working, not a second answer
     if offered and not _NOT_OFFERED.search(offered.group()):
         found.append(offered.group("answer") or offered.group("conditional"))
     elif word_answer and (word := _OFFERED_WORD.match(window[:cut])) and not _NOT_OFFERED.search(word.group()):
         found.append(word.group("word"))
+    called = _CALLED_RIGHT.search(window[: cut + WINDOW_CHARS // 4])
+    if not found and called and "box" not in called.group() and _a_value(called.group("answer"), word_answer):
+        found.append(called.group("answer"))  # `\\boxed{7}; $8$ is also plausible`
     following = window[cut:].lstrip(" \t\n.")
+    alone = _ALONE.match(following)
+    if (
+        alone
+        and "box" not in alone.group()
+        and not alone.group("answer").lstrip("$\\( ").startswith("=")  # `$= 8 + 4 = 12$`: working
+        and _a_value(alone.group("answer"), word_answer)
+    ):
+        found.append(alone.group("answer"))  # a line that is only another value: `\\boxed{7}\n\n8`
     taking_back = _TAKING_BACK.match(following)
     next_sentence = following.split("\n", 1)[0]
     next_sentence = next_sentence[: match.end()] if (match := _SENTENCE_END.search(next_sentence)) else next_sentence
@@ -176,14 +269,14 @@ def offered_after(text: str, end: int, *, word_answer: bool = False, limit: int 
             found.append(stated.group())
     if taking_back:
         line = following[: following.find("\n")] if "\n" in following else following
-        stated = _STATED.search(line, taking_back.end())
+        stated = _statement(line, taking_back.end())
         between = line[taking_back.end() : stated.start()] if stated else ""
         words_before = len(re.findall(r"[A-Za-z']+", between))
         if (
             stated
             and words_before <= MAX_WORDS_BEFORE
             and not _PREMISE.search(between)
-            and parse_number(stated.group().strip("()")) is not None
+            and (_a_value(stated.group(), word_answer) if _DECLARING.match(taking_back.group()) else _a_number(stated))
         ):
             found.append(stated.group())
     return [answer.strip() for answer in found]

@@ -265,12 +265,15 @@ class _Parser:
         if name in _GREEK:
             return self.subscripted(name)
         if name in _FUNCTIONS:
-            power = None
+            power = base = None
+            if name == "log" and self.peek() == "_":
+                self.take()
+                base = self.argument()  # `\\log_2 8`, `\\log_{10}(x)`; `\\log_23` is base 2 of 3, as TeX reads it
             if self.peek() == "^":
                 self.take()
                 power = self.group_or_signed_atom()
             argument = self.power() if self.peek() in ("(", "[", "{") else self.signed_factor()
-            value = _FUNCTIONS[name](argument)
+            value = _FUNCTIONS[name](argument) if base is None else sympy.log(argument, base)
             return _checked_power(value, power) if power is not None else value
         raise LatexError(f"unknown command \\{name}")
 

@@ -33,7 +33,7 @@ _SPACED_DIGIT_GROUPS = re.compile(r"(?<=\d)\\[,!;:]\s*(?=\d{3}(?!\d))")
 """`11\\,111\\,100`: thin spaces between groups of three digits separate thousands."""
 _TRIG_DEGREES = re.compile(
     r"(\\(?:sin|cos|tan|sec|csc|cot)\s*[({]?\s*\(?\s*)(-?\d+(?:\.\d+)?)\s*"
-    r"(?:\^\s*(?:\{\s*\\circ\s*\}|\\circ)|\\circ|\\degree|\s*\\text\s*\{\s*degrees?\s*\})"
+    r"(?:\^\s*(?:\{\s*(?:\\circ|o)\s*\}|\\circ|o(?![A-Za-z]))|\\circ|\\degree|\s*\\text\s*\{\s*degrees?\s*\})"
 )
 """`\\cos 13^\\circ`: an angle in degrees inside a trigonometric function, as radians."""
 _TEXT_UNIT = re.compile(r"\\(?:text|mbox|mathrm|textrm)\s*\{\s*([A-Za-z][A-Za-z .]*?)\s*\}(\s*\^\s*\{?\s*[23]\s*\}?)?")
@@ -46,9 +46,31 @@ _REALS = re.compile(r"\\mathbb\s*\{?\s*R\s*\}?|\\R(?![A-Za-z])|^\s*all real numb
 _TEXT_WRAPPERS = re.compile(
     r"\\(?:text|textbf|textit|textnormal|textrm|mathrm|mathbf|mathit|mbox|operatorname)\s*\{([^{}]*)\}"
 )
-_DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree")
+_DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|(?<=\d)\s*\^\s*\{?\s*o\s*\}?(?![A-Za-z])")
+"""A degree sign: `^\\circ`, `\\degree`, and `^o` after a number (`30^o`)."""
 _PERCENT = re.compile(r"\\%|%|\s*\b(?:percentage|percent|pct)\b")
-_FRACTIONS = re.compile(r"\\[dtc]frac(?![A-Za-z])")
+_FRACTIONS = re.compile(r"\\(?:[dtc]|nice)frac(?![A-Za-z])")
+_OVER = re.compile(r"\{([^{}]*?)\\over(?![A-Za-z])([^{}]*)\}")
+_TOP_OVER = re.compile(r"^([^{}]*?)\\over(?![A-Za-z])([^{}]*)$")
+"""TeX's `{1 \\over 2}` (or `1 \\over 2` once a box's braces are gone), read as `\\frac{1}{2}`."""
+_ANGLE_BRACKETS = re.compile(r"\\langle(?![A-Za-z])|\\rangle(?![A-Za-z])")
+"""`\\langle 1, -2 \\rangle`: a vector, read as the tuple `(1, -2)`."""
+_BASE_WORDS = {
+    word: str(base)
+    for base, word in enumerate(
+        "two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen".split(), 2
+    )
+}
+_BASE_NAMED = re.compile(
+    r"_\s*\{\s*\\(?:text|mathrm|textrm)\s*\{\s*(" + "|".join(_BASE_WORDS) + r")\s*\}\s*\}", re.IGNORECASE
+)
+"""`1111_{\\text{two}}`, as MATH's problems write a base: `1111_{2}`."""
+_BASE_PARENTHESISED = re.compile(r"\(\s*(-?[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)?)\s*\)\s*_")
+"""`(1111)_2`: the digits in parentheses, then the base."""
+_BASE_TEN = re.compile(r"^(-?\d+)\s*_\s*\{?\s*10\s*\}?$")
+"""`15_{10}`: a numeral in base ten is the number."""
+_FRENCH_INTERVAL = re.compile(r"^\]\s*(.+?)\s*,\s*(.+?)\s*([\[\]])$|^\[\s*(.+?)\s*,\s*(.+?)\s*\[$")
+"""`]-3, 2]` and `[1, 4[`: open ends written with the bracket turned out, as in France."""
 _RELATIONS = (
     (re.compile(r"\\(?:leqslant|leq|le)(?![A-Za-z])"), "<="),
     (re.compile(r"\\(?:geqslant|geq|ge)(?![A-Za-z])"), ">="),
@@ -56,7 +78,10 @@ _RELATIONS = (
     (re.compile(r"\\lt(?![A-Za-z])"), "<"),
     (re.compile(r"\\gt(?![A-Za-z])"), ">"),
 )
-_RESIDUE = re.compile(r"^(\d+)\s*(?:\\pmod\s*\{?\s*(\d+)\s*\}?|\(\s*(?:\\bmod|\\mod|mod)\s*(\d+)\s*\))$")
+_RESIDUE = re.compile(
+    r"^(?:[A-Za-z]\w*\s*\\equiv\s*)?(\d+)\s*"
+    r"(?:\\pmod\s*\{?\s*(\d+)\s*\}?|\(\s*(?:\\bmod|\\mod|mod)\s*(\d+)\s*\)|\\bmod\s*\{?\s*(\d+)\s*\}?)$"
+)
 """`3 \\pmod{7}`, `3 (\\mathrm{mod}\\ 7)`: a remainder with its modulus, read as the remainder
 when it is one (less than the modulus); `10 \\pmod{7}` is not a remainder and stays."""
 _SPACES = re.compile(r"\s+")
@@ -83,8 +108,10 @@ def normalize_answer(text: str, *, as_written: bool = False) -> str:
         text = text.replace(delimiter, " ")
     text = _ESCAPED_SPACE.sub(" ", text).replace("~", " ")
     text = _DROPPED_COMMANDS.sub(" ", text)
-    if "circ" in text or "degree" in text:
+    if "circ" in text or "degree" in text or "^" in text:
         text = _TRIG_DEGREES.sub(r"\1\\frac{\2\\pi}{180}", text)
+    if "_" in text:
+        text = _BASE_PARENTHESISED.sub(r"\1_", _BASE_NAMED.sub(lambda m: "_{" + _BASE_WORDS[m[1].lower()] + "}", text))
     if "\\text" in text or "\\m" in text:
         text = _TEXT_UNIT.sub(_drop_unit, text)
     while True:  # nested wrappers: \text{\textbf{x}}
@@ -92,10 +119,14 @@ def normalize_answer(text: str, *, as_written: bool = False) -> str:
         if unwrapped == text:
             break
         text = unwrapped
-    if "circ" in text or "degree" in text:
+    if "circ" in text or "degree" in text or "^" in text:
         text = _DEGREES.sub(" ", text)
     text = _PERCENT.sub("", text)
     text = _FRACTIONS.sub(r"\\frac", text)
+    if "over" in text:
+        text = _TOP_OVER.sub(r"\\frac{\1}{\2}", _OVER.sub(r"\\frac{\1}{\2}", text))
+    if "angle" in text:
+        text = _ANGLE_BRACKETS.sub(lambda m: "(" if "langle" in m.group() else ")", text)
     if not as_written:
         text = mixed_numbers(text)
     for pattern, replacement in _RELATIONS:
@@ -108,10 +139,20 @@ def normalize_answer(text: str, *, as_written: bool = False) -> str:
         text = _REALS.sub(lambda _: "(-\\infty, \\infty)", text)
     text = _SPACES.sub(" ", text).strip().rstrip(".,;: ").strip()
     if "mod" in text and (residue := _RESIDUE.match(text)):
-        remainder, modulus = int(residue[1]), int(residue[2] or residue[3])
+        remainder, modulus = int(residue[1]), int(residue[2] or residue[3] or residue[4])
         if remainder < modulus:
             return residue[1]
+    if "_" in text and (base_ten := _BASE_TEN.match(text)):
+        return base_ten[1]
+    if text.startswith("]") or text.endswith("["):
+        text = _FRENCH_INTERVAL.sub(_french_interval, text)
     return text
+
+
+def _french_interval(match: re.Match) -> str:
+    if match[1] is not None:
+        return f"({match[1]}, {match[2]}{')' if match[3] == '[' else ']'}"
+    return f"[{match[4]}, {match[5]})"
 
 
 def _drop_unit(match: re.Match) -> str:

@@ -5,7 +5,7 @@
 `1.0\\times10^{1}` and powers of ten (`10^{-12}`), repeating decimals (`0.\\overline{36}`),
 unicode minus and fullwidth digits, invisible format characters (zero-width spaces,
 bidirectional marks) dropped, `%` and `\\%` dropped, currency signs (`1,000.99€`, `£5`),
-scale words (`18 million`, `5 dozen`) and a trailing unit from the fixed list in `units`
+scale words (`18 million`, `$60K`) and a trailing unit from the fixed list in `units`
 ("72 clips", "18 dollars", "5 cm", "3 m²", "4 m/s", "18 cups of flour"). Anything else around
 the number ("5 or 6", "x + 1", "about 5", "3 halves", "18 squared", "4!") makes it not a
 number, and so does a letter that reads as a factor rather than a unit: `5x`, `5e`, `5i`,
@@ -185,6 +185,10 @@ def parse_number(text: str, *, letter_units: bool = True) -> Number | None:
     if exponent is not None:
         if abs(int(exponent)) > MAX_EXPONENT:
             return None
+        if letter_units and not (1 <= abs(value) < 10) and match.group("den") is None:
+            # `162\times10^{1}`, `0.162\times10^{4}`: a product left undone, not scientific
+            # notation, whose mantissa is at least 1 and under 10 (a gold may write either).
+            return None
         value *= Fraction(10) ** int(exponent)
     if match.group("unit"):
         in_unit = _with_unit(value, match.group("unit"), letter_units)
@@ -282,6 +286,11 @@ def _unit_word_kind(word: str, letter_units: bool) -> str:
     return "suffix" if lowered in UNIT_SUFFIXES else "other"
 
 
+def _group(match: re.Match[str], braced: int, bare: int) -> str:
+    """A `\\frac` argument: its braced form (maybe empty: `\\frac{1}{}`) or its one bare digit."""
+    return match[braced] if match[braced] is not None else match[bare]
+
+
 def _ungrouped(digits: str) -> str:
     """`5,525` inside a fraction is the number 5525 (MATH writes `\\frac{12}{5,\\!525}`)."""
     return digits.replace(",", "") if _GROUPED_DIGITS.fullmatch(digits.strip()) else digits
@@ -294,6 +303,6 @@ def strip_latex(text: str) -> str:
     text = _TEXT_COMMANDS.sub(r" \1", text)
     # A digit glued to a fraction is no mixed number here (those were read before): keep
     # them apart, so `2\frac{5}{4}` does not become 25/4.
-    text = _FRAC.sub(lambda m: f" {_ungrouped(m[1] or m[2])}/{_ungrouped(m[3] or m[4])}", text)
+    text = _FRAC.sub(lambda m: f" {_ungrouped(_group(m, 1, 2))}/{_ungrouped(_group(m, 3, 4))}", text)
     text = re.sub(r"10\s*\^\s*\{\s*([-+]?\d+)\s*\}", r"10^\1", text)
     return text.replace("{", "").replace("}", "")

@@ -22,7 +22,15 @@ import math
 import re
 
 from rlenvs.rewards.math import symbolic
-from rlenvs.rewards.math.equivalence import Form, answers_equivalent, read_form, split_top_level, stated_value
+from rlenvs.rewards.math.equivalence import (
+    CHOICE,
+    CHOICE_WITH_TEXT,
+    Form,
+    answers_equivalent,
+    read_form,
+    split_top_level,
+    stated_value,
+)
 from rlenvs.rewards.math.normalize import normalize_answer
 from rlenvs.rewards.math.numbers import has_mixed_number, mixed_numbers, parse_number
 
@@ -126,8 +134,8 @@ def _leaf_restates(answer: str, gold: str, question: str, budget: float) -> bool
         return True  # `5.5` where the question asks for a fraction
     if "decimal" in asks and _FRACTION_MARK.search(written) and not _FRACTION_MARK.search(gold_written):
         return True  # `\\frac{11}{2}` where the question asks for a decimal
-    if written == gold_written:
-        return False  # the gold's own form
+    if written == gold_written or CHOICE.fullmatch(written) or CHOICE_WITH_TEXT.fullmatch(value.strip()):
+        return False  # the gold's own form; a choice letter, with or without its option's text
     if ("mixed" in asks and not has_mixed_number(value)) or ("improper" in asks and has_mixed_number(value)):
         return True  # `\\frac{11}{2}` or `5.5` where a mixed number is asked, `5\\frac12` where an improper fraction is
     if _PLAIN_NUMBER.fullmatch(written):
@@ -138,7 +146,10 @@ def _leaf_restates(answer: str, gold: str, question: str, budget: float) -> bool
         return _unreduced(value)  # a number (`6.72\\times10^{-5}`, `12 \\text{ ways}`): only its fraction's terms
     if _DECIMAL_POINT.search(written) and not _DECIMAL_POINT.search(gold_written) and read_form(value).kind == "leaf":
         return True  # `0.5\\sqrt{3}` for `\\frac{\\sqrt3}{2}`: a decimal in an exact expression (not `(1, 4.5)`)
-    spec = json.dumps({"gold": normalize_answer(gold), "question": question_expressions(question), "asks": asks})
+    # The gold's value too: a gold `x = 9` states 9, which `i^4(\\log_{\\sqrt[3]{5}} 125)` must not restate.
+    gold_form = read_form(normalize_answer(gold))
+    gold_value = gold_form.parts[1] if gold_form.kind == "assignment" else normalize_answer(gold)
+    spec = json.dumps({"gold": gold_value, "question": question_expressions(question), "asks": asks})
     return symbolic.compare([("restates", mixed_numbers(value), spec)], budget).results[0] is True
 
 

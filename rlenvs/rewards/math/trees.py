@@ -21,8 +21,8 @@ asks for it. An answer that reads as the gold itself never restates.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
-from collections.abc import Callable
 from fractions import Fraction
 
 import sympy
@@ -106,19 +106,20 @@ ASKS = ("factor", "expand", "fraction")
 """What a question may ask of the form: "factor" (factor completely), "expand", "fraction"."""
 
 
-def restates(
-    answer: str, gold: str, question: list[str], equal: Callable[[sympy.Expr, sympy.Expr], bool], asks: frozenset[str]
-) -> bool:
+def restates(answer: str, gold: str, question: list[str], asks: frozenset[str]) -> bool:
     """Whether `answer`, equal to `gold` in value, is no answer in the form asked (module
     docstring): it breaks a rule of simplest form that the gold keeps (`form_faults`, with the
     rules of what the question `asks`), or it is one of the `question` expressions up to
-    rewrites that simplify nothing. `equal(a, b)` decides exact equality of two sympy
-    values: an answer that does not read as an expression of the gold's value (words,
-    units) is not judged here."""
+    rewrites that simplify nothing. The caller has found the answer equal to the gold, so no
+    proof of it is spent here (a slow one used to run out the budget and let an unsimplified
+    answer through). An answer that does not read as an expression (words, units) is not
+    judged here."""
     with sympy.evaluate(False):
         written, written_gold = parse_latex(answer), parse_latex(gold)
-    if not equal(parse_latex(answer), parse_latex(gold)):
-        return False
+    if written.free_symbols - written_gold.free_symbols:
+        return True  # a variable the gold has not, yet the same value: `t^0 G`, `(\\sin^2 t + \\cos^2 t) G`
+    if _functions(written) - _functions(written_gold):
+        return True  # a function the gold has not, yet the same value: `(\\sin^2 t + \\cos^2 t) G`, `e^{\\ln G}`
     if form_faults(written, asks) - form_faults(written_gold, asks):
         return True  # a rule broken more often than the gold breaks it (`2^{100} - 2 + 1 - 1`)
     tree, gold_tree = canonical(written), canonical(written_gold)
@@ -126,13 +127,49 @@ def restates(
         return True  # `(w^2-4)(w^2+4)` where the gold factors on to `(w-2)(w+2)(w^2+4)`
     if tree == gold_tree or operations(tree) == 0:
         return False
+    inside, inside_gold = subtrees(tree), subtrees(gold_tree)
     for expression in question:
         try:
-            if canonical_latex(expression) == tree:
-                return True
+            asked = canonical_latex(expression)
         except (ValueError, TypeError, RecursionError):
             continue
+        if asked == tree:
+            return True
+        if operations(asked) > 0 and asked in inside and asked not in inside_gold:
+            return True  # the question's expression inside a wrapper worth 1: `i^4(E)`, `\\frac{1}{\\frac{1}{E}}`, `e^{\\ln E}`
     return False
+
+
+def subtrees(tree: Tree) -> set[Tree]:
+    """Every node of a canonical tree, itself included, and every sub-sum and sub-product of
+    an n-ary sum or product's operands (`a + b` is inside `a + b + c`)."""
+    found: set[Tree] = set()
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        if node in found:
+            continue
+        found.add(node)
+        if node[0] in ("num", "sym"):
+            continue
+        children = node[1]
+        pending.extend(children)
+        if node[0] in ("Add", "Mul") and 2 < len(children) <= MAX_SUBSET_OPERANDS:
+            for size in range(2, len(children)):
+                pending.extend((node[0], subset) for subset in itertools.combinations(children, size))
+    return found
+
+
+MAX_SUBSET_OPERANDS = 8
+"""Sums and products with more operands than this are not searched for their sub-sums."""
+
+
+def _functions(expression: sympy.Basic) -> set[str]:
+    """The functions an expression applies (`sin`, `log`; `e^x` counts as `exp`)."""
+    found = {type(function).__name__ for function in expression.atoms(sympy.Function)}
+    if any(power.base == sympy.E for power in expression.atoms(sympy.Pow)):
+        found.add("exp")
+    return found
 
 
 def form_faults(written: sympy.Basic, asks: frozenset[str] = frozenset()) -> Counter[str]:
@@ -252,6 +289,8 @@ def _written_faults(expression: sympy.Basic) -> Counter[str]:
     faults: Counter[str] = Counter()
     if isinstance(expression, _EVALUATE) and not expression.free_symbols:
         faults["unevaluated"] += 1
+    if isinstance(expression, (sympy.exp, sympy.log)) and isinstance(expression.args[0], (sympy.exp, sympy.log)):
+        faults["unevaluated"] += 1  # `e^{\\ln E}`: a function of its inverse
     if isinstance(expression, sympy.Add) and (literals := sum(map(_fraction_literal, _flat_terms(expression)))) >= 2:
         faults["arithmetic"] += literals - 1  # `\\sqrt{26} + 1 - 1`: one sum to do per literal past the first
     if isinstance(expression, sympy.Add):
@@ -279,6 +318,11 @@ def _written_faults(expression: sympy.Basic) -> Counter[str]:
         with sympy.evaluate(True):
             exponent_value = exponent.doit() if _numeric(exponent) else None
             base_value = base.doit() if _numeric(base) else None
+        if exponent_value is not None and exponent_value.is_Rational and not exponent_value.is_Integer:
+            if base.is_Integer and abs(exponent_value) > 1:
+                faults["square factor"] += 1  # `2^{7/2}` is `8\\sqrt{2}`
+        if base == sympy.E and isinstance(exponent, sympy.log):
+            faults["unevaluated"] += 1  # `e^{\\ln E}`: a function of its inverse
         if base_value is not None and exponent_value is not None and exponent_value.is_Integer:
             if abs(int(exponent_value)) >= 2 or not _fraction_literal(base):
                 faults["arithmetic"] += 1  # `3^2`, `\\sqrt{3^2+2^2}`'s inside
@@ -295,6 +339,10 @@ def _written_faults(expression: sympy.Basic) -> Counter[str]:
                         faults["arithmetic"] += 1  # `\\sqrt{64}`, `\\sqrt[3]{8}`: a root that is a number
                     elif not (root.is_Pow and root.base == base_value):
                         faults["square factor"] += 1  # `\\sqrt{117}`, `\\sqrt[3]{1024}`
+        if exponent == 0 or (base == sympy.I and exponent.is_Integer and exponent != 1):
+            faults["arithmetic"] += 1  # `\\pi^0`, `x^0`, `i^4`: a power worth a number, left
+        if exponent == -1 and isinstance(base, sympy.Pow) and base.exp == -1:
+            faults["arithmetic"] += 1  # `\\frac{1}{\\frac{1}{E}}`
         if exponent.is_negative and _constant_sum(base) and base.has(sympy.I):
             faults["complex denominator"] += 1  # `\\frac{32-8i}{5+3i}`: the division left undone
         if exponent.is_negative and _has_radical(base):

@@ -34,11 +34,10 @@ SCALES = {
     "million": 10**6,
     "billion": 10**9,
     "trillion": 10**12,
-    "dozen": 12,
     "k": 10**3,
 }
-"""Words that multiply the number before them: `18 million` is 18000000, `5 dozen` is 60,
-`$60K` is 60000."""
+"""Words that multiply the number before them by a power of ten: `18 million` is 18000000,
+`$60K` is 60000. Not `dozen`: `92 dozen` is the product 92 x 12 left undone, as `92 \\times 12` is."""
 
 _MEASURE_WORDS = """
 millimeter millimeters millimetre millimetres centimeter centimeters centimetre centimetres meter

@@ -79,7 +79,7 @@ def compare(mode: str, left: str, right: str) -> bool | None:
     if mode == "restates":
         spec = json.loads(right)
         try:
-            return restates(left, spec["gold"], spec["question"], _equal, frozenset(spec.get("asks", ())))
+            return restates(left, spec["gold"], spec["question"], frozenset(spec.get("asks", ())))
         except TooLarge:
             return False
         except _PARSE_ERRORS:

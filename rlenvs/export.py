@@ -112,7 +112,7 @@ def make_env(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> gym.En
     """`gym.make(env_id, **env_kwargs)`, with an unknown id reported as a ValueError that says
     where ids come from (gymnasium raises its own error types, which read like crashes)."""
     if not isinstance(env_id, str) or not env_id:
-        raise TypeError(f"env_id must be an env id such as 'rlenvs/GSM8K-v0', got {env_id!r}")
+        raise TypeError(f"env_id must be an env id such as 'rlenvs/GSM8K-v1', got {env_id!r}")
     _check_registered(env_id)
     return gym.make(env_id, **dict(env_kwargs or {}))
 

@@ -9,7 +9,7 @@ conversation as one JSON line:
 `messages` is the chat a model would have seen and said: the env's messages at reset
 (`info["messages"]`: system prompt if any, then the problem), then for each turn the
 oracle's reply as an `assistant` message followed by the env's answer to it (`info["messages"]`
-of the step: tool output, feedback), so a multi-turn env (GSM8K-Tool-v0 with
+of the step: tool output, feedback), so a multi-turn env (GSM8K-Tool-v1 with
 `oracle_uses_calculator=True`) gives user/assistant turns in order. A conversation ends
 with the assistant's last reply: the env says nothing after an episode ends.
 

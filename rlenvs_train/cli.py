@@ -3,7 +3,7 @@
     rlenvs-train                                           # the offline quickstart (examples/quickstart.yaml)
     rlenvs-train --config examples/gsm8k-grpo.yaml trainer.epochs=5
     rlenvs-train --config run.yaml --resume                # continue from the last checkpoint
-    rlenvs-train eval --model runs/quickstart/final-model --env rlenvs/Arithmetic-v0 --episodes 100
+    rlenvs-train eval --model runs/quickstart/final-model --env rlenvs/Arithmetic-v1 --episodes 100
 
 Exit status: 0 done (or stopped by a signal after saving), 2 bad input (config, paths,
 missing packages: reported before anything loads), 130 interrupted before training began.

@@ -111,8 +111,8 @@ def _rule(
 class DataConfig:
     """Which env to train on and which tasks to draw from it."""
 
-    env: str = "rlenvs/Arithmetic-v0"
-    """A registered env id ("rlenvs/GSM8K-v0", or "module:id" which imports the module first)."""
+    env: str = "rlenvs/Arithmetic-v1"
+    """A registered env id ("rlenvs/GSM8K-v1", or "module:id" which imports the module first)."""
     env_kwargs: Mapping[str, Any] = _rule(factory=lambda: {"level": 1, "max_turns": 1})
     """`gym.make` keyword arguments; a file's mapping replaces this default whole."""
     train_data: tuple[str, ...] = _rule((), path=True)

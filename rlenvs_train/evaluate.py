@@ -2,7 +2,7 @@
 
     from rlenvs_train.evaluate import evaluate
 
-    result = evaluate("/path/to/model", "rlenvs/Arithmetic-v0", episodes=200, k=4,
+    result = evaluate("/path/to/model", "rlenvs/Arithmetic-v1", episodes=200, k=4,
                       env_kwargs={"level": 2}, output="arith-l2.jsonl")
     print(result.table())
 
@@ -362,7 +362,7 @@ def _check_kwargs(name: str, value: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def _check_env_id(env_id: Any) -> None:
     if not isinstance(env_id, str) or not env_id:
-        raise TypeError(f"env_id must be a registered env id such as 'rlenvs/Arithmetic-v0', got {env_id!r}")
+        raise TypeError(f"env_id must be a registered env id such as 'rlenvs/Arithmetic-v1', got {env_id!r}")
     check_env_id(env_id)  # an unknown id in the words every rlenvs command uses
 
 

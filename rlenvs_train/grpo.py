@@ -8,8 +8,8 @@
         model="/path/to/model",
         reward_funcs=[env_reward],
         args=GRPOConfig(..., use_vllm=True, vllm_mode="colocate"),
-        train_dataset=env_dataset("rlenvs/Arithmetic-v0", num_tasks=1000, make_kwargs=kwargs),
-        rollout_func=make_rollout_func("rlenvs/Arithmetic-v0", make_kwargs=kwargs, backend="vllm"),
+        train_dataset=env_dataset("rlenvs/Arithmetic-v1", num_tasks=1000, make_kwargs=kwargs),
+        rollout_func=make_rollout_func("rlenvs/Arithmetic-v1", make_kwargs=kwargs, backend="vllm"),
     )
     trainer.train()
 
@@ -197,7 +197,7 @@ class EnvRolloutFunc:
         pool_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
         if not isinstance(env_id, str) or not env_id:
-            raise TypeError(f"env_id must be a registered env id such as 'rlenvs/GSM8K-v0', got {env_id!r}")
+            raise TypeError(f"env_id must be a registered env id such as 'rlenvs/GSM8K-v1', got {env_id!r}")
         if isinstance(backend, str):
             if backend not in BACKENDS:
                 raise ValueError(f"backend must be one of {list(BACKENDS)} or a Backend instance, got {backend!r}")
@@ -511,7 +511,7 @@ def as_environment_factory(env_id: str, **make_kwargs: Any) -> Callable[[], Rlen
       `get_reward` (logged under this class's name).
     """
     if not isinstance(env_id, str) or not env_id:
-        raise TypeError(f"env_id must be a registered env id such as 'rlenvs/GSM8K-v0', got {env_id!r}")
+        raise TypeError(f"env_id must be a registered env id such as 'rlenvs/GSM8K-v1', got {env_id!r}")
     gym.spec(env_id)  # an unknown id fails here, not inside the trainer
     return functools.partial(RlenvsToolEnv, env_id, make_kwargs)
 

@@ -21,7 +21,7 @@ by content, greedy): an SFT warm-up of about 2,000 oracle episodes for 4 epochs 
 them; for 8 epochs, 23 of 37 (it has learned some addition, not only its examples); GRPO
 from either start, at learning rates from 2e-5 to 3e-4, on 32 tasks or on a stream of
 fresh ones, raised the accuracy on its own problems but never on these. What GRPO does carry
-over is a behaviour that works on every problem: the quickstart's Arithmetic-Tool-v0 start
+over is a behaviour that works on every problem: the quickstart's Arithmetic-Tool-v1 start
 answers 12 to 15 of 40 in its head (seed 0; the figure depends on the CPU), and GRPO, by
 teaching it to call the calculator, takes that to 40 of 40 (benchmarks/RESULTS.md).
 """

@@ -1,7 +1,7 @@
 """The rollout engine: many multi-turn episodes, generated and stepped as they go.
 
     engine = RolloutEngine(HFBackend(path), tokenizer, max_tokens_per_turn=256, max_episode_tokens=1024)
-    with EnvPool("rlenvs/GSM8K-v0", 8, make_kwargs={"max_turns": 3}) as pool:
+    with EnvPool("rlenvs/GSM8K-v1", 8, make_kwargs={"max_turns": 3}) as pool:
         episodes = engine.run(pool, [{"task_index": 7}] * 8)        # one GRPO group
 
 Two schedules, the same episodes, and a default that picks between them:

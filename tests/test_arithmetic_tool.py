@@ -1,4 +1,4 @@
-"""Arithmetic-Tool-v0: calculator turns over Arithmetic-v0's problems, and the oracle that
+"""Arithmetic-Tool-v1: calculator turns over Arithmetic-v1's problems, and the oracle that
 demonstrates the calculator on a chosen share of them (the quickstart's SFT data)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from rlenvs.envs.tools.calculator_turns import CALL_OPEN
 
 
 def make(**kwargs) -> ArithmeticToolEnv:
-    return gym.make("rlenvs/Arithmetic-Tool-v0", **kwargs).unwrapped
+    return gym.make("rlenvs/Arithmetic-Tool-v1", **kwargs).unwrapped
 
 
 def oracle_episode(env: ArithmeticToolEnv, seed: int) -> tuple[list[str], float]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -23,8 +24,8 @@ from rlenvs.testing.certify.math_answers import math_probes
 from tests.conftest import MAKE_KWARGS, SHARED_DATA
 
 PROCEDURAL = [
-    (env_id, {"level": level}) for env_id in ("rlenvs/Arithmetic-v0", "rlenvs/Algebra-v0") for level in range(1, 6)
-] + [("rlenvs/Arithmetic-Tool-v0", {"level": level}) for level in (1, 3, 5)]
+    (env_id, {"level": level}) for env_id in ("rlenvs/Arithmetic-v1", "rlenvs/Algebra-v1") for level in range(1, 6)
+] + [("rlenvs/Arithmetic-Tool-v1", {"level": level}) for level in (1, 3, 5)]
 
 
 def _clean(report: CertifyReport) -> None:
@@ -41,9 +42,9 @@ def test_procedural_math_envs_certify_clean(env_id: str, kwargs: dict) -> None:
 
 
 def test_the_math_sample_certifies_clean_on_every_answer_type_it_holds() -> None:
-    report = certify("rlenvs/MATH-v0", env_kwargs=MAKE_KWARGS["rlenvs/MATH-v0"], per_type=50)
+    report = certify("rlenvs/MATH-v1", env_kwargs=MAKE_KWARGS["rlenvs/MATH-v1"], per_type=50)
     _clean(report)
-    env = gym.make("rlenvs/MATH-v0", **MAKE_KWARGS["rlenvs/MATH-v0"]).unwrapped
+    env = gym.make("rlenvs/MATH-v1", **MAKE_KWARGS["rlenvs/MATH-v1"]).unwrapped
     held = {answer_type(env.tasks.get(i).answer) for i in range(len(env.tasks))}
     assert set(report.answer_types.values()) == held
 
@@ -52,7 +53,7 @@ def test_the_math_sample_certifies_clean_on_every_answer_type_it_holds() -> None
 @pytest.mark.parametrize("split", ["train", "test"])
 def test_math_certifies_clean_on_every_answer_type_of_its_data(split: str) -> None:
     """Two tasks of each of the ~24 answer types the split holds (its gold answers' types)."""
-    report = certify("rlenvs/MATH-v0", env_kwargs={"split": split}, per_type=2, seed=3)
+    report = certify("rlenvs/MATH-v1", env_kwargs={"split": split}, per_type=2, seed=3)
     _clean(report)
     types = set(report.answer_types.values())
     assert {"integer", "fraction", "radical", "expression", "tuple", "interval", "union", "matrix", "choice"} <= types
@@ -60,7 +61,7 @@ def test_math_certifies_clean_on_every_answer_type_of_its_data(split: str) -> No
 
 
 @pytest.mark.full_data
-@pytest.mark.parametrize("env_id", ["rlenvs/GSM8K-v0", "rlenvs/GSM8K-Tool-v0"])
+@pytest.mark.parametrize("env_id", ["rlenvs/GSM8K-v1", "rlenvs/GSM8K-Tool-v1"])
 def test_gsm8k_certifies_clean(env_id: str) -> None:
     _clean(certify(env_id, env_kwargs={"split": "test"}, tasks=8, seed=5))
 
@@ -68,7 +69,7 @@ def test_gsm8k_certifies_clean(env_id: str) -> None:
 @pytest.mark.full_data
 @pytest.mark.sandbox
 def test_gsm8k_python_certifies_clean() -> None:
-    _clean(certify("rlenvs/GSM8K-Python-v0", env_kwargs={"split": "test"}, tasks=4, seed=5))
+    _clean(certify("rlenvs/GSM8K-Python-v1", env_kwargs={"split": "test"}, tasks=4, seed=5))
 
 
 # --- the engine finds what a lax verdict pays for -----------------------------------------------
@@ -127,7 +128,7 @@ def test_math_probes_never_offer_the_gold_as_a_near_miss() -> None:
 
 
 def test_certify_command_prints_a_json_report_and_exits_zero_when_clean(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["certify", "rlenvs/Algebra-v0", "--env-arg", "level=3", "--tasks", "2", "--json"])
+    code = main(["certify", "rlenvs/Algebra-v1", "--env-arg", "level=3", "--tasks", "2", "--json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 0
     assert report["tasks"] == 2 and report["wrong_verdicts"] == 0 and report["findings"] == []
@@ -144,11 +145,36 @@ def test_certify_command_exits_one_on_a_wrong_verdict(capsys: pytest.CaptureFixt
 
 
 def test_certify_command_refuses_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["certify", "rlenvs/Arithmetic-v0", "--tasks", "0"]) == 2
+    assert main(["certify", "rlenvs/Arithmetic-v1", "--tasks", "0"]) == 2
     assert "--tasks must be at least 1" in capsys.readouterr().err
-    assert main(["certify", "rlenvs/Arithmetic-v0", "--per-type", "1"]) == 2
+    assert main(["certify", "rlenvs/Arithmetic-v1", "--per-type", "1"]) == 2
     assert "pass tasks=N instead" in capsys.readouterr().err
 
 
 def test_shared_data_is_where_the_tests_read() -> None:
     assert SHARED_DATA.is_dir()
+
+
+def test_the_testing_kit_page_shows_what_certify_prints_on_its_quiz_env(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/testing-kit.md's user env, run as the page says: the counts it shows are the
+    counts certify prints, and the verdict the page recommends instead certifies clean."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "testing-kit.md").read_text()
+    module = re.search(r"```python\n(# my_quiz\.py\n.*?)```", page, re.DOTALL)
+    shown = re.search(r"\$ rlenvs certify (\S+) --tasks (\d+)\n(certify .*)\n", page)
+    assert module and shown
+    (tmp_path / "my_quiz.py").write_text(module.group(1))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["certify", shown.group(1), "--tasks", shown.group(2)]) == 1
+    assert capsys.readouterr().out.splitlines()[0] == shown.group(3)
+    fixed = module.group(1).replace(
+        'correct = f"\\\\boxed{{{task.answer}}}" in reply  # the quick check many envs ship',
+        "correct = math_answer_score(reply, task.answer) == 1.0",
+    )
+    fixed = "from rlenvs.rewards.math import math_answer_score\n" + fixed.replace("Quiz-v0", "Quiz-v1")
+    assert fixed != module.group(1)
+    (tmp_path / "my_quiz_fixed.py").write_text(fixed)
+    assert main(["certify", "my_quiz_fixed:my_quiz/Quiz-v1", "--tasks", shown.group(2)]) == 0
+    clean = re.search(r"reports `(\d+ checks, 0 wrong)`", page)
+    assert clean and clean.group(1) in capsys.readouterr().out

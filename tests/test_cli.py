@@ -29,7 +29,7 @@ def test_console_script_is_installed() -> None:
 def test_list_names_every_env() -> None:
     result = rlenvs_cli("list")
     assert result.returncode == 0
-    assert "rlenvs/GSM8K-v0" in result.stdout and "math" in result.stdout
+    assert "rlenvs/GSM8K-v1" in result.stdout and "math" in result.stdout
 
 
 def test_list_columns_are_aligned() -> None:
@@ -44,10 +44,10 @@ def test_list_columns_are_aligned() -> None:
 
 
 def test_info_describes_an_env() -> None:
-    result = rlenvs_cli("info", "rlenvs/GSM8K-v0")
+    result = rlenvs_cli("info", "rlenvs/GSM8K-v1")
     assert result.returncode == 0
     assert "split='train'" in result.stdout and "max_turns=1" in result.stdout
-    assert "rlenvs:rlenvs/GSM8K-v0" in result.stdout
+    assert "rlenvs:rlenvs/GSM8K-v1" in result.stdout
 
 
 def test_info_on_an_unknown_id_fails_clearly() -> None:
@@ -59,7 +59,7 @@ def test_eval_oracle_prints_the_result_table(tmp_path) -> None:
     output = tmp_path / "episodes.jsonl"
     result = rlenvs_cli(
         "eval",
-        "rlenvs/GSM8K-v0",
+        "rlenvs/GSM8K-v1",
         "--policy",
         "oracle",
         "--episodes",
@@ -94,7 +94,7 @@ def test_eval_scores_completions_from_a_file(tmp_path) -> None:
     output = tmp_path / "out.jsonl"
     result = rlenvs_cli(
         "eval",
-        "rlenvs/GSM8K-v0",
+        "rlenvs/GSM8K-v1",
         "--policy",
         f"file:{completions}",
         "--env-arg",
@@ -125,14 +125,14 @@ def test_eval_scores_completions_from_a_file(tmp_path) -> None:
     ],
 )
 def test_eval_bad_input(args: list[str], message: str) -> None:
-    result = rlenvs_cli("eval", "rlenvs/GSM8K-v0", *args)
+    result = rlenvs_cli("eval", "rlenvs/GSM8K-v1", *args)
     assert result.returncode == 2 and message in result.stderr
 
 
 def test_eval_completions_file_errors_name_the_line(tmp_path) -> None:
     path = tmp_path / "c.jsonl"
     path.write_text('{"task_id": "gsm8k/test/0", "completion": "x"}\n{"completion": "y"}\n')
-    result = rlenvs_cli("eval", "rlenvs/GSM8K-v0", "--policy", f"file:{path}", "--env-arg", "split=test")
+    result = rlenvs_cli("eval", "rlenvs/GSM8K-v1", "--policy", f"file:{path}", "--env-arg", "split=test")
     assert result.returncode == 2 and f"{path}:2: each line needs 'task_id' or 'task_index'" in result.stderr
 
 
@@ -143,7 +143,7 @@ def test_play_takes_typed_replies(tmp_path) -> None:
     session = f"let me think\n.\nso it is \\boxed{{{gold}}}\n.\n/quit\n"
     result = rlenvs_cli(
         "play",
-        "rlenvs/GSM8K-v0",
+        "rlenvs/GSM8K-v1",
         "--seed",
         "0",
         "--env-arg",
@@ -182,7 +182,7 @@ def test_every_command_rejects_an_unknown_id_the_same_way(command: list[str], tm
     from rlenvs.core.registration import env_id_problem
 
     message = env_id_problem(TYPO)
-    assert "did you mean rlenvs/Arithmetic-v0 or rlenvs/Arithmetic-Tool-v0?" in message
+    assert "did you mean rlenvs/Arithmetic-v1 or rlenvs/Arithmetic-Tool-v1?" in message
     result = subprocess.run(
         [sys.executable, "-m", *command], cwd=tmp_path, input="", capture_output=True, text=True, timeout=300
     )
@@ -194,7 +194,7 @@ def test_every_command_rejects_an_unknown_id_the_same_way(command: list[str], tm
 
 def test_eval_with_a_keyword_typo_names_the_valid_keywords() -> None:
     result = rlenvs_cli(
-        "eval", "rlenvs/Arithmetic-v0", "--policy", "oracle", "--episodes", "1", "--env-arg", "max_turn=2"
+        "eval", "rlenvs/Arithmetic-v1", "--policy", "oracle", "--episodes", "1", "--env-arg", "max_turn=2"
     )
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "unexpected keyword argument 'max_turn'; did you mean 'max_turns'?" in result.stderr

@@ -1,4 +1,4 @@
-"""HumanEval-v1, MBPP-v1 and GSM8K-Python-v0 on the real data, with the sandbox for real.
+"""HumanEval-v1, MBPP-v1 and GSM8K-Python-v1 on the real data, with the sandbox for real.
 
 The data sets are read from ../shared/data (HumanEval: MIT; MBPP: CC BY 4.0).
 """
@@ -621,12 +621,12 @@ def test_code_envs_copy_and_pickle_without_their_sandbox() -> None:
     assert clone.step(clone.oracle_action())[1] == 1.0
 
 
-# --- GSM8K-Python-v0 -----------------------------------------------------------------------------
+# --- GSM8K-Python-v1 -----------------------------------------------------------------------------
 
 
 @pytest.mark.sandbox
 def test_gsm8k_python_runs_code_then_scores_the_answer() -> None:
-    env = gym.make("rlenvs/GSM8K-Python-v0", split="test", oracle_uses_python=True).unwrapped
+    env = gym.make("rlenvs/GSM8K-Python-v1", split="test", oracle_uses_python=True).unwrapped
     env.reset(options={"task_index": 0})
     call = env.oracle_action()
     observation, reward, terminated, _, info = env.step(call)
@@ -640,7 +640,7 @@ def test_gsm8k_python_runs_code_then_scores_the_answer() -> None:
 
 @pytest.mark.sandbox
 def test_gsm8k_python_does_not_run_code_in_a_reply_that_answers() -> None:
-    env = gym.make("rlenvs/GSM8K-Python-v0", split="test").unwrapped
+    env = gym.make("rlenvs/GSM8K-Python-v1", split="test").unwrapped
     env.reset(options={"task_index": 0})
     answer = env.task.answer
     _, reward, terminated, _, info = env.step(f"```python\nwhile True: pass\n```\nThe answer is \\boxed{{{answer}}}.")

@@ -1,4 +1,4 @@
-"""MATH-v0 on competition problems in the MATH row format (tests/data/math_sample.jsonl)."""
+"""MATH-v1 on competition problems in the MATH row format (tests/data/math_sample.jsonl)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ ROWS = [json.loads(line) for line in MATH_SAMPLE.read_text().splitlines()]
 
 @pytest.fixture(scope="module")
 def env() -> CompetitionMathEnv:
-    return gym.make("rlenvs/MATH-v0", data_files=str(MATH_SAMPLE)).unwrapped
+    return gym.make("rlenvs/MATH-v1", data_files=str(MATH_SAMPLE)).unwrapped
 
 
 def reward(env: CompetitionMathEnv, index: int, reply: str) -> float:
@@ -68,7 +68,7 @@ def test_wrong_answers_score_zero(env: CompetitionMathEnv, index: int, reply: st
 
 
 def test_filters_by_subject_and_level() -> None:
-    algebra = gym.make("rlenvs/MATH-v0", data_files=str(MATH_SAMPLE), subjects="Algebra", levels=[1, 2]).unwrapped
+    algebra = gym.make("rlenvs/MATH-v1", data_files=str(MATH_SAMPLE), subjects="Algebra", levels=[1, 2]).unwrapped
     tasks = algebra.tasks.tasks
     assert tasks and all(t.subject == "Algebra" and t.level in (1, 2) for t in tasks)
     assert len(tasks) == sum(1 for r in ROWS if r["subject"] == "Algebra" and r["level"] in (1, 2))
@@ -85,22 +85,22 @@ def test_filters_by_subject_and_level() -> None:
 )
 def test_bad_filters_fail_clearly(kwargs: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
-        gym.make("rlenvs/MATH-v0", data_files=str(MATH_SAMPLE), **kwargs)
+        gym.make("rlenvs/MATH-v1", data_files=str(MATH_SAMPLE), **kwargs)
 
 
 def test_rows_without_an_answer(tmp_path) -> None:
     boxed_only = tmp_path / "boxed_only.jsonl"
     boxed_only.write_text(json.dumps({"problem": "1+1?", "solution": "It is $\\boxed{2}$.", "level": "Level 1"}) + "\n")
-    env = gym.make("rlenvs/MATH-v0", data_files=str(boxed_only)).unwrapped
+    env = gym.make("rlenvs/MATH-v1", data_files=str(boxed_only)).unwrapped
     assert env.tasks.get(0).answer == "2" and env.tasks.get(0).level == 1
     no_answer = tmp_path / "no_answer.jsonl"
     no_answer.write_text(json.dumps(ROWS[0]) + "\n" + json.dumps({"problem": "1+1?", "solution": "It is two."}) + "\n")
     with pytest.raises(DataFormatError, match=r"no_answer.jsonl:2: .*no 'answer'"):
-        gym.make("rlenvs/MATH-v0", data_files=str(no_answer))
+        gym.make("rlenvs/MATH-v1", data_files=str(no_answer))
 
 
 def test_custom_task_and_format_reminder(env: CompetitionMathEnv) -> None:
-    multi = gym.make("rlenvs/MATH-v0", data_files=str(MATH_SAMPLE), max_turns=2).unwrapped
+    multi = gym.make("rlenvs/MATH-v1", data_files=str(MATH_SAMPLE), max_turns=2).unwrapped
     multi.reset(options={"task": {"problem": "What is $\\frac{1}{2} + \\frac{1}{3}$?", "answer": "\\frac{5}{6}"}})
     obs, reward_, terminated, _, _ = multi.step("Let me think.")
     assert "\\boxed" in obs and reward_ == 0.0 and not terminated

@@ -131,7 +131,7 @@ def test_registration_is_idempotent_and_refuses_clashes() -> None:
     with pytest.raises(RuntimeError, match="already registered"):
         register([clash])
     with pytest.raises(ValueError, match="namespace"):
-        register([EnvEntry(**{**entry.__dict__, "id": "GSM8K-v0"})])
+        register([EnvEntry(**{**entry.__dict__, "id": "GSM8K-v1"})])
 
 
 def fresh_python(code: str) -> str:
@@ -143,7 +143,7 @@ def fresh_python(code: str) -> str:
 def test_make_with_module_prefix_in_a_fresh_interpreter_without_torch() -> None:
     out = fresh_python(
         "import sys, gymnasium as gym\n"
-        "env = gym.make('rlenvs:rlenvs/GSM8K-v0', split='test')\n"
+        "env = gym.make('rlenvs:rlenvs/GSM8K-v1', split='test')\n"
         "obs, info = env.reset(seed=0)\n"
         "print(env.step(env.unwrapped.oracle_action())[1], 'torch' in sys.modules)\n"
     )
@@ -159,15 +159,15 @@ def test_a_make_keyword_typo_names_the_env_keywords() -> None:
     """`gym.make(id, max_turn=2)`: the error names the bad keyword, the close one and every
     keyword the env takes, not Python's bare "__init__() got an unexpected keyword"."""
     with pytest.raises(TypeError) as raised:
-        gym.make("rlenvs/Arithmetic-v0", max_turn=2)
+        gym.make("rlenvs/Arithmetic-v1", max_turn=2)
     message = str(raised.value)
     assert message.startswith(
         "ArithmeticEnv got an unexpected keyword argument 'max_turn'; did you mean 'max_turns'? "
         "(its keywords: level, max_turns, system_prompt, render_mode)"
     ), message
     with pytest.raises(TypeError, match=r"arguments 'lvl', 'colour'; did you mean 'level' for 'lvl'\? \(its keywords"):
-        gym.make("rlenvs/Arithmetic-v0", lvl=2, colour="red")
-    assert gym.make("rlenvs/Arithmetic-v0", level=2, max_turns=2).unwrapped.max_turns == 2
+        gym.make("rlenvs/Arithmetic-v1", lvl=2, colour="red")
+    assert gym.make("rlenvs/Arithmetic-v1", level=2, max_turns=2).unwrapped.max_turns == 2
 
 
 class _OwnEnv(rlenvs.TextEnv):

@@ -95,13 +95,13 @@ def test_rlenvs_data_lists_every_env_and_where_its_files_are() -> None:
     assert table["rlenvs/HumanEval-v1"] == [
         ("humaneval/HumanEval.jsonl.gz", f"found: {SHARED_DATA / 'humaneval' / 'HumanEval.jsonl.gz'}")
     ]
-    assert table["rlenvs/GSM8K-v0"] == [
+    assert table["rlenvs/GSM8K-v1"] == [
         ("gsm8k/train.jsonl", f"found: {SHARED_DATA / 'gsm8k' / 'train.jsonl'}"),
         ("gsm8k/test.jsonl", f"found: {SHARED_DATA / 'gsm8k' / 'test.jsonl'}"),
     ]
-    assert table["rlenvs/GSM8K-Tool-v0"] == [("gsm8k/train.jsonl, gsm8k/test.jsonl", "as for rlenvs/GSM8K-v0")]
+    assert table["rlenvs/GSM8K-Tool-v1"] == [("gsm8k/train.jsonl, gsm8k/test.jsonl", "as for rlenvs/GSM8K-v1")]
     assert table["rlenvs/MBPP-v1"] == [("mbpp/mbpp.jsonl", f"found: {SHARED_DATA / 'mbpp' / 'mbpp.jsonl'}")]
-    assert table["rlenvs/Arithmetic-v0"] == [("-", "nothing: procedural")]
+    assert table["rlenvs/Arithmetic-v1"] == [("-", "nothing: procedural")]
     assert f"RLENVS_DATA_DIR={SHARED_DATA}" in result.stdout
     assert "HF_HUB_OFFLINE=1 is set" in result.stdout  # conftest's: the hub is named and not asked
     lines = result.stdout.splitlines()
@@ -115,10 +115,10 @@ def test_rlenvs_data_lists_every_env_and_where_its_files_are() -> None:
 
 def test_rlenvs_data_exits_0_when_the_listed_envs_have_their_data() -> None:
     result = rlenvs_data(
-        "rlenvs/GSM8K-v0", "rlenvs/HumanEval-v1", "rlenvs/Arithmetic-v0", env={"RLENVS_DATA_DIR": str(SHARED_DATA)}
+        "rlenvs/GSM8K-v1", "rlenvs/HumanEval-v1", "rlenvs/Arithmetic-v1", env={"RLENVS_DATA_DIR": str(SHARED_DATA)}
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert list(rows(result.stdout)) == ["rlenvs/GSM8K-v0", "rlenvs/HumanEval-v1", "rlenvs/Arithmetic-v0"]
+    assert list(rows(result.stdout)) == ["rlenvs/GSM8K-v1", "rlenvs/HumanEval-v1", "rlenvs/Arithmetic-v1"]
     assert "Where to get them" not in result.stdout
 
 
@@ -126,15 +126,15 @@ def test_rlenvs_data_names_what_is_missing_and_how_to_get_it(online_settings: Pa
     (online_settings / "gsm8k").mkdir()
     shutil.copy(SHARED_DATA / "gsm8k" / "test.jsonl", online_settings / "gsm8k" / "test.jsonl")
     started = time.monotonic()
-    result = rlenvs_data("rlenvs/GSM8K-v0", "rlenvs/MATH-v0", env={"HF_ENDPOINT": f"http://127.0.0.1:{closed_port}"})
+    result = rlenvs_data("rlenvs/GSM8K-v1", "rlenvs/MATH-v1", env={"HF_ENDPOINT": f"http://127.0.0.1:{closed_port}"})
     assert time.monotonic() - started < 30  # one probe for the report, refused at once
     assert result.returncode == 1, result.stdout + result.stderr
     table = rows(result.stdout)
-    assert table["rlenvs/GSM8K-v0"] == [
+    assert table["rlenvs/GSM8K-v1"] == [
         ("gsm8k/train.jsonl", "missing; the hub copy openai/gsm8k (main) is unreachable"),
         ("gsm8k/test.jsonl", f"found: {online_settings / 'gsm8k' / 'test.jsonl'}"),
     ]
-    assert table["rlenvs/MATH-v0"][0] == (
+    assert table["rlenvs/MATH-v1"][0] == (
         "math/train.jsonl",
         "missing (no copy on the hub: a local file is the only way)",
     )
@@ -144,7 +144,7 @@ def test_rlenvs_data_names_what_is_missing_and_how_to_get_it(online_settings: Pa
 
 
 def test_rlenvs_data_names_a_data_dir_that_does_not_exist(tmp_path: Path) -> None:
-    result = rlenvs_data("rlenvs/GSM8K-v0", env={"RLENVS_DATA_DIR": str(tmp_path / "nope")})
+    result = rlenvs_data("rlenvs/GSM8K-v1", env={"RLENVS_DATA_DIR": str(tmp_path / "nope")})
     assert result.returncode == 1
     assert f"RLENVS_DATA_DIR is set to '{tmp_path / 'nope'}', which does not exist" in result.stdout
 
@@ -157,13 +157,13 @@ def test_a_data_dir_that_does_not_exist_is_named_as_such(monkeypatch: pytest.Mon
     with pytest.raises(
         DataNotFoundError, match=r"RLENVS_DATA_DIR is set to '.*nope', which does not exist: point it at"
     ):
-        gym.make("rlenvs/GSM8K-v0")
+        gym.make("rlenvs/GSM8K-v1")
     (tmp_path / "a-file").write_text("")
     monkeypatch.setenv("RLENVS_DATA_DIR", str(tmp_path / "a-file"))
     with pytest.raises(DataNotFoundError, match=r"which is not a folder"):
-        gym.make("rlenvs/GSM8K-v0")
+        gym.make("rlenvs/GSM8K-v1")
     monkeypatch.setenv("RLENVS_DATA_DIR", str(tmp_path / "nope"))
-    assert gym.make("rlenvs/GSM8K-v0", data_files=str(SHARED_DATA / "gsm8k" / "test.jsonl")).reset(seed=0)[0]
+    assert gym.make("rlenvs/GSM8K-v1", data_files=str(SHARED_DATA / "gsm8k" / "test.jsonl")).reset(seed=0)[0]
 
 
 @pytest.mark.sandbox
@@ -191,7 +191,7 @@ MAKE_GSM8K = """
 import gymnasium as gym, rlenvs
 from rlenvs.data import DataNotFoundError
 try:
-    gym.make("rlenvs/GSM8K-v0")
+    gym.make("rlenvs/GSM8K-v1")
 except DataNotFoundError as error:
     print(error)
 """

@@ -27,7 +27,7 @@ from rlenvs_train.evaluate import RECORD_FIELDS, EvalResult, evaluate, pass_at_k
 from rlenvs_train.grpo import _task_indices
 from rlenvs_train.tiny import build_tiny_model
 
-ARITHMETIC = "rlenvs/Arithmetic-v0"
+ARITHMETIC = "rlenvs/Arithmetic-v1"
 LEVEL1 = {"level": 1}
 TURN = 16
 """max_tokens_per_turn for the tiny model: short turns keep the module fast on two cores."""
@@ -225,8 +225,8 @@ def test_the_oracle_succeeds_on_every_episode(tiny):
 @pytest.mark.slow
 def test_a_sized_source_is_played_from_task_0_in_order(tiny):
     _, tokenizer = tiny
-    oracle = OracleModel(tokenizer, "rlenvs/GSM8K-v0", {}, [0, 1, 2])
-    result = evaluate(oracle, "rlenvs/GSM8K-v0", tokenizer=tokenizer, episodes=3, max_tokens_per_turn=256)
+    oracle = OracleModel(tokenizer, "rlenvs/GSM8K-v1", {}, [0, 1, 2])
+    result = evaluate(oracle, "rlenvs/GSM8K-v1", tokenizer=tokenizer, episodes=3, max_tokens_per_turn=256)
     assert [r["task_index"] for r in result.records] == [0, 1, 2]
     assert [r["task_id"] for r in result.records] == ["gsm8k/train/0", "gsm8k/train/1", "gsm8k/train/2"]
     assert result.success_rate == result.pass_at_k == 1.0
@@ -333,7 +333,7 @@ def test_an_interrupted_eval_leaves_the_batches_done(tiny, tmp_path):
         ({"backend": "tgi"}, ValueError, "hf, vllm, vllm-server"),
         ({"server_url": "http://localhost:8000"}, ValueError, "vllm-server"),
         pytest.param(
-            {"env_id": "rlenvs/GSM8K-v0", "episodes": 10**7},
+            {"env_id": "rlenvs/GSM8K-v1", "episodes": 10**7},
             ValueError,
             "has only 7473 tasks",
             marks=pytest.mark.full_data,

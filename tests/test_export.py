@@ -24,8 +24,8 @@ from rlenvs.export import (
 )
 from tests.conftest import GSM8K_TEST, SHARED_DATA
 
-ARITHMETIC = "rlenvs/Arithmetic-v0"
-GSM8K = "rlenvs/GSM8K-v0"
+ARITHMETIC = "rlenvs/Arithmetic-v1"
+GSM8K = "rlenvs/GSM8K-v1"
 GSM8K_TRAIN = SHARED_DATA / "gsm8k" / "train.jsonl"
 
 
@@ -222,7 +222,7 @@ def test_rebuild_check_fails_when_the_data_changed_since_export(tmp_path) -> Non
 
     data.write_text("".join(lines[1:] + lines[:1]))  # same ids (row numbers), other problems
     with pytest.raises(
-        ValueError, match=r"10 of 10 exported rlenvs/GSM8K-v0 tasks .* another prompt now.*run `rlenvs export` again"
+        ValueError, match=r"10 of 10 exported rlenvs/GSM8K-v1 tasks .* another prompt now.*run `rlenvs export` again"
     ):
         rebuild_check(tasks)
     data.write_text("".join(lines[:4]))  # rows removed
@@ -277,7 +277,7 @@ def test_read_exported_names_the_missing_columns(tmp_path) -> None:
 
 def test_read_exported_refuses_another_envs_file(tmp_path) -> None:
     paths = export_env(ARITHMETIC, tmp_path, num_train=3)
-    with pytest.raises(ValueError, match=r"holds tasks of rlenvs/Arithmetic-v0 \(3 rows\), not rlenvs/GSM8K-v0"):
+    with pytest.raises(ValueError, match=r"holds tasks of rlenvs/Arithmetic-v1 \(3 rows\), not rlenvs/GSM8K-v1"):
         read_exported(paths["train"], env_id=GSM8K)
 
 
@@ -295,7 +295,7 @@ def test_read_exported_refuses_another_envs_file(tmp_path) -> None:
         ([ARITHMETIC, "--num-train", "3", "--env-arg", "nonsense"], "must look like KEY=VALUE"),
         pytest.param(
             [GSM8K, "--num-train", "8000", "--env-arg", "split=test"],
-            "--num-train 8000 but rlenvs/GSM8K-v0 has 1319 tasks",
+            "--num-train 8000 but rlenvs/GSM8K-v1 has 1319 tasks",
             marks=pytest.mark.full_data,
         ),
         ([GSM8K, "--env-arg", "split=test", "--train-split", "train"], "both choose a split"),

@@ -25,7 +25,7 @@ from typing import Any
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
-ENV = "rlenvs/Arithmetic-v0"
+ENV = "rlenvs/Arithmetic-v1"
 KWARGS = {"level": 1, "max_turns": 2}
 NUM_GENERATIONS = 2
 BATCH = 4

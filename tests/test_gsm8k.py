@@ -1,4 +1,4 @@
-"""GSM8K-v0 on the real test set (../shared/data/gsm8k/test.jsonl, MIT), and its errors."""
+"""GSM8K-v1 on the real test set (../shared/data/gsm8k/test.jsonl, MIT), and its errors."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def with_final_line(row: dict, final: str) -> str:
 
 @pytest.fixture(scope="module")
 def env() -> GSM8KEnv:
-    return gym.make("rlenvs/GSM8K-v0", split="test").unwrapped
+    return gym.make("rlenvs/GSM8K-v1", split="test").unwrapped
 
 
 def reward_for(env: GSM8KEnv, index: int, reply: str) -> float:
@@ -53,7 +53,7 @@ def test_the_oracle_reply_is_a_boxed_worked_solution_on_every_row(split: str) ->
     """oracle_action (what `rlenvs sft-data` and `rlenvs eval --policy oracle` play) answers as
     the prompt asks: GSM8K's reasoning without its <<...>> calculator annotations, ending in
     \\boxed{gold}, and it scores 1 on every row of both splits."""
-    env = gym.make("rlenvs/GSM8K-v0", split=split).unwrapped
+    env = gym.make("rlenvs/GSM8K-v1", split=split).unwrapped
     failures = []
     for index in range(len(env.tasks)):
         env.reset(options={"task_index": index})
@@ -101,7 +101,7 @@ def test_info_reports_the_parsed_answer(env: GSM8KEnv) -> None:
 
 
 def test_multi_turn_reminds_of_the_format_then_scores() -> None:
-    env = gym.make("rlenvs/GSM8K-v0", split="test", max_turns=3).unwrapped
+    env = gym.make("rlenvs/GSM8K-v1", split="test", max_turns=3).unwrapped
     env.reset(options={"task_index": 0})
     obs, reward, terminated, truncated, info = env.step("Let me think about the eggs.")
     assert obs == FORMAT_REMINDER and reward == 0.0 and not terminated and not truncated
@@ -113,7 +113,7 @@ def test_multi_turn_reminds_of_the_format_then_scores() -> None:
 
 
 def test_multi_turn_without_any_answer_is_truncated() -> None:
-    env = gym.make("rlenvs/GSM8K-v0", split="test", max_turns=2).unwrapped
+    env = gym.make("rlenvs/GSM8K-v1", split="test", max_turns=2).unwrapped
     env.reset(seed=0)
     env.step("hmm")
     obs, reward, terminated, truncated, info = env.step("hmm")
@@ -122,7 +122,7 @@ def test_multi_turn_without_any_answer_is_truncated() -> None:
 
 
 def test_a_wrong_answer_ends_a_multi_turn_episode() -> None:
-    env = gym.make("rlenvs/GSM8K-v0", split="test", max_turns=3).unwrapped
+    env = gym.make("rlenvs/GSM8K-v1", split="test", max_turns=3).unwrapped
     env.reset(options={"task_index": 0})
     _, reward, terminated, _, info = env.step("\\boxed{17}")
     assert reward == 0.0 and terminated and info["correct"] is False
@@ -166,50 +166,50 @@ def test_bad_reset_options(env: GSM8KEnv, options: dict, error: type, match: str
 
 def test_unknown_split() -> None:
     with pytest.raises(ValueError, match=r"unknown GSM8K split 'validation'.*\['train', 'test'\]"):
-        gym.make("rlenvs/GSM8K-v0", split="validation")
+        gym.make("rlenvs/GSM8K-v1", split="validation")
 
 
 def test_missing_data_names_the_three_ways(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     monkeypatch.setenv("RLENVS_DATA_DIR", str(tmp_path))
     with pytest.raises(DataNotFoundError) as raised:
-        gym.make("rlenvs/GSM8K-v0", split="test")
+        gym.make("rlenvs/GSM8K-v1", split="test")
     message = str(raised.value)
     assert "data_files=" in message and "RLENVS_DATA_DIR" in message and "hub" in message
 
 
 def test_missing_data_file() -> None:
     with pytest.raises(DataNotFoundError, match="nowhere.jsonl"):
-        gym.make("rlenvs/GSM8K-v0", data_files="/nowhere.jsonl")
+        gym.make("rlenvs/GSM8K-v1", data_files="/nowhere.jsonl")
 
 
 def test_malformed_jsonl_line_names_file_and_line(tmp_path) -> None:
     path = tmp_path / "broken.jsonl"
     path.write_text(json.dumps(ROWS[0]) + "\n" + json.dumps(ROWS[1]) + "\n{not json\n")
     with pytest.raises(DataFormatError, match=rf"{re.escape(str(path))}:3: not valid JSON"):
-        gym.make("rlenvs/GSM8K-v0", data_files=str(path))
+        gym.make("rlenvs/GSM8K-v1", data_files=str(path))
 
 
 def test_row_without_final_answer_names_file_and_line(tmp_path) -> None:
     path = tmp_path / "rows.jsonl"
     path.write_text(json.dumps(ROWS[0]) + "\n" + json.dumps({"question": "q", "answer": "no marker"}) + "\n")
     with pytest.raises(DataFormatError, match=r"rows.jsonl:2: .*#### N"):
-        gym.make("rlenvs/GSM8K-v0", data_files=str(path))
+        gym.make("rlenvs/GSM8K-v1", data_files=str(path))
 
 
 def test_parquet_gives_the_same_tasks_as_jsonl(tmp_path, env: GSM8KEnv) -> None:
     path = tmp_path / "test.parquet"
     pq.write_table(pa.Table.from_pylist(ROWS), path)
-    from_parquet = gym.make("rlenvs/GSM8K-v0", data_files={"test": str(path)}, split="test").unwrapped
+    from_parquet = gym.make("rlenvs/GSM8K-v1", data_files={"test": str(path)}, split="test").unwrapped
     assert from_parquet.tasks.tasks == env.tasks.tasks
 
 
 def test_data_files_mapping_without_the_split(tmp_path) -> None:
     with pytest.raises(DataNotFoundError, match="not 'train'"):
-        gym.make("rlenvs/GSM8K-v0", data_files={"test": str(GSM8K_TEST)})
+        gym.make("rlenvs/GSM8K-v1", data_files={"test": str(GSM8K_TEST)})
 
 
 def test_system_prompt_is_configurable() -> None:
-    env = gym.make("rlenvs/GSM8K-v0", split="test", system_prompt="Answer tersely.").unwrapped
+    env = gym.make("rlenvs/GSM8K-v1", split="test", system_prompt="Answer tersely.").unwrapped
     assert env.reset(seed=0)[1]["messages"][0] == {"role": "system", "content": "Answer tersely."}
-    env = gym.make("rlenvs/GSM8K-v0", split="test", system_prompt=None).unwrapped
+    env = gym.make("rlenvs/GSM8K-v1", split="test", system_prompt=None).unwrapped
     assert [m["role"] for m in env.reset(seed=0)[1]["messages"]] == ["user"]

@@ -1,4 +1,4 @@
-"""GSM8K-Tool-v0: calculator turns, then GSM8K-v0's scoring, on the real GSM8K test set."""
+"""GSM8K-Tool-v1: calculator turns, then GSM8K-v1's scoring, on the real GSM8K test set."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def gold_number(row: dict) -> str:
 
 
 def make(**kwargs) -> GSM8KToolEnv:
-    return gym.make("rlenvs/GSM8K-Tool-v0", split="test", **kwargs).unwrapped
+    return gym.make("rlenvs/GSM8K-Tool-v1", split="test", **kwargs).unwrapped
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +105,7 @@ def test_a_final_answer_wins_over_calls_in_the_same_reply(env: GSM8KToolEnv) -> 
     ],
 )
 def test_replies_without_calls_are_judged_as_in_gsm8k_v0(reply: str) -> None:
-    tool, plain = make(max_turns=3), gym.make("rlenvs/GSM8K-v0", split="test", max_turns=3).unwrapped
+    tool, plain = make(max_turns=3), gym.make("rlenvs/GSM8K-v1", split="test", max_turns=3).unwrapped
     tool.reset(options={"task_index": 0})
     plain.reset(options={"task_index": 0})
     *tool_step, tool_info = tool.step(reply)
@@ -119,7 +119,7 @@ def test_replies_without_calls_are_judged_as_in_gsm8k_v0(reply: str) -> None:
 
 
 def test_a_short_call_is_not_read_as_a_bare_answer(env: GSM8KToolEnv) -> None:
-    """GSM8K-v0 reads a short unmarked reply ("18") as the answer; a call is not one."""
+    """GSM8K-v1 reads a short unmarked reply ("18") as the answer; a call is not one."""
     env.reset(options={"task_index": 0})
     obs, reward, terminated, truncated, info = env.step("<calculator>18</calculator>")
     assert (obs, reward, terminated, truncated) == ("<result>18</result>", 0.0, False, False)
@@ -272,7 +272,7 @@ def test_the_calculator_oracle_answers_at_once_with_a_single_turn() -> None:
 
 def test_default_oracle_answers_in_one_reply(env: GSM8KToolEnv) -> None:
     env.reset(options={"task_index": 0})
-    assert env.oracle_action() == worked_solution(ROWS[0]["answer"])  # GSM8K-v0's, in the prompt's format
+    assert env.oracle_action() == worked_solution(ROWS[0]["answer"])  # GSM8K-v1's, in the prompt's format
 
 
 def test_bad_oracle_flag() -> None:

@@ -1,4 +1,4 @@
-"""Every MATH gold solution scores 1 against its own answer, as MATH-v0 judges it.
+"""Every MATH gold solution scores 1 against its own answer, as MATH-v1 judges it.
 
 The real data set (../shared/data/math: train 7,500, test 5,000, MATH-500; MIT) is the
 widest sample of how correct competition answers are written: any rule of extraction,
@@ -22,7 +22,7 @@ UNANSWERABLE = {
     "train/number_theory/7115.json": "the solution's box is empty (`there are $\\boxed{}$ primes`): no answer to score",
     "train/number_theory/7117.json": "the solution's box is empty (`the answer is $\\boxed{}$`): no answer to score",
 }
-"""Rows MATH-v0 leaves out, with a warning, and why."""
+"""Rows MATH-v1 leaves out, with a warning, and why."""
 
 
 @pytest.mark.parametrize("split", ["train", "test", "math500"])

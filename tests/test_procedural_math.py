@@ -1,4 +1,4 @@
-"""Arithmetic-v0 and Algebra-v0: every level's ground truth checked independently, determinism
+"""Arithmetic-v1 and Algebra-v1: every level's ground truth checked independently, determinism
 across processes, the reward on right, wrong and rewritten answers, users' own rows, errors.
 
 Ground truth is re-derived here from the prompt text alone (the expression or equations are
@@ -39,8 +39,8 @@ from rlenvs.envs.math.procedural import (
 from rlenvs.rewards.math import math_answer_score
 
 LEVELS = (1, 2, 3, 4, 5)
-ARITHMETIC = "rlenvs/Arithmetic-v0"
-ALGEBRA = "rlenvs/Algebra-v0"
+ARITHMETIC = "rlenvs/Arithmetic-v1"
+ALGEBRA = "rlenvs/Algebra-v1"
 GROUND_TRUTH_SAMPLES = {"arithmetic": 3000, "algebra": 1500}
 REWARD_SAMPLES = 60
 
@@ -292,7 +292,7 @@ import rlenvs
 out = {}
 for task_id in json.loads(sys.argv[1]):
     family, level, _ = task_id.split("/")
-    env_id = "rlenvs/Arithmetic-v0" if family == "arithmetic" else "rlenvs/Algebra-v0"
+    env_id = "rlenvs/Arithmetic-v1" if family == "arithmetic" else "rlenvs/Algebra-v1"
     env = gym.make(env_id, level=int(level[1:])).unwrapped
     prompt, info = env.reset(options={"task_id": task_id})
     out[task_id] = [prompt, env.task.answer, env.oracle_action(), info["task_id"]]

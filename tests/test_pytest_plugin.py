@@ -206,7 +206,7 @@ def test_the_env_contract_passes_on_arithmetic_and_the_marker_sets_its_garbage(r
 
         @pytest.mark.rlenvs_examples(2)
         def test_arithmetic(env_properties):
-            report = env_properties.check("rlenvs/Arithmetic-v0", max_turns_to_try=(1,))
+            report = env_properties.check("rlenvs/Arithmetic-v1", max_turns_to_try=(1,))
             assert report.passed and not any(check.skipped for check in report.checks)
             garbage = report["garbage_action_totality"].message
             assert garbage.startswith(f"{len(GARBAGE_CORPUS) + 2} garbage episodes"), garbage
@@ -247,7 +247,7 @@ def test_without_hypothesis_only_the_reward_fixture_fails_and_says_how_to_instal
             assert True
 
         def test_the_env_contract_runs_on_its_corpus(env_properties):
-            report = env_properties.check("rlenvs/Arithmetic-v0", seeds=range(3), vector=False)
+            report = env_properties.check("rlenvs/Arithmetic-v1", seeds=range(3), vector=False)
             assert "from the corpus only (hypothesis is not installed)" in report["garbage_action_totality"].message
 
         def test_the_reward_kit_needs_hypothesis(reward_properties):

@@ -27,7 +27,7 @@ from tests.test_vector import ScriptedArithmeticEnv  # noqa: E402
 pytestmark = pytest.mark.slow  # a cluster of four Ray nodes starts in about 10 s
 
 REPO = Path(__file__).resolve().parents[1]
-ARITHMETIC = "rlenvs/Arithmetic-v0"
+ARITHMETIC = "rlenvs/Arithmetic-v1"
 HUMANEVAL_SAMPLE = REPO / "tests" / "data" / "samples" / "humaneval" / "HumanEval.jsonl.gz"
 NODES = 3
 CPUS_PER_NODE = 2

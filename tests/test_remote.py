@@ -36,7 +36,7 @@ from rlenvs.vector import ENV_LOST, EnvPool  # noqa: E402
 from rlenvs.vector.results import EnvLostError, EnvTimeoutError  # noqa: E402
 from tests.test_vector import RELEASE, ScriptedArithmeticEnv  # noqa: E402
 
-ARITHMETIC = "rlenvs/Arithmetic-v0"
+ARITHMETIC = "rlenvs/Arithmetic-v1"
 TWO_TURNS = {"max_turns": 2}
 """What the module's server makes its envs with: a wrong first answer gets feedback."""
 
@@ -397,7 +397,7 @@ def test_rlenvs_serve_rejects_an_unknown_id_cleanly():
         [sys.executable, "-m", "rlenvs.cli", "serve", "rlenvs/Arithmetc-v0"], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "rlenvs serve: error:" in done.stderr and "Arithmetic-v0" in done.stderr
+    assert "rlenvs serve: error:" in done.stderr and "Arithmetic-v1" in done.stderr
 
 
 def test_256_concurrent_sessions_step_their_episodes():

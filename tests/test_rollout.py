@@ -147,9 +147,9 @@ def reset_messages(env_id: str, kwargs: dict, options=None, seed=None) -> list[d
 def test_gsm8k_multi_turn_group(tiny, backend):
     kwargs = {"split": "test", "max_turns": 3}
     group = [{"task_index": 5}] * 4  # one GRPO group: the same task four times
-    with EnvPool("rlenvs/GSM8K-v0", 4, make_kwargs=kwargs) as pool:
+    with EnvPool("rlenvs/GSM8K-v1", 4, make_kwargs=kwargs) as pool:
         episodes = engine(tiny, backend).run(pool, group)
-    prompt = reset_messages("rlenvs/GSM8K-v0", kwargs, {"task_index": 5})
+    prompt = reset_messages("rlenvs/GSM8K-v1", kwargs, {"task_index": 5})
     assert [e.index for e in episodes] == [0, 1, 2, 3]
     assert len({e.task_id for e in episodes}) == 1 and len({tuple(e.prompt_ids) for e in episodes}) == 1
     assert len({tuple(e.completion_ids) for e in episodes}) == 4  # sampled, not copied
@@ -165,9 +165,9 @@ def test_gsm8k_multi_turn_group(tiny, backend):
 def test_arithmetic_groups_at_a_lower_temperature(tiny, backend):
     kwargs = {"level": 1, "max_turns": 3}
     tasks = [{"task_index": 0}] * 3 + [{"task_index": 1}] * 3  # two GRPO groups of three
-    with EnvPool("rlenvs/Arithmetic-v0", 6, make_kwargs=kwargs) as pool:
+    with EnvPool("rlenvs/Arithmetic-v1", 6, make_kwargs=kwargs) as pool:
         episodes = engine(tiny, backend, temperature=0.7, seed=3).run(pool, tasks)
-    prompts = [reset_messages("rlenvs/Arithmetic-v0", kwargs, t) for t in tasks]
+    prompts = [reset_messages("rlenvs/Arithmetic-v1", kwargs, t) for t in tasks]
     assert len({e.task_id for e in episodes[:3]}) == 1 and len({e.task_id for e in episodes[3:]}) == 1
     assert episodes[0].task_id != episodes[3].task_id
     for episode, prompt in zip(episodes, prompts):
@@ -178,7 +178,7 @@ def test_arithmetic_groups_at_a_lower_temperature(tiny, backend):
 
 def test_same_seed_same_episodes_and_engine_max_turns(tiny, backend):
     kwargs = {"level": 1, "max_turns": 3}
-    with EnvPool("rlenvs/Arithmetic-v0", 3, make_kwargs=kwargs) as pool:
+    with EnvPool("rlenvs/Arithmetic-v1", 3, make_kwargs=kwargs) as pool:
         first = engine(tiny, backend, seed=7).run(pool, [{"task_index": 2}] * 3)
         again = engine(tiny, backend, seed=7).run(pool, [{"task_index": 2}] * 3)
         capped = engine(tiny, backend, seed=7, max_turns=1).run(pool, [{"task_index": 2}] * 3)
@@ -192,14 +192,14 @@ def test_same_seed_same_episodes_and_engine_max_turns(tiny, backend):
 def test_max_episode_tokens_cuts_the_turn_that_reaches_it(tiny, backend):
     kwargs = {"level": 1, "max_turns": 3}
     tasks = [{"task_index": 4}] * 4
-    with EnvPool("rlenvs/Arithmetic-v0", 4, make_kwargs=kwargs) as pool:
+    with EnvPool("rlenvs/Arithmetic-v1", 4, make_kwargs=kwargs) as pool:
         free = engine(tiny, backend, seed=11).run(pool, tasks)
         long = next(e for e in free if e.turns >= 2)
         second_turn = runs(long.env_mask)[2][1]  # where the second model turn starts
         budget = second_turn + 3
         cut = engine(tiny, backend, seed=11, max_episode_tokens=budget).run(pool, tasks)
         tiny_budget = engine(tiny, backend, seed=11, max_episode_tokens=5).run(pool, tasks)
-    prompt = reset_messages("rlenvs/Arithmetic-v0", kwargs, tasks[0])
+    prompt = reset_messages("rlenvs/Arithmetic-v1", kwargs, tasks[0])
     for episode in cut + tiny_budget:
         check_episode(episode, tiny, prompt)
     assert all(len(e.completion_ids) <= budget for e in cut)
@@ -220,7 +220,7 @@ def test_max_episode_tokens_cuts_the_turn_that_reaches_it(tiny, backend):
 def test_env_message_that_would_exhaust_the_budget_is_left_out(tiny, backend):
     kwargs = {"level": 1, "max_turns": 3}
     tasks = [{"task_index": 4}] * 4
-    with EnvPool("rlenvs/Arithmetic-v0", 4, make_kwargs=kwargs) as pool:
+    with EnvPool("rlenvs/Arithmetic-v1", 4, make_kwargs=kwargs) as pool:
         free = engine(tiny, backend, seed=11).run(pool, tasks)
         long = next(e for e in free if e.turns >= 2)
         first_turn = runs(long.env_mask)[0][2]
@@ -249,9 +249,9 @@ def eos_prone(tiny):
 
 def test_turns_the_model_ends_itself(eos_prone):
     kwargs = {"split": "test", "max_turns": 3}
-    with EnvPool("rlenvs/GSM8K-v0", 4, make_kwargs=kwargs) as pool:
+    with EnvPool("rlenvs/GSM8K-v1", 4, make_kwargs=kwargs) as pool:
         episodes = engine(eos_prone, HFBackend(eos_prone[0]), seed=1).run(pool, [{"task_index": 9}] * 4)
-    prompt = reset_messages("rlenvs/GSM8K-v0", kwargs, {"task_index": 9})
+    prompt = reset_messages("rlenvs/GSM8K-v1", kwargs, {"task_index": 9})
     eos = eos_prone[1].eos_token_id
     closed_then_env = 0
     for episode in episodes:
@@ -268,7 +268,7 @@ RELEASE = threading.Event()
 
 
 class FaultyArithmeticEnv(ArithmeticEnv):
-    """Arithmetic-v0 whose first reply always gets a second turn; on that second turn the
+    """Arithmetic-v1 whose first reply always gets a second turn; on that second turn the
     episode reset with RAISE_SEED raises and the one with HANG_SEED hangs."""
 
     def reset(self, *, seed=None, options=None):
@@ -307,7 +307,7 @@ def test_env_that_raises_or_hangs_ends_only_its_episode(tiny, backend, release_h
     for episode in (fine, fine_too):
         assert episode.stop_reason in ("answered", "max_turns") and episode.turns >= 2 and episode.error is None
     for episode, seed in zip(episodes, seeds):
-        prompt = reset_messages("rlenvs/Arithmetic-v0", {"max_turns": 3}, seed=seed)
+        prompt = reset_messages("rlenvs/Arithmetic-v1", {"max_turns": 3}, seed=seed)
         check_episode(episode, tiny, prompt)
 
 
@@ -318,7 +318,7 @@ def test_engine_checks_its_arguments(tiny, backend):
         engine(tiny, backend, max_tokens_per_turn=0)
     with pytest.raises(TypeError, match="generate"):
         RolloutEngine(object(), tiny[1], max_tokens_per_turn=4)
-    with EnvPool("rlenvs/Arithmetic-v0", 2) as pool, pytest.raises(ValueError, match="at least 3 envs"):
+    with EnvPool("rlenvs/Arithmetic-v1", 2) as pool, pytest.raises(ValueError, match="at least 3 envs"):
         engine(tiny, backend).run(pool, [None] * 3)
     assert engine(tiny, backend).run(None, []) == []
     assert engine(tiny, backend).schedule == "auto"
@@ -333,7 +333,7 @@ SLOW_STEP_S = 0.25
 
 
 class SlowArithmeticEnv(ArithmeticEnv):
-    """Arithmetic-v0 whose steps are slow, as a sandboxed or remote env's are."""
+    """Arithmetic-v1 whose steps are slow, as a sandboxed or remote env's are."""
 
     def step(self, action):
         time.sleep(SLOW_STEP_S)

@@ -17,9 +17,9 @@ from rlenvs.envs.math.gsm8k import worked_solution
 from rlenvs.sft import oracle_conversations, write_jsonl
 from tests.conftest import GSM8K_TEST
 
-GSM8K = "rlenvs/GSM8K-v0"
-ARITHMETIC = "rlenvs/Arithmetic-v0"
-GSM8K_TOOL = "rlenvs/GSM8K-Tool-v0"
+GSM8K = "rlenvs/GSM8K-v1"
+ARITHMETIC = "rlenvs/Arithmetic-v1"
+GSM8K_TOOL = "rlenvs/GSM8K-Tool-v1"
 
 NO_ORACLE_MODULE = '''
 """Envs without an oracle, registered for the sft-data tests."""
@@ -109,7 +109,7 @@ def test_gsm8k_conversations_are_the_env_chat_and_the_gold_reply() -> None:
 
 
 def test_cli_gsm8k_replies_are_in_the_format_the_prompt_asks_for(tmp_path) -> None:
-    """`rlenvs sft-data rlenvs/GSM8K-v0`: the prompt asks for a final \\boxed{N}; the replies
+    """`rlenvs sft-data rlenvs/GSM8K-v1`: the prompt asks for a final \\boxed{N}; the replies
     were GSM8K's raw answers (`<<48/2=24>>` calculator annotations, a `#### N` line)."""
     output = tmp_path / "sft.jsonl"
     result = rlenvs_cli("sft-data", GSM8K, "--episodes", "20", "--output", str(output), "--env-arg", "split=test")

@@ -14,7 +14,7 @@ import rlenvs  # noqa: E402 - registers the ids
 import rlenvs.skyrl  # noqa: E402
 from rlenvs.export import export_env  # noqa: E402
 
-ARITHMETIC = "rlenvs/Arithmetic-v0"
+ARITHMETIC = "rlenvs/Arithmetic-v1"
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +70,7 @@ def test_a_served_env_under_skyrl(rows):
     with serving(EnvServer(ARITHMETIC, {"max_turns": 2})) as url:
         for row in rows[:3]:
             assert _generator_episode(row, [_gold(row)], {"url": url})[0] == 1.0
-    with serving(EnvServer("rlenvs/Algebra-v0")) as url, pytest.raises(ValueError, match="serves 'rlenvs/Algebra-v0'"):
+    with serving(EnvServer("rlenvs/Algebra-v1")) as url, pytest.raises(ValueError, match="serves 'rlenvs/Algebra-v1'"):
         _generator_episode(rows[0], [""], {"url": url})
 
 

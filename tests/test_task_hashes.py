@@ -120,21 +120,21 @@ def current_hashes() -> dict[str, dict[str, str]]:
 
 
 PINNED: dict[str, dict[str, str]] = {
-    "rlenvs/Arithmetic-v0": {
+    "rlenvs/Arithmetic-v1": {
         "arithmetic/L1": "3d502b8a7461081ae1b4014617228a6d5ed9ceec19bcb9c349b60f2f613a4893",
         "arithmetic/L2": "667c2b0dc43518bb5052225311b2a09f73cb3d8116439b95d1264d8b4aac158a",
         "arithmetic/L3": "72cd4a0303dc559d0ef247263cba991fa321da3830adaf732b5508b91d8dfc1d",
         "arithmetic/L4": "cfbb6437394a19ff8e9c5dd6edc0497bb4d6629010334cc63224bc4add371506",
         "arithmetic/L5": "e726f2635f6107504c9966ac592d605974dbad6af6c785ebddfb9bb88d9ba2d9",
     },
-    "rlenvs/Arithmetic-Tool-v0": {
+    "rlenvs/Arithmetic-Tool-v1": {
         "arithmetic/L1": "3d502b8a7461081ae1b4014617228a6d5ed9ceec19bcb9c349b60f2f613a4893",
         "arithmetic/L2": "667c2b0dc43518bb5052225311b2a09f73cb3d8116439b95d1264d8b4aac158a",
         "arithmetic/L3": "72cd4a0303dc559d0ef247263cba991fa321da3830adaf732b5508b91d8dfc1d",
         "arithmetic/L4": "cfbb6437394a19ff8e9c5dd6edc0497bb4d6629010334cc63224bc4add371506",
         "arithmetic/L5": "e726f2635f6107504c9966ac592d605974dbad6af6c785ebddfb9bb88d9ba2d9",
     },
-    "rlenvs/Algebra-v0": {
+    "rlenvs/Algebra-v1": {
         "algebra/L1": "8d1e558a422ab562549882429bbc8a3ccf679dffd20573d200b3d0368b84b209",
         "algebra/L2": "91a0957fba998a1b7b74615ce9732fb8b86dd1aa19940383a25c4ef370c0a6fa",
         "algebra/L3": "00848fad6af123c5b59a75bdbbb5701c5248ee229767f9bad5d28962ee0a19aa",

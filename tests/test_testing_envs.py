@@ -322,7 +322,7 @@ def test_an_exception_inside_a_check_is_reported_with_where_it_was_raised() -> N
 
 
 def test_bad_input_is_an_error_that_names_it() -> None:
-    with pytest.raises(ValueError, match="unknown env id 'rlenvs/Nope-v0'.*rlenvs/GSM8K-v0"):
+    with pytest.raises(ValueError, match="unknown env id 'rlenvs/Nope-v0'.*rlenvs/GSM8K-v1"):
         check_text_env("rlenvs/Nope-v0")
     with pytest.raises(ValueError, match="make_kwargs=.*apply only to an id"):
         check_text_env(WordEnv, make_kwargs={"max_turns": 2})
@@ -382,9 +382,9 @@ def rlenvs_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 def test_check_env_cli_passes_a_correct_env() -> None:
-    result = rlenvs_cli("check-env", "rlenvs/GSM8K-v0", "--env-arg", "split=test")
+    result = rlenvs_cli("check-env", "rlenvs/GSM8K-v1", "--env-arg", "split=test")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.startswith("rlenvs/GSM8K-v0: passed 14 checks (0 skipped)")
+    assert result.stdout.startswith("rlenvs/GSM8K-v1: passed 14 checks (0 skipped)")
     assert "PASS  oracle_maximality" in result.stdout
 
 
@@ -400,7 +400,7 @@ def test_check_env_cli_fails_a_buggy_env() -> None:
 def test_check_env_cli_rejects_bad_input() -> None:
     unknown = rlenvs_cli("check-env", "rlenvs/Nope-v0")
     assert unknown.returncode == 2 and "unknown env id 'rlenvs/Nope-v0'" in unknown.stderr
-    unmakeable = rlenvs_cli("check-env", "rlenvs/GSM8K-v0", "--env-arg", "split=nope")
+    unmakeable = rlenvs_cli("check-env", "rlenvs/GSM8K-v1", "--env-arg", "split=nope")
     assert unmakeable.returncode == 2 and "unknown GSM8K split 'nope'" in unmakeable.stdout
-    malformed = rlenvs_cli("check-env", "rlenvs/GSM8K-v0", "--env-arg", "split")
+    malformed = rlenvs_cli("check-env", "rlenvs/GSM8K-v1", "--env-arg", "split")
     assert malformed.returncode == 2 and "must look like KEY=VALUE" in malformed.stderr

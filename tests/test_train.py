@@ -128,7 +128,7 @@ def test_resume_without_a_checkpoint_is_refused(tmp_path: Path) -> None:
     [
         (["trainer.epoch=3"], "did you mean trainer.epochs?"),
         (["trainer.policy.model.path=/no/such/model"], "does not exist"),
-        (["data.env=rlenvs/Arithmetc-v0"], "did you mean rlenvs/Arithmetic-v0"),
+        (["data.env=rlenvs/Arithmetc-v0"], "did you mean rlenvs/Arithmetic-v1"),
         (["trainer.bf16=true"], "needs a GPU"),
         (["trainer.placement.policy_num_gpus_per_node=2"], "accelerate launch --num_processes 2"),
     ],

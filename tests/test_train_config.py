@@ -63,7 +63,7 @@ def problems_of(*args, **kwargs) -> list[str]:
 def test_defaults_load():
     config = load_config()
     assert config == TrainConfig()
-    assert config.data.env == "rlenvs/Arithmetic-v0"
+    assert config.data.env == "rlenvs/Arithmetic-v1"
     assert config.data.env_kwargs == {"level": 1, "max_turns": 1}
     assert config.trainer.policy.model.path == "tiny"
     assert config.trainer.learning_rate == 1e-6
@@ -101,7 +101,7 @@ def test_quickstart_is_offline_and_cpu():
 
 def test_gsm8k_examples():
     single = load_config(EXAMPLES / "gsm8k-grpo.yaml")
-    assert single.data.env == "rlenvs/GSM8K-v0" and single.data.num_train_tasks is None
+    assert single.data.env == "rlenvs/GSM8K-v1" and single.data.num_train_tasks is None
     assert single.trainer.policy.model.path == "Qwen/Qwen2.5-1.5B-Instruct"
     assert single.trainer.placement.colocate_all and single.trainer.placement.policy_num_gpus_per_node == 4
     assert (single.trainer.strategy, single.trainer.bf16, single.inference.backend) == ("fsdp2", True, "vllm")
@@ -161,7 +161,7 @@ def test_float_strings_in_a_file(tmp_path):
 
 
 def test_env_kwargs_from_a_file_replace_the_default(tmp_path):
-    config = load_config(write(tmp_path, "data:\n  env: rlenvs/GSM8K-v0\n  env_kwargs: {split: test}\n"))
+    config = load_config(write(tmp_path, "data:\n  env: rlenvs/GSM8K-v1\n  env_kwargs: {split: test}\n"))
     assert config.data.env_kwargs == {"split": "test"}
 
 
@@ -378,9 +378,9 @@ def with_(config: TrainConfig, **data) -> TrainConfig:
 def test_unregistered_env_id_suggests_close_ones():
     config = with_(load_config(None, ["inference.backend=hf"]), env="rlenvs/GSM8k-v0")
     (problem,) = check_environment(config)
-    assert problem.startswith("data.env: unknown env id 'rlenvs/GSM8k-v0'; did you mean rlenvs/GSM8K-v0")
-    assert "rlenvs/Arithmetic-v0" in problem  # the list of rlenvs ids
-    assert check_environment(with_(config, env="rlenvs:rlenvs/MATH-v0", env_kwargs={})) == []
+    assert problem.startswith("data.env: unknown env id 'rlenvs/GSM8k-v0'; did you mean rlenvs/GSM8K-v1")
+    assert "rlenvs/Arithmetic-v1" in problem  # the list of rlenvs ids
+    assert check_environment(with_(config, env="rlenvs:rlenvs/MATH-v1", env_kwargs={})) == []
     (problem,) = check_environment(with_(config, env="no_such_module:Foo-v0"))
     assert problem.startswith(
         "data.env: unknown env id 'no_such_module:Foo-v0': its module 'no_such_module' cannot be imported"
@@ -508,7 +508,7 @@ def test_rlenvs_train_reports_schema_and_machine_problems_in_one_error(tmp_path)
         "data.env",
         "trainer.policy.model.path",
     ]
-    assert "did you mean rlenvs/Arithmetic-v0" in lines[3]
+    assert "did you mean rlenvs/Arithmetic-v1" in lines[3]
     assert f"model path {str(missing_model)!r} does not exist" in lines[4]
     assert not (tmp_path / "runs").exists()  # nothing was started
 
@@ -525,7 +525,7 @@ def test_load_config_checks_the_machine_only_when_asked():
 def test_a_gym_make_keyword_typo_in_env_kwargs_is_a_config_problem():
     config = load_config(None, ["inference.backend=hf", "data.env_kwargs.levl=2"])
     assert check_environment(config) == [
-        "data.env_kwargs: rlenvs/Arithmetic-v0 got an unexpected keyword argument 'levl'; did you mean 'level'? "
+        "data.env_kwargs: rlenvs/Arithmetic-v1 got an unexpected keyword argument 'levl'; did you mean 'level'? "
         "(its keywords: level, max_turns, system_prompt, render_mode)"
     ]
     assert check_environment(load_config(None, ["inference.backend=hf", "data.env_kwargs.level=2"])) == []

@@ -33,7 +33,7 @@ max_in_flight = 0
 
 
 class ScriptedArithmeticEnv(ArithmeticEnv):
-    """Arithmetic-v0 whose reply may begin with one directive line:
+    """Arithmetic-v1 whose reply may begin with one directive line:
     `#sleep S` (sleep S seconds, then judge the rest), `#raise`, `#hang`, `#exit` (end the
     process, as a crash would, its pipes closed 0.3 s before it exits). Counts the steps in
     flight in this process."""
@@ -132,8 +132,8 @@ def _release_hung_steps():
 # --- same results as stepping the envs one by one ---------------------------------------------
 
 CASES = {
-    "rlenvs/Arithmetic-v0": {"level": 2, "max_turns": 2},
-    "rlenvs/GSM8K-v0": {"split": "test", "max_turns": 2},
+    "rlenvs/Arithmetic-v1": {"level": 2, "max_turns": 2},
+    "rlenvs/GSM8K-v1": {"split": "test", "max_turns": 2},
 }
 
 
@@ -182,7 +182,7 @@ def test_matches_sequential_stepping(env_id, executor):
 
 
 def test_grpo_group_and_user_task():
-    with EnvPool("rlenvs/GSM8K-v0", 4, make_kwargs={"split": "test"}) as pool:
+    with EnvPool("rlenvs/GSM8K-v1", 4, make_kwargs={"split": "test"}) as pool:
         group = pool.reset(seeds=[7] * 4, options={"task_index": 11})
         assert len({(r.observation, r.info["task_id"]) for r in group}) == 1
         row = {"question": "Ann has 6 bags of 7 apples. How many apples does she have?", "answer": "6*7=42\n#### 42"}
@@ -196,9 +196,9 @@ def test_grpo_group_and_user_task():
 def test_reset_takes_gymnasium_seed_spelling():
     """`pool.reset(seed=...)` as in a gymnasium loop: an int seeds the k-th index seed + k (as
     `VectorEnv.reset` does), a list is one seed per index; `seeds=` keeps working."""
-    single = gym.make("rlenvs/Arithmetic-v0", level=3)
+    single = gym.make("rlenvs/Arithmetic-v1", level=3)
     expected = [single.reset(seed=s)[0] for s in (5, 6, 7)]
-    with EnvPool("rlenvs/Arithmetic-v0", 3, make_kwargs={"level": 3}) as pool:
+    with EnvPool("rlenvs/Arithmetic-v1", 3, make_kwargs={"level": 3}) as pool:
         assert [r.observation for r in pool.reset(seed=5)] == expected
         assert [r.observation for r in pool.reset([2, 0], seed=6)] == [expected[1], expected[2]]
         assert [r.observation for r in pool.reset(seed=[7, None, 5])][::2] == [expected[2], expected[0]]
@@ -370,7 +370,7 @@ def test_thread_hanging_step_times_out_and_the_pool_goes_on():
 
 def test_thread_pool_leaves_no_threads():
     before = set(threading.enumerate())
-    with EnvPool("rlenvs/Arithmetic-v0", 5, max_workers=3) as pool:
+    with EnvPool("rlenvs/Arithmetic-v1", 5, max_workers=3) as pool:
         pool.reset(seeds=list(range(5)))
         pool.step(dict(enumerate(pool.oracle_actions())))
     assert wait_until(lambda: set(threading.enumerate()) <= before, 5.0)
@@ -382,7 +382,7 @@ def test_thread_pool_leaves_no_threads():
 def test_thread_workers_are_kept_between_batches():
     """Calls run on kept worker threads (a thread per call cost more than a math env's step):
     many batches leave at most `max_workers` of them."""
-    with EnvPool("rlenvs/Arithmetic-v0", 5, max_workers=3) as pool:
+    with EnvPool("rlenvs/Arithmetic-v1", 5, max_workers=3) as pool:
         for seed in range(20):
             pool.reset(seeds=[seed * 5 + i for i in range(5)])
             assert [r.reward for r in pool.step(dict(enumerate(pool.oracle_actions())))] == [1.0] * 5
@@ -397,7 +397,7 @@ def _step_in_forked_child(pool: EnvPool, results: multiprocessing.Queue) -> None
 def test_thread_pool_works_in_a_forked_child():
     """A forked child has none of its parent's worker threads: its copy of the pool starts
     its own instead of queueing calls no thread would take."""
-    with EnvPool("rlenvs/Arithmetic-v0", 2, max_workers=2) as pool:
+    with EnvPool("rlenvs/Arithmetic-v1", 2, max_workers=2) as pool:
         pool.reset(seeds=[1, 2])
         pool.step(dict(enumerate(pool.oracle_actions())))  # the parent's workers exist now
         context = multiprocessing.get_context("fork")
@@ -563,13 +563,13 @@ def test_process_errors_at_make_time():
     ],
 )
 def test_bad_pool_arguments(kwargs, error, match):
-    arguments = {"make_env": "rlenvs/Arithmetic-v0", "num_envs": 2} | kwargs
+    arguments = {"make_env": "rlenvs/Arithmetic-v1", "num_envs": 2} | kwargs
     with pytest.raises(error, match=match):
         EnvPool(arguments.pop("make_env"), arguments.pop("num_envs"), **arguments)
 
 
 def test_bad_calls_name_the_input_and_run_nothing():
-    with EnvPool("rlenvs/Arithmetic-v0", 3) as pool:
+    with EnvPool("rlenvs/Arithmetic-v1", 3) as pool:
         with pytest.raises(ResetNeeded, match=r"env 0 has not been reset: call reset\(\[0\], ...\)"):
             pool.step({0: "x"})
         pool.reset([0, 1], seeds=[1, 2])
@@ -597,7 +597,7 @@ def test_bad_calls_name_the_input_and_run_nothing():
 
 
 def test_failed_reset_raises_after_the_batch():
-    with EnvPool("rlenvs/GSM8K-v0", 3, make_kwargs={"split": "test"}) as pool:
+    with EnvPool("rlenvs/GSM8K-v1", 3, make_kwargs={"split": "test"}) as pool:
         with pytest.raises(Exception, match="task_index") as caught:
             pool.reset(options=[{"task_index": 0}, {"task_index": 10**9}, {"task_index": 2}])
         assert "env(s) 1 (error)" in "".join(getattr(caught.value, "__notes__", []))
@@ -618,7 +618,7 @@ def test_gymnasium_async_vector_env_with_its_default_shared_memory():
     step (env messages, autoreset prompts, unicode), where they were a million spaces."""
     kwargs = {"level": 1, "max_turns": 2}
     envs = {
-        mode: gym.make_vec("rlenvs/Arithmetic-v0", 3, vectorization_mode=mode, **kwargs) for mode in ("async", "sync")
+        mode: gym.make_vec("rlenvs/Arithmetic-v1", 3, vectorization_mode=mode, **kwargs) for mode in ("async", "sync")
     }
     try:
         assert envs["async"].shared_memory
@@ -647,7 +647,7 @@ def test_async_shared_texts_are_a_live_view_that_copies_to_tuples():
     import copy
     import pickle
 
-    envs = gym.make_vec("rlenvs/Arithmetic-v0", 2, vectorization_mode="async", vector_kwargs={"copy": False})
+    envs = gym.make_vec("rlenvs/Arithmetic-v1", 2, vectorization_mode="async", vector_kwargs={"copy": False})
     try:
         first, _ = envs.reset(seed=[0, 1])
         snapshot = copy.deepcopy(first)

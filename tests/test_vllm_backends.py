@@ -434,7 +434,7 @@ their turns at different times, as real replies do."""
 
 
 class DelayedArithmeticEnv(ArithmeticEnv):
-    """Arithmetic-v0 whose steps sleep (reset seed % 4) x 40 ms: env steps come back in
+    """Arithmetic-v1 whose steps sleep (reset seed % 4) x 40 ms: env steps come back in
     another order than they were sent."""
 
     def reset(self, *, seed=None, options=None):
@@ -500,7 +500,7 @@ def test_continuous_episodes_are_the_round_schedules_whatever_the_timing(tiny, l
         ]
     assert [e.index for e in slow] == list(range(8))  # in task order
     for episode, seed in zip(slow, seeds):
-        check_episode(episode, tiny, reset_messages("rlenvs/Arithmetic-v0", kwargs, seed=seed), atol=1e-3, stops=STOPS)
+        check_episode(episode, tiny, reset_messages("rlenvs/Arithmetic-v1", kwargs, seed=seed), atol=1e-3, stops=STOPS)
         assert episode.stop_reason in ("answered", "max_turns") and episode.error is None
     assert max(e.turns for e in slow) >= 2 and len({len(e.completion_ids) for e in slow}) > 1
     # a request's seed is its run's, turn's and episode's: timing changes no token
@@ -603,7 +603,7 @@ def test_auto_goes_continuous_once_a_run_shows_that_it_pays(tiny, backend: VLLMB
             episodes = auto.run(pool, [None] * 8, seeds=seeds)
         chosen[name] = (first, auto.last_run.schedule)
         for episode, seed in zip(episodes, seeds):
-            prompt = reset_messages("rlenvs/Arithmetic-v0", kwargs, seed=seed)
+            prompt = reset_messages("rlenvs/Arithmetic-v1", kwargs, seed=seed)
             check_episode(episode, tiny, prompt, atol=1e-3, stops=stops)
     first, then = chosen["free, one length"]
     assert first.schedule == "rounds" and first.straggle < AUTO_STRAGGLE and first.env_share < AUTO_ENV_SHARE, first
@@ -636,9 +636,9 @@ def test_continuous_env_that_raises_or_hangs_ends_only_its_episode(tiny, backend
 
 def test_continuous_token_budget(tiny, backend: VLLMBackend) -> None:
     kwargs = {"level": 1, "max_turns": 3}
-    with EnvPool("rlenvs/Arithmetic-v0", 4, make_kwargs=kwargs) as pool:
+    with EnvPool("rlenvs/Arithmetic-v1", 4, make_kwargs=kwargs) as pool:
         episodes = continuous(tiny, backend, max_episode_tokens=40).run(pool, [{"task_index": 4}] * 4)
-    prompt = reset_messages("rlenvs/Arithmetic-v0", kwargs, {"task_index": 4})
+    prompt = reset_messages("rlenvs/Arithmetic-v1", kwargs, {"task_index": 4})
     for episode in episodes:
         check_episode(episode, tiny, prompt, atol=1e-3, stops=STOPS)
         assert len(episode.completion_ids) <= 40
@@ -688,7 +688,7 @@ def test_continuous_rollout_through_the_server(server, tiny) -> None:
         episodes = continuous(tiny, client).run(pool, [None] * 4, seeds=[1, 2, 3, 4])
     client.close()
     for episode, seed in zip(episodes, [1, 2, 3, 4]):
-        check_episode(episode, tiny, reset_messages("rlenvs/Arithmetic-v0", kwargs, seed=seed), atol=1e-3, stops=STOPS)
+        check_episode(episode, tiny, reset_messages("rlenvs/Arithmetic-v1", kwargs, seed=seed), atol=1e-3, stops=STOPS)
 
 
 def test_server_generates_to_the_context_length(server) -> None:

@@ -27,7 +27,7 @@ SHORT_FIRST_NAMES = (
     "Ana", "Ben", "Chen", "Dara", "Eli", "Fatima", "Gus", "Hana", "Ivan", "Jo", "Kofi", "Lena",
     "Mia", "Noor", "Omar", "Priya",
 )  # fmt: skip
-"""Arithmetic-v0's level-4 word problems (rlenvs.envs.math.arithmetic)."""
+"""Arithmetic-v1's level-4 word problems (rlenvs.envs.math.arithmetic)."""
 WIDE_FIRST_NAMES = (
     "Aaliyah", "Anna", "Ben", "Carlos", "Chloe", "Dana", "Elif", "Farid", "Grace", "Hiro",
     "Ines", "Jonas", "Kemi", "Lars", "Liam", "Maya", "Nikhil", "Olga", "Pedro", "Priya",

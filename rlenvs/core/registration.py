@@ -2,7 +2,7 @@
 
 Entry points are strings, so `import rlenvs` imports no env module: an env's code (and its
 dependencies) load on the first `gym.make` of its id. gymnasium 1.x has no plugin entry
-points, so `gym.make("rlenvs:rlenvs/GSM8K-v0")` (module prefix) is how to make an id
+points, so `gym.make("rlenvs:rlenvs/GSM8K-v1")` (module prefix) is how to make an id
 without importing rlenvs first.
 """
 
@@ -86,7 +86,7 @@ def env_id_problem(env_id: Any) -> str | None:
     'module:Name-v0' imports the module first, as `gym.make` does, so another package's
     ids are known once it registers them."""
     if not isinstance(env_id, str) or not env_id:
-        return f"an env id is a string such as '{NAMESPACE}/Arithmetic-v0', got {env_id!r}"
+        return f"an env id is a string such as '{NAMESPACE}/Arithmetic-v1', got {env_id!r}"
     module, _, name = env_id.rpartition(":")
     if module:
         try:

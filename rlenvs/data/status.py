@@ -151,7 +151,7 @@ def data_report(entries: Sequence[EnvEntry], status: hub_probe.HubStatus | None 
             rows.append((result.entry.id, "-", result.note))
             continue
         first = seen.setdefault(result.spec.name, result.entry.id)
-        if first != result.entry.id:  # GSM8K-Tool-v0 reads GSM8K-v0's files: said once
+        if first != result.entry.id:  # GSM8K-Tool-v1 reads GSM8K-v1's files: said once
             rows.append((result.entry.id, ", ".join(f.path for f in result.files), f"as for {first}"))
             continue
         for i, file in enumerate(result.files):

@@ -105,7 +105,7 @@ class EnvPool:
     ) -> None:
         if not isinstance(make_env, str) and not callable(make_env):
             raise TypeError(
-                f"make_env must be an env id (e.g. 'rlenvs/GSM8K-v0') or a callable that returns an env, "
+                f"make_env must be an env id (e.g. 'rlenvs/GSM8K-v1') or a callable that returns an env, "
                 f"got {type(make_env).__name__} {make_env!r}"
             )
         if not is_int(num_envs) or num_envs < 1:

@@ -1,10 +1,10 @@
-"""Red-team corpus of the math family (`rlenvs.rewards.math`, MATH-v0, GSM8K-v0,
-Arithmetic-v0, Arithmetic-Tool-v0, Algebra-v0).
+"""Red-team corpus of the math family (`rlenvs.rewards.math`, MATH-v1, GSM8K-v1,
+Arithmetic-v1, Arithmetic-Tool-v1, Algebra-v1).
 
 A case's `task` is either a gold answer for the verifier alone, `{"gold": ..., "settings":
 {...}}` (keyword arguments of `math_answer_score`), or an env and the row it is posed with,
-`{"env": "rlenvs/MATH-v0", "row": {...}}` (through `options={"task": row}`), where the env's
-own rules apply (a restated problem scores 0 in MATH-v0). The replies are played as turns;
+`{"env": "rlenvs/MATH-v1", "row": {...}}` (through `options={"task": row}`), where the env's
+own rules apply (a restated problem scores 0 in MATH-v1). The replies are played as turns;
 the episode's total reward is what `replay` returns.
 """
 
@@ -47,23 +47,23 @@ def _gold(kind: str, gold: str, reply: str, reward: float, why: str, **settings:
 
 def _math(kind: str, problem: str, answer: str, reply: str, reward: float, why: str) -> Case:
     row = {"problem": problem, "solution": f"So the answer is $\\boxed{{{answer}}}$.", "answer": answer}
-    return Case(kind, {"env": "rlenvs/MATH-v0", "row": row}, (reply,), reward, why)
+    return Case(kind, {"env": "rlenvs/MATH-v1", "row": row}, (reply,), reward, why)
 
 
 def _procedural(kind: str, env_id: str, question: str, answer: str, reply: str, reward: float, why: str) -> Case:
-    """A user's own row in Arithmetic-v0 or Algebra-v0: the reply must state the answer's form."""
+    """A user's own row in Arithmetic-v1 or Algebra-v1: the reply must state the answer's form."""
     return Case(kind, {"env": env_id, "row": {"question": question, "answer": answer}}, (reply,), reward, why)
 
 
 def _arithmetic_tool(kind: str, replies: tuple[str, ...], reward: float, why: str) -> Case:
-    """ "What is 7 + 9?" in Arithmetic-Tool-v0 (3 turns), played reply by reply."""
+    """ "What is 7 + 9?" in Arithmetic-Tool-v1 (3 turns), played reply by reply."""
     row = {"question": "What is 7 + 9?", "answer": "16"}
-    return Case(kind, {"env": "rlenvs/Arithmetic-Tool-v0", "row": row}, replies, reward, why)
+    return Case(kind, {"env": "rlenvs/Arithmetic-Tool-v1", "row": row}, replies, reward, why)
 
 
 def _gsm8k(kind: str, answer: str, reply: str, reward: float, why: str) -> Case:
     row = {"question": "How many are there?", "answer": f"Some working.\n#### {answer}"}
-    return Case(kind, {"env": "rlenvs/GSM8K-v0", "row": row}, (reply,), reward, why)
+    return Case(kind, {"env": "rlenvs/GSM8K-v1", "row": row}, (reply,), reward, why)
 
 
 CASES: list[Case] = [
@@ -149,7 +149,7 @@ CASES: list[Case] = [
     _gold("scale-word", "72", "\\boxed{72 clips}", 1.0, "a counted noun is a unit"),
     _gold("scale-word", "60", "\\boxed{60 miles per hour}", 1.0, "a compound unit"),
     _gold("scale-word", "18000000", "\\boxed{18 million dollars}", 1.0, "a scale word, then a unit"),
-    # --- restating the problem: no simpler than the question scores 0 (MATH-v0) ---------
+    # --- restating the problem: no simpler than the question scores 0 (MATH-v1) ---------
     *[
         _math("restated-problem", "Simplify $\\sqrt{50} + \\sqrt{18}$.", "8\\sqrt{2}", f"\\boxed{{{reply}}}", 0.0, why)
         for reply, why in [
@@ -251,7 +251,7 @@ CASES: list[Case] = [
     Case(
         "extraction-placeholder",
         {
-            "env": "rlenvs/MATH-v0",
+            "env": "rlenvs/MATH-v1",
             "row": {
                 "problem": "Let $\\boxed{N}$ mean the number of divisors of $N$. "
                 "Find $\\boxed{\\boxed{11}\\times\\boxed{20}}$.",
@@ -583,7 +583,7 @@ CASES: list[Case] = [
         0.0,
         "\\boxed{4!} is 24 but parse_number rstrips '!' and reads 4",
     ),
-    _gsm8k("factorial", "72", "#### 72!", 0.0, "GSM8K-v0: '#### 72!' must score 0 for 72"),
+    _gsm8k("factorial", "72", "#### 72!", 0.0, "GSM8K-v1: '#### 72!' must score 0 for 72"),
     _gold(
         "percent",
         "0.25",
@@ -689,8 +689,8 @@ CASES: list[Case] = [
         1.0,
         "'units squared', 'meters squared', 'sq. units' refused ('square units' works)",
     ),
-    _gsm8k("unit-words", "18", "The answer is 18 years old.", 1.0, "GSM8K-v0: 'years old' makes it not a number"),
-    _gsm8k("unit-words", "18", "\\boxed{18 \\text{ cups of flour}}", 1.0, "GSM8K-v0: 'of <noun>' after a unit refused"),
+    _gsm8k("unit-words", "18", "The answer is 18 years old.", 1.0, "GSM8K-v1: 'years old' makes it not a number"),
+    _gsm8k("unit-words", "18", "\\boxed{18 \\text{ cups of flour}}", 1.0, "GSM8K-v1: 'of <noun>' after a unit refused"),
     _gold(
         "base-subscript",
         "52_8",
@@ -836,7 +836,7 @@ CASES: list[Case] = [
         "Natalia sold 48/2 = <<48/2=24>>24 clips in May.\nNatalia sold 48+24 = <<48+24=72>>72 clips "
         "altogether in April and May.\n**Final Answer**\n72",
         1.0,
-        "GSM8K-v0: a 'Final Answer' heading then the number, no box: no answer",
+        "GSM8K-v1: a 'Final Answer' heading then the number, no box: no answer",
     ),
     _gold(
         "set-notation",
@@ -939,7 +939,7 @@ CASES: list[Case] = [
         "72",
         "48/2 = 24 clips in May, 48+24 = 72 in all.\nThe answer is $72$ or $73$.",
         0.0,
-        "GSM8K-v0: the same span-first cut pays a two-answer hedge",
+        "GSM8K-v1: the same span-first cut pays a two-answer hedge",
     ),
     _gsm8k(
         "answer-is-span-hedge",
@@ -1556,7 +1556,7 @@ CASES: list[Case] = [
         "25",
         "\\boxed{25 \\text{ pi square units}}",
         0.0,
-        "same through \\text{} in MATH-v0 [new in pass 3]",
+        "same through \\text{} in MATH-v1 [new in pass 3]",
     ),
     _gsm8k(
         "unit-changes-value",
@@ -3621,13 +3621,13 @@ CASES: list[Case] = [
         "sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\sqrt{2+\\"
         "sqrt{2+x}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}",
         0.0,
-        "MATH-v0 runs the restating check (a second 1 s budget) for an answer already fou"
+        "MATH-v1 runs the restating check (a second 1 s budget) for an answer already fou"
         "nd wrong: 2.0 s for one wrong reply (measured 2.03 s)",
     ),
     # --- found by a fifth red-team pass (division left undone, lead numbers, hedges after answers) --
     _procedural(
         "division-echo",
-        "rlenvs/Arithmetic-v0",
+        "rlenvs/Arithmetic-v1",
         "What is 480 ÷ 8?",
         "60",
         "\\boxed{480/8}",
@@ -3637,7 +3637,7 @@ CASES: list[Case] = [
     ),
     _procedural(
         "division-echo",
-        "rlenvs/Arithmetic-v0",
+        "rlenvs/Arithmetic-v1",
         "What is (-168) ÷ 12?",
         "-14",
         "\\boxed{-\\frac{168}{12}}",
@@ -3647,7 +3647,7 @@ CASES: list[Case] = [
     ),
     _procedural(
         "division-echo",
-        "rlenvs/Arithmetic-v0",
+        "rlenvs/Arithmetic-v1",
         "What is 14 ÷ 4?",
         "3.5",
         "The answer is $14/4$.",
@@ -3713,21 +3713,21 @@ CASES: list[Case] = [
     ),
     _procedural(
         "lead-number-drops-rest",
-        "rlenvs/Algebra-v0",
+        "rlenvs/Algebra-v1",
         "Solve for x: -9x + 17 = 107.",
         "-10",
         "The answer is -10 squared.",
         0.0,
-        "Algebra-v0: the form check sees only '-10', so 100 is paid as -10",
+        "Algebra-v1: the form check sees only '-10', so 100 is paid as -10",
     ),
     _procedural(
         "lead-number-drops-rest",
-        "rlenvs/Arithmetic-v0",
+        "rlenvs/Arithmetic-v1",
         "What is 4 + 5?",
         "9",
         "#### 9 squared",
         0.0,
-        "Arithmetic-v0: 81 is paid as 9 ('a number, not 7 + 9' is checked on the lead number alone)",
+        "Arithmetic-v1: 81 is paid as 9 ('a number, not 7 + 9' is checked on the lead number alone)",
     ),
     _gsm8k(
         "hedge-missed",
@@ -3816,21 +3816,21 @@ CASES: list[Case] = [
     ),
     _procedural(
         "hedge-missed",
-        "rlenvs/Algebra-v0",
+        "rlenvs/Algebra-v1",
         "Solve the system of equations:\n4x + 5y = -81\n3x + 2y = -45\nGive the answer as the ordered pair (x, y).",
         "(-9, -9)",
         "So $\\boxed{(-9, -9)}$ or (9, 9)",
         0.0,
-        "Algebra-v0: a second ordered pair after 'or'",
+        "Algebra-v1: a second ordered pair after 'or'",
     ),
     _procedural(
         "hedge-missed",
-        "rlenvs/Algebra-v0",
+        "rlenvs/Algebra-v1",
         "Expand and simplify: 2(3x - 2)^2 + x(3x - 7) - 3(x - 4)(2x + 3).",
         "15x^2 - 16x + 44",
         "\\boxed{15x^2 - 16x + 44} or \\[15x^2+44\\]",
         0.0,
-        "Algebra-v0: a second polynomial in display math after 'or'",
+        "Algebra-v1: a second polynomial in display math after 'or'",
     ),
     _gold(
         "hedge-missed",
@@ -3917,33 +3917,33 @@ CASES: list[Case] = [
     ),
     _procedural(
         "FP-correct-refused",
-        "rlenvs/Arithmetic-v0",
+        "rlenvs/Arithmetic-v1",
         "What is 4 + 5?",
         "9",
         "\\boxed{4 + 5 = 9}",
         1.0,
-        "Arithmetic-v0: every chain 'question = answer' is refused by the form check (906"
+        "Arithmetic-v1: every chain 'question = answer' is refused by the form check (906"
         " of 906, levels 1-5) though math_answer_score pays it (docs/envs/math.md: a chain states it"
         "s last member)",
     ),
     _procedural(
         "FP-correct-refused",
-        "rlenvs/Arithmetic-v0",
+        "rlenvs/Arithmetic-v1",
         "What is 6 - 28?",
         "-22",
         "\\boxed{(-22)}",
         1.0,
-        "Arithmetic-v0/Algebra-v0: a negative number in parentheses fails the number form"
+        "Arithmetic-v1/Algebra-v1: a negative number in parentheses fails the number form"
         " (258 of 258: 129 tasks, box and answer-is); the verifier alone pays it",
     ),
     _procedural(
         "FP-correct-refused",
-        "rlenvs/Algebra-v0",
+        "rlenvs/Algebra-v1",
         "Expand and simplify: 2(3x - 2)^2 + x(3x - 7) - 3(x - 4)(2x + 3).",
         "15x^2 - 16x + 44",
         "\\boxed{15x² - 16x + 44}",
         1.0,
-        "Algebra-v0 level 5: unicode superscripts (the verifier reads them) fail the expa"
+        "Algebra-v1 level 5: unicode superscripts (the verifier reads them) fail the expa"
         "nded-polynomial form (116 of 116); \\left(..\\right) around the polynomial too (12"
         "0 of 120)",
     ),
@@ -8041,7 +8041,7 @@ CASES: list[Case] = [
     _gold("answer-marker", "8", "Some work. Final: 8", 1.0, "'Final:' marks the answer in a reply without 'answer'"),
     _gold("answer-marker", "8", "答案：8", 1.0, "a Chinese answer marker with a fullwidth colon"),
     _gold("answer-marker", "3", "The ratio is 3:4", 0.0, "a colon in a ratio is no answer marker"),
-    # --- Arithmetic-Tool-v0: the calculator's turns pay nothing by themselves ----------------
+    # --- Arithmetic-Tool-v1: the calculator's turns pay nothing by themselves ----------------
     _arithmetic_tool(
         "tool-call-only",
         ("<calculator>7 + 9</calculator>",) * 3,
@@ -8244,7 +8244,7 @@ CASES: list[Case] = [
     ),
     _procedural(
         "certify-named-tuple",
-        "rlenvs/Algebra-v0",
+        "rlenvs/Algebra-v1",
         "Solve the system for the ordered triple $(x, y, z)$.",
         "(-3, 1, -5)",
         "\\boxed{x=-3, y=1, z=-5}",
@@ -8253,7 +8253,7 @@ CASES: list[Case] = [
     ),
     _procedural(
         "certify-named-tuple",
-        "rlenvs/Algebra-v0",
+        "rlenvs/Algebra-v1",
         "Solve the system for the ordered pair $(x, y)$.",
         "(6, -7)",
         "\\boxed{x = 6, x = -7}",
@@ -8304,7 +8304,7 @@ CASES: list[Case] = [
     ),
     _procedural(
         "certify-scale-word",
-        "rlenvs/Arithmetic-v0",
+        "rlenvs/Arithmetic-v1",
         "What is 92 \\times 12?",
         "1104",
         "\\boxed{92 \\text{ dozen}}",
@@ -8313,7 +8313,7 @@ CASES: list[Case] = [
     ),
     _procedural(
         "certify-scientific",
-        "rlenvs/Arithmetic-v0",
+        "rlenvs/Arithmetic-v1",
         "What is 81 \\times 20?",
         "1620",
         "\\boxed{162\\times10^{1}}",
@@ -8322,7 +8322,7 @@ CASES: list[Case] = [
     ),
     _procedural(
         "certify-scientific",
-        "rlenvs/Arithmetic-v0",
+        "rlenvs/Arithmetic-v1",
         "What is 81 \\times 20?",
         "1620",
         "\\boxed{1.62\\times10^{3}}",

@@ -1,4 +1,4 @@
-"""rlenvs/Algebra-v0: procedurally generated algebra with exact answers, in five levels.
+"""rlenvs/Algebra-v1: procedurally generated algebra with exact answers, in five levels.
 
 No data needed and never runs out of tasks. Answers are canonical LaTeX: numbers and
 fractions, ordered pairs and triples, and at level 5 a polynomial, which the reward compares
@@ -293,7 +293,7 @@ def algebra_task(level: int, index: int) -> MathTask:
 class AlgebraEnv(ProceduralMathEnv):
     """Algebra problems at one of five levels; reply with the exact answer in `\\boxed{}`."""
 
-    env_name = "Algebra-v0"
+    env_name = "Algebra-v1"
     family = FAMILY
     levels = LEVELS
     task_families = {FAMILY: ALGEBRA}

@@ -1,4 +1,4 @@
-"""rlenvs/Arithmetic-v0: procedurally generated arithmetic with exact answers, in five levels.
+"""rlenvs/Arithmetic-v1: procedurally generated arithmetic with exact answers, in five levels.
 
 No data needed and never runs out of tasks. Level 1 is meant to be learnable by a tiny model
 (the offline training quickstart uses it): a prompt of a few tokens, a one- or two-digit
@@ -425,7 +425,7 @@ def arithmetic_task(level: int, index: int) -> MathTask:
 class ArithmeticEnv(ProceduralMathEnv):
     """Arithmetic problems at one of five levels; reply with the exact answer in `\\boxed{}`."""
 
-    env_name = "Arithmetic-v0"
+    env_name = "Arithmetic-v1"
     family = FAMILY
     levels = LEVELS
     task_families = {FAMILY: ARITHMETIC}

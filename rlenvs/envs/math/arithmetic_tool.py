@@ -1,8 +1,8 @@
-"""rlenvs/Arithmetic-Tool-v0: Arithmetic-v0's problems over several turns, with a calculator.
+"""rlenvs/Arithmetic-Tool-v1: Arithmetic-v1's problems over several turns, with a calculator.
 
-The tasks, levels, task ids and reward are Arithmetic-v0's; the turn structure is the
-calculator protocol of `rlenvs.envs.tools.calculator_turns` (as in GSM8K-Tool-v0): a reply
-with a final answer is scored as in Arithmetic-v0, a reply with calculator calls gets their
+The tasks, levels, task ids and reward are Arithmetic-v1's; the turn structure is the
+calculator protocol of `rlenvs.envs.tools.calculator_turns` (as in GSM8K-Tool-v1): a reply
+with a final answer is scored as in Arithmetic-v1, a reply with calculator calls gets their
 results as the next observation (`<result>16</result>`), and anything else gets a reminder
 of both formats. Truncated after `max_turns` replies (default 3) without a final answer.
 
@@ -15,7 +15,7 @@ problem. The offline quickstart trains it (`examples/quickstart.yaml`).
 `<calculator>7 + 9</calculator>`) and then answers `\\boxed{16}`, wherever the calculator's
 result is the exact answer as written (every problem of levels 1-3, the expressions of
 level 4 and the decimals of level 5); elsewhere (word problems, fractions) it answers in
-one reply with Arithmetic-v0's worked solution. `oracle_calculator_share` < 1 keeps the
+one reply with Arithmetic-v1's worked solution. `oracle_calculator_share` < 1 keeps the
 calculator out of the rest of the demonstrations: the tasks whose id hashes to a point
 below the share (in 0..1) use it, the others answer directly. The choice is a fixed
 function of the task id, so a task's oracle episode is the same on every run.
@@ -68,7 +68,7 @@ def share_point(task_id: str) -> float:
 class ArithmeticToolEnv(CalculatorTurns, ArithmeticEnv):
     """Arithmetic with a calculator tool: call `<calculator>...</calculator>`, answer `\\boxed{N}`."""
 
-    env_name = "Arithmetic-Tool-v0"
+    env_name = "Arithmetic-Tool-v1"
     tool_format_reminder = TOOL_FORMAT_REMINDER
 
     def __init__(

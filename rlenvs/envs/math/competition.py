@@ -1,4 +1,4 @@
-"""rlenvs/MATH-v0: competition mathematics (the MATH / MATH-500 row format).
+"""rlenvs/MATH-v1: competition mathematics (the MATH / MATH-500 row format).
 
 Rows: `{"problem", "solution", "answer", "subject", "level"}`; `answer` may be missing, in
 which case the last `\\boxed{}` of `solution` is the answer. Answers are any LaTeX

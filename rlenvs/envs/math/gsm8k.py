@@ -1,4 +1,4 @@
-"""rlenvs/GSM8K-v0: grade-school math word problems with a single numeric answer.
+"""rlenvs/GSM8K-v1: grade-school math word problems with a single numeric answer.
 
 Data: the official GSM8K JSONL rows `{"question": ..., "answer": "<reasoning> #### 72"}`
 (or Parquet with the same columns); a user's own row may give `answer` as the bare number.

@@ -1,14 +1,14 @@
-"""rlenvs/GSM8K-Python-v0: GSM8K over several turns, with a sandboxed Python interpreter.
+"""rlenvs/GSM8K-Python-v1: GSM8K over several turns, with a sandboxed Python interpreter.
 
-Tasks, data and reward are GSM8K-v0's (this env subclasses `GSM8KEnv`); the model may run
+Tasks, data and reward are GSM8K-v1's (this env subclasses `GSM8KEnv`); the model may run
 Python (`rlenvs.envs.tools.python.PythonTool`, in the sandbox) before answering. Each reply
 is read in this order:
 
 1. A marked final answer (`\\boxed{N}`, `#### N`, "The answer is N") ends the episode and is
-   scored as in GSM8K-v0; code blocks in the same reply are not run (an answer cannot
+   scored as in GSM8K-v1; code blocks in the same reply are not run (an answer cannot
    depend on output it has not seen).
 2. Otherwise each ```python block is run and the next observation holds its output. Reward 0.
-3. Otherwise GSM8K-v0 judges the reply (a short bare number ends the episode), and anything
+3. Otherwise GSM8K-v1 judges the reply (a short bare number ends the episode), and anything
    else gets a reminder of both formats. Reward 0.
 
 The episode is truncated after `max_turns` replies (default 5) without a final answer.

@@ -1,15 +1,15 @@
-"""rlenvs/GSM8K-Tool-v0: GSM8K over several turns, with a calculator the model can call.
+"""rlenvs/GSM8K-Tool-v1: GSM8K over several turns, with a calculator the model can call.
 
-The tasks, data loading and reward are GSM8K-v0's (this env subclasses `GSM8KEnv`); what
+The tasks, data loading and reward are GSM8K-v1's (this env subclasses `GSM8KEnv`); what
 differs is the turn structure, `rlenvs.envs.tools.calculator_turns`: a reply with a marked
-final answer is scored exactly as in GSM8K-v0; otherwise its calculator calls
+final answer is scored exactly as in GSM8K-v1; otherwise its calculator calls
 `<calculator>EXPRESSION</calculator>` are run and the next observation holds their results
 (`<result>24</result>` or `<error>what was wrong</error>`, one line each); otherwise
-GSM8K-v0 judges the reply: a reply that is only a short bare answer ("18") ends the episode
+GSM8K-v1 judges the reply: a reply that is only a short bare answer ("18") ends the episode
 as there; anything else gets a reminder of both formats. The episode is truncated after
 `max_turns` replies (default 5) without a final answer.
 
-`oracle_action` is GSM8K-v0's gold solution, which answers in one reply (the env contract
+`oracle_action` is GSM8K-v1's gold solution, which answers in one reply (the env contract
 has every env's oracle finish in one step). With `oracle_uses_calculator=True` it first
 calls the calculator on the gold solution's last `<<expression=result>>` annotation and
 answers on the next turn: two-turn demonstrations of the tool for SFT data.

@@ -1,4 +1,4 @@
-"""What the procedural math envs (Arithmetic-v0, Algebra-v0) share.
+"""What the procedural math envs (Arithmetic-v1, Algebra-v1) share.
 
 Why procedural: these envs need no data at all, never run out of tasks, and give a curriculum
 of difficulty levels with exact ground truth. Task `i` at level `L` is a pure function of
@@ -298,7 +298,7 @@ class ProceduralMathEnv(ProceduralEnv, TextEnv[MathTask]):
     """
 
     env_name: ClassVar[str]
-    """The id without the namespace, for error messages, e.g. "Arithmetic-v0"."""
+    """The id without the namespace, for error messages, e.g. "Arithmetic-v1"."""
     family: ClassVar[str]
     """The first part of task ids, e.g. "arithmetic"."""
     levels: ClassVar[Mapping[int, Level]]

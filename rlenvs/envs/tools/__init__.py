@@ -1,1 +1,1 @@
-"""Tools envs can give the model: the calculator (GSM8K-Tool-v0) and the Python interpreter."""
+"""Tools envs can give the model: the calculator (GSM8K-Tool-v1) and the Python interpreter."""

@@ -1,4 +1,4 @@
-"""A safe, exact calculator for model tool calls (the tool of `rlenvs/GSM8K-Tool-v0`).
+"""A safe, exact calculator for model tool calls (the tool of `rlenvs/GSM8K-Tool-v1`).
 
 Why not `eval`: a model's tool call is untrusted text. `eval` runs attribute access and
 imports (`__import__('os')`), and even pure arithmetic hangs or exhausts memory

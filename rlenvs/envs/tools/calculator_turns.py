@@ -1,4 +1,4 @@
-"""Calculator turns: the tool protocol shared by GSM8K-Tool-v0 and Arithmetic-Tool-v0.
+"""Calculator turns: the tool protocol shared by GSM8K-Tool-v1 and Arithmetic-Tool-v1.
 
 A math env that mixes in `CalculatorTurns` reads each reply in this order:
 

@@ -10,7 +10,7 @@ functions of constants evaluated, lowest terms, no square factor under a root, a
 denominator: `trees.form_faults`), or writes a decimal in an exact expression the gold
 writes without one (`0.5\\sqrt3`), or a decimal where the question asks for a fraction (a fraction where
 it asks for a decimal). Such an answer scores 0 in
-MATH-v0, whose tasks ask to simplify, compute or evaluate and whose prompt asks for the
+MATH-v1, whose tasks ask to simplify, compute or evaluate and whose prompt asks for the
 simplest exact form. An answer that reads as the gold answer never restates, and neither
 does a plain number (`0.5`, `-12`).
 """

@@ -15,7 +15,7 @@ gold in value) is, by that reading, one of the question's expressions, or breaks
 simplest form that the gold keeps (`form_faults`: arithmetic left undone, like terms not
 combined, a function of constants left unevaluated, a fraction not in lowest terms, a
 square factor under a root, a root in a denominator; and where the question asks to factor
-or expand, the rules of those). MATH's answers are in simplest form, and MATH-v0's prompt
+or expand, the rules of those). MATH's answers are in simplest form, and MATH-v1's prompt
 asks for it. An answer that reads as the gold itself never restates.
 """
 

@@ -8,13 +8,13 @@ package's own tests want them for every id without copying a test per property, 
 whole contract lives here and returns a report instead of raising at the first problem:
 
     from rlenvs.testing.envs import check_text_env
-    report = check_text_env("rlenvs/GSM8K-v0", make_kwargs={"split": "test"})
+    report = check_text_env("rlenvs/GSM8K-v1", make_kwargs={"split": "test"})
     print(report)            # one line per check, failures with a counterexample
     assert report.passed
 
 What it accepts, and what each form needs:
 
-- an id (`"rlenvs/GSM8K-v0"`, `"my_pkg:MyEnv-v0"`): every check runs, including the ones
+- an id (`"rlenvs/GSM8K-v1"`, `"my_pkg:MyEnv-v0"`): every check runs, including the ones
   that make the env with other arguments (`max_turns` variants, render modes) and the
   vector-env checks. `make_kwargs` are passed to every `gym.make`.
 - a zero-argument factory (`MyEnv`, `lambda: MyEnv(level=2)`): called for every fresh env.

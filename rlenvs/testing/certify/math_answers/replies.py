@@ -1,0 +1,101 @@
+"""Whole replies around the gold: hedges beside a wrong answer, the gold where a final answer
+is not read, and the turns of a tool-using episode."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rlenvs.rewards.math.numbers import parse_number
+from rlenvs.testing.certify.probes import EQUIVALENT, Probe, attack, equivalent
+
+BOX_COMMANDS = (
+    "\\fbox{{{}}}",
+    "\\framebox{{{}}}",
+    "\\bbox[border: 1px solid]{{{}}}",
+    "\\colorbox{{yellow}}{{{}}}",
+    "\\fcolorbox{{red}}{{white}}{{{}}}",
+    "\\boxed*{{{}}}",
+    "\\ovalbox{{{}}}",
+    "\\doublebox{{{}}}",
+    "\\shadowbox{{{}}}",
+)
+"""Other commands that draw a box around an answer (LaTeX, MathJax's `\\bbox`, fancybox)."""
+
+
+def hedges(gold: str, wrong: str) -> Iterator[tuple[str, str]]:
+    """(why, reply) for replies that offer the gold and a wrong answer."""
+    yield "two boxes, the gold last", f"First I get $\\boxed{{{wrong}}}$, or $\\boxed{{{gold}}}$."
+    yield "two boxes, the gold first", f"$\\boxed{{{gold}}}$ or $\\boxed{{{wrong}}}$"
+    yield "a wrong answer offered before the box", f"It is ${wrong}$ or $\\boxed{{{gold}}}$."
+    yield "a wrong answer offered in the next sentence", f"$\\boxed{{{gold}}}$\n\nThe answer could also be ${wrong}$."
+    yield "a wrong answer in parentheses", f"$\\boxed{{{gold}}}$ (or ${wrong}$)"
+    yield "both answers in one box", f"$\\boxed{{{gold} \\text{{ or }} {wrong}}}$"
+    yield "both answers in one box, as a list", f"$\\boxed{{{gold}, {wrong}}}$"
+    yield "another final-answer marker after the box", f"$\\boxed{{{gold}}}$\n\nFinal answer: ${wrong}$"
+    for spelt in ("ｏｒ", "οr", "𝗈𝗋", "o\u0301r"):
+        yield f"'or' spelt {spelt!r}", f"$\\boxed{{{gold}}}$ {spelt} ${wrong}$"
+    for opener in ("EDIT:", "Update: the answer should be", "P.S."):
+        yield f"a second answer after {opener!r}", f"$\\boxed{{{gold}}}$\n{opener} ${wrong}$"
+    yield "a second answer after 'vs'", f"$\\boxed{{{gold}}}$ vs ${wrong}$"
+    yield "a second answer after 'unless'", f"$\\boxed{{{gold}}}$ unless it's ${wrong}$"
+    yield "a second answer in '(if not, then ...)'", f"$\\boxed{{{gold}}}$ (if not, then ${wrong}$)"
+    yield "a second answer called plausible", f"$\\boxed{{{gold}}}$; ${wrong}$ is also plausible."
+    yield "a second answer alone on the next line", f"$\\boxed{{{gold}}}$\n\n${wrong}$"
+    yield "a second answer after a line 'or'", f"$\\boxed{{{gold}}}$\n\nor\n\n\\({wrong}\\)"
+    for command in BOX_COMMANDS:
+        name = command.split("{")[0].split("[")[0]
+        yield f"a second answer drawn with {name}", f"$\\boxed{{{gold}}}$\n\n${command.format(wrong)}$"
+
+
+def misplaced(gold: str, wrong: str) -> Iterator[tuple[str, str]]:
+    """(why, reply) for replies whose only correct answer is where a final answer is not read."""
+    yield "the answer only in a code block", f"```\n\\boxed{{{gold}}}\n```"
+    yield "the answer only in a latex code block", f"```latex\n\\boxed{{{gold}}}\n```"
+    yield "the answer only in a calculator call", f"<calculator>{gold}</calculator>"
+    yield "the answer only in a forged tool result", f"<result>{gold}</result>"
+    yield "the answer only in a forged output block", f"```output\n{gold}\n```"
+    yield (
+        "the answer only in a tool call",
+        f'<tool_call>{{"name": "answer", "arguments": {{"answer": "{gold}"}}}}</tool_call>',
+    )
+    yield "a wrong box in prose, the gold in a code block", f"$\\boxed{{{wrong}}}$\n```\n\\boxed{{{gold}}}\n```"
+
+
+def tool_turns(gold: str, kind: str, max_turns: int) -> Iterator[Probe]:
+    """Episodes a tool-using policy plays: a tool call and the answer in prose beside it
+    (the answer counts), and, where the env allows several turns, a first turn without an
+    answer (a tool call, or none) and the answer on the next (it counts), or a tool call
+    followed by its result repeated, which is still no final answer."""
+    final = f"The final answer is $\\boxed{{{gold}}}$."
+    number = parse_number(gold) is not None
+    yield equivalent("tool turns", f"<calculator>1 + 1</calculator>\n{final}", "a tool call beside the answer", kind)
+    if max_turns < 2:
+        return
+    yield Probe("tool turns", EQUIVALENT, ("Let me think about it first.", final), "no answer, then the answer", kind)
+    yield Probe(
+        "tool turns",
+        EQUIVALENT,
+        (f"Let me compute it.\n<calculator>{gold}</calculator>", final),
+        "a calculator call, then the answer on the next turn",
+        kind,
+    )
+    yield attack(
+        "tool turns",
+        (f"<calculator>{gold}</calculator>", f"<result>{gold}</result>"),
+        "a calculator call, then its result repeated as the reply",
+        kind,
+    )
+    if number:
+        yield Probe(
+            "tool turns",
+            EQUIVALENT,
+            (f"Let me compute it.\n```python\nprint({gold})\n```", final),
+            "a python block, then the answer on the next turn",
+            kind,
+        )
+        yield attack(
+            "tool turns",
+            (f"```python\nprint({gold})\n```", f"```output\n{gold}\n```"),
+            "a python block, then its output repeated as the reply",
+            kind,
+        )

@@ -12,11 +12,10 @@ from __future__ import annotations
 import functools
 import re
 
-from rlenvs.rewards.math.equivalence import BASE_NUMERAL, CHOICE, CHOICE_WITH_TEXT, Form, read_form
+from rlenvs.rewards.math.equivalence import BASE_NUMERAL, CHOICE, CHOICE_WITH_TEXT, WORDS, Form, read_form
 from rlenvs.rewards.math.normalize import normalize_answer
 from rlenvs.rewards.math.numbers import has_mixed_number, parse_number
 
-WORDS = re.compile(r"[A-Za-z][A-Za-z ,'-]*")
 _COMMANDS = re.compile(r"\\[A-Za-z]+")
 _VARIABLE = re.compile(r"(?<![A-Za-z\\])[A-Za-z](?![A-Za-z])")
 _CONSTANT_FUNCTIONS = re.compile(r"\\(?:pi|log|ln|sin|cos|tan|sec|csc|cot|arcsin|arccos|arctan|binom|dbinom|e)\b")

@@ -41,7 +41,7 @@ from rlenvs.rewards.math.normalize import normalize_answer
 from rlenvs.rewards.math.numbers import Number, parse_number
 
 CHOICE = re.compile(r"\(?([A-Ea-e])\)?")
-_WORDS = re.compile(r"[A-Za-z][A-Za-z ']*")
+WORDS = re.compile(r"[A-Za-z][A-Za-z ']*")
 _DECIMAL = re.compile(r"[-+]?\d*\.(\d+)")
 _DECIMAL_COMMA = re.compile(r"(?<![\d,])\d+,\d+(?![\d,])")
 _MATRIX = re.compile(r"\\begin\{([pbvBV]?matrix|array)\}(?:\{[^{}]*\})?(.*?)\\end\{\1\}", re.DOTALL)
@@ -77,6 +77,8 @@ BASE_NUMERAL = re.compile(r"(-?[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)?)\s*_\s*\{?\s*(\d+
 """`52_8`, `2A_{16}`, `0.0011_2`: digits in a base, compared digit by digit (any case) and base."""
 CHOICE_WITH_TEXT = re.compile(r"\(([A-Ea-e])\)\s+(?!.*\([A-Ea-e]\))(?!(?:or|and)\b)\S.*")
 """`(C) Plane`, `(C) 3`: a multiple-choice letter with its option's text (not another letter: `(C) or (D)`)."""
+PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
+"""A word of three letters or more, not a command's name: text, not variables (`x` and `X` differ)."""
 _ARTICLE = re.compile(r"^(?:a|an|the)\s+", re.IGNORECASE)
 _SPACE_NOT_BETWEEN_DIGITS = re.compile(r"(?<!\d)\s+|\s+(?!\d)")
 _BRACKETS = {"(": ")", "[": "]", "{": "}"}
@@ -333,7 +335,9 @@ class Comparison:
         choice_text = CHOICE_WITH_TEXT.fullmatch(a)
         if choice_text and (choice := CHOICE.fullmatch(b)):
             return choice_text[1].upper() == choice[1].upper()
-        if _WORDS.fullmatch(a) and _WORDS.fullmatch(b):
+        if PROSE_WORD.search(a) and PROSE_WORD.search(b) and _compact(a).lower() == _compact(b).lower():
+            return True  # text with a word in it, any case: `june 20` is `\\text{June 20}`
+        if WORDS.fullmatch(a) and WORDS.fullmatch(b):
             a, b = _ARTICLE.sub("", a), _ARTICLE.sub("", b)
             choice_a, choice_b = CHOICE.fullmatch(a), CHOICE.fullmatch(b)
             return a.lower() == b.lower() or bool(choice_a and choice_b and choice_a[1].upper() == choice_b[1].upper())

@@ -81,7 +81,7 @@ _CLAUSE = re.compile(
 _FRAMES = re.compile(
     r"\\fcolorbox\s*\{[^{}]*\}\s*\{[^{}]*\}|\\colorbox\s*\{[^{}]*\}|(?<=\\boxed)\*"
     r"|\\(?:bbox|tcbox|framebox|fbox)\s*(?:\[[^\[\]{}]*\]\s*){1,2}(?=\{)"
-    r"|\\(?:bbox|ovalbox|Ovalbox|doublebox|shadowbox|cfbox|tcbox)(?![A-Za-z])"
+    r"|\\(?:bbox|ovalbox|Ovalbox|doublebox|shadowbox|cfbox|tcbox|Boxed)(?![A-Za-z])"
 )
 """Other ways to draw a box (`\\fcolorbox{red}{white}{8}`, `\\boxed*{8}`, MathJax's
 `\\bbox[border: 1px solid]{8}`, fancybox's `\\ovalbox{8}`, `\\framebox[2cm]{8}`): read as `\\fbox`."""
@@ -178,6 +178,10 @@ TOOL_TAGS = (
 _TOOL_TAG = re.compile(r"<(/?)(" + "|".join(TOOL_TAGS) + r")\b[^<>]{0,200}>", re.IGNORECASE)
 
 
+_ANSWER_TAG = re.compile(r"<answer>([^<>]{0,1000})</answer>")
+"""An R1-style `<answer>18</answer>`: a final-answer marker, read as "Answer: 18"."""
+
+
 def prose(completion: str) -> str:
     """The reply as a final answer is read from it: fenced code blocks (`code_blocks`'
     Markdown rules, an unclosed one running to the end) and tool calls and results
@@ -188,6 +192,8 @@ def prose(completion: str) -> str:
         completion = outside_fences(completion)
     if "<" in completion and _TOOL_TAG.search(completion):
         completion = _without_tool_spans(completion)
+    if "<answer>" in completion:
+        completion = _ANSWER_TAG.sub(lambda m: f"\nAnswer: {m[1].strip()}\n", completion)
     return completion
 
 

@@ -50,10 +50,13 @@ _STATED = re.compile(
 """A math span, a parenthesised group (a tuple, `(8)`, `(D)`; not a remark: "(with place values
 ...)") or a number."""
 _SENTENCE_END = re.compile(r"\.(?=\s|$)|\?(?=\s|$)|(?<=[A-Za-z])!")
+_OTHER_LANGUAGES_OR = ("o", "oder", "ou", "или", "eller", "oppure", "veya", "lub", "atau", "ή", "ofwel")
 _MARKER = (
     r"(?:\b(?:or|maybe|perhaps|possibly|either|also|alternatively|otherwise|could\s+be|might\s+be|vs|versus|unless"
-    r"|if\s+not)\b|/(?=\s*\$))"
+    r"|if\s+not|" + "|".join(_OTHER_LANGUAGES_OR) + r")\b|或|または|/(?=\s*[$\d])|\|(?=\s*[$\d])|\\lor\b|∨)"
 )
+"""What offers a second answer: "or" (in the languages models answer in too: "oder", "ou",
+"или", "或"), its symbols (`/`, `|`, `\\lor`, `∨`), "maybe", "vs", "unless", ..."""
 _OFFERED = re.compile(
     r"[\s,.;:*$)\-–—]*(?:[A-Za-z]+[\s,]+){0,2}?(?:\(\s*)?"
     + _MARKER
@@ -73,7 +76,8 @@ _NOT_OFFERED = re.compile(
 of the same value ("or about 16.8 cm"), "or else ...", "or so", "or more"."""
 _TAKING_BACK = re.compile(
     r"(?:or|maybe|perhaps|possibly|wait|actually|no|correction|sorry|oops|hmm+|on second thought|final|ans|result"
-    r"|edit|update|revised|revision|p\.?\s?s\.?)"
+    r"|edit|update|revised|revision|p\.?\s?s\.?|alternatively|otherwise|alternative|second guess|another guess"
+    r"|answer 2)"
     r"\b(?![ \t]*\n)",
     re.IGNORECASE,
 )
@@ -87,7 +91,8 @@ there were two more coins, ..." opens a second method."""
 
 _ALSO_RIGHT = re.compile(
     r"\b(?:also|too|as well)\b[^.\n]{0,30}?"
-    r"\b(?:correct|right|valid|works?|acceptable|possible|plausible|likely|reasonable|true|an? (?:answer|solution))\b"
+    r"\b(?:correct|right|valid|works?|acceptable|accept|possible|plausible|likely|reasonable|true"
+    r"|an? (?:answer|solution))\b"
     r"|\b(?:correct|right|valid|acceptable)\b[^.\n]{0,12}?\b(?:too|as well)\b",
     re.IGNORECASE,
 )
@@ -105,7 +110,8 @@ _CALLED_RIGHT = re.compile(
     r"(?P<answer>"
     + _STATED.pattern
     + r")[\s*]+(?:is|was|would be|could be|seems|looks)\s+(?:also\s+|too\s+|equally\s+)?"
-    r"(?:correct|right|valid|plausible|possible|likely|reasonable|true|acceptable|an? (?:answer|solution))\b",
+    r"(?:correct|right|valid|plausible|possible|likely|reasonable|true|acceptable|an? (?:answer|solution)"
+    r"|another (?:possibility|option|answer)|an alternative)\b",
     re.IGNORECASE,
 )
 """Another value called right where it stands: "; $8$ is also plausible", "8 would be correct too"."""
@@ -176,7 +182,8 @@ def _plain(text: str) -> str:
 
 
 _ALONE = re.compile(
-    r"(?:or[ \t]*\n\s*)?(?P<answer>\$[^$\n]+\$|\\\([^\n]*?\\\)|[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?)[ \t.]*(?:\n|$)",
+    r"(?:or[ \t]*\n\s*)?\(?\s*(?P<answer>\$[^$\n]+\$|\\\([^\n]*?\\\)|[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?)\s*\)?"
+    r"[ \t.]*(?:\n|$)",
     re.IGNORECASE,
 )
 """A line after the answer holding nothing but another value (`8`, `$8$`), maybe after a line "or"."""
@@ -187,6 +194,11 @@ _OPERATOR_BEFORE = re.compile(r"(?:[-+*/=^×÷]|\\cdot|\\times|\\div)\s*$")
 
 
 _WORD_SPAN = re.compile(r"(?:\$|\\\()\s*(?:\\text\w*\s*\{\s*)?[A-Za-z0-9][A-Za-z0-9 ]*\}?\s*(?:\$|\\\))")
+_ANOTHER_WAY = re.compile(r"alternatively|otherwise|alternative", re.IGNORECASE)
+"""Openers that may begin a second method ("Alternatively, we can view ... 5 times", "...,
+one can note"): a value right after them that ends its clause is offered ("Alternatively,
+20."); one further into the sentence is working."""
+_CLAUSE_END = re.compile(r"\s*(?:[.,;:!?)]|$)")
 _DECLARING = re.compile(r"edit|update|revised|revision|p\.?\s?s|correction|final|ans|result", re.IGNORECASE)
 """Openers that declare a new answer ("EDIT:", "Update:"): any value after them is offered. After
 the others ("Or", "Wait", "Hmm") only a number is: "Or we know that $84^\\circ$ is coterminal
@@ -245,6 +257,9 @@ def offered_after(text: str, end: int, *, word_answer: bool = False, limit: int 
         found.append(offered.group("answer") or offered.group("conditional"))
     elif word_answer and (word := _OFFERED_WORD.match(window[:cut])) and not _NOT_OFFERED.search(word.group()):
         found.append(word.group("word"))
+    might_here = _MIGHT_BE.search(window[:cut]) if not found else None
+    if might_here and _a_value(might_here.group("answer"), word_answer):
+        found.append(might_here.group("answer"))  # `\\boxed{18}, though it might be 20`
     called = _CALLED_RIGHT.search(window[: cut + WINDOW_CHARS // 4])
     if not found and called and "box" not in called.group() and _a_value(called.group("answer"), word_answer):
         found.append(called.group("answer"))  # `\\boxed{7}; $8$ is also plausible`
@@ -274,9 +289,17 @@ def offered_after(text: str, end: int, *, word_answer: bool = False, limit: int 
         words_before = len(re.findall(r"[A-Za-z']+", between))
         if (
             stated
-            and words_before <= MAX_WORDS_BEFORE
+            and (
+                words_before <= MAX_WORDS_BEFORE
+                if not _ANOTHER_WAY.match(taking_back.group())
+                else words_before <= 1 and _CLAUSE_END.match(line, stated.end()) is not None
+            )
             and not _PREMISE.search(between)
-            and (_a_value(stated.group(), word_answer) if _DECLARING.match(taking_back.group()) else _a_number(stated))
+            and (
+                _a_value(stated.group(), word_answer)
+                if _DECLARING.match(taking_back.group()) or _ANOTHER_WAY.match(taking_back.group())
+                else _a_number(stated)
+            )
         ):
             found.append(stated.group())
     return [answer.strip() for answer in found]

@@ -25,6 +25,8 @@ from rlenvs.rewards.math import symbolic
 from rlenvs.rewards.math.equivalence import (
     CHOICE,
     CHOICE_WITH_TEXT,
+    PROSE_WORD,
+    WORDS,
     Form,
     answers_equivalent,
     read_form,
@@ -136,6 +138,10 @@ def _leaf_restates(answer: str, gold: str, question: str, budget: float) -> bool
         return True  # `\\frac{11}{2}` where the question asks for a decimal
     if written == gold_written or CHOICE.fullmatch(written) or CHOICE_WITH_TEXT.fullmatch(value.strip()):
         return False  # the gold's own form; a choice letter, with or without its option's text
+    if _text(value) and _text(normalize_answer(gold)):
+        return False  # words (`Odd` for `\\text{odd}`, `june 20`): no arithmetic to leave undone
+    if _left_undone(value) - _left_undone(normalize_answer(gold, as_written=True)):
+        return True  # `\\sum_{k=1}^{1}(E)`, `\\binom{n}{1}`: an operation the gold has done, written out
     if ("mixed" in asks and not has_mixed_number(value)) or ("improper" in asks and has_mixed_number(value)):
         return True  # `\\frac{11}{2}` or `5.5` where a mixed number is asked, `5\\frac12` where an improper fraction is
     if _PLAIN_NUMBER.fullmatch(written):
@@ -151,6 +157,28 @@ def _leaf_restates(answer: str, gold: str, question: str, budget: float) -> bool
     gold_value = gold_form.parts[1] if gold_form.kind == "assignment" else normalize_answer(gold)
     spec = json.dumps({"gold": gold_value, "question": question_expressions(question), "asks": asks})
     return symbolic.compare([("restates", mixed_numbers(value), spec)], budget).results[0] is True
+
+
+_OPERATIONS = re.compile(
+    r"\\(sum|prod|int|iint|oint|lim|binom|dbinom|tbinom|choose|max|min|gcd|lcm|lfloor|lceil|det|operatorname)(?![A-Za-z])"
+)
+"""Operations an answer leaves to the reader: read (and evaluated) by the parser, they would
+launder any form: `\\sum_{k=1}^{1}\\left((2+3i)(1-2i)\\right)` is read as `8 - i`."""
+
+
+_FUNCTION_NAMES = frozenset({"sqrt", "sin", "cos", "tan", "sec", "csc", "cot", "log", "exp", "infty", "frac"})
+
+
+def _text(answer: str) -> bool:
+    """An answer in words (`Odd`, `June 20`): one of three letters or more, not a function's name."""
+    return WORDS.fullmatch(answer.strip()) is not None or any(
+        word.lower() not in _FUNCTION_NAMES for word in PROSE_WORD.findall(answer)
+    )
+
+
+def _left_undone(text: str) -> set[str]:
+    """The operations of `_OPERATIONS` a text writes out."""
+    return set(_OPERATIONS.findall(text)) if "\\" in text else set()
 
 
 def _unreduced(number: str) -> bool:

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from rlenvs.rewards.completions import completion_text
 from rlenvs.rewards.math import symbolic
-from rlenvs.rewards.math.equivalence import Comparison, answers_equivalent, read_form, split_top_level
+from rlenvs.rewards.math.equivalence import CHOICE_WITH_TEXT, Comparison, answers_equivalent, read_form, split_top_level
 from rlenvs.rewards.math.extraction import (
     BOXED,
     Extraction,
@@ -148,7 +148,10 @@ def check_answer(
     predicted = _final_answer(completion, extraction, _is_list(gold), unmarked, budget)
     if predicted is None:
         return AnswerCheck(None, extraction.answer is not None, False)
-    return AnswerCheck(predicted, False, answers_equivalent(predicted, gold, budget=budget, rounding=rounding))
+    correct = answers_equivalent(predicted, gold, budget=budget, rounding=rounding)
+    if correct and problem and not _option_text_matches(predicted, problem):
+        correct = False  # `(C) e` where the problem's option (C) is `c`: another option's text
+    return AnswerCheck(predicted, False, correct)
 
 
 def math_answer_reward(completions: list[Any], answer: list[str], **_columns: Any) -> list[float]:
@@ -214,6 +217,37 @@ def _same_value(stated: FinalAnswer, answer: str, check: Comparison) -> bool:
     if values[0] is not None and values[0] == values[1]:
         return True  # one value in two forms (`$\\frac{72}{6}$ or $\\boxed{12 \\text{ gm}}$`): no hedge
     return check.answers_equal(stated.text, answer) or check.answers_equal(answer, stated.text)
+
+
+OPTION = re.compile(r"\(([A-Ea-e])\)[ \t]*([^\n]+?)[ \t]*(?=\([A-Ea-e]\)|\n|$)")
+"""A multiple-choice option in a problem's `option_lines`: its letter and its text."""
+
+
+def _option_text_matches(answer: str, problem: str) -> bool:
+    """A choice letter written with an option's text (`(C) Plane`) must carry that letter's
+    own text, where the problem lists its options; a bare letter has nothing to match."""
+    written = CHOICE_WITH_TEXT.fullmatch(normalize_answer(answer))
+    if written is None:
+        return True
+    options = {match[1].upper(): _option_key(match[2]) for match in OPTION.finditer(option_lines(problem))}
+    letter = written[1].upper()
+    if letter not in options:
+        return not options  # no options listed: the text cannot be checked against them
+    return _option_key(normalize_answer(answer)[written.end(1) + 1 :]) == options[letter]
+
+
+_OPTION_MARKUP = re.compile(r"\\(?:text|textbf|mathrm|mathbf)\s*\{([^{}]*)\}")
+_OPTION_SPACING = re.compile(r"\\qquad|\\quad|\\[ ,;!]|\$\$?")
+
+
+def option_lines(problem: str) -> str:
+    """The problem with its options' markup gone (`$\\textbf{(A)}\\ 3 \\qquad`) but its line
+    breaks kept, so an option's text ends at the next option or at its line's end."""
+    return _OPTION_SPACING.sub(" ", _OPTION_MARKUP.sub(r"\1", problem))
+
+
+def _option_key(text: str) -> str:
+    return re.sub(r"[\s$.,;]", "", normalize_answer(text)).lower()
 
 
 def quoted_boxes(problem: str) -> frozenset[str]:

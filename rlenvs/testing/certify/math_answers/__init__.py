@@ -38,6 +38,7 @@ from rlenvs.testing.certify.math_answers.notations import (
     named_tuples,
     notations,
     number_forms,
+    option_mixups,
     problem_spellings,
     rechecks,
 )
@@ -63,7 +64,7 @@ def math_probes(subject: Subject) -> Iterator[Probe]:
     for asked, why, text in number_forms(tree, subject.prompt):
         reply = f"The final answer is $\\boxed{{{text}}}$."
         yield attack("excluded form", reply, why, kind) if asked else equivalent("notation", reply, why, kind)
-    for why, text in misses:
+    for why, text in [*misses, *option_mixups(tree, kind, subject.prompt)]:
         yield attack("near miss", f"The final answer is $\\boxed{{{text}}}$.", why, kind)
     for why, text in restatements(gold, tree, subject.prompt):
         yield attack("restatement", f"The final answer is $\\boxed{{{text}}}$.", why, kind)

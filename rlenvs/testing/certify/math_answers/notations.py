@@ -10,6 +10,7 @@ from fractions import Fraction
 from rlenvs.rewards.math.equivalence import BASE_NUMERAL, Form
 from rlenvs.rewards.math.normalize import normalize_answer
 from rlenvs.rewards.math.numbers import parse_number
+from rlenvs.rewards.math.scoring import OPTION, option_lines
 from rlenvs.testing.certify.answer_tree import (
     Style,
     braced,
@@ -95,6 +96,8 @@ def spellings(gold: str, tree: Form, kind: str) -> list[tuple[str, str]]:
         found += [(f"the letter {spelt}", spelt) for spelt in (f"({letter})", letter, f"\\text{{({letter})}}")]
     elif kind == "text":
         found += [("the word without \\text", text), ("the word in \\textbf", f"\\textbf{{{text}}}")]
+        if text[:1].isalpha() and not text.isupper():
+            found.append(("the word with its first letter's case changed", text[0].swapcase() + text[1:]))
     elif kind == "percent":
         number = re.sub(r"\s*\\?%", "", raw)
         found += [("the percentage without its sign", number), ("a percent sign without backslash", f"{number}%")]
@@ -120,7 +123,6 @@ def spellings(gold: str, tree: Form, kind: str) -> list[tuple[str, str]]:
 
 _BASE_WORDS = "two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen".split()
 _MODULUS = re.compile(r"(?:divided by|modulo|mod|\\pmod\s*\{?)\s*\$?\s*(\d+)")
-_OPTION = re.compile(r"\(([A-E])\)\s*([^()\n]{1,40}?)\s*(?=\([A-E]\)|\n|$)")
 
 
 def problem_spellings(tree: Form, kind: str, problem: str) -> Iterator[tuple[str, str]]:
@@ -137,13 +139,25 @@ def problem_spellings(tree: Form, kind: str, problem: str) -> Iterator[tuple[str
             yield "the number with its base ten written", f"{value}_{{10}}"
     if kind == "choice":
         letter = re.sub(r"[^A-Ea-e]", "", normalize_answer(text)).upper()
-        for option in _OPTION.finditer(problem):
-            if option[1] == letter and option[2].strip():
-                option_text = option[2].replace("$", "").strip().rstrip(".,;")
-                yield "the letter with its option's text", f"({letter}) {option_text}"
+        for option in OPTION.finditer(option_lines(problem)):
+            if option[1].upper() == letter and option[2].strip():
+                yield "the letter with its option's text", f"({letter}) {option[2].strip().rstrip('.,;')}"
 
 
 _NAMED_TUPLE = re.compile(r"\(\s*([a-z])\s*,\s*([a-z])\s*(?:,\s*([a-z])\s*)?\)")
+
+
+def option_mixups(tree: Form, kind: str, problem: str) -> Iterator[tuple[str, str]]:
+    """A choice letter written with another option's text (`(C) e` where option C is `c`):
+    a wrong answer that looks like the right letter."""
+    if kind != "choice":
+        return
+    letter = re.sub(r"[^A-Ea-e]", "", normalize_answer(render(tree))).upper()
+    texts = {option[1].upper(): option[2].strip().rstrip(".,;") for option in OPTION.finditer(option_lines(problem))}
+    for other, option_text in texts.items():
+        if other != letter and option_text and letter in texts and option_text != texts[letter]:
+            yield "the letter with another option's text", f"({letter}) {option_text}"
+            return
 
 
 def named_tuples(tree: Form, problem: str) -> Iterator[tuple[str, str]]:

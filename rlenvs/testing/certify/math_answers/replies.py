@@ -32,8 +32,14 @@ def hedges(gold: str, wrong: str) -> Iterator[tuple[str, str]]:
     yield "both answers in one box", f"$\\boxed{{{gold} \\text{{ or }} {wrong}}}$"
     yield "both answers in one box, as a list", f"$\\boxed{{{gold}, {wrong}}}$"
     yield "another final-answer marker after the box", f"$\\boxed{{{gold}}}$\n\nFinal answer: ${wrong}$"
-    for spelt in ("ｏｒ", "οr", "𝗈𝗋", "o\u0301r"):
-        yield f"'or' spelt {spelt!r}", f"$\\boxed{{{gold}}}$ {spelt} ${wrong}$"
+    for spelt in ("ｏｒ", "οr", "𝗈𝗋", "o\u0301r", "oder", "ou", "или", "或", "|", "\\lor", "∨"):
+        yield f"'or' written {spelt!r}", f"$\\boxed{{{gold}}}$ {spelt} ${wrong}$"
+    yield "a second answer after 'Alternatively,'", f"$\\boxed{{{gold}}}$\n\nAlternatively, ${wrong}$."
+    yield "a second answer called another possibility", f"$\\boxed{{{gold}}}$\n\n${wrong}$ is another possibility."
+    yield "a second answer in parentheses on its own line", f"$\\boxed{{{gold}}}$\n\n(${wrong}$)"
+    yield "a second answer in an answer tag", f"$\\boxed{{{gold}}}$ <answer>{wrong}</answer>"
+    yield "a second answer in a capitalised \\Boxed", f"$\\boxed{{{gold}}}$\n\n$\\Boxed{{{wrong}}}$"
+    yield "a second answer the sentence says it might be", f"$\\boxed{{{gold}}}$, though it might be ${wrong}$."
     for opener in ("EDIT:", "Update: the answer should be", "P.S."):
         yield f"a second answer after {opener!r}", f"$\\boxed{{{gold}}}$\n{opener} ${wrong}$"
     yield "a second answer after 'vs'", f"$\\boxed{{{gold}}}$ vs ${wrong}$"

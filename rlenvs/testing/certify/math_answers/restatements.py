@@ -105,6 +105,7 @@ WRAPPERS = (
     ("a factor i^4 left in", "i^{{4}}\\left({}\\right)"),
     ("a factor t^0 left in", "t^{{0}}\\left({}\\right)"),
     ("a reciprocal of a reciprocal", "\\frac{{1}}{{\\frac{{1}}{{{}}}}}"),
+    ("a one-term sum", "\\sum_{{k=1}}^{{1}}\\left({}\\right)"),
     ("e to the log of it", "e^{{\\ln\\left({}\\right)}}"),
     ("a factor sin^2 + cos^2 left in", "\\left(\\sin^2 t + \\cos^2 t\\right)\\left({}\\right)"),
 )

@@ -178,6 +178,9 @@ TOOL_TAGS = (
 _TOOL_TAG = re.compile(r"<(/?)(" + "|".join(TOOL_TAGS) + r")\b[^<>]{0,200}>", re.IGNORECASE)
 
 
+_FRAME_HINTS = ("colorbox", "boxed*", "bbox", "framebox", "fbox", "ovalbox", "doublebox", "shadowbox", "tcbox", "Boxed")
+"""Substrings one of which every command `_FRAMES` rewrites contains: without one (most
+replies: their only boxes are `\\boxed{`) the rewrite's scan is skipped."""
 _ANSWER_TAG = re.compile(r"<answer>([^<>]{0,1000})</answer>")
 """An R1-style `<answer>18</answer>`: a final-answer marker, read as "Answer: 18"."""
 
@@ -190,8 +193,8 @@ def prose(completion: str) -> str:
     holding `\\boxed{18}` states nothing."""
     if "```" in completion or "~~~" in completion:
         completion = outside_fences(completion)
-    if "<" in completion and _TOOL_TAG.search(completion):
-        completion = _without_tool_spans(completion)
+    if "</" in completion and _TOOL_TAG.search(completion):
+        completion = _without_tool_spans(completion)  # a tag never closed holds no span to blank
     if "<answer>" in completion:
         completion = _ANSWER_TAG.sub(lambda m: f"\nAnswer: {m[1].strip()}\n", completion)
     return completion
@@ -226,7 +229,8 @@ def extract_final_answer(completion: str, quoted: frozenset[str] = frozenset()) 
     to fill in, an operator written as a box): such a box in the reply is quoted, not an
     answer, unless the reply has no other box."""
     completion = prose(visible(completion))
-    if "box" in completion:
+    more_boxes = completion.count("box") > completion.count("\\boxed{") or "Boxed" in completion
+    if more_boxes and any(hint in completion for hint in _FRAME_HINTS):
         completion = _FRAMES.sub(lambda m: "" if m.group() == "*" else "\\fbox", completion)
     if completion.count("nswer") + completion.count("NSWER") > MAX_PHRASES:
         return Extraction(None, True)  # that many "the answer is" commit to nothing

@@ -106,6 +106,10 @@ _MIGHT_BE = re.compile(
 )
 """A next sentence that says another answer might be right: "The answer could also be $8$.",
 "It might be 8."."""
+_CALLED_HINT = re.compile(
+    r"correct|right|valid|plausib|possib|likely|reasonable|true|acceptable|answer|solution|alternative"
+)
+"""A word `_CALLED_RIGHT` needs: without one, its scan (a value tried at every position) is skipped."""
 _CALLED_RIGHT = re.compile(
     r"(?P<answer>"
     + _STATED.pattern
@@ -135,6 +139,9 @@ def offered_before(text: str, start: int, limit: int = 0) -> list[str]:
     backwards from the box, so it costs what the answer's length costs."""
     line_start = max(limit, text.rfind("\n", limit, start) + 1)
     window_start = max(line_start, start - JOINER_CHARS)
+    tail = text[window_start:start]
+    if "or" not in tail and "/" not in tail and "either" not in tail and "OR" not in tail and "Or" not in tail:
+        return []  # no joiner: the common case, decided without a regex scan
     joiner = _JOINED_BEFORE.search(text, window_start, start)
     if joiner is None:
         return []
@@ -162,9 +169,14 @@ def visible(text: str) -> str:
     if text.isascii():
         return text
     text = _INVISIBLE.sub("", text).translate(_HOMOGLYPHS)
-    if any(unicodedata.category(char) == "Mn" or (char.isalpha() and ord(char) > 0xFF00) for char in text):
+    if _STYLED.search(text):
         text = "".join(_plain_letter(char) for char in text)
     return text
+
+
+_STYLED = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u20d0-\u20ff\uff01-\uff5e\U0001d400-\U0001d7ff]")
+"""Combining accents, fullwidth and mathematical letters: the characters `_plain_letter` folds
+(found with one regex scan, not a Python loop over every character)."""
 
 
 def _plain_letter(char: str) -> str:
@@ -257,10 +269,11 @@ def offered_after(text: str, end: int, *, word_answer: bool = False, limit: int 
         found.append(offered.group("answer") or offered.group("conditional"))
     elif word_answer and (word := _OFFERED_WORD.match(window[:cut])) and not _NOT_OFFERED.search(word.group()):
         found.append(word.group("word"))
-    might_here = _MIGHT_BE.search(window[:cut]) if not found else None
+    might_here = _MIGHT_BE.search(window[:cut]) if not found and "be" in window[:cut] else None
     if might_here and _a_value(might_here.group("answer"), word_answer):
         found.append(might_here.group("answer"))  # `\\boxed{18}, though it might be 20`
-    called = _CALLED_RIGHT.search(window[: cut + WINDOW_CHARS // 4])
+    segment = window[: cut + WINDOW_CHARS // 4]
+    called = _CALLED_RIGHT.search(segment) if _CALLED_HINT.search(segment) else None
     if not found and called and "box" not in called.group() and _a_value(called.group("answer"), word_answer):
         found.append(called.group("answer"))  # `\\boxed{7}; $8$ is also plausible`
     following = window[cut:].lstrip(" \t\n.")

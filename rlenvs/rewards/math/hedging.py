@@ -273,7 +273,10 @@ def offered_after(text: str, end: int, *, word_answer: bool = False, limit: int 
     if might_here and _a_value(might_here.group("answer"), word_answer):
         found.append(might_here.group("answer"))  # `\\boxed{18}, though it might be 20`
     segment = window[: cut + WINDOW_CHARS // 4]
-    called = _CALLED_RIGHT.search(segment) if _CALLED_HINT.search(segment) else None
+    hinted = (
+        " is " in segment or " be " in segment or "seems" in segment or "looks" in segment or " was " in segment
+    ) and (_CALLED_HINT.search(segment) is not None)
+    called = _CALLED_RIGHT.search(segment) if hinted else None
     if not found and called and "box" not in called.group() and _a_value(called.group("answer"), word_answer):
         found.append(called.group("answer"))  # `\\boxed{7}; $8$ is also plausible`
     following = window[cut:].lstrip(" \t\n.")

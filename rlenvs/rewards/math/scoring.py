@@ -270,6 +270,8 @@ def gold_answer(ground_truth: str, quoted: frozenset[str] = frozenset()) -> str:
     precedence (`####`, "The answer is"), or else the whole text. Boxes whose content is
     in `quoted` (the problem's own, see `quoted_boxes`) are notation, not answers, unless
     no other box is left."""
+    if parse_number(ground_truth, letter_units=False) is not None:
+        return ground_truth.strip()  # a number states itself: no extraction to run (GSM8K's golds)
     boxes = boxed_contents(ground_truth) if "\\" in ground_truth else []
     if quoted and any(normalize_answer(box) not in quoted for box in boxes):
         boxes = [box for box in boxes if normalize_answer(box) not in quoted]

@@ -8465,4 +8465,26 @@ CASES: list[Case] = [
     _gsm8k("certify-answer-tag", "18", "<answer>18</answer>", 1.0, "an answer tag is a final-answer marker"),
     _gsm8k("certify-answer-tag", "18", "\\boxed{18} <answer>20</answer>", 0.0, "a second answer in an answer tag"),
     _gsm8k("certify-answer-tag", "18", "\\boxed{18}\n\n\\Boxed{20}", 0.0, "a capitalised \\Boxed is a box"),
+    # --- a count named in the problem's own words ---
+    Case(
+        "certify-problem-noun",
+        {"env": "rlenvs/GSM8K-v1", "row": {"question": "How many dumplings did Ann eat?", "answer": "x #### 18"}},
+        ("\\boxed{18 \\text{ dumplings}}",),
+        1.0,
+        "the noun the problem counts names the count (the unit list cannot hold every noun)",
+    ),
+    Case(
+        "certify-problem-noun",
+        {"env": "rlenvs/GSM8K-v1", "row": {"question": "Ann cut the cake into halves.", "answer": "x #### 18"}},
+        ("\\boxed{18 \\text{ halves}}",),
+        0.0,
+        "a value word stays a value word, even where the problem uses it",
+    ),
+    Case(
+        "certify-problem-noun",
+        {"env": "rlenvs/GSM8K-v1", "row": {"question": "She earns money every day.", "answer": "x #### 18"}},
+        ("\\boxed{\\$18/\\text{day}}",),
+        1.0,
+        "a rate per day is the count of dollars",
+    ),
 ]

@@ -104,7 +104,7 @@ class GSM8KEnv(TextEnv[MathTask]):
         return gsm8k_task(row, content_task_id(DATASET, row))
 
     def judge(self, task: MathTask, reply: str) -> Judgement:
-        check = check_answer(reply, task.answer)
+        check = check_answer(reply, task.answer, problem=task.prompt)
         info = {"parsed_answer": check.answer, "hedged": check.hedged}
         if check.answer is None and not check.hedged:
             return Judgement(0.0, resolved=False, correct=False, feedback=FORMAT_REMINDER, info=info)

@@ -44,6 +44,7 @@ from rlenvs.envs.math.tasks import MathTask
 from rlenvs.rewards.math import AnswerCheck, check_answer, parse_number, warm_up
 from rlenvs.rewards.math.equivalence import read_form, stated_value
 from rlenvs.rewards.math.normalize import normalize_answer
+from rlenvs.rewards.math.scoring import without_problem_nouns
 
 # --- drawing -------------------------------------------------------------------------------
 
@@ -236,11 +237,15 @@ class Verdict(NamedTuple):
         return self.check.correct and self.in_form
 
 
-def verdict(reply: str, gold: str) -> Verdict:
-    """The reward rule of these envs: an answer equivalent to `gold` and in its form."""
-    check = check_answer(reply, gold)
+def verdict(reply: str, gold: str, problem: str | None = None) -> Verdict:
+    """The reward rule of these envs: an answer equivalent to `gold` and in its form. With the
+    `problem`, a number may name what it counts in the problem's words (`18 apples`)."""
+    check = check_answer(reply, gold, problem=problem)
     form = answer_form(gold)
-    return Verdict(check, form, check.answer is not None and has_form(check.answer, form))
+    answer = check.answer
+    if answer is not None and problem and form == NUMBER and not has_form(answer, form):
+        answer = without_problem_nouns(answer, problem) or answer
+    return Verdict(check, form, answer is not None and has_form(answer, form))
 
 
 # --- tasks ---------------------------------------------------------------------------------
@@ -334,7 +339,7 @@ class ProceduralMathEnv(ProceduralEnv, TextEnv[MathTask]):
         return math_row_task(row, content_task_id(self.family, row), self.env_name)
 
     def judge(self, task: MathTask, reply: str) -> Judgement:
-        result = verdict(reply, task.answer)
+        result = verdict(reply, task.answer, task.prompt)
         check = result.check
         info = {
             "parsed_answer": check.answer,

@@ -27,6 +27,7 @@ from rlenvs.rewards.math.extraction import (
 )
 from rlenvs.rewards.math.normalize import normalize_answer
 from rlenvs.rewards.math.numbers import Number, parse_number
+from rlenvs.rewards.math.units import is_unit_word, is_value_word
 
 UNMARKED_POLICIES = ("bare", "last")
 MAX_ANSWERS_COMPARED = 16
@@ -149,6 +150,8 @@ def check_answer(
     if predicted is None:
         return AnswerCheck(None, extraction.answer is not None, False)
     correct = answers_equivalent(predicted, gold, budget=budget, rounding=rounding)
+    if not correct and problem and (number := without_problem_nouns(predicted, problem)) is not None:
+        correct = answers_equivalent(number, gold, budget=budget, rounding=rounding)
     if correct and problem and not _option_text_matches(predicted, problem):
         correct = False  # `(C) e` where the problem's option (C) is `c`: another option's text
     return AnswerCheck(predicted, False, correct)
@@ -217,6 +220,46 @@ def _same_value(stated: FinalAnswer, answer: str, check: Comparison) -> bool:
     if values[0] is not None and values[0] == values[1]:
         return True  # one value in two forms (`$\\frac{72}{6}$ or $\\boxed{12 \\text{ gm}}$`): no hedge
     return check.answers_equal(stated.text, answer) or check.answers_equal(answer, stated.text)
+
+
+_NUMBER_AND_WORDS = re.compile(
+    r"(?P<number>[^A-Za-z]*?\d[^A-Za-z]*?)\s*(?:/|\bper\b|\beach\b)?\s*(?P<words>[A-Za-z][A-Za-z' -]{0,60}?)\s*"
+)
+_SAYS_NOTHING = frozenset(
+    {"long", "ago", "early", "late", "old", "tall", "wide", "high", "deep", "away", "left", "total"}
+)
+"""Words after a count that say nothing of its value ("minutes long", "years ago")."""
+_PROBLEM_WORD = re.compile(r"[A-Za-z]+")
+
+
+def without_problem_nouns(answer: str, problem: str) -> str | None:
+    """The number of an answer that names what it counts in the problem's own words
+    (`18 \\text{ dumplings}` where the problem asks how many dumplings, `\\$18/\\text{day}`):
+    the unit list (`units`) cannot hold every noun a problem counts, but the problem names
+    its own. None unless every word is the problem's (singular or plural), a listed unit, or
+    says nothing of the value ("long", "ago"); never a value word ("halves", "dozen")."""
+    plain = normalize_answer(answer)
+    if plain.endswith("/") and parse_number(plain.rstrip(" /")) is not None:
+        return plain.rstrip(" /")  # `\\$18/\\text{day}`: normalising dropped the listed unit, not its slash
+    match = _NUMBER_AND_WORDS.fullmatch(plain)
+    if match is None:
+        return None
+    known = {_singular(word.lower()) for word in _PROBLEM_WORD.findall(problem)}
+    words = match["words"].replace("-", " ").split()
+    for word in words:
+        lowered = word.lower()
+        if is_value_word(lowered) or not (
+            _singular(lowered) in known or is_unit_word(word) or lowered in _SAYS_NOTHING
+        ):
+            return None
+    return match["number"].strip().rstrip("/").strip()
+
+
+def _singular(word: str) -> str:
+    for plural, singular in (("ies", "y"), ("es", ""), ("s", "")):
+        if word.endswith(plural) and len(word) > len(plural) + 2:
+            return word[: -len(plural)] + singular
+    return word
 
 
 OPTION = re.compile(r"\(([A-Ea-e])\)[ \t]*([^\n]+?)[ \t]*(?=\([A-Ea-e]\)|\n|$)")

@@ -11,6 +11,7 @@ from rlenvs.rewards.math.equivalence import BASE_NUMERAL, Form
 from rlenvs.rewards.math.normalize import normalize_answer
 from rlenvs.rewards.math.numbers import parse_number
 from rlenvs.rewards.math.scoring import OPTION, option_lines
+from rlenvs.rewards.math.units import is_value_word
 from rlenvs.testing.certify.answer_tree import (
     Style,
     braced,
@@ -122,6 +123,11 @@ def spellings(gold: str, tree: Form, kind: str) -> list[tuple[str, str]]:
 
 
 _BASE_WORDS = "two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen".split()
+_COUNTED = re.compile(
+    r"\b[Hh]ow many (?:[a-z-]+ ){0,3}?([a-z]{3,}) (?:are|is|do|does|did|can|could|will|would|were|was|of|in|have|has|must)\b"
+)
+"""What a problem counts ("How many whole numbers are ..."): the noun before the verb, which a
+reply may name with its count."""
 _MODULUS = re.compile(r"(?:divided by|modulo|mod|\\pmod\s*\{?)\s*\$?\s*(\d+)")
 
 
@@ -137,6 +143,9 @@ def problem_spellings(tree: Form, kind: str, problem: str) -> Iterator[tuple[str
             yield "the remainder as a congruence", f"n \\equiv {value} \\pmod{{{modulus[1]}}}"
         if re.search(r"\bbase\b", problem):
             yield "the number with its base ten written", f"{value}_{{10}}"
+    counted = _COUNTED.search(problem)
+    if value is not None and counted is not None and not is_value_word(counted[1]):
+        yield "the count with the problem's noun", f"{value} \\text{{ {counted[1]}}}"
     if kind == "choice":
         letter = re.sub(r"[^A-Ea-e]", "", normalize_answer(text)).upper()
         for option in OPTION.finditer(option_lines(problem)):

@@ -114,17 +114,17 @@ def fences(text: str) -> list[tuple[str, str]]:
     return blocks
 
 
-def outside_fences(text: str) -> str:
+def outside_fences(text: str, mark: str = "") -> str:
     """`text` with every fenced block (`fences`' rules, fence lines included) emptied, line
     for line: the prose a reader sees around the code. Text before an inline opening fence
-    ("Here it is: ```python") is prose and stays."""
+    ("Here it is: ```python") is prose and stays; `mark` stands where each block opened."""
     kept: list[str] = []
     block: _Block | None = None
     for line in _newlines(text).split("\n"):
         if block is None:
             block = _opening(line)
             inline = _INLINE_OPENING.search(line) if block is not None and not _OPENING.match(line) else None
-            kept.append(line if block is None else line[: inline.start()] if inline else "")
+            kept.append(line if block is None else (line[: inline.start()] if inline else "") + mark)
             continue
         if block.closes(line) or block.code_before_fence(line) is not None:
             block = None

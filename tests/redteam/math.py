@@ -8487,4 +8487,35 @@ CASES: list[Case] = [
         1.0,
         "a rate per day is the count of dollars",
     ),
+    # --- correct tool-using episodes (a red team's third pass) ---
+    _arithmetic_tool(
+        "certify-answer-into-call",
+        ("The answer is 7 + 9 = <calculator>7 + 9</calculator>", "\\boxed{16}"),
+        1.0,
+        "an 'answer is' that leads into a call is working the call finishes",
+    ),
+    _arithmetic_tool(
+        "certify-result-restated",
+        ("<calculator>7 + 9</calculator>", "Result: 16. Let me check: <calculator>16 - 9</calculator>", "\\boxed{16}"),
+        1.0,
+        "a tool's result restated before another call is no final answer",
+    ),
+    _arithmetic_tool(
+        "certify-think",
+        ("<think>My guess: the answer is 15.</think>\n<calculator>7 + 9</calculator>", "\\boxed{16}"),
+        1.0,
+        "a guess while thinking is no answer",
+    ),
+    _arithmetic_tool(
+        "certify-bare-tool-result",
+        ("<calculator>7 + 9</calculator>", "<result>16</result>", "\\boxed{16}"),
+        1.0,
+        "a forged result alone is no bare answer: the episode goes on",
+    ),
+    _gsm8k("certify-inline-code", "540", "The answer is `540`.", 1.0, "inline code shows a value"),
+    _gsm8k("certify-inline-code", "540", "\\boxed{540} (`600` if counting rest days)", 0.0, "a hedge in inline code"),
+    _gsm8k("certify-working-after", "540", "Answer: 540 (9 * 60)", 1.0, "the working in parentheses after the answer"),
+    _gsm8k(
+        "certify-think", "540", "<think>\\boxed{600}</think> \\boxed{540}", 1.0, "the answer after the thinking counts"
+    ),
 ]

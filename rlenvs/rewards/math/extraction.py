@@ -41,7 +41,7 @@ import bisect
 import re
 from typing import NamedTuple
 
-from rlenvs.rewards.code_blocks import outside_fences
+from rlenvs.rewards.code_blocks import THINK_END, outside_fences
 from rlenvs.rewards.math.equivalence import read_form
 from rlenvs.rewards.math.hedging import offered_after, offered_before, visible
 from rlenvs.rewards.math.normalize import normalize_answer
@@ -181,6 +181,20 @@ _TOOL_TAG = re.compile(r"<(/?)(" + "|".join(TOOL_TAGS) + r")\b[^<>]{0,200}>", re
 _FRAME_HINTS = ("colorbox", "boxed*", "bbox", "framebox", "fbox", "ovalbox", "doublebox", "shadowbox", "tcbox", "Boxed")
 """Substrings one of which every command `_FRAMES` rewrites contains: without one (most
 replies: their only boxes are `\\boxed{`) the rewrite's scan is skipped."""
+_WORKING_AFTER = re.compile(r"^\s*(.+?)\s*\((?=[^()]*[-+*/×=])[^()]*\)\s*$")
+
+
+def _without_working(phrase: str) -> str:
+    """A number with its working in parentheses after it states the number: "Answer: 540 (9 *
+    60)", "Answer: \\frac{4}{3} (2 + \\frac{4}{3} - 2)"."""
+    working = _WORKING_AFTER.fullmatch(phrase)
+    return working[1] if working and parse_number(working[1]) is not None else phrase
+
+
+TOOL_MARK = "\x1f"
+"""What `prose` leaves where a code block or a tool span was: a reply's "the answer is" before
+its last one is working the tool finishes ("so the answer is 9 × 60 = <calculator>9*60</calculator>")."""
+_INLINE_CODE = re.compile(r"(?<!`)`([^`\n]{1,200})`(?!`)")
 _ANSWER_TAG = re.compile(r"<answer>([^<>]{0,1000})</answer>")
 """An R1-style `<answer>18</answer>`: a final-answer marker, read as "Answer: 18"."""
 
@@ -192,11 +206,14 @@ def prose(completion: str) -> str:
     forged or real, are no final answer: `<result>18</result>` or a ```` ``` ```` block
     holding `\\boxed{18}` states nothing."""
     if "```" in completion or "~~~" in completion:
-        completion = outside_fences(completion)
+        completion = outside_fences(completion, TOOL_MARK)
     if "</" in completion and _TOOL_TAG.search(completion):
         completion = _without_tool_spans(completion)  # a tag never closed holds no span to blank
     if "<answer>" in completion:
         completion = _ANSWER_TAG.sub(lambda m: f"\nAnswer: {m[1].strip()}\n", completion)
+    if "`" in completion:
+        # `540`: inline code is how chat shows a value, read as the math it holds
+        completion = _INLINE_CODE.sub(lambda m: m[1] if "$" in m[1] else f"${m[1]}$", completion)
     return completion
 
 
@@ -216,7 +233,7 @@ def _without_tool_spans(text: str) -> str:
         if end <= position:
             continue  # inside a span already blanked
         pieces.append(text[position : max(start, position)])
-        pieces.append(" ")
+        pieces.append(f" {TOOL_MARK} ")
         position = end
     pieces.append(text[position:])
     return _TOOL_TAG.sub(" ", "".join(pieces))
@@ -227,7 +244,14 @@ def extract_final_answer(completion: str, quoted: frozenset[str] = frozenset()) 
 
     `quoted` holds the normalised contents of the boxes the problem itself shows (a blank
     to fill in, an operator written as a box): such a box in the reply is quoted, not an
-    answer, unless the reply has no other box."""
+    answer, unless the reply has no other box. A reasoning model's answer follows its
+    thinking: where the reply has a `</think>`, the text after the last one is read, and the
+    whole reply only if that text neither answers nor calls a tool."""
+    if THINK_END in completion:
+        answered = completion[completion.rfind(THINK_END) + len(THINK_END) :]
+        read_after = extract_final_answer(answered, quoted)
+        if read_after.answer is not None or read_after.hedged or TOOL_MARK in prose(answered):
+            return read_after
     completion = prose(visible(completion))
     more_boxes = completion.count("box") > completion.count("\\boxed{") or "Boxed" in completion
     if more_boxes and any(hint in completion for hint in _FRAME_HINTS):
@@ -258,10 +282,12 @@ def extract_final_answer(completion: str, quoted: frozenset[str] = frozenset()) 
     phrases = _answer_phrases(completion, [start for start, _, _ in all_boxes])
     if len(phrases) > MAX_PHRASES:
         return Extraction(None, True)  # "Final: ..." lines count as "the answer is" do
+    last_tool = completion.rfind(TOOL_MARK)
     for start, phrase, end in phrases:
-        if start < after:
-            continue  # an "answer is" before the last box is working, not a final answer
-        candidate = _final(_ADVERB.sub("", phrase, count=1), ANSWER_IS)  # "the answer is actually $8$"
+        if start < after or start < last_tool:
+            continue  # an "answer is" before the last box, or before a tool call or code, is working
+        phrase = _without_working(_ADVERB.sub("", phrase, count=1))  # "the answer is actually $8$"
+        candidate = _final(phrase, ANSWER_IS)
         if (
             candidate.value is not None
             or is_math_span(candidate.text)

@@ -16,15 +16,18 @@ from rlenvs.rewards.math import symbolic
 from rlenvs.rewards.math.equivalence import CHOICE_WITH_TEXT, Comparison, answers_equivalent, read_form, split_top_level
 from rlenvs.rewards.math.extraction import (
     BOXED,
+    TOOL_MARK,
     Extraction,
     FinalAnswer,
     agree,
     boxed_contents,
     extract_final_answer,
     is_math_span,
+    prose,
     unclosed_box,
     unwrap_formatting,
 )
+from rlenvs.rewards.math.hedging import visible
 from rlenvs.rewards.math.normalize import normalize_answer
 from rlenvs.rewards.math.numbers import Number, parse_number
 from rlenvs.rewards.math.units import is_unit_word, is_value_word
@@ -182,7 +185,8 @@ def _final_answer(
     a `####` or "answer is" that states another list still hedges."""
     answer = extraction.answer
     if answer is None:
-        bare = _bare_answer(completion)
+        shown = prose(visible(completion))  # a tool's tags or output are no bare answer (`<result>540</result>`)
+        bare = _bare_answer(shown) if TOOL_MARK not in shown else None
         return bare if bare is not None or unmarked == "bare" else _last_answer(completion)
     if not extraction.hedged:
         return answer.text

@@ -74,4 +74,5 @@ def math_probes(subject: Subject) -> Iterator[Probe]:
             yield attack("hedge", reply, why, kind)
         for why, reply in misplaced(render(tree), wrong):
             yield attack("misplaced answer", reply, why, kind)
-    yield from tool_turns(render(tree), kind, subject.max_turns)
+    wrong = hedge_partner(tree, misses) if misses else render(tree) + "1"
+    yield from tool_turns(render(tree), wrong, kind, subject.max_turns)

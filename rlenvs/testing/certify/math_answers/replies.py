@@ -40,6 +40,7 @@ def hedges(gold: str, wrong: str) -> Iterator[tuple[str, str]]:
     yield "a second answer in an answer tag", f"$\\boxed{{{gold}}}$ <answer>{wrong}</answer>"
     yield "a second answer in a capitalised \\Boxed", f"$\\boxed{{{gold}}}$\n\n$\\Boxed{{{wrong}}}$"
     yield "a second answer the sentence says it might be", f"$\\boxed{{{gold}}}$, though it might be ${wrong}$."
+    yield "a second answer in inline code", f"$\\boxed{{{gold}}}$ (`{wrong}` if we count differently)"
     for opener in ("EDIT:", "Update: the answer should be", "P.S."):
         yield f"a second answer after {opener!r}", f"$\\boxed{{{gold}}}$\n{opener} ${wrong}$"
     yield "a second answer after 'vs'", f"$\\boxed{{{gold}}}$ vs ${wrong}$"
@@ -67,16 +68,47 @@ def misplaced(gold: str, wrong: str) -> Iterator[tuple[str, str]]:
     yield "a wrong box in prose, the gold in a code block", f"$\\boxed{{{wrong}}}$\n```\n\\boxed{{{gold}}}\n```"
 
 
-def tool_turns(gold: str, kind: str, max_turns: int) -> Iterator[Probe]:
-    """Episodes a tool-using policy plays: a tool call and the answer in prose beside it
-    (the answer counts), and, where the env allows several turns, a first turn without an
-    answer (a tool call, or none) and the answer on the next (it counts), or a tool call
-    followed by its result repeated, which is still no final answer."""
+def tool_turns(gold: str, wrong: str, kind: str, max_turns: int) -> Iterator[Probe]:
+    """Episodes a tool-using policy plays: a tool call or a guess while thinking beside the
+    answer in prose (the answer counts), and, where the env allows several turns, a first turn
+    without an answer (a tool call, an "answer is" that leads into one, a restated result)
+    and the answer on a later turn (it counts), or a tool call followed by its result
+    repeated, which is still no final answer."""
     final = f"The final answer is $\\boxed{{{gold}}}$."
     number = parse_number(gold) is not None
     yield equivalent("tool turns", f"<calculator>1 + 1</calculator>\n{final}", "a tool call beside the answer", kind)
+    yield equivalent(
+        "tool turns", f"<think>Maybe it is \\boxed{{{wrong}}}.</think>\n{final}", "a guess while thinking", kind
+    )
+    if number:
+        yield equivalent("tool turns", f"The answer is `{gold}`.", "the answer in inline code", kind)
+        yield equivalent(
+            "tool turns", f"Answer: {gold} (2 + {gold} - 2)", "the answer with its working in parentheses", kind
+        )
     if max_turns < 2:
         return
+    yield Probe(
+        "tool turns",
+        EQUIVALENT,
+        (f"So the answer is {gold} + 0 = <calculator>{gold} + 0</calculator>", final),
+        "an 'answer is' that leads into a calculator call, then the answer",
+        kind,
+    )
+    yield Probe(
+        "tool turns",
+        EQUIVALENT,
+        (f"<think>My guess: the answer is {wrong}.</think>\n<calculator>{gold}</calculator>", final),
+        "a guess while thinking, a call, then the answer",
+        kind,
+    )
+    if max_turns >= 3:
+        yield Probe(
+            "tool turns",
+            EQUIVALENT,
+            ("<calculator>1 + 1</calculator>", "Result: 2. Now: <calculator>2 + 2</calculator>", final),
+            "a tool's result restated before the next call, then the answer",
+            kind,
+        )
     yield Probe("tool turns", EQUIVALENT, ("Let me think about it first.", final), "no answer, then the answer", kind)
     yield Probe(
         "tool turns",

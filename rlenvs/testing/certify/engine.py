@@ -10,6 +10,7 @@ the replies run out; the episode's total reward is the verdict.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import time
@@ -21,7 +22,7 @@ import gymnasium as gym
 from rlenvs.rewards.math.answer_types import answer_type
 from rlenvs.testing.certify.generic import generic_probes
 from rlenvs.testing.certify.math_answers import math_probes
-from rlenvs.testing.certify.probes import ATTACK, EQUIVALENT, Generator, Probe, Subject
+from rlenvs.testing.certify.probes import EQUIVALENT, Generator, Probe, Subject
 from rlenvs.testing.certify.report import CertifyReport, Check
 
 DEFAULT_GENERATORS: tuple[Generator, ...] = (generic_probes, math_probes)
@@ -120,9 +121,8 @@ def _subject(env: gym.Env, env_id: str, seed: int, task_index: int | None) -> Su
     gold = getattr(task, "answer", None)
     if isinstance(gold, str) and gold.strip() and oracle:
         # The gold counts as a math answer where the env pays the gold reply's reward for it boxed.
-        boxed = Probe("gold", EQUIVALENT, (f"The final answer is $\\boxed{{{gold}}}$.",), "the gold boxed")
-        if math.isclose(_episode(env, subject, boxed.turns)[0], subject.best):
-            return Subject(**{**subject.__dict__, "gold": gold})
+        if math.isclose(_episode(env, subject, (f"The final answer is $\\boxed{{{gold}}}$.",))[0], subject.best):
+            return dataclasses.replace(subject, gold=gold)
     return subject
 
 
@@ -169,5 +169,4 @@ def _play(env: gym.Env, subject: Subject, probe: Probe) -> Check:
     wrong = error is not None or (
         reward < expected - 1e-9 if probe.expect == EQUIVALENT else reward > subject.worst + 1e-9
     )
-    assert probe.expect in (EQUIVALENT, ATTACK)
     return Check(subject, probe, reward, expected, seconds, wrong, error)

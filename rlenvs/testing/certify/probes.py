@@ -66,6 +66,12 @@ class Probe:
     answer_type: str = ""
     """The gold's answer type (`rlenvs.rewards.math.answer_types`), "" where there is none."""
 
+    def __post_init__(self) -> None:
+        if self.expect not in (EQUIVALENT, ATTACK):
+            raise ValueError(f"a probe expects {EQUIVALENT!r} or {ATTACK!r}, got {self.expect!r} ({self.why})")
+        if not self.turns:
+            raise ValueError(f"a probe needs at least one reply ({self.why})")
+
 
 Generator = Callable[[Subject], Iterable[Probe]]
 """Writes probes from a subject. A generator that does not apply to a subject yields none."""

@@ -8518,4 +8518,20 @@ CASES: list[Case] = [
     _gsm8k(
         "certify-think", "540", "<think>\\boxed{600}</think> \\boxed{540}", 1.0, "the answer after the thinking counts"
     ),
+    _math(
+        "certify-notation", "Solve.", "(-\\infty, 2]", "\\boxed{(-\\text{inf}, 2]}", 1.0, "infinity written as a word"
+    ),
+    _math(
+        "certify-notation",
+        "Find the vector.",
+        "\\begin{pmatrix} 1 \\\\ -2 \\end{pmatrix}",
+        "\\boxed{[1,-2]^T}",
+        1.0,
+        "a transposed row",
+    ),
+    _math("certify-notation", "Find the ratio.", "2:3", "\\boxed{2\\colon 3}", 1.0, "a ratio written with \\colon"),
+    _math(
+        "certify-notation", "Solve.", "\\text{no solution}", "\\boxed{\\emptyset}", 1.0, "the empty set for no solution"
+    ),
+    _math("certify-notation", "Solve.", "5", "\\boxed{\\emptyset}", 0.0, "the empty set is no number"),
 ]

@@ -79,6 +79,11 @@ CHOICE_WITH_TEXT = re.compile(r"\(([A-Ea-e])\)\s+(?!.*\([A-Ea-e]\))(?!(?:or|and)
 """`(C) Plane`, `(C) 3`: a multiple-choice letter with its option's text (not another letter: `(C) or (D)`)."""
 PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
 """A word of three letters or more, not a command's name: text, not variables (`x` and `X` differ)."""
+_EMPTY = re.compile(
+    r"\s*(?:\\emptyset|\\varnothing|\\\{\s*\\\}|\{\s*\}|no\s+(?:real\s+)?solutions?|none|no\s+such\s+\w+)\s*",
+    re.IGNORECASE,
+)
+"""The empty set and the words that state it."""
 _ARTICLE = re.compile(r"^(?:a|an|the)\s+", re.IGNORECASE)
 _SPACE_NOT_BETWEEN_DIGITS = re.compile(r"(?<!\d)\s+|\s+(?!\d)")
 _BRACKETS = {"(": ")", "[": "]", "{": "}"}
@@ -329,6 +334,8 @@ class Comparison:
     def leaf_equal(self, a: str, b: str) -> bool:
         if _compact(a) == _compact(b):
             return True
+        if _EMPTY.fullmatch(a) and _EMPTY.fullmatch(b):
+            return True  # `\\emptyset` for "no solution"
         bases = BASE_NUMERAL.fullmatch(a), BASE_NUMERAL.fullmatch(b)
         if bases[0] and bases[1]:
             return bases[0][1].upper() == bases[1][1].upper() and int(bases[0][2]) == int(bases[1][2])

@@ -69,6 +69,10 @@ _BASE_PARENTHESISED = re.compile(r"\(\s*(-?[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)?)\s*\)
 """`(1111)_2`: the digits in parentheses, then the base."""
 _BASE_TEN = re.compile(r"^(-?\d+)\s*_\s*\{?\s*10\s*\}?$")
 """`15_{10}`: a numeral in base ten is the number."""
+_INFINITY_WORD = re.compile(r"(?<![A-Za-z\\])inf(?:inity)?(?![A-Za-z])", re.IGNORECASE)
+"""`inf` and `infinity` as words (`(-\\text{inf}, 2]`): infinity."""
+_TRANSPOSED = re.compile(r"[\[(]([^\[\]()]*)[\])]\s*\^\s*\{?\s*(?:T|\\top|\\intercal)\s*\}?")
+"""A bracketed row transposed (`[1, -2]^T`): the column it is, which compares as its tuple."""
 _FRENCH_INTERVAL = re.compile(r"^\]\s*(.+?)\s*,\s*(.+?)\s*([\[\]])$|^\[\s*(.+?)\s*,\s*(.+?)\s*\[$")
 """`]-3, 2]` and `[1, 4[`: open ends written with the bracket turned out, as in France."""
 _RELATIONS = (
@@ -135,6 +139,12 @@ def normalize_answer(text: str, *, as_written: bool = False) -> str:
         text = _TIME_OF_DAY.sub(lambda m: m[1].lower() + "m", text)
     if "\\{" in text:
         text = _SET_BUILDER.sub(r"\2", text)
+    if "inf" in text:
+        text = _INFINITY_WORD.sub(r"\\infty", text)
+    if "colon" in text:
+        text = text.replace("\\colon", ":")
+    if "^" in text:
+        text = _TRANSPOSED.sub(r"(\1)", text)
     if "R" in text or "real" in text:
         text = _REALS.sub(lambda _: "(-\\infty, \\infty)", text)
     text = _SPACES.sub(" ", text).strip().rstrip(".,;: ").strip()

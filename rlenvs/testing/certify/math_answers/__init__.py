@@ -23,8 +23,9 @@ picked from a list of examples, so a new data set brings its own cases:
   *excluded form* is the gold in a number form the problem rules out;
 - *hedge*: the gold beside a near miss, in every way a reply offers two answers;
 - *misplaced answer*: the gold only inside a code block, a tool call or a forged tool result;
-- *tool turns*: a tool call beside the answer, the answer a turn after a tool call, a tool's
-  result repeated as the reply.
+- *tool turns*: a tool call or a guess while thinking beside the answer, the answer in inline
+  code or with its working in parentheses, the answer a turn after a tool call, an "answer
+  is" that leads into one or a restated result; a tool's result repeated as the reply.
 """
 
 from __future__ import annotations

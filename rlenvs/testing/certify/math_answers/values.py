@@ -15,6 +15,8 @@ MAX_LEAVES_REWRITTEN = 4
 """Leaves of a large structure (a matrix, a long list) rewritten one at a time, at most."""
 
 WORDY = ("text", "choice", "choice with text", "base numeral", "number with unit", "degrees", "percent")
+"""Answer types whose letters are no variables and whose leaf is no arithmetic: no operation
+is rewritten or left undone in them."""
 
 
 def value_leaves(tree: Form) -> list[tuple[tuple[int, ...], Form]]:

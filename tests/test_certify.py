@@ -102,10 +102,17 @@ class DigitsEnv(TextEnv[MathTask]):
         return task.solution
 
 
+DIGITS = "rlenvs_tests/Digits-v0"
+
+
+def _registered_digits() -> str:
+    if DIGITS not in gym.registry:
+        gym.register(DIGITS, entry_point=DigitsEnv)
+    return DIGITS
+
+
 def test_a_lax_verdict_is_caught_with_reproductions_that_replay() -> None:
-    env_id = "rlenvs_tests/Digits-v0"
-    if env_id not in gym.registry:
-        gym.register(env_id, entry_point=DigitsEnv)
+    env_id = _registered_digits()
     report = certify(env_id, per_type=1)
     found = {(check.probe.kind, check.probe.expect) for check in report.wrong}
     assert {("hedge", ATTACK), ("misplaced answer", ATTACK), ("near miss", ATTACK), ("notation", EQUIVALENT)} <= found
@@ -141,9 +148,7 @@ def test_certify_command_prints_a_json_report_and_exits_zero_when_clean(capsys: 
 
 
 def test_certify_command_exits_one_on_a_wrong_verdict(capsys: pytest.CaptureFixture[str]) -> None:
-    if "rlenvs_tests/Digits-v0" not in gym.registry:
-        gym.register("rlenvs_tests/Digits-v0", entry_point=DigitsEnv)
-    assert main(["certify", "rlenvs_tests/Digits-v0", "--tasks", "1"]) == 1
+    assert main(["certify", _registered_digits(), "--tasks", "1"]) == 1
     assert "WRONG [hedge]" in capsys.readouterr().out
 
 

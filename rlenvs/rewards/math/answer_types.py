@@ -12,16 +12,23 @@ from __future__ import annotations
 import functools
 import re
 
-from rlenvs.rewards.math.equivalence import BASE_NUMERAL, CHOICE, CHOICE_WITH_TEXT, WORDS, Form, read_form
+from rlenvs.rewards.math.equivalence import (
+    BASE_NUMERAL,
+    CHOICE,
+    CHOICE_WITH_TEXT,
+    COMMAND,
+    PROSE_WORD,
+    WORDS,
+    Form,
+    read_form,
+)
 from rlenvs.rewards.math.normalize import normalize_answer
 from rlenvs.rewards.math.numbers import has_mixed_number, parse_number
 
-_COMMANDS = re.compile(r"\\[A-Za-z]+")
 _VARIABLE = re.compile(r"(?<![A-Za-z\\])[A-Za-z](?![A-Za-z])")
 _CONSTANT_FUNCTIONS = re.compile(r"\\(?:pi|log|ln|sin|cos|tan|sec|csc|cot|arcsin|arccos|arctan|binom|dbinom|e)\b")
 _ROOT = re.compile(r"\\sqrt|\^\s*\{?\s*\\?(?:frac|\d+\s*/)")
 _TEXT_UNIT = re.compile(r"\\(?:text|mbox|mathrm)\s*\{\s*[A-Za-z]")
-_WORD = re.compile(r"(?<![A-Za-z])[A-Za-z]{3,}")
 _DEGREE = re.compile(r"\\circ|\\degree|°")
 
 COMPOSITE = ("list", "set", "plus-minus", "tuple", "interval", "union", "matrix", "equation", "assignment")
@@ -69,11 +76,11 @@ def leaf_type(text: str, form: Form | None = None) -> str:
         if number.denominator != 1 if hasattr(number, "denominator") else False:
             return "fraction"
         return "integer" if ("frac" not in leaf and "/" not in leaf) else "fraction"
-    if "\\infty" in leaf and not _VARIABLE.search(_COMMANDS.sub(" ", leaf)):
+    if "\\infty" in leaf and not _VARIABLE.search(COMMAND.sub(" ", leaf)):
         return "infinity"
-    if (WORDS.fullmatch(leaf) and len(leaf) > 1) or _WORD.search(_COMMANDS.sub(" ", leaf)):
+    if (WORDS.fullmatch(leaf) and len(leaf) > 1) or PROSE_WORD.search(COMMAND.sub(" ", leaf)):
         return "text"  # `\\text{Sunday}`, `CBAD`, `June 20`
-    letters = set(_VARIABLE.findall(_COMMANDS.sub(" ", leaf)))
+    letters = set(_VARIABLE.findall(COMMAND.sub(" ", leaf)))
     if letters == {"i"}:
         return "complex"
     if letters - {"e"}:

@@ -52,7 +52,7 @@ _GLUED_LIST_WORD = re.compile(r"(?<=[\d)}\]])(?:or|and)(?=[A-Za-z(\\])")
 """`W(x)=1orW(x)=-1`: "or"/"and" with no spaces, after a digit or bracket, before a name."""
 _ONE_RELATION = re.compile(r"[^<>=!]+(?:<=|>=|!=|=|<|>)[^<>=!]+")
 _LETTER = re.compile(r"[A-Za-z]")
-_COMMAND = re.compile(r"\\[A-Za-z]+")
+COMMAND = re.compile(r"\\[A-Za-z]+")
 _LABEL = re.compile(
     r"[^\d+\-]*|[^+\-]*_\{?\d+\}?[^+\-]*"
     r"|[A-Za-z](?:\s*\+\s*[A-Za-z])+"
@@ -159,7 +159,7 @@ def read_form(text: str, depth: int = 0) -> Form:
         return relation
     if "\\approx" in text and "=" not in text:
         exact, _, approximation = text.partition("\\approx")
-        if not (_is_label(exact, approximation) and _LETTER.search(_COMMAND.sub("", exact))):
+        if not (_is_label(exact, approximation) and _LETTER.search(COMMAND.sub("", exact))):
             # `\frac13 \approx 0.333`: the exact value, and a rounding of it that must be right.
             return Form("approx", (exact.strip(), approximation.split("\\approx")[-1].strip(), read(exact.strip())))
     equals = _split_equals(text)
@@ -305,7 +305,7 @@ class Comparison:
         (`(x+1)(x+2) = x^2+3x+2`) states its right side too."""
         equation, leaf = (a, b) if a.kind == "equation" else (b, a)
         left, right = equation.parts
-        if _LETTER.search(_COMMAND.sub("", left)) and not _LETTER.search(_COMMAND.sub("", right)):
+        if _LETTER.search(COMMAND.sub("", left)) and not _LETTER.search(COMMAND.sub("", right)):
             return False
         value = read_form(right)
         stated = self.forms_equal(value, leaf) if equation is a else self.forms_equal(leaf, value)
@@ -476,7 +476,7 @@ def _is_label(left: str, right: str) -> bool:
     left = left.strip()
     if not _LABEL.fullmatch(left):
         return False
-    variables = _LONE_LETTER.findall(_COMMAND.sub(" ", left))
+    variables = _LONE_LETTER.findall(COMMAND.sub(" ", left))
     if _ARITHMETIC.search(left) and len(variables) != len(set(variables)):
         return False
     return not (_VARIABLE_NAME.fullmatch(left) and re.search(rf"(?<![A-Za-z\\]){re.escape(left)}(?![A-Za-z])", right))
@@ -586,7 +586,7 @@ def _solved(form: Form) -> bool:
         sides = re.split(r"<=|>=|!=|<|>", form.parts[0])
     else:
         return True
-    return all(_VARIABLE.fullmatch(side.strip()) or not _LETTER.search(_COMMAND.sub("", side)) for side in sides)
+    return all(_VARIABLE.fullmatch(side.strip()) or not _LETTER.search(COMMAND.sub("", side)) for side in sides)
 
 
 def _relations(form: Form) -> bool:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from rlenvs.rewards.math.equivalence import PROSE_WORD
 from rlenvs.rewards.math.numbers import parse_number
 
 MAX_WORDS_BEFORE = 6
@@ -199,8 +200,6 @@ _ALONE = re.compile(
     re.IGNORECASE,
 )
 """A line after the answer holding nothing but another value (`8`, `$8$`), maybe after a line "or"."""
-_PROSE = re.compile(r"[A-Za-z]{3,}")
-"""A word in a line that holds one math span: a heading (`$\\emph{Solution 2: ...}$`), not a value."""
 _OPERATOR = re.compile(r"\s*(?:[-+*/=^×÷]|\\cdot|\\times|\\div)")
 _OPERATOR_BEFORE = re.compile(r"(?:[-+*/=^×÷]|\\cdot|\\times|\\div)\s*$")
 
@@ -235,7 +234,7 @@ def _a_value(stated: str, word_answer: bool = False) -> bool:
         return True
     if not text.startswith(("$", "\\(")) or _LONE_NAME.fullmatch(text):
         return False
-    return not _PROSE.search(_LATEX_NAMES.sub(" ", text))
+    return not PROSE_WORD.search(_LATEX_NAMES.sub(" ", text))  # a heading: `$\\emph{Solution 2: ...}$`
 
 
 def _operand(text: str, start: int, end: int) -> bool:

@@ -36,8 +36,11 @@ _TRIG_DEGREES = re.compile(
     r"(?:\^\s*(?:\{\s*(?:\\circ|o)\s*\}|\\circ|o(?![A-Za-z]))|\\circ|\\degree|\s*\\text\s*\{\s*degrees?\s*\})"
 )
 """`\\cos 13^\\circ`: an angle in degrees inside a trigonometric function, as radians."""
-_TEXT_UNIT = re.compile(r"\\(?:text|mbox|mathrm|textrm)\s*\{\s*([A-Za-z][A-Za-z .]*?)\s*\}(\s*\^\s*\{?\s*[23]\s*\}?)?")
-"""A unit written as text after an answer (`288\\pi\\text{ cm}^3`): not part of its value."""
+_TEXT_UNIT = re.compile(
+    r"(?:/\s*)?\\(?:text|mbox|mathrm|textrm)\s*\{\s*([A-Za-z][A-Za-z .]*?)\s*\}(\s*\^\s*\{?\s*[23]\s*\}?)?"
+)
+"""A unit written as text after an answer (`288\\pi\\text{ cm}^3`, or a rate's `/\\text{day}`): not
+part of its value."""
 _SET_BUILDER = re.compile(r"\\\{\s*([A-Za-z])\s*(?:\\mid|\||:)\s*(.+)\\\}")
 """`\\{x \\mid x > 2\\}`: the set of x such that the condition holds, read as the condition."""
 _TIME_OF_DAY = re.compile(r"(?<=[\d\s])([aApP])\.?\s?[mM]\.?(?![A-Za-z])")
@@ -168,6 +171,8 @@ def _french_interval(match: re.Match) -> str:
 def _drop_unit(match: re.Match) -> str:
     """Drops a unit written as text after something (not a text answer of its own)."""
     before = match.string[: match.start()].strip()
+    if match.group().startswith("/") and not re.search(r"\d\s*$", before):
+        return match.group()  # `x/\\text{y}`: a quotient of names, not a rate
     if re.fullmatch(r"[aApP]\.?\s?[mM]\.?", match.group(1).strip()):
         return match.group()  # `9\\text{ a.m.}`: a time of day, not 9 with a unit
     words = match.group(1).replace(".", " ").split()

@@ -33,6 +33,7 @@ from rlenvs.rewards.math.equivalence import (
     split_top_level,
     stated_value,
 )
+from rlenvs.rewards.math.extraction import MATH_WORDS
 from rlenvs.rewards.math.normalize import normalize_answer
 from rlenvs.rewards.math.numbers import has_mixed_number, mixed_numbers, parse_number
 
@@ -130,7 +131,8 @@ def _leaf_restates(answer: str, gold: str, question: str, budget: float) -> bool
     """`restates_question` for one value."""
     # The value the answer states: `x = \\sqrt{50}+\\sqrt{18}` states what the question asks.
     value = stated_value(normalize_answer(answer, as_written=True))
-    written, gold_written = _compact(value), _compact(normalize_answer(gold, as_written=True))
+    gold_as_written, gold_normal = normalize_answer(gold, as_written=True), normalize_answer(gold)
+    written, gold_written = _compact(value), _compact(gold_as_written)
     asks = [form for form, pattern in _ASKS.items() if pattern.search(question)]
     if "fraction" in asks and _DECIMAL_POINT.search(written) and not _DECIMAL_POINT.search(gold_written):
         return True  # `5.5` where the question asks for a fraction
@@ -138,9 +140,9 @@ def _leaf_restates(answer: str, gold: str, question: str, budget: float) -> bool
         return True  # `\\frac{11}{2}` where the question asks for a decimal
     if written == gold_written or CHOICE.fullmatch(written) or CHOICE_WITH_TEXT.fullmatch(value.strip()):
         return False  # the gold's own form; a choice letter, with or without its option's text
-    if _text(value) and _text(normalize_answer(gold)):
+    if _text(value) and _text(gold_normal):
         return False  # words (`Odd` for `\\text{odd}`, `june 20`): no arithmetic to leave undone
-    if _left_undone(value) - _left_undone(normalize_answer(gold, as_written=True)):
+    if _left_undone(value) - _left_undone(gold_as_written):
         return True  # `\\sum_{k=1}^{1}(E)`, `\\binom{n}{1}`: an operation the gold has done, written out
     if ("mixed" in asks and not has_mixed_number(value)) or ("improper" in asks and has_mixed_number(value)):
         return True  # `\\frac{11}{2}` or `5.5` where a mixed number is asked, `5\\frac12` where an improper fraction is
@@ -153,8 +155,8 @@ def _leaf_restates(answer: str, gold: str, question: str, budget: float) -> bool
     if _DECIMAL_POINT.search(written) and not _DECIMAL_POINT.search(gold_written) and read_form(value).kind == "leaf":
         return True  # `0.5\\sqrt{3}` for `\\frac{\\sqrt3}{2}`: a decimal in an exact expression (not `(1, 4.5)`)
     # The gold's value too: a gold `x = 9` states 9, which `i^4(\\log_{\\sqrt[3]{5}} 125)` must not restate.
-    gold_form = read_form(normalize_answer(gold))
-    gold_value = gold_form.parts[1] if gold_form.kind == "assignment" else normalize_answer(gold)
+    gold_form = read_form(gold_normal)
+    gold_value = gold_form.parts[1] if gold_form.kind == "assignment" else gold_normal
     spec = json.dumps({"gold": gold_value, "question": question_expressions(question), "asks": asks})
     return symbolic.compare([("restates", mixed_numbers(value), spec)], budget).results[0] is True
 
@@ -166,13 +168,10 @@ _OPERATIONS = re.compile(
 launder any form: `\\sum_{k=1}^{1}\\left((2+3i)(1-2i)\\right)` is read as `8 - i`."""
 
 
-_FUNCTION_NAMES = frozenset({"sqrt", "sin", "cos", "tan", "sec", "csc", "cot", "log", "exp", "infty", "frac"})
-
-
 def _text(answer: str) -> bool:
     """An answer in words (`Odd`, `June 20`): one of three letters or more, not a function's name."""
     return WORDS.fullmatch(answer.strip()) is not None or any(
-        word.lower() not in _FUNCTION_NAMES for word in PROSE_WORD.findall(answer)
+        word.lower() not in MATH_WORDS for word in PROSE_WORD.findall(answer)
     )
 
 

@@ -243,8 +243,6 @@ def without_problem_nouns(answer: str, problem: str) -> str | None:
     its own. None unless every word is the problem's (singular or plural), a listed unit, or
     says nothing of the value ("long", "ago"); never a value word ("halves", "dozen")."""
     plain = normalize_answer(answer)
-    if plain.endswith("/") and parse_number(plain.rstrip(" /")) is not None:
-        return plain.rstrip(" /")  # `\\$18/\\text{day}`: normalising dropped the listed unit, not its slash
     match = _NUMBER_AND_WORDS.fullmatch(plain)
     if match is None:
         return None
@@ -256,7 +254,7 @@ def without_problem_nouns(answer: str, problem: str) -> str | None:
             _singular(lowered) in known or is_unit_word(word) or lowered in _SAYS_NOTHING
         ):
             return None
-    return match["number"].strip().rstrip("/").strip()
+    return match["number"].strip()
 
 
 def _singular(word: str) -> str:

@@ -3,6 +3,7 @@ is not read, and the turns of a tool-using episode."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from rlenvs.rewards.math.numbers import parse_number
@@ -22,36 +23,56 @@ BOX_COMMANDS = (
 """Other commands that draw a box around an answer (LaTeX, MathJax's `\\bbox`, fancybox)."""
 
 
+HEDGES = (
+    ("two boxes, the gold last", "First I get $\\boxed{W}$, or $\\boxed{G}$."),
+    ("two boxes, the gold first", "$\\boxed{G}$ or $\\boxed{W}$"),
+    ("a wrong answer offered before the box", "It is $W$ or $\\boxed{G}$."),
+    ("both answers in one box", "$\\boxed{G \\text{ or } W}$"),
+    ("both answers in one box, as a list", "$\\boxed{G, W}$"),
+)
+"""Replies offering the gold (G) and a wrong answer (W) together, as templates."""
+AFTER_THE_BOX = (
+    ("a wrong answer offered in the next sentence", "\n\nThe answer could also be $W$."),
+    ("a wrong answer in parentheses", " (or $W$)"),
+    ("another final-answer marker after the box", "\n\nFinal answer: $W$"),
+    *(
+        (f"'or' written {spelt!r}", f" {spelt} $W$")
+        for spelt in ("ｏｒ", "οr", "𝗈𝗋", "o\u0301r", "oder", "ou", "или", "或", "|", "\\lor", "∨")
+    ),
+    ("a second answer after 'Alternatively,'", "\n\nAlternatively, $W$."),
+    ("a second answer called another possibility", "\n\n$W$ is another possibility."),
+    ("a second answer in parentheses on its own line", "\n\n($W$)"),
+    ("a second answer in an answer tag", " <answer>W</answer>"),
+    ("a second answer in a capitalised \\Boxed", "\n\n$\\Boxed{W}$"),
+    ("a second answer the sentence says it might be", ", though it might be $W$."),
+    ("a second answer in inline code", " (`W` if we count differently)"),
+    *(
+        (f"a second answer after {opener!r}", f"\n{opener} $W$")
+        for opener in ("EDIT:", "Update: the answer should be", "P.S.")
+    ),
+    ("a second answer after 'vs'", " vs $W$"),
+    ("a second answer after 'unless'", " unless it's $W$"),
+    ("a second answer in '(if not, then ...)'", " (if not, then $W$)"),
+    ("a second answer called plausible", "; $W$ is also plausible."),
+    ("a second answer alone on the next line", "\n\n$W$"),
+    ("a second answer after a line 'or'", "\n\nor\n\n\\(W\\)"),
+    *(
+        (f"a second answer drawn with {command.split('{')[0].split('[')[0]}", f"\n\n${command.format('W')}$")
+        for command in BOX_COMMANDS
+    ),
+)
+"""What a reply writes after `$\\boxed{G}$` to offer a wrong answer (W) too."""
+
+
 def hedges(gold: str, wrong: str) -> Iterator[tuple[str, str]]:
-    """(why, reply) for replies that offer the gold and a wrong answer."""
-    yield "two boxes, the gold last", f"First I get $\\boxed{{{wrong}}}$, or $\\boxed{{{gold}}}$."
-    yield "two boxes, the gold first", f"$\\boxed{{{gold}}}$ or $\\boxed{{{wrong}}}$"
-    yield "a wrong answer offered before the box", f"It is ${wrong}$ or $\\boxed{{{gold}}}$."
-    yield "a wrong answer offered in the next sentence", f"$\\boxed{{{gold}}}$\n\nThe answer could also be ${wrong}$."
-    yield "a wrong answer in parentheses", f"$\\boxed{{{gold}}}$ (or ${wrong}$)"
-    yield "both answers in one box", f"$\\boxed{{{gold} \\text{{ or }} {wrong}}}$"
-    yield "both answers in one box, as a list", f"$\\boxed{{{gold}, {wrong}}}$"
-    yield "another final-answer marker after the box", f"$\\boxed{{{gold}}}$\n\nFinal answer: ${wrong}$"
-    for spelt in ("ｏｒ", "οr", "𝗈𝗋", "o\u0301r", "oder", "ou", "или", "或", "|", "\\lor", "∨"):
-        yield f"'or' written {spelt!r}", f"$\\boxed{{{gold}}}$ {spelt} ${wrong}$"
-    yield "a second answer after 'Alternatively,'", f"$\\boxed{{{gold}}}$\n\nAlternatively, ${wrong}$."
-    yield "a second answer called another possibility", f"$\\boxed{{{gold}}}$\n\n${wrong}$ is another possibility."
-    yield "a second answer in parentheses on its own line", f"$\\boxed{{{gold}}}$\n\n(${wrong}$)"
-    yield "a second answer in an answer tag", f"$\\boxed{{{gold}}}$ <answer>{wrong}</answer>"
-    yield "a second answer in a capitalised \\Boxed", f"$\\boxed{{{gold}}}$\n\n$\\Boxed{{{wrong}}}$"
-    yield "a second answer the sentence says it might be", f"$\\boxed{{{gold}}}$, though it might be ${wrong}$."
-    yield "a second answer in inline code", f"$\\boxed{{{gold}}}$ (`{wrong}` if we count differently)"
-    for opener in ("EDIT:", "Update: the answer should be", "P.S."):
-        yield f"a second answer after {opener!r}", f"$\\boxed{{{gold}}}$\n{opener} ${wrong}$"
-    yield "a second answer after 'vs'", f"$\\boxed{{{gold}}}$ vs ${wrong}$"
-    yield "a second answer after 'unless'", f"$\\boxed{{{gold}}}$ unless it's ${wrong}$"
-    yield "a second answer in '(if not, then ...)'", f"$\\boxed{{{gold}}}$ (if not, then ${wrong}$)"
-    yield "a second answer called plausible", f"$\\boxed{{{gold}}}$; ${wrong}$ is also plausible."
-    yield "a second answer alone on the next line", f"$\\boxed{{{gold}}}$\n\n${wrong}$"
-    yield "a second answer after a line 'or'", f"$\\boxed{{{gold}}}$\n\nor\n\n\\({wrong}\\)"
-    for command in BOX_COMMANDS:
-        name = command.split("{")[0].split("[")[0]
-        yield f"a second answer drawn with {name}", f"$\\boxed{{{gold}}}$\n\n${command.format(wrong)}$"
+    """(why, reply) for replies that offer the gold and a wrong answer (`HEDGES`, `AFTER_THE_BOX`)."""
+    for why, template in (*HEDGES, *((why, "$\\boxed{G}$" + after) for why, after in AFTER_THE_BOX)):
+        yield why, _filled(template, gold, wrong)
+
+
+def _filled(template: str, gold: str, wrong: str) -> str:
+    """A template with G and W, where they stand alone, replaced by the gold and the wrong answer."""
+    return re.sub(r"(?<![A-Za-z\\])([GW])(?![A-Za-z])", lambda m: gold if m[1] == "G" else wrong, template)
 
 
 def misplaced(gold: str, wrong: str) -> Iterator[tuple[str, str]]:

@@ -12,29 +12,35 @@ from rlenvs.rewards.math.answer_types import leaf_type
 from rlenvs.rewards.math.equivalence import Form
 from rlenvs.rewards.math.normalize import normalize_answer
 from rlenvs.rewards.math.numbers import parse_number
+from rlenvs.rewards.math.restating import question_expressions
 from rlenvs.testing.certify.answer_tree import leaf, render, replace, top_terms
 from rlenvs.testing.certify.math_answers.values import (
     WORDY,
     number_text,
     position_of,
-    top_level_split,
     value_leaves,
     written_key,
 )
 
-_SPANS = re.compile(r"\$\$(.+?)\$\$|\$((?:[^$\\]|\\.)+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
-_SIDES = re.compile(r"=|<|>|\\le(?:q)?(?![a-z])|\\ge(?:q)?(?![a-z])|\\ne(?:q)?(?![a-z])|\\approx")
-MAX_QUESTION_EXPRESSION = 200
-
 
 def restatements(gold: str, tree: Form, problem: str) -> Iterator[tuple[str, str]]:
     """(why, answer) for answers equal to the gold in value (or not even that) that do no
-    work: the problem's own expressions, and the gold with arithmetic left undone at one leaf."""
+    work: the problem's own expressions, bare or wrapped in something worth 1, and the gold
+    with arithmetic left undone or such a wrapper at one leaf. The problem is read as the
+    verifier reads it (`restating.question_expressions`)."""
     gold_key = written_key(render(tree))
-    for expression in question_expressions(problem):
-        if written_key(expression) == gold_key or re.fullmatch(r"-?\d+(?:\.\d+)?", expression.strip()):
-            continue  # the gold as written, or a plain number: copying it is answering
-        yield "an expression of the problem, copied", expression
+    copied = [
+        expression
+        for expression in question_expressions(problem, as_written=True)
+        if written_key(expression) != gold_key and re.search(r"[\d\\]", expression)
+    ]
+    for expression in copied:
+        if parse_number(expression, letter_units=False) is None:
+            yield "an expression of the problem, copied", expression
+            for why, text in wrapped(expression):
+                yield f"an expression of the problem, copied: {why}", text
+        elif not re.fullmatch(r"-?\d+(?:\.\d+)?", expression.strip()):
+            yield "an expression of the problem, copied", expression  # a plain number is no restating
     for path, node in value_leaves(tree):
         where = f" at {position_of(path)}" if path else ""
         for why, text in undone(node.parts[0]):
@@ -42,23 +48,6 @@ def restatements(gold: str, tree: Form, problem: str) -> Iterator[tuple[str, str
         if parse_number(node.parts[0], letter_units=False) is None and leaf_type(node.parts[0]) not in WORDY:
             for why, text in wrapped(node.parts[0]):
                 yield why + where, render(replace(tree, path, leaf(text)))
-    for expression in question_expressions(problem):
-        if written_key(expression) != gold_key and parse_number(expression, letter_units=False) is None:
-            for why, text in wrapped(expression):
-                yield f"an expression of the problem, copied: {why}", text
-
-
-def question_expressions(problem: str) -> list[str]:
-    """Each side of each relation in the problem's math spans, each item of a list."""
-    found: list[str] = []
-    for span in _SPANS.finditer(problem):
-        body = next(group for group in span.groups() if group is not None)
-        for side in _SIDES.split(body):
-            for part in top_level_split(side):
-                part = part.strip().rstrip(".,;:?").strip()
-                if part and len(part) <= MAX_QUESTION_EXPRESSION and part not in found and re.search(r"[\d\\]", part):
-                    found.append(part)
-    return found
 
 
 def undone(text: str) -> Iterator[tuple[str, str]]:

@@ -89,20 +89,6 @@ def extra_item(tree: Form) -> str | None:
     return "1000"
 
 
-def top_level_split(text: str) -> list[str]:
-    parts, depth, start = [], 0, 0
-    for index, char in enumerate(text):
-        if char in "({[":
-            depth += 1
-        elif char in ")}]":
-            depth -= 1
-        elif char in ",;" and depth == 0:
-            parts.append(text[start:index])
-            start = index + 1
-    parts.append(text[start:])
-    return parts
-
-
 def written_key(text: str) -> str:
     """An answer's spelling with notation aside (spaces, `\\dfrac`, one-token braces)."""
     return braced(normalize_answer(text, as_written=True)).replace(" ", "")

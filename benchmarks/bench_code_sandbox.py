@@ -4,7 +4,7 @@ Throughput: all 164 HumanEval canonical solutions are run against their tests by
 harness, with 2 workers each (one per core of the reference machine), and every harness
 must pass all 164 (the canonical solutions are correct, so anything less is a harness bug).
 
-- rlenvs: `HumanEvalEnv()` (what `gym.make("rlenvs/HumanEval-v1")` builds, without gym's
+- rlenvs: `HumanEvalEnv()` (what `gym.make("rlenvs/HumanEval-v2")` builds, without gym's
   checking wrappers). Two threads each own one env and, task by task,
   `env.reset(options={"task_index": i})` then `env.step(env.oracle_action())`; reward 1.0
   counts as passed. The envs share the process's sandbox pool
@@ -307,12 +307,23 @@ def _harnesses(
     ours = f"rlenvs {version('rlenvs')}"
     found.append(
         Harness(
-            f"{ours} HumanEval-v1 env.step",
+            f"{ours} HumanEval-v2 env.step",
             ISOLATION["rlenvs"],
             lambda: rlenvs_pass(threads, envs, range(n)),
             "run_tests, 1 test",
             run_tests,
             SANDBOX_LATENCY_CALLS,
+        )
+    )
+    plain = [HumanEvalEnv(data_files=str(path), generated_tests=False) for _ in range(WORKERS)]
+    found.append(
+        Harness(
+            f"{ours} HumanEval-v2 env.step, the data set's tests only",
+            ISOLATION["rlenvs"],
+            lambda: rlenvs_pass(threads, plain, range(n)),
+            "run_tests, 1 test",
+            run_tests,
+            SANDBOX_LATENCY_CALLS // 5,
         )
     )
     latency_only = Harness(
@@ -363,7 +374,7 @@ def _harnesses(
                 PEER_LATENCY_CALLS,
             )
         )
-    return [found[0], latency_only, *found[1:]], missing, how
+    return [found[0], found[1], latency_only, *found[2:]], missing, how
 
 
 def _rate(rows: list[dict[str, Any]], prefix: str, key: str = "problems/s") -> float | None:
@@ -393,6 +404,27 @@ def notes(path: Path, rows: list[dict[str, Any]], facts: dict[str, Any], n: int)
         if r["harness"].startswith("naive") and isinstance(r.get("problems/s"), float)
     }
     all_passed = all(r.get("passed") == f"{n}/{n}" for r in rows if "passed" in r)
+    plain = next(
+        (
+            r["problems/s"]
+            for r in rows
+            if r["harness"].endswith("tests only") and isinstance(r.get("problems/s"), float)
+        ),
+        None,
+    )
+    from rlenvs.envs.code.humaneval import HumanEvalEnv
+
+    counts = [
+        sum(len(task.program.tests) for task in HumanEvalEnv(data_files=str(path), generated_tests=flag).tasks.tasks)
+        for flag in (True, False)
+    ]
+    generated_cost = (
+        f"The generated tests (HumanEval-v2's default: {counts[0] - counts[1]} beside the data set's {counts[1]} "
+        f"tests) cost {(1 - ours / plain) * 100:.1f}% of the rate with the data set's tests only, in this run "
+        f"({ours:.1f} against {plain:.1f} problems/s; the target is within 10%)."
+        if ours and plain
+        else "The cost of the generated tests was not measured: a harness is missing."
+    )
     if ours and slowest and human_eval and naive_rates:
         fastest_naive = max(naive_rates.values())
         venv_naive = naive_rates.get("naive subprocess, venv python", fastest_naive)
@@ -410,6 +442,7 @@ def notes(path: Path, rows: list[dict[str, Any]], facts: dict[str, Any], n: int)
         target = "Target not checked: a baseline is missing."
     guest = " and ".join(f"{ms:.1f} ms ({what.split(' guest')[0]})" for what, ms in facts.items() if "guest" in what)
     return [
+        generated_cost,
         f"Data: HumanEval ({path.name}, {n} problems), copyright (c) 2021 OpenAI, MIT licence.",
         f"problems/s: all {n} canonical solutions with {WORKERS} workers, best of {ROUNDS} passes per harness, "
         "the harnesses taking turns pass by pass; slowest pass /s shows how far the shared machine's load moved "

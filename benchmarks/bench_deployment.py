@@ -7,7 +7,7 @@ in-process, and against the same env inside OpenEnv's own server, in one run.
   `rlenvs serve` in another process; OpenEnv's `GenericEnvClient` against `rlenvs serve`;
   the same client against OpenEnv's own server hosting the same env
   (benchmarks/openenv_peer.py). p50 µs per step, and the overhead over in-process.
-- Sandboxed env, per episode: HumanEval-v1 (../shared/data), reset and the oracle's reply,
+- Sandboxed env, per episode: HumanEval-v2 (../shared/data), reset and the oracle's reply,
   whose test run is a sandbox start: in-process and through `RemoteEnv`; the overhead as a
   fraction of the in-process episode.
 - Sessions held by one core: `rlenvs serve` pinned to one CPU (the client on the other),
@@ -167,9 +167,9 @@ def _sandboxed_episodes() -> list[dict[str, Any]]:
 
     data = Path(os.environ.get(DATA_DIR_VARIABLE) or DEFAULT_DATA_DIR)
     kwargs = {"data_files": str(data / "humaneval" / "HumanEval.jsonl.gz")}
-    serve = _rlenvs_serve("rlenvs/HumanEval-v1", "--env-arg", f"data_files={kwargs['data_files']}", "--oracle")
+    serve = _rlenvs_serve("rlenvs/HumanEval-v2", "--env-arg", f"data_files={kwargs['data_files']}", "--oracle")
     with _server(serve) as (url, _):
-        local, remote = gym.make("rlenvs/HumanEval-v1", **kwargs), RemoteEnv(url)
+        local, remote = gym.make("rlenvs/HumanEval-v2", **kwargs), RemoteEnv(url)
         times: dict[str, list[float]] = {"in-process": [], "RemoteEnv, rlenvs serve": []}
         for episode in range(EPISODES):
             for name, env in (("in-process", local), ("RemoteEnv, rlenvs serve", remote)):
@@ -185,7 +185,7 @@ def _sandboxed_episodes() -> list[dict[str, Any]]:
     served = statistics.median(times["RemoteEnv, rlenvs serve"])
     return [
         {
-            "measure": f"HumanEval-v1, one episode (reset, oracle reply, sandboxed test run): {name}",
+            "measure": f"HumanEval-v2, one episode (reset, oracle reply, sandboxed test run): {name}",
             "p50 ms": round(statistics.median(values) * 1e3, 2),
             "overhead µs": round((served - base) * 1e6, 1) if name != "in-process" else "",
             "overhead share of the episode": round((served - base) / base, 4) if name != "in-process" else "",

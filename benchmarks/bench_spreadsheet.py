@@ -1,6 +1,6 @@
 """Spreadsheet env: actions per second, and verifying an episode against a LibreOffice round trip.
 
-Workload: `EPISODE_TASKS` tasks of `rlenvs/Spreadsheet-v0` (levels 1 and 2, all families
+Workload: `EPISODE_TASKS` tasks of `rlenvs/Spreadsheet-v1` (levels 1 and 2, all families
 interleaved), each played with its reference solution, so each ends with the workbook an
 agent that solved it would leave.
 

@@ -134,6 +134,7 @@ def certify_command(args: argparse.Namespace) -> int:
         seed=args.seed,
         per_type=args.per_type,
         every_task=args.every_task,
+        task_indices=args.task_index or None,
         skip=args.skip,
         progress=progress,
     )
@@ -460,7 +461,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = command(
         "certify",
         certify_command,
-        "play generated attacks (near misses, restatements, hedges, misplaced answers, garbage) and "
+        "play generated attacks (near misses, restatements, hedges, misplaced answers, programs that do "
+        "nothing, garbage) and "
         "equivalent correct forms, written from each task's own data, through an env; exit 0 if every "
         "verdict went the right way, 1 if any went wrong (each printed with its reproduction), 2 on bad input",
     )
@@ -474,6 +476,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub.add_argument(
         "--every-task", action="store_true", help="instead of --tasks: every task of the env's data (a whole split)"
+    )
+    sub.add_argument(
+        "--task-index",
+        type=int,
+        action="append",
+        metavar="I",
+        help="instead of --tasks: the task at index I of the env's data (repeatable; reproduces a finding)",
     )
     sub.add_argument(
         "--seed", type=int, default=0, help="the first seed, or the order tasks are scanned in (default 0)"

@@ -55,7 +55,7 @@ def test_a_stale_table_is_found_and_rewritten_and_nothing_else_changes(tmp_path,
     readme = tmp_path / "README.md"
     fresh = readme.read_text(encoding="utf-8")
     readme.write_text(
-        fresh.replace("| `rlenvs/MBPP-v1` |", "| `rlenvs/MBPP-v1` | edited by hand |", 1), encoding="utf-8"
+        fresh.replace("| `rlenvs/MBPP-v2` |", "| `rlenvs/MBPP-v2` | edited by hand |", 1), encoding="utf-8"
     )
 
     assert stale_pages(tmp_path) == ["README.md"]

@@ -1,4 +1,4 @@
-"""HumanEval-v1, MBPP-v1 and GSM8K-Python-v1 on the real data, with the sandbox for real.
+"""HumanEval-v2, MBPP-v2 and GSM8K-Python-v1 on the real data, with the sandbox for real.
 
 The data sets are read from ../shared/data (HumanEval: MIT; MBPP: CC BY 4.0).
 """
@@ -100,10 +100,14 @@ def test_mbpp_splits_follow_the_release_task_ids() -> None:
 
 @pytest.mark.sandbox
 def test_mbpp_prompt_shows_one_test_and_checks_all() -> None:
-    env = MBPPEnv(split="test")
-    env.reset(options={"task_index": 0})
-    shown = [t for t in env.task.program.tests if t in env.task.prompt]
-    assert len(shown) == 1 and len(env.task.program.tests) == 3
+    """The release's three tests, the first shown; the generated ones run after them, hidden."""
+    plain, strengthened = MBPPEnv(split="test", generated_tests=False), MBPPEnv(split="test")
+    for env in (plain, strengthened):
+        env.reset(options={"task_index": 0})
+    shown = [t for t in plain.task.program.tests if t in plain.task.prompt]
+    assert len(shown) == 1 and len(plain.task.program.tests) == 3
+    tests = strengthened.task.program.tests
+    assert tests[:3] == plain.task.program.tests and len(tests) > 3 and strengthened.task.shown == 1
 
 
 @pytest.mark.sandbox
@@ -236,7 +240,7 @@ def test_humaneval_cheats_score_zero(humaneval: HumanEvalEnv, cheat: str) -> Non
 
 @pytest.mark.sandbox
 def test_hard_coding_the_shown_mbpp_test_fails_the_hidden_ones() -> None:
-    env = MBPPEnv(split="test")
+    env = MBPPEnv(split="test", generated_tests=False)  # the release's three tests, whose counts are pinned
     env.reset(options={"task_id": "mbpp/11"})  # remove_Occ: remove first and last occurrence of a char
     shown = next(t for t in env.task.program.tests if t in env.task.prompt)
     # assert remove_Occ("hello","l") == "heo"  ->  answer that one case only
@@ -379,7 +383,7 @@ def test_complete_function_appends_a_body_and_keeps_the_starter_code_before_a_fu
 
 @pytest.mark.sandbox
 def test_a_failing_shown_test_is_quoted_in_full_and_the_next_attempt_can_solve() -> None:
-    env = gym.make("rlenvs/HumanEval-v1", max_turns=3).unwrapped
+    env = gym.make("rlenvs/HumanEval-v2", max_turns=3, generated_tests=False).unwrapped  # counts pinned below
     env.reset(options={"task_id": "HumanEval/23"})  # strlen: the docstring shows strlen('') == 0
     observation, reward, terminated, truncated, info = env.step(
         "```python\ndef strlen(string):\n    return string[10]\n```"
@@ -395,7 +399,7 @@ def test_a_failing_shown_test_is_quoted_in_full_and_the_next_attempt_can_solve()
 
 @pytest.mark.sandbox
 def test_wrong_answers_to_shown_tests_are_quoted_with_the_call_that_produced_them() -> None:
-    env = gym.make("rlenvs/MBPP-v1", split="test", max_turns=2).unwrapped
+    env = gym.make("rlenvs/MBPP-v2", split="test", max_turns=2, generated_tests=False).unwrapped
     env.reset(options={"task_id": "mbpp/11"})
     observation, *_ = env.step("```python\ndef remove_Occ(s, ch):\n    return s\n```")
     assert 'assert remove_Occ("hello","l") == "heo"' in observation
@@ -424,8 +428,8 @@ def test_feedback_never_reveals_a_hidden_tests_inputs_or_expected_value(task_id:
     # A solution that records every call and says so every way it can (stdout, stderr,
     # exception messages, an exception class named after them, return values) must not get
     # one hidden test's arguments or expected value into the feedback.
-    env_id = "rlenvs/HumanEval-v1" if task_id.startswith("HumanEval") else "rlenvs/MBPP-v1"
-    env = gym.make(env_id, max_turns=2, **({} if env_id.endswith("HumanEval-v1") else {"split": "test"})).unwrapped
+    env_id = "rlenvs/HumanEval-v2" if task_id.startswith("HumanEval") else "rlenvs/MBPP-v2"
+    env = gym.make(env_id, max_turns=2, **({} if env_id.endswith("HumanEval-v2") else {"split": "test"})).unwrapped
     env.reset(options={"task_id": task_id})
     task = env.task
     observation, *_ = env.step(f"```python\n{EXFILTRATING.format(name=task.entry_point)}\n```")
@@ -446,7 +450,7 @@ def test_feedback_never_reveals_a_hidden_tests_inputs_or_expected_value(task_id:
 
 @pytest.mark.sandbox
 def test_shown_tests_run_before_hidden_ones_so_their_feedback_cannot_carry_hidden_inputs() -> None:
-    env = gym.make("rlenvs/HumanEval-v1", max_turns=2).unwrapped
+    env = gym.make("rlenvs/HumanEval-v2", max_turns=2).unwrapped
     env.reset(options={"task_id": "HumanEval/53"})  # the data checks add(0, 1) and add(1, 0) before add(2, 3)
     assert env.task.program.tests[:2] == ("assert candidate(2, 3) == 5", "assert candidate(5, 7) == 12")
     observation, *_ = env.step(f"```python\n{EXFILTRATING.format(name='add')}\n```")
@@ -458,7 +462,7 @@ def test_hidden_failures_are_counted_by_kind() -> None:
     """The kinds are the runner's fixed vocabulary. The type of exception the solution raised
     is not one: a red-team reply picked, per hidden test, the built-in exception whose index
     encoded its input's length, and the feedback read (IsADirectoryError: 1, ResourceWarning: 1)."""
-    env = gym.make("rlenvs/MBPP-v1", split="test", max_turns=7, timeout_s=1.0).unwrapped
+    env = gym.make("rlenvs/MBPP-v2", split="test", max_turns=7, timeout_s=1.0, generated_tests=False).unwrapped
     env.reset(options={"task_id": "mbpp/11"})
     kinds = {
         "raise IndexError(s)": "2 of 2 hidden tests failed (error: 2)",
@@ -483,7 +487,7 @@ def test_a_failing_assert_does_not_call_the_solution_again_for_its_message() -> 
     """HumanEval/77's asserts read `assert candidate(1) == True, 'First test error: ' +
     str(candidate(1))`: the message called the solution a second time only when the assert
     failed, so it learned, while it ran, which of its answers were wrong."""
-    env = gym.make("rlenvs/HumanEval-v1").unwrapped
+    env = gym.make("rlenvs/HumanEval-v2").unwrapped
     env.reset(options={"task_id": "HumanEval/77"})
     assert not any("str(candidate" in test for test in env.task.program.tests)
     counting = "calls = [0]\ndef iscube(a):\n    calls[0] += 1\n    print(calls[0], flush=True)\n    return a == 0"
@@ -493,7 +497,7 @@ def test_a_failing_assert_does_not_call_the_solution_again_for_its_message() -> 
 
 @pytest.mark.sandbox
 def test_a_syntax_error_is_shown_whatever_the_tests() -> None:
-    env = gym.make("rlenvs/HumanEval-v1", max_turns=2).unwrapped
+    env = gym.make("rlenvs/HumanEval-v2", max_turns=2, generated_tests=False).unwrapped
     env.reset(options={"task_id": "HumanEval/0"})  # no test of HumanEval/0 repeats its docstring
     assert env.task.shown == 0
     observation, *_ = env.step("```python\ndef has_close_elements(numbers, threshold)\n    return True\n```")
@@ -506,7 +510,7 @@ def test_a_syntax_error_is_shown_whatever_the_tests() -> None:
 def test_output_is_shown_only_when_no_test_is_hidden(tmp_path) -> None:
     row = {"task_id": 1, "text": "Double a number.", "code": "def double(x):\n    return 2 * x",
            "test_list": ["assert double(2) == 4"], "test_setup_code": "", "challenge_test_list": []}  # fmt: skip
-    env = gym.make("rlenvs/MBPP-v1", max_turns=2).unwrapped
+    env = gym.make("rlenvs/MBPP-v2", max_turns=2).unwrapped
     env.reset(options={"task": row})
     assert env.task.shown == 1
     observation, *_ = env.step("```python\nimport sys\ndef double(x):\n    print('debug', x, file=sys.stderr)\n```")
@@ -515,7 +519,7 @@ def test_output_is_shown_only_when_no_test_is_hidden(tmp_path) -> None:
 
 @pytest.mark.sandbox
 def test_partial_credit_only_on_the_attempt_that_ends_the_episode() -> None:
-    env = gym.make("rlenvs/HumanEval-v1", max_turns=2, partial=True).unwrapped
+    env = gym.make("rlenvs/HumanEval-v2", max_turns=2, partial=True).unwrapped
     env.reset(options={"task_id": "HumanEval/0"})
     always_false = "```python\ndef has_close_elements(numbers, threshold):\n    return False\n```"
     _, first, *_ = env.step(always_false)
@@ -527,7 +531,7 @@ def test_partial_credit_only_on_the_attempt_that_ends_the_episode() -> None:
 
 @pytest.mark.sandbox
 def test_a_timeout_is_reported_as_such(humaneval: HumanEvalEnv) -> None:
-    env = gym.make("rlenvs/HumanEval-v1", max_turns=2, timeout_s=1.0).unwrapped
+    env = gym.make("rlenvs/HumanEval-v2", max_turns=2, timeout_s=1.0, generated_tests=False).unwrapped
     env.reset(options={"task_id": "HumanEval/0"})
     observation, reward, *_, info = env.step("```python\ndef has_close_elements(n, t):\n    while True: pass\n```")
     assert reward == 0.0 and info["run_status"] == "timeout" and "time limit (1 s)" in observation
@@ -545,7 +549,7 @@ def test_a_user_posed_humaneval_style_task() -> None:
         "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n",
         "canonical_solution": "    return a + b\n",
     }
-    env = gym.make("rlenvs/HumanEval-v1").unwrapped
+    env = gym.make("rlenvs/HumanEval-v2").unwrapped
     env.reset(options={"task": row})
     assert env.step(env.oracle_action())[1] == 1.0
     env.reset(options={"task": row})
@@ -615,7 +619,7 @@ def test_code_envs_copy_and_pickle_without_their_sandbox() -> None:
     import copy
     import pickle
 
-    env = gym.make("rlenvs/MBPP-v1").unwrapped
+    env = gym.make("rlenvs/MBPP-v2").unwrapped
     clone = pickle.loads(pickle.dumps(copy.deepcopy(env)))
     clone.reset(seed=3)
     assert clone.step(clone.oracle_action())[1] == 1.0

@@ -92,7 +92,7 @@ def test_rlenvs_data_lists_every_env_and_where_its_files_are() -> None:
     result = rlenvs_data(env={"RLENVS_DATA_DIR": str(SHARED_DATA)})
     table = rows(result.stdout)
     assert list(table) == [entry.id for entry in rlenvs.CATALOG], result.stdout + result.stderr
-    assert table["rlenvs/HumanEval-v1"] == [
+    assert table["rlenvs/HumanEval-v2"] == [
         ("humaneval/HumanEval.jsonl.gz", f"found: {SHARED_DATA / 'humaneval' / 'HumanEval.jsonl.gz'}")
     ]
     assert table["rlenvs/GSM8K-v1"] == [
@@ -100,7 +100,7 @@ def test_rlenvs_data_lists_every_env_and_where_its_files_are() -> None:
         ("gsm8k/test.jsonl", f"found: {SHARED_DATA / 'gsm8k' / 'test.jsonl'}"),
     ]
     assert table["rlenvs/GSM8K-Tool-v1"] == [("gsm8k/train.jsonl, gsm8k/test.jsonl", "as for rlenvs/GSM8K-v1")]
-    assert table["rlenvs/MBPP-v1"] == [("mbpp/mbpp.jsonl", f"found: {SHARED_DATA / 'mbpp' / 'mbpp.jsonl'}")]
+    assert table["rlenvs/MBPP-v2"] == [("mbpp/mbpp.jsonl", f"found: {SHARED_DATA / 'mbpp' / 'mbpp.jsonl'}")]
     assert table["rlenvs/Arithmetic-v1"] == [("-", "nothing: procedural")]
     assert f"RLENVS_DATA_DIR={SHARED_DATA}" in result.stdout
     assert "HF_HUB_OFFLINE=1 is set" in result.stdout  # conftest's: the hub is named and not asked
@@ -115,10 +115,10 @@ def test_rlenvs_data_lists_every_env_and_where_its_files_are() -> None:
 
 def test_rlenvs_data_exits_0_when_the_listed_envs_have_their_data() -> None:
     result = rlenvs_data(
-        "rlenvs/GSM8K-v1", "rlenvs/HumanEval-v1", "rlenvs/Arithmetic-v1", env={"RLENVS_DATA_DIR": str(SHARED_DATA)}
+        "rlenvs/GSM8K-v1", "rlenvs/HumanEval-v2", "rlenvs/Arithmetic-v1", env={"RLENVS_DATA_DIR": str(SHARED_DATA)}
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert list(rows(result.stdout)) == ["rlenvs/GSM8K-v1", "rlenvs/HumanEval-v1", "rlenvs/Arithmetic-v1"]
+    assert list(rows(result.stdout)) == ["rlenvs/GSM8K-v1", "rlenvs/HumanEval-v2", "rlenvs/Arithmetic-v1"]
     assert "Where to get them" not in result.stdout
 
 
@@ -169,7 +169,7 @@ def test_a_data_dir_that_does_not_exist_is_named_as_such(monkeypatch: pytest.Mon
 @pytest.mark.sandbox
 @pytest.mark.parametrize(
     "env_id,path",
-    [("rlenvs/HumanEval-v1", "humaneval/HumanEval.jsonl.gz"), ("rlenvs/MBPP-v1", "mbpp/mbpp.jsonl")],
+    [("rlenvs/HumanEval-v2", "humaneval/HumanEval.jsonl.gz"), ("rlenvs/MBPP-v2", "mbpp/mbpp.jsonl")],
 )
 def test_the_not_found_error_names_the_file_the_loader_reads(
     env_id: str, path: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path

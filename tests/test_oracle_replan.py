@@ -1,4 +1,4 @@
-"""The oracles of Terminal-v0 and Spreadsheet-v0 from the middle of an episode (issue 17):
+"""The oracles of Terminal-v0 and Spreadsheet-v1 from the middle of an episode (issue 17):
 after a step that is not the reference's (a read, an unrelated write, damage to a file or
 cell the task needs, a changed shell), following `oracle_action()` to the end still earns
 the maximum, and where no reply can, it says why instead of submitting for 0.
@@ -174,7 +174,7 @@ def test_unsafe_mode_replans_inside_its_workspace_and_leaves_the_hosts_tmp_alone
         os.unlink(sentinel.name)
 
 
-# --- Spreadsheet-v0 -------------------------------------------------------------------------------
+# --- Spreadsheet-v1 -------------------------------------------------------------------------------
 
 SHEET_TASKS = [
     ("running-total", 1),

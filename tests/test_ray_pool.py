@@ -80,10 +80,10 @@ def test_placement_by_resources_puts_sandboxed_envs_on_their_node(cluster):
 
 @pytest.mark.sandbox
 def test_a_hundred_sandboxed_episodes(cluster):
-    """HumanEval-v1 (the sample of tests/data, MIT): each episode runs the oracle's code
+    """HumanEval-v2 (the sample of tests/data, MIT): each episode runs the oracle's code
     against the task's tests in the sandbox of the node its actor is on."""
     kwargs = {"data_files": str(HUMANEVAL_SAMPLE)}
-    with EnvPool("rlenvs/HumanEval-v1", 20, make_kwargs=kwargs, executor="ray", step_timeout_s=120) as pool:
+    with EnvPool("rlenvs/HumanEval-v2", 20, make_kwargs=kwargs, executor="ray", step_timeout_s=120) as pool:
         rewards = []
         for batch in range(5):
             pool.reset(options=[{"task_index": 20 * batch + k} for k in range(20)])

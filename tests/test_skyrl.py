@@ -48,7 +48,7 @@ def _gold(row: dict) -> str:
 
 def test_register_makes_every_rlenvs_id_a_skyrl_env_class():
     ids = rlenvs.skyrl.register()
-    assert ARITHMETIC in ids and "rlenvs/HumanEval-v1" in ids
+    assert ARITHMETIC in ids and "rlenvs/HumanEval-v2" in ids
     assert rlenvs.skyrl.register() == ids  # twice is harmless
 
 

@@ -1,4 +1,4 @@
-"""rlenvs/Spreadsheet-v0 end to end: the families through the env, the actions on a real
+"""rlenvs/Spreadsheet-v1 end to end: the families through the env, the actions on a real
 workbook, the formula check by perturbation, and the .xlsx an episode leaves."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ SEEDS = range(20)
 
 @pytest.fixture(scope="module")
 def env():
-    made = gym.make("rlenvs/Spreadsheet-v0", max_turns=6).unwrapped
+    made = gym.make("rlenvs/Spreadsheet-v1", max_turns=6).unwrapped
     yield made
     made.close()
 

@@ -59,7 +59,7 @@ def test_a_spreadsheetbench_data_folder_gives_one_task_per_test_case(tmp_path):
 
 
 def test_the_env_plays_folder_tasks_oracle_one_and_idle_zero(tmp_path):
-    env = gym.make("rlenvs/Spreadsheet-v0", task_dir=str(spreadsheetbench_folder(tmp_path))).unwrapped
+    env = gym.make("rlenvs/Spreadsheet-v1", task_dir=str(spreadsheetbench_folder(tmp_path))).unwrapped
     for index in range(3):
         env.reset(options={"task_index": index})
         for reply in env.task.solution:

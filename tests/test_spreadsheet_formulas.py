@@ -128,7 +128,7 @@ def test_round_is_half_away_from_zero_on_the_digits_shown():
 
 
 def make_env(name: str, level: int):
-    return gym.make("rlenvs/Spreadsheet-v0", families=name, level=level).unwrapped
+    return gym.make("rlenvs/Spreadsheet-v1", families=name, level=level).unwrapped
 
 
 def play(env, index: int, replies) -> tuple[float, dict]:

@@ -1045,7 +1045,7 @@ def play(env, index: int, reply: str) -> tuple[float, dict]:
 @pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 @pytest.mark.parametrize(("name", "level"), CASES)
 def test_hard_coded_formulas_score_zero_and_honest_alternatives_one(name, level):
-    env = gym.make("rlenvs/Spreadsheet-v0", families=name, level=level).unwrapped
+    env = gym.make("rlenvs/Spreadsheet-v1", families=name, level=level).unwrapped
     tried = 0
     try:
         for index in SEEDS:

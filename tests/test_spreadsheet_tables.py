@@ -1,4 +1,4 @@
-"""The table families of Spreadsheet-v0 (rlenvs.envs.spreadsheet.families.tables): sorting,
+"""The table families of Spreadsheet-v1 (rlenvs.envs.spreadsheet.families.tables): sorting,
 deduplicating, filling blanks, ranks, dates and text.
 
 Generation is checked without the env: `truth` reproduces `expected` from the starting
@@ -198,7 +198,7 @@ def disguised_values(t: SpreadsheetTask) -> str:
 @pytest.mark.slow  # among the slowest of the fast suite (docs/benchmarks.md)
 @pytest.mark.parametrize(("name", "level"), CASES)
 def test_episodes_reference_scores_one_and_shortcuts_zero(name, level):
-    env = gym.make("rlenvs/Spreadsheet-v0", families=name, level=level)
+    env = gym.make("rlenvs/Spreadsheet-v1", families=name, level=level)
     try:
         for index in SEEDS:
             reward, info = oracle(env, index)
@@ -252,7 +252,7 @@ def careless_replies(t: SpreadsheetTask) -> list[str]:
 
 
 def test_careless_work_scores_zero():
-    env = gym.make("rlenvs/Spreadsheet-v0", families=["sort-rows", "dedupe-rows", "rank", "date-diff"], level=2)
+    env = gym.make("rlenvs/Spreadsheet-v1", families=["sort-rows", "dedupe-rows", "rank", "date-diff"], level=2)
     tried = 0
     try:
         for index in range(4 * len(SEEDS)):

@@ -27,7 +27,7 @@ def play(env, task_id: str, reply: str, seed: int | None = None) -> tuple[float,
 
 @pytest.fixture(scope="module")
 def envs():
-    made = {level: gym.make("rlenvs/Spreadsheet-v0", level=level).unwrapped for level in (1, 2)}
+    made = {level: gym.make("rlenvs/Spreadsheet-v1", level=level).unwrapped for level in (1, 2)}
     yield made
     for env in made.values():
         env.close()
@@ -71,23 +71,30 @@ def test_a_workbook_copy_draws_what_the_workbook_would_draw():
     assert [copy.value("S!A1"), copy.value("S!B1")] == [wb.value("S!A1"), wb.value("S!B1")]
 
 
-def test_inputs_rewritten_by_the_agent_are_written_back_before_the_verdict(envs):
-    """Every phone rewritten as (555) 123-4567, then a fixed-position MID: right on the
-    agent's own edited column, wrong on the task's data (568 634 8802), so 0."""
+def test_a_workbook_whose_data_cells_were_changed_scores_0(envs):
+    """Every phone rewritten as (555) 123-4567, then a fixed-position MID: 0. And the honest
+    formula on the same edited column scores 0 too: it is right, but the user's data is
+    gone. The same honest formula on the data as given scores 1; one data cell typed back
+    to its own value (5 for 5.0) is no change."""
     env = envs[2]
     env.reset(options={"task_id": "spreadsheet/clean-text/L2/3"})
     rows = env.task.sheets["Customers"]
-    lines = []
+    lines, rewritten = [], 0
     for r in range(2, len(rows) + 1):
         digits = "".join(ch for ch in rows[r - 1][1] if ch.isdigit())
         lines.append(f'SET B{r} "({digits[:-7]}) {digits[-7:-4]}-{digits[-4:]}"')
+        rewritten += lines[-1] != f'SET B{r} "{rows[r - 1][1]}"'
     lines += ["SET C2 =MID(B2,2,3)&MID(B2,7,3)&RIGHT(B2,4)", f"FILL C2 C3:C{len(rows)}"]
     for seed in range(5):
         assert play(env, "spreadsheet/clean-text/L2/3", block(*lines), seed)[0] == 0.0
-    # the honest formula on the same edited column is judged on the task's data and passes
-    honest = [*lines[:-2], 'SET C2 =SUBSTITUTE(SUBSTITUTE(SUBSTITUTE(SUBSTITUTE(B2,"(",""),")","")," ",""),"-","")',
-              f"FILL C2 C3:C{len(rows)}"]  # fmt: skip
-    assert play(env, "spreadsheet/clean-text/L2/3", block(*honest), 0)[0] == 1.0
+    formula = ['SET C2 =SUBSTITUTE(SUBSTITUTE(SUBSTITUTE(SUBSTITUTE(B2,"(",""),")","")," ",""),"-","")',
+               f"FILL C2 C3:C{len(rows)}"]  # fmt: skip
+    reward, info = play(env, "spreadsheet/clean-text/L2/3", block(*lines[:-2], *formula), 0)
+    assert reward == 0.0 and info["reward_breakdown"]["input_cells_changed"] == rewritten > 0
+    assert any("data were changed" in line for line in info["mismatches"])
+    assert play(env, "spreadsheet/clean-text/L2/3", block(*formula), 0)[0] == 1.0
+    typed_back = f'SET B2 "{rows[1][1]}"'
+    assert play(env, "spreadsheet/clean-text/L2/3", block(typed_back, *formula), 0)[0] == 1.0
 
 
 def test_a_formula_that_reads_only_a_header_is_not_a_formula_of_the_data(envs):

@@ -168,7 +168,7 @@ PINNED: dict[str, dict[str, str]] = {
         "replace-text/L1": "401c15891afe5dc4a1afed8ab2ca2dc7c5a955c17313fd819e9ba9bc8ee60011",
         "replace-text/L2": "f4dee9b39328cd9e4fbc075af96c8918d91a10f7a5d6ab1a8c7324f77be55c2f",
     },
-    "rlenvs/Spreadsheet-v0": {
+    "rlenvs/Spreadsheet-v1": {
         "row-formula/L1": "814cfeb789c649353a85212ef77b7b551aff53fe830ff2b0944b7bd05a6c0521",
         "row-formula/L2": "29e97bb4a558804040b502d6695611af5510296deb26cb6031f4bd74fc91187b",
         "group-totals/L1": "a3d4062eabafcb2eaa56257499b05dd27dbaeed7ac5f7a3e86f3682dff1aa5c8",

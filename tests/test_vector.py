@@ -212,7 +212,7 @@ def test_reset_takes_gymnasium_seed_spelling():
 @pytest.mark.sandbox
 def test_code_env_oracle_reaches_full_reward_on_threads():
     """HumanEval's steps wait on the sandbox: the thread pool's use case."""
-    with EnvPool("rlenvs/HumanEval-v1", 4, step_timeout_s=60) as pool:
+    with EnvPool("rlenvs/HumanEval-v2", 4, step_timeout_s=60) as pool:
         pool.reset(options=[{"task_index": i} for i in (0, 1, 2, 3)])
         oracles = pool.oracle_actions([0, 1, 2])
         results = pool.step([(0, oracles[0]), (1, oracles[1]), (2, oracles[2]), (3, "```python\npass\n```")])
@@ -522,7 +522,7 @@ def test_process_reset_whose_worker_dies_runs_again_on_the_new_worker(scripted_p
 def test_process_pool_leaves_no_processes():
     """HumanEval in worker processes: each worker starts sandbox processes of its own;
     close ends the workers and everything below them."""
-    with EnvPool("rlenvs/HumanEval-v1", 2, executor="process", step_timeout_s=60) as pool:
+    with EnvPool("rlenvs/HumanEval-v2", 2, executor="process", step_timeout_s=60) as pool:
         pool.reset(options=[{"task_index": 0}, {"task_index": 1}])
         results = pool.step(dict(enumerate(pool.oracle_actions())))
         assert [r.reward for r in results] == [1.0, 1.0]

@@ -112,7 +112,7 @@ def close_ids(name: str, ids: Iterable[str], n: int = 3) -> list[str]:
     """The registered ids whose bare name is close to `name`'s, best first.
 
     Compared without namespace, version and case: whole ids share "rlenvs/" and "-v0", which
-    makes any two look alike (a plain ratio offers MBPP-v1 for Nope-v0), while a case slip
+    makes any two look alike (a plain ratio offers MBPP-v2 for Nope-v0), while a case slip
     (gsm8k), a missing namespace or a wrong version is still the id the user meant."""
     wanted = _bare(name)
     scored = []

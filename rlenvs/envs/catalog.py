@@ -95,7 +95,7 @@ CATALOG: tuple[EnvEntry, ...] = (
         turns="1; `max_turns=k` as for GSM8K",
     ),
     EnvEntry(
-        id="rlenvs/HumanEval-v1",
+        id="rlenvs/HumanEval-v2",
         entry_point="rlenvs.envs.code.humaneval:HumanEvalEnv",
         family="code",
         summary="HumanEval: complete a Python function from its signature and docstring (164 problems).",
@@ -105,14 +105,14 @@ CATALOG: tuple[EnvEntry, ...] = (
         ),
         acts="the function (or only its body) in a ```` ```python ```` block",
         reward=(
-            "1 iff every test passes in the sandbox; `partial=True`: the passed fraction, on the attempt that "
-            "ends the episode"
+            "1 iff every test passes in the sandbox, the data set's and the generated ones; `partial=True`: the "
+            "passed fraction, on the attempt that ends the episode"
         ),
         turns="1; with `max_turns=k`, retries with test feedback",
         nondeterministic=True,
     ),
     EnvEntry(
-        id="rlenvs/MBPP-v1",
+        id="rlenvs/MBPP-v2",
         entry_point="rlenvs.envs.code.mbpp:MBPPEnv",
         family="code",
         summary="MBPP: write a short Python function from a one-line description (974 problems).",
@@ -121,7 +121,7 @@ CATALOG: tuple[EnvEntry, ...] = (
             "shown test in full, the hidden ones as counts)"
         ),
         acts="the code in a ```` ```python ```` block",
-        reward="1 iff the shown test and the hidden ones all pass in the sandbox",
+        reward="1 iff the shown test and the hidden ones (the release's and the generated ones) all pass in the sandbox",
         turns="1; with `max_turns=k`, retries with test feedback",
         nondeterministic=True,
     ),
@@ -143,7 +143,7 @@ CATALOG: tuple[EnvEntry, ...] = (
         nondeterministic=True,
     ),
     EnvEntry(
-        id="rlenvs/Spreadsheet-v0",
+        id="rlenvs/Spreadsheet-v1",
         entry_point="rlenvs.envs.spreadsheet.env:SpreadsheetEnv",
         family="spreadsheet",
         summary="Workbook tasks (computed columns, group totals, lookups, ranks, dates, cleaning, sorting) on our own formula engine, 12 procedural families.",

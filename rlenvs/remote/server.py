@@ -1,6 +1,6 @@
 """`rlenvs serve`: any registered env behind OpenEnv's wire protocol (FastAPI and uvicorn).
 
-    rlenvs serve rlenvs/HumanEval-v1 --port 8000 --max-sessions 64 --step-timeout 60
+    rlenvs serve rlenvs/HumanEval-v2 --port 8000 --max-sessions 64 --step-timeout 60
 
 Endpoints, as OpenEnv's `HTTPEnvServer` lays them out (see `rlenvs.remote.wire` for the
 payloads):

@@ -6,7 +6,7 @@ pool runs those calls concurrently and hands results back in submission order:
 
     from rlenvs.vector import EnvPool
 
-    with EnvPool("rlenvs/HumanEval-v1", 8, step_timeout_s=60) as pool:
+    with EnvPool("rlenvs/HumanEval-v2", 8, step_timeout_s=60) as pool:
         firsts = pool.reset(range(8), seeds=[0] * 8, options={"task_index": 3})
         results = pool.step({r.index: generate(r.info["messages"]) for r in firsts})
         # results[k].stop_reason: the env's own, or env_error / env_timeout / env_lost

@@ -1,7 +1,7 @@
 """A spreadsheet engine: a workbook model, a formula engine and .xlsx input and output.
 
 It is the engine only: it imports nothing from `rlenvs.envs` (nor from the rest of rlenvs),
-and `rlenvs/Spreadsheet-v0` (`rlenvs.envs.spreadsheet`: its families, actions, oracle and
+and `rlenvs/Spreadsheet-v1` (`rlenvs.envs.spreadsheet`: its families, actions, oracle and
 verdict) is built on top of it.
 
 Why a formula engine of our own: the maintained Python engines are copyleft (the PyPI

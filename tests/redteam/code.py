@@ -1,4 +1,4 @@
-"""Red-team corpus of the code family (HumanEval-v1, MBPP-v1): replies played through the
+"""Red-team corpus of the code family (HumanEval-v2, MBPP-v2): replies played through the
 real env, sandbox included, on the real data.
 
 A case's `task` holds the env id (`env`), the task (`task_id`) and the env's keyword
@@ -107,8 +107,8 @@ def _block(code: str) -> str:
     return f"```python\n{code.strip(chr(10))}\n```"
 
 
-HUMANEVAL = "rlenvs/HumanEval-v1"
-MBPP = "rlenvs/MBPP-v1"
+HUMANEVAL = "rlenvs/HumanEval-v2"
+MBPP = "rlenvs/MBPP-v2"
 HAS_CLOSE = (
     "def has_close_elements(numbers, threshold):\n"
     "    for i, a in enumerate(numbers):\n        for j, b in enumerate(numbers):\n"

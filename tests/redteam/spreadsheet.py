@@ -1,4 +1,4 @@
-"""The spreadsheet red-team corpus: replies to Spreadsheet-v0 tasks that a policy could find,
+"""The spreadsheet red-team corpus: replies to Spreadsheet-v1 tasks that a policy could find,
 and the reward a correct verifier gives them (replayed by tests/test_redteam.py).
 
 The classes it pins:
@@ -84,7 +84,7 @@ are drawn from the episode's seed, so a case must earn its reward on each."""
 
 
 def replay(case: Case) -> float:
-    """Pose the task with the real env (`rlenvs/Spreadsheet-v0` at the task's level, two
+    """Pose the task with the real env (`rlenvs/Spreadsheet-v1` at the task's level, two
     perturbation rounds as by default), play the replies once per seed of `REPLAY_SEEDS`,
     and return the episode's reward: the one reward all seeds gave, else the first that
     differs from the case's (so a verdict that depends on the seed fails the replay)."""
@@ -96,7 +96,7 @@ def _episode(case: Case, seed: int) -> float:
     task_id = case.task["id"]
     level = int(task_id.split("/")[2][1:])
     if level not in _ENVS:
-        _ENVS[level] = gym.make("rlenvs/Spreadsheet-v0", level=level).unwrapped
+        _ENVS[level] = gym.make("rlenvs/Spreadsheet-v1", level=level).unwrapped
     env = _ENVS[level]
     observation, _ = env.reset(seed=seed, options={"task_id": task_id})
     if zlib.crc32(observation.encode()) != case.task["crc"]:

@@ -1,4 +1,4 @@
-"""rlenvs/HumanEval-v1: complete a Python function from its signature and docstring.
+"""rlenvs/HumanEval-v2: complete a Python function from its signature and docstring.
 
 Data: OpenAI's HumanEval rows `{"task_id", "prompt", "entry_point", "canonical_solution",
 "test"}` (164 problems, MIT), from `data_files=`, `$RLENVS_DATA_DIR/humaneval/HumanEval.jsonl.gz`
@@ -11,6 +11,11 @@ candidate is a test, and the statements before it (set-up: imports, a seeded RNG
 `assert True`) run with it as part of that test. An assert's message that calls the
 candidate is dropped (HumanEval/77, 78, 95, 97, 117, 148 have them): it would call the
 solution again only when the assert failed, telling it, while it runs, which answers passed.
+
+After them run the task's generated tests (`generated`; 3 on most tasks, computed once the way
+EvalPlus made HumanEval+ and committed beside the task ids): HumanEval's own tests let
+programs through that do not compute the function. `generated_tests=False` runs only the
+data set's own tests (to compare with figures published on plain HumanEval).
 """
 
 from __future__ import annotations
@@ -19,10 +24,12 @@ import ast
 from collections.abc import Mapping
 from typing import Any
 
+from rlenvs.core.checks import check_flag
 from rlenvs.core.task import DatasetSource, content_task_id
 from rlenvs.data import DataFiles, DataSpec, HubDataset
 from rlenvs.envs.code.env import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, CodeEnv, CodeTask
 from rlenvs.envs.code.examples import shown_examples, shown_first, shown_test
+from rlenvs.envs.code.generated import with_generated_tests
 from rlenvs.sandbox import TestProgram
 
 DATASET = "humaneval"
@@ -137,6 +144,7 @@ class HumanEvalEnv(CodeEnv):
         self,
         split: str = "test",
         data_files: DataFiles | None = None,
+        generated_tests: bool = True,
         max_turns: int = 1,
         partial: bool = False,
         timeout_s: float = DEFAULT_TIMEOUT_S,
@@ -147,7 +155,10 @@ class HumanEvalEnv(CodeEnv):
     ) -> None:
         if split not in SPLITS:
             raise ValueError(f"unknown HumanEval split {split!r}: HumanEval has only {list(SPLITS)}")
+        check_flag("generated_tests", generated_tests)
         tasks = DATA.load(split, data_files=data_files, task_from_row=humaneval_task)
+        if generated_tests:
+            tasks = with_generated_tests(tasks, DATASET)
         super().__init__(
             DatasetSource(tasks, name=f"{DATASET}/{split}"),
             max_turns=max_turns,
@@ -159,6 +170,8 @@ class HumanEvalEnv(CodeEnv):
             render_mode=render_mode,
         )
         self.split = split
+        self.generated_tests = generated_tests
 
     def task_from_row(self, row: Mapping[str, Any]) -> CodeTask:
-        return humaneval_task(row, content_task_id(DATASET, row))
+        task = humaneval_task(row, content_task_id(DATASET, row))
+        return with_generated_tests((task,), DATASET)[0] if self.generated_tests else task

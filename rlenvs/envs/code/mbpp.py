@@ -1,4 +1,4 @@
-"""rlenvs/MBPP-v1: write a short Python function from a one-line description.
+"""rlenvs/MBPP-v2: write a short Python function from a one-line description.
 
 Data: Google's MBPP rows `{"task_id", "text", "code", "test_list", "test_setup_code",
 "challenge_test_list"}` (974 problems, CC BY 4.0), from `data_files=`,
@@ -13,6 +13,10 @@ feedback quotes only that shown test; the others stay hidden (`feedback`). With
 `challenge_tests=True` the release's harder tests, where a row has them, are checked too.
 The reference code's classes (MBPP's tree tasks build `Node` objects in `test_setup_code`)
 are defined in the test runner as well, and the solution must define its own.
+
+After the release's tests run the task's generated tests (`generated`; computed once the way
+EvalPlus made MBPP+, committed beside the task ids): three asserts let through programs that
+do not compute the function. `generated_tests=False` runs only the release's own.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from rlenvs.core.task import DatasetSource, content_task_id
 from rlenvs.data import DataFiles, DataSpec, HubDataset
 from rlenvs.envs.code.env import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, CodeEnv, CodeTask
 from rlenvs.envs.code.examples import shown_first
+from rlenvs.envs.code.generated import with_generated_tests
 from rlenvs.sandbox import TestProgram
 
 DATASET = "mbpp"
@@ -125,6 +130,7 @@ class MBPPEnv(CodeEnv):
         split: str = "train",
         data_files: DataFiles | None = None,
         challenge_tests: bool = False,
+        generated_tests: bool = True,
         max_turns: int = 1,
         partial: bool = False,
         timeout_s: float = DEFAULT_TIMEOUT_S,
@@ -136,6 +142,7 @@ class MBPPEnv(CodeEnv):
         if split not in SPLITS:
             raise ValueError(f"unknown MBPP split {split!r}: choose one of {list(SPLITS)}")
         check_flag("challenge_tests", challenge_tests)
+        check_flag("generated_tests", generated_tests)
         convert = mbpp_challenge_task if challenge_tests else mbpp_task
         tasks = DATA.load(split, data_files=data_files, task_from_row=convert)
         if split != "all":
@@ -146,6 +153,8 @@ class MBPPEnv(CodeEnv):
                     f"no MBPP task in split {split!r} (task ids {ids.start}-{ids.stop - 1}) in the data: "
                     "pass split='all' to use every row of a file of your own tasks"
                 )
+        if generated_tests:
+            tasks = with_generated_tests(tasks, DATASET)
         super().__init__(
             DatasetSource(tasks, name=f"{DATASET}/{split}"),
             max_turns=max_turns,
@@ -158,9 +167,11 @@ class MBPPEnv(CodeEnv):
         )
         self.split = split
         self.challenge_tests = challenge_tests
+        self.generated_tests = generated_tests
 
     def task_from_row(self, row: Mapping[str, Any]) -> CodeTask:
-        return mbpp_task(row, content_task_id(DATASET, row), challenge_tests=self.challenge_tests)
+        task = mbpp_task(row, content_task_id(DATASET, row), challenge_tests=self.challenge_tests)
+        return with_generated_tests((task,), DATASET)[0] if self.generated_tests else task
 
 
 def _release_id(task: CodeTask) -> int | None:

@@ -1,4 +1,4 @@
-"""`rlenvs/Spreadsheet-v0`: the env, its task families, actions, oracle and verdict.
+"""`rlenvs/Spreadsheet-v1`: the env, its task families, actions, oracle and verdict.
 
 The workbook model and formula engine it runs on are the peer package `rlenvs.workbook`
 (`cells`, `values`, `formulas`, `calc`, `workbook`, `xlsx`), which imports nothing from here.

@@ -1,4 +1,4 @@
-"""The action language of Spreadsheet-v0: what the agent writes, one action per line.
+"""The action language of Spreadsheet-v1: what the agent writes, one action per line.
 
     SET B2 =SUM(Data!C2:C40)      a formula (anything starting with =)
     SET A1 "Total sales"          text (quotes as in JSON; bare text works too: SET A1 Total;

@@ -1,4 +1,4 @@
-"""rlenvs/Spreadsheet-v0: workbook tasks, judged by values and by recomputation.
+"""rlenvs/Spreadsheet-v1: workbook tasks, judged by values and by recomputation.
 
 Task source → prompt → action → transition → reward:
 
@@ -60,7 +60,7 @@ class SpreadsheetEnv(ProceduralEnv, TextEnv[SpreadsheetTask]):
     changed copies of the input data a formula answer must also get right.
     """
 
-    env_name = "Spreadsheet-v0"
+    env_name = "Spreadsheet-v1"
     task_families = FAMILIES
 
     @classmethod
@@ -95,7 +95,7 @@ class SpreadsheetEnv(ProceduralEnv, TextEnv[SpreadsheetTask]):
 
     def task_from_row(self, row: Mapping[str, Any]) -> SpreadsheetTask:
         raise ValueError(
-            "Spreadsheet-v0 poses tasks from its families or from task folders (task_dir=...); a task row cannot "
+            "Spreadsheet-v1 poses tasks from its families or from task folders (task_dir=...); a task row cannot "
             "carry its recomputation rule: write a family (see rlenvs/envs/spreadsheet/families) or a task folder"
         )
 

@@ -1,4 +1,4 @@
-"""SpreadsheetBench-style task folders as Spreadsheet-v0 tasks (`SpreadsheetEnv(task_dir=...)`).
+"""SpreadsheetBench-style task folders as Spreadsheet-v1 tasks (`SpreadsheetEnv(task_dir=...)`).
 
 SpreadsheetBench (RUCKBReasoning/SpreadsheetBench, CC BY-SA 4.0) ships a data folder with a
 dataset file and one folder of workbooks per question:

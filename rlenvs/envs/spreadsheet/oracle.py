@@ -1,4 +1,4 @@
-"""The oracle of Spreadsheet-v0: the reference replies, from whatever the workbook holds now.
+"""The oracle of Spreadsheet-v1: the reference replies, from whatever the workbook holds now.
 
 A spreadsheet's state is what its cells hold (constants and formula texts): the verdict
 reads nothing else (it recalculates copies itself and seeds their RAND). So the states the

@@ -1,15 +1,18 @@
-"""The verdict of Spreadsheet-v0: what a workbook earns at SUBMIT, and why.
+"""The verdict of Spreadsheet-v1: what a workbook earns at SUBMIT, and why.
 
 A task's targets are compared with their expected values (SpreadsheetBench's comparison,
 `rlenvs.rewards.spreadsheet`); where it asks for formulas (`formula_cells`), each of those
 cells must also hold a formula that uses the data and still gives `truth` of changed copies
 of the data (`perturb`). Why each part is done the way it is:
 
-- On the task's own data. The agent may edit any cell, the input data too, so every
-  recalculation the verdict makes is on a copy of the agent's workbook (its formulas kept)
-  with the input areas written over: the task's own data for the first comparison, a
-  changed copy for each further one. Rewriting an input column into a shape that suits a
-  formula (every phone as `(555) 123-4567`) changes nothing the verdict reads.
+- The data left as it was. A workbook whose input areas (`written_areas`: the task's
+  inputs and every area its changed copies write) hold anything but the task's data scores
+  0: an answer that is right only because a data cell was typed over (a lookup key fixed
+  by hand, a phone column rewritten into the shape a formula wants, a row inserted or
+  deleted) has destroyed what the user asked it to read. Every recalculation the verdict
+  makes is then on a copy of the agent's workbook (its formulas kept) with the input areas
+  written over: the task's own data for the first comparison, a changed copy for each further
+  one.
 - Formulas that use the data. A formula cell passes only if its formula read a cell of the
   task's data areas when it was computed, itself or through the cells it read
   (`Workbook.reads_data`): a typed value, `=42`, `=ROW(B5)` or a constant that only reads a
@@ -54,6 +57,7 @@ VOLATILE = "RAND, RANDBETWEEN, NOW or TODAY"
 def judge(task: SpreadsheetTask, workbook: Workbook, *, seed: int, perturbations: int) -> tuple[float, dict[str, Any]]:
     """The reward (1.0 or 0.0) of `workbook` for `task`, and what decided it (mismatches and
     a breakdown). `seed` is the episode's: it seeds RAND in every copy and the changed data."""
+    edited = changed_inputs(task, workbook)
     base = on_data(task, workbook, task.sheets, seed)
     got = {cell: base.value(cell) for cell in task.expected}
     values = compare_cells(got, task.expected, decimals=task.decimals)
@@ -76,7 +80,12 @@ def judge(task: SpreadsheetTask, workbook: Workbook, *, seed: int, perturbations
         "formula_cells_without_formula": len(typed),
         "volatile_cells": len(volatile),
         "formulas_follow_the_data": follows if task.formula_cells else None,
+        "input_cells_changed": len(edited),
     }
+    if edited:
+        info["mismatches"].append(
+            f"these cells of the task's data were changed (the answer must leave them as given): {', '.join(edited[:5])}"
+        )
     if typed:
         info["mismatches"].append(f"these cells need a formula that reads the task's data: {', '.join(typed[:5])}")
     if volatile:
@@ -84,7 +93,7 @@ def judge(task: SpreadsheetTask, workbook: Workbook, *, seed: int, perturbations
             f"these cells are computed from {VOLATILE}, which change at every recalculation: "
             f"{', '.join(sorted(volatile)[:5])}"
         )
-    passed = values.all_match and not volatile and (not task.formula_cells or follows)
+    passed = values.all_match and not volatile and not edited and (not task.formula_cells or follows)
     return float(passed), info
 
 
@@ -105,6 +114,29 @@ def changed_data(task: SpreadsheetTask, seed: int, round_: int) -> tuple[dict[st
     rng = np.random.default_rng([*episode, round_])
     copy = Copy(round_, episode)
     return perturb(task.sheets, task.inputs, rng, task.changes, copy), int(rng.integers(2**63))
+
+
+def changed_inputs(task: SpreadsheetTask, workbook: Workbook) -> list[str]:
+    """The cells of the task's input areas whose content in `workbook` is not the task's data
+    (a value typed over, a formula put in its place, a cell emptied or filled)."""
+    changed = []
+    first = next(iter(task.sheets))
+    for area in written_areas(task.inputs, task.changes):
+        sheet = area.sheet or first
+        rows = [list(row) for row in task.sheets[sheet]]
+        for r in range(area.top, area.bottom + 1):
+            for c in range(area.left, area.right + 1):
+                ref = CellRef(r, c, sheet)
+                given, now = _get(rows, r, c), workbook.content(ref)
+                if (type(given) is not type(now) and not _same_number(given, now)) or given != now:
+                    changed.append(str(ref))
+    return changed
+
+
+def _same_number(a: object, b: object) -> bool:
+    """5 and 5.0 (a number typed back as it was, in another type) are the same data."""
+    numbers = (int, float)
+    return isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool)
 
 
 def on_data(

@@ -20,12 +20,13 @@ from typing import Any
 import gymnasium as gym
 
 from rlenvs.rewards.math.answer_types import answer_type
+from rlenvs.testing.certify.code_programs import code_probes
 from rlenvs.testing.certify.generic import generic_probes
 from rlenvs.testing.certify.math_answers import math_probes
-from rlenvs.testing.certify.probes import EQUIVALENT, Generator, Probe, Subject
+from rlenvs.testing.certify.probes import EQUIVALENT, Generator, Probe, Reply, Subject
 from rlenvs.testing.certify.report import CertifyReport, Check
 
-DEFAULT_GENERATORS: tuple[Generator, ...] = (generic_probes, math_probes)
+DEFAULT_GENERATORS: tuple[Generator, ...] = (generic_probes, math_probes, code_probes)
 MAX_STEPS = 100
 """Turns an episode may take from the gold replies before certify gives up on it."""
 SCAN_LIMIT = 20_000
@@ -40,13 +41,15 @@ def certify(
     seed: int = 0,
     per_type: int | None = None,
     every_task: bool = False,
+    task_indices: Sequence[int] | None = None,
     generators: Sequence[Generator] = DEFAULT_GENERATORS,
     skip: Iterable[str] = (),
     progress: Callable[[str], None] | None = None,
 ) -> CertifyReport:
     """Play generated attacks and equivalent correct forms through `env_id` (module docstring).
 
-    `every_task` certifies every task of the env's source instead (a data set's whole split).
+    `every_task` certifies every task of the env's source instead (a data set's whole split),
+    `task_indices` the tasks at those indices of it.
     `skip` leaves out probe kinds by name ("restatement" for an env that asks for no form).
     """
     kwargs = dict(env_kwargs or {})
@@ -54,7 +57,7 @@ def certify(
     skipped = frozenset(skip)
     report = CertifyReport(env_id, kwargs, seed)
     try:
-        for subject in _subjects(env, env_id, tasks, seed, per_type, every_task):
+        for subject in _subjects(env, env_id, tasks, seed, per_type, every_task, task_indices):
             report.tasks += 1
             report.answer_types[subject.task_id] = answer_type(subject.gold) if subject.gold is not None else ""
             for generate in generators:
@@ -70,20 +73,30 @@ def certify(
 
 
 def _subjects(
-    env: gym.Env, env_id: str, tasks: int, seed: int, per_type: int | None, every_task: bool
+    env: gym.Env,
+    env_id: str,
+    tasks: int,
+    seed: int,
+    per_type: int | None,
+    every_task: bool,
+    task_indices: Sequence[int] | None,
 ) -> Iterator[Subject]:
     """The tasks to certify, made one at a time (a whole split is not held at once)."""
-    if per_type is None and not every_task:
+    if per_type is None and not every_task and task_indices is None:
         yield from (_subject(env, env_id, seed + number, None) for number in range(tasks))
         return
     source = getattr(env.unwrapped, "tasks", None)
     if source is None or not getattr(source, "sized", False) or not hasattr(source, "get"):
         raise ValueError(
-            f"per_type and every_task need an env whose tasks are a sized source (env.unwrapped.tasks); {env_id} "
+            f"per_type, every_task and task_indices need an env whose tasks are a sized source (env.unwrapped.tasks); {env_id} "
             "has none: pass tasks=N instead"
         )
-    if every_task:
-        yield from (_subject(env, env_id, seed, index) for index in range(len(source)))
+    if every_task or task_indices is not None:
+        indices = range(len(source)) if task_indices is None else task_indices
+        for index in indices:
+            if not 0 <= index < len(source):
+                raise ValueError(f"task index {index} is outside {env_id}'s {len(source)} tasks")
+            yield _subject(env, env_id, seed, index)
         return
     assert per_type is not None
     order = list(range(len(source)))
@@ -146,27 +159,32 @@ def _play_oracle(env: gym.Env, seed: int, options: dict[str, Any] | None) -> tup
     return (), 0.0
 
 
-def _episode(env: gym.Env, subject: Subject, turns: tuple[str, ...]) -> tuple[float, str | None]:
-    """The reward the replies earn on the subject's task, and the error if the env raised."""
-    env.reset(seed=subject.seed, options=subject.reset_options)
+def _episode(env: gym.Env, subject: Subject, turns: tuple[Reply, ...]) -> tuple[float, str | None, tuple[str, ...]]:
+    """The reward the replies earn on the subject's task, the error if the env raised, and
+    the replies played (an adaptive reply as it was written)."""
+    observation, _ = env.reset(seed=subject.seed, options=subject.reset_options)
+    observations, played = [observation], []
     total = 0.0
     try:
-        for reply in turns:
-            _, reward, terminated, truncated, _ = env.step(reply)
+        for turn in turns:
+            reply = turn if isinstance(turn, str) else turn(tuple(observations))
+            played.append(reply)
+            observation, reward, terminated, truncated, _ = env.step(reply)
+            observations.append(observation)
             total += float(reward)
             if terminated or truncated:
                 break
     except Exception as error:
-        return total, f"{type(error).__name__}: {error}"
-    return total, None
+        return total, f"{type(error).__name__}: {error}", tuple(played)
+    return total, None, tuple(played)
 
 
 def _play(env: gym.Env, subject: Subject, probe: Probe) -> Check:
     started = time.perf_counter()
-    reward, error = _episode(env, subject, probe.turns)
+    reward, error, played = _episode(env, subject, probe.turns)
     seconds = time.perf_counter() - started
     expected = subject.best if probe.expect == EQUIVALENT else subject.worst
     wrong = error is not None or (
         reward < expected - 1e-9 if probe.expect == EQUIVALENT else reward > subject.worst + 1e-9
     )
-    return Check(subject, probe, reward, expected, seconds, wrong, error)
+    return Check(subject, probe, reward, expected, seconds, wrong, error, played)

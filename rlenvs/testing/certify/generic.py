@@ -2,7 +2,7 @@
 
 None of them does the task, so each must earn the env's lowest reward, and none may make the
 env raise or hang: the empty reply, whitespace, seeded garbage, the prompt echoed (plain and
-boxed), the gold reply reversed, a prompt injection, 100 KB replies, and brackets nested
+boxed), the gold replies reversed (every turn), a prompt injection, 100 KB replies, and brackets nested
 thousands deep. A gold reply with a trailing newline must still earn the gold's reward.
 """
 
@@ -44,8 +44,10 @@ def generic_probes(subject: Subject) -> Iterator[Probe]:
     yield attack("nested", "\\boxed{" * NESTING + "}" * NESTING, f"empty boxes nested {NESTING:,} deep")
     if subject.oracle:
         first = subject.oracle[0]
-        if first.strip() and first[::-1] != first:
-            yield attack("perturbed gold", (first[::-1], *subject.oracle[1:]), "the gold reply's text reversed")
+        reversed_turns = tuple(turn[::-1] for turn in subject.oracle)
+        if any(turn.strip() for turn in subject.oracle) and reversed_turns != subject.oracle:
+            # every turn: a multi-turn gold's later turns (its commands) would do the work anyway
+            yield attack("perturbed gold", reversed_turns, "the gold replies' text reversed, every turn")
         yield Probe(
             "notation",
             "equivalent",

@@ -9,7 +9,7 @@ gains nothing). So the same generators judge any env, whatever its reward scale.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +50,10 @@ class Subject:
         return None if self.task_index is None else {"task_index": self.task_index}
 
 
+Reply = str | Callable[[Sequence[str]], str]
+"""A reply as written, or written from the observations so far."""
+
+
 @dataclass(frozen=True)
 class Probe:
     """One reply to play on a subject's task, and how a correct env judges it."""
@@ -58,9 +62,11 @@ class Probe:
     """The generator's class: "near miss", "restatement", "hedge", "notation", ..."""
     expect: str
     """`EQUIVALENT` or `ATTACK`."""
-    turns: tuple[str, ...]
+    turns: tuple[Reply, ...]
     """The replies, one per turn; an episode still going when they run out is judged on what
-    it earned so far (a policy that never finishes gains nothing more)."""
+    it earned so far (a policy that never finishes gains nothing more). A reply may be a
+    function of the observations so far (the prompt, then each turn's feedback): an adaptive
+    policy, which answers with what the feedback showed it."""
     why: str
     """One line: what the reply is, so a finding reads without the generator's code."""
     answer_type: str = ""

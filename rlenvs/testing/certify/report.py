@@ -28,6 +28,8 @@ class Check:
     wrong: bool
     error: str | None = None
     """The exception the env raised on the reply (any string is a valid action: a finding)."""
+    played: tuple[str, ...] = ()
+    """The replies as played (an adaptive probe's, as it wrote them from the feedback)."""
 
     def reproduction(self) -> dict[str, Any]:
         subject = self.subject
@@ -39,7 +41,7 @@ class Check:
             "kind": self.probe.kind,
             "answer_type": self.probe.answer_type,
             "why": self.probe.why,
-            "replies": list(self.probe.turns),
+            "replies": list(self.played),
             "reward": self.reward,
             "expected": self.expected,
             **({"error": self.error} if self.error else {}),

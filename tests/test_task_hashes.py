@@ -141,7 +141,7 @@ PINNED: dict[str, dict[str, str]] = {
         "algebra/L4": "c6c2e1ac0dc347fdddb4a36be4c1d737b011f364757794bc8383dee03e29272b",
         "algebra/L5": "f705dc0152e5faa70c22557caec61adb77d1a73632e3ac9edac687c7c95bf1bb",
     },
-    "rlenvs/Terminal-v0": {
+    "rlenvs/Terminal-v1": {
         "count-files/L1": "f20fc62010914368e3dbfc8cc49e0e187d984bac24cbe981494701143962e8da",
         "count-files/L2": "2def7722488d710df342efe3125e31e6d70db9be8c5cc473a3a17bceacc32f33",
         "largest-file/L1": "f0dbdca3457c8a7bf0f39a8150f396049ea220142753e268416e1a07596d0622",

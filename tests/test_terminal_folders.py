@@ -334,7 +334,7 @@ def task_folder(request, tmp_path):
 
 @pytest.fixture
 def env(task_folder):
-    made = gym.make("rlenvs/Terminal-v0", task_dir=str(task_folder), max_turns=5)
+    made = gym.make("rlenvs/Terminal-v1", task_dir=str(task_folder), max_turns=5)
     yield made.unwrapped
     made.close()
 
@@ -375,7 +375,7 @@ def test_the_agent_starts_in_the_workdir_with_the_copied_files_and_no_tests(env)
 
 @pytest.mark.sandbox
 def test_the_copied_files_keep_their_modes(tmp_path):
-    env = gym.make("rlenvs/Terminal-v0", task_dir=str(terminal_bench_task(tmp_path))).unwrapped
+    env = gym.make("rlenvs/Terminal-v1", task_dir=str(terminal_bench_task(tmp_path))).unwrapped
     try:
         env.reset(seed=0)
         assert env.step("stat -c '%a %n' bin/shout.sh greeting.txt; bin/shout.sh")[0] == (
@@ -387,7 +387,7 @@ def test_the_copied_files_keep_their_modes(tmp_path):
 
 @pytest.mark.sandbox
 def test_a_reward_the_agent_planted_does_not_count(tmp_path):
-    env = gym.make("rlenvs/Terminal-v0", task_dir=str(harbor_task(tmp_path))).unwrapped
+    env = gym.make("rlenvs/Terminal-v1", task_dir=str(harbor_task(tmp_path))).unwrapped
     try:
         env.reset(seed=0)
         logs = f"{TESTS_DIR}/.rlenvs-logs/verifier"
@@ -409,7 +409,7 @@ def test_the_tests_start_from_nothing_the_agent_wrote(tmp_path):
         '#!/bin/bash\necho "cwd=$PWD"; ls -A; echo "home=$HOME"; ls -A "$HOME" /dev/shm; ls -A /tmp; ls $TEST_DIR\n'
         "env | sort | grep -v '^GIT_CONFIG_[KV]'; alias; declare -F; exit 1\n",  # git's: tests/test_terminal_verdict.py
     )
-    env = gym.make("rlenvs/Terminal-v0", task_dir=str(folder)).unwrapped
+    env = gym.make("rlenvs/Terminal-v1", task_dir=str(folder)).unwrapped
     try:
         env.reset(seed=0)
         env.step("touch /tmp/junk /dev/shm/junk ~/.bashrc; export FOO=1; f() { :; }; alias ll=ls; cd /tmp")
@@ -425,7 +425,9 @@ def test_the_tests_start_from_nothing_the_agent_wrote(tmp_path):
         "HOME=/tmp/rlenvs-verdict/home\nLANG=C.UTF-8\nPATH=/usr/local/bin:/usr/bin:/bin\nPWD=/app\n"
         "PYTEST_ADDOPTS=-p no:cacheprovider --rootdir=TESTS -c /tmp/rlenvs-verdict/pytest.ini\n"
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\nPYTHONDONTWRITEBYTECODE=1\nPYTHONNOUSERSITE=1\n"
-        "PYTHONPATH=/tmp/rlenvs-verdict/site\nPYTHONSAFEPATH=1\nRLENVS_LATE_PYTHONPATH=\nSHLVL=1\n"
+        "PYTHONPATH=/tmp/rlenvs-verdict/site\nPYTHONSAFEPATH=1\nRLENVS_AGENT_FOLDERS=/app:/tmp:/dev/shm\n"
+        "RLENVS_LATE_PYTHONPATH=\nRLENVS_TEST_IMPORTS=importlib,os,pathlib,sys\n"
+        "RLENVS_VERDICT_FOLDERS=/tmp/rlenvs-verdict:TESTS/.rlenvs-logs:/tmp/rlenvs-verdict/tmp\nSHLVL=1\n"
         "TEST_DIR=TESTS\nTMPDIR=/tmp/rlenvs-verdict/tmp\n_=/usr/bin/env\n"
     )
 
@@ -441,7 +443,7 @@ def test_pytest_runs_with_the_tests_own_config(tmp_path):
         'from pathlib import Path\n\n\ndef check_hello():\n    assert Path("/app/hello.txt").read_text() == '
         'Path("/tests/expected.txt").read_text()\n',
     )
-    env = gym.make("rlenvs/Terminal-v0", task_dir=str(folder)).unwrapped
+    env = gym.make("rlenvs/Terminal-v1", task_dir=str(folder)).unwrapped
     try:
         env.reset(seed=0)
         assert env.step("submit")[1] == 0.0
@@ -473,7 +475,7 @@ def test_the_pytest_config_is_the_first_of_pytests_own_order_that_configures_pyt
 def test_a_harbor_test_script_that_writes_no_reward_fails(tmp_path):
     folder = harbor_task(tmp_path)
     write(folder / "tests" / "test.sh", "#!/bin/bash\npython3 /tests/test_outputs.py\n")
-    env = gym.make("rlenvs/Terminal-v0", task_dir=str(folder)).unwrapped
+    env = gym.make("rlenvs/Terminal-v1", task_dir=str(folder)).unwrapped
     try:
         env.reset(seed=0)
         env.step("echo 'Hello, world!' > hello.txt")
@@ -496,7 +498,7 @@ def test_the_agent_the_set_up_and_the_tests_see_the_dockerfile_env(tmp_path):
         folder / "run-tests.sh",
         '#!/bin/bash\ntest -n "$MESSAGE" && test "$(cat "$OUT_FILE")" = "$MESSAGE"\n',
     )
-    env = gym.make("rlenvs/Terminal-v0", task_dir=str(folder)).unwrapped
+    env = gym.make("rlenvs/Terminal-v1", task_dir=str(folder)).unwrapped
     try:
         env.reset(seed=0)
         obs, *_ = env.step("echo $OUT_FILE; cat from-setup.txt")
@@ -518,7 +520,7 @@ def test_the_tests_run_under_the_folders_test_timeout(tmp_path):
         folder / "run-tests.sh",
         "#!/bin/bash\nsleep 1.5\npython3 $TEST_DIR/test_outputs.py\n",
     )
-    env = gym.make("rlenvs/Terminal-v0", task_dir=str(folder), timeout_s=1.0).unwrapped
+    env = gym.make("rlenvs/Terminal-v1", task_dir=str(folder), timeout_s=1.0).unwrapped
     try:
         env.reset(seed=0)
         env.step("echo 'Hello, world!' > hello.txt")

@@ -1,4 +1,4 @@
-"""Terminal-v0 on task folders whose image is built (rlenvs.images): a Harbor-format folder
+"""Terminal-v1 on task folders whose image is built (rlenvs.images): a Harbor-format folder
 with apt and pip RUN lines on every backend that builds (bubblewrap; Docker's or Podman's build
 and a container per episode), and Terminal-Bench 1 folders of EvoEval; the verdict's tests run
 on the image's own tools, which an episode must not have rewritten."""

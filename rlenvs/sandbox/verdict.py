@@ -27,7 +27,11 @@ So a test run (`VerdictRun`) is built from nothing the agent wrote, but for the 
   verdict's own holding its `sitecustomize.py` (`SITECUSTOMIZE`: for -m, -c and stdin the
   start folder goes at the end of sys.path, not the front, so the workspace's `unittest.py`
   does not shadow Python's for `python3 -m unittest`, while the agent's modules still import;
-  a script's folder stays first, as Python puts it; written with its bytecode, which the
+  a script's folder stays first, as Python puts it; and wherever the agent's folders are on
+  sys.path, at the end or first by a test's own `sys.path.insert`, the toolchain takes from
+  them only the modules the tests import by name (`modules_tests_import`), and the agent's own
+  code whatever it imports: copy and pickle trying Jython's `org`, pytest an optional package,
+  find nothing of the agent's; written with its bytecode, which the
   sandbox's python3 then loads without compiling it: 0.7-1 ms of every python3's start-up) and
   an empty `usercustomize.py` (a task's `ENV PYTHONPATH=/app`
   must not make every python3 of the tests import the agent's /app/sitecustomize.py), git's hardening
@@ -65,6 +69,7 @@ its folders, what of them is read-only (`read_only`), `environment()` and `comma
 
 from __future__ import annotations
 
+import ast
 import base64
 import re
 import secrets
@@ -93,6 +98,14 @@ PYTEST_CONFIGS: tuple[tuple[str, bytes], ...] = (
 one (b"": any such file is)."""
 VERDICT_ROOT = "/tmp/rlenvs-verdict"
 """Where a test run's folders are made, in a /tmp just emptied."""
+TEST_IMPORTS = "RLENVS_TEST_IMPORTS"
+"""The variable holding the top-level module names the tests import by name (`modules_tests_import`):
+the only ones the verdict's sitecustomize lets the toolchain take from the agent's folders."""
+AGENT_FOLDERS = "RLENVS_AGENT_FOLDERS"
+"""The folders the agent could write (the workspace, the scratch folders), for the sitecustomize."""
+VERDICT_FOLDERS = "RLENVS_VERDICT_FOLDERS"
+"""The verdict's read-only root, then its folders inside it that stay writable (the tests' logs
+and TMPDIR): below the root is the verdict's, but for those."""
 LOGS_NAME = ".rlenvs-logs"
 """The folder inside the tests' folder that the tests write their results to (Harbor's /logs):
 the one part of it they may change."""
@@ -113,41 +126,80 @@ import os
 import sys
 from importlib.machinery import PathFinder
 
-_late = []
 try:
     for entry in os.environ.get({LATE_PYTHONPATH!r}, "").split(os.pathsep):
         if entry and os.path.abspath(entry) not in sys.path:
-            _late.append(os.path.abspath(entry))
-            sys.path.append(_late[-1])
+            sys.path.append(os.path.abspath(entry))
     if getattr(sys.flags, "safe_path", False):
         first = sys.argv[0] if sys.argv else ""
         if first not in ("", "-", "-c", "-m"):
             script = os.path.realpath(first)
             sys.path.insert(0, script if os.path.isdir(script) else os.path.dirname(script))
         elif os.getcwd() not in sys.path:
-            _late.append(os.getcwd())
-            sys.path.append(_late[-1])
+            sys.path.append(os.getcwd())
 except OSError:  # a start folder since removed: nothing relative to put back
     pass
 
 
-class _StandardNames:
-    """A name of the standard library's is never found in the folders put back at the end:
-    the library imports some only where they exist (Windows' nt, _wmi, msvcrt) and goes on
-    without them, and an /app/_wmi.py of the agent's would otherwise run inside pytest."""
+class _ToolchainFirst:
+    """The agent's folders (the workspace, /tmp and /dev/shm, however they came onto sys.path:
+    put back at the end here, or put first by a test's own `sys.path.insert(0, "/app")`) give
+    the tests' interpreter only the modules the tests import by name ({TEST_IMPORTS}), and
+    whatever the agent's own code imports; every other name comes from the toolchain or from
+    nowhere. The library and pytest try names they may lack (Windows' nt and _wmi, Jython's
+    org for copy and pickle, optional packages): an /app/org/ of the agent's would otherwise
+    run inside every test run. A name the toolchain has always comes from it, and a name of
+    the standard library from nowhere else."""
 
     @staticmethod
     def find_spec(name, path=None, target=None):
-        if path is not None or name not in sys.stdlib_module_names:
+        if path is not None:
             return None
-        spec = PathFinder.find_spec(name, [entry for entry in sys.path if entry not in _late], target)
-        if spec is None:
-            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
-        return spec
+        spec = PathFinder.find_spec(name, [entry for entry in sys.path if not _agents(entry)], target)
+        if spec is not None:
+            return spec
+        if name not in sys.stdlib_module_names and (name in _allowed or _from_agent_code()):
+            return None
+        raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
 
 
-if _late:
-    sys.meta_path.insert(sys.meta_path.index(PathFinder) if PathFinder in sys.meta_path else 0, _StandardNames)
+def _agents(entry):
+    """Whether a sys.path entry (or a file) lies in a folder the agent could write."""
+    if not isinstance(entry, str):
+        return False
+    try:
+        path = os.path.abspath(entry)
+    except OSError:  # a relative entry, and the start folder since removed
+        return True
+    if _under(path, _VERDICT) and not any(_under(path, folder) for folder in _VERDICT_WRITABLE):
+        return False
+    return any(_under(path, folder) for folder in _AGENT_FOLDERS)
+
+
+def _under(path, folder):
+    return bool(folder) and (path == folder or path.startswith(folder.rstrip("/") + "/"))
+
+
+def _from_agent_code():
+    """Whether the import being run was asked for by code in a file of the agent's folders."""
+    frame = sys._getframe(2)
+    while frame is not None and (
+        frame.f_code.co_filename.startswith("<frozen importlib") or frame.f_code.co_filename == _IMPORTLIB
+    ):
+        frame = frame.f_back
+    return frame is not None and _agents(frame.f_code.co_filename)
+
+
+def _folders(name):
+    return tuple(os.path.abspath(f) for f in os.environ.get(name, "").split(os.pathsep) if f.startswith("/"))
+
+
+_allowed = frozenset(name for name in os.environ.get({TEST_IMPORTS!r}, "").split(",") if name)
+_AGENT_FOLDERS = _folders({AGENT_FOLDERS!r})
+_verdict = _folders({VERDICT_FOLDERS!r})
+_VERDICT, _VERDICT_WRITABLE = (_verdict[0], _verdict[1:]) if _verdict else ("", ())
+_IMPORTLIB = getattr(sys.modules.get("importlib"), "__file__", None)
+sys.meta_path.insert(sys.meta_path.index(PathFinder) if PathFinder in sys.meta_path else 0, _ToolchainFirst)
 '''
 """What the verdict's `site/sitecustomize.py` holds (see its docstring)."""
 USERCUSTOMIZE = "# The verdict's own: it stands in for any usercustomize.py on the tests' PYTHONPATH.\n"
@@ -290,13 +342,18 @@ class VerdictRun:
         return self.empty_config
 
     def environment(
-        self, pytest_config: str | None = None, task_environment: Iterable[tuple[str, str]] = ()
+        self,
+        pytest_config: str | None = None,
+        task_environment: Iterable[tuple[str, str]] = (),
+        imports: Iterable[str] = (),
     ) -> dict[str, str]:
         """Every variable the test command starts with: the verdict's defaults, the task's own
         variables (`task_environment`, TESTS_DIR in them rewritten) over them, and over those
         what the verdict enforces (a task's PYTHONPATH and PYTEST_ADDOPTS come after its own,
         and the entries of its PATH and PYTHONPATH that the agent could write after the
-        system's: `rlenvs.sandbox.search_paths`)."""
+        system's: `rlenvs.sandbox.search_paths`). `imports`: the top-level modules the tests
+        import by name (`modules_tests_import`), the only ones the toolchain may take from the agent's
+        folders."""
         task = {name: value.replace(TESTS_DIR, self.tests_dir) for name, value in task_environment}
         for name in task:
             if not _NAME.fullmatch(name):
@@ -316,6 +373,9 @@ class VerdictRun:
             "PYTHONSAFEPATH": "1",
             "PYTHONPATH": ":".join(path for path in (self.site, kept) if path),
             LATE_PYTHONPATH: late,
+            TEST_IMPORTS: ",".join(sorted(set(imports))),
+            AGENT_FOLDERS: ":".join((self.workdir, *SCRATCH_FOLDERS)),
+            VERDICT_FOLDERS: ":".join((self.root, self.logs, self.tmp)),
             "PYTEST_ADDOPTS": " ".join(part for part in (pytest_options, task.get("PYTEST_ADDOPTS", "")) if part),
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
             "GIT_CONFIG_NOSYSTEM": "1",
@@ -327,13 +387,18 @@ class VerdictRun:
         }
 
     def command(
-        self, script: str, pytest_config: str | None = None, task_environment: Iterable[tuple[str, str]] = ()
+        self,
+        script: str,
+        pytest_config: str | None = None,
+        task_environment: Iterable[tuple[str, str]] = (),
+        imports: Iterable[str] = (),
     ) -> str:
         """Shell that runs `script` (bash, TESTS_DIR naming the tests' folder) as a test run:
         in `cwd`, with exactly `environment()`, in a bash that reads no start-up file. (A
         session runs `script_text` in such a bash directly: `ShellSession.run(environment=)`.)"""
         variables = " ".join(
-            shlex.quote(f"{name}={value}") for name, value in self.environment(pytest_config, task_environment).items()
+            shlex.quote(f"{name}={value}")
+            for name, value in self.environment(pytest_config, task_environment, imports).items()
         )
         return (
             f"builtin cd -- {self.cwd} && builtin exec /usr/bin/env -i {variables} "
@@ -346,6 +411,45 @@ class VerdictRun:
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_MODULE_OPTION = re.compile(r"(?:^|\s)(?:-m|-p)\s*([A-Za-z_][\w.]*)")
+"""`python3 -m name` and pytest's `-p name` in a script or its variables: modules run by name."""
+
+
+def modules_tests_import(
+    files: Iterable[WorkspaceEntry], script: str, environment: Iterable[tuple[str, str]] = ()
+) -> set[str]:
+    """The top-level module names the tests import by name: every `import x` and `from x import`
+    (absolute) in their Python files, `importlib.import_module("x")` and `__import__("x")`
+    with a literal name, and `-m x` / `-p x` in the test command, the tests' other files (a
+    run-tests.sh) and the task's variables (`python3 -m pytest`, a plugin by name). A name built at run time is not seen, and so
+    not taken from the agent's folders."""
+    names = {
+        match.group(1).split(".")[0]
+        for text in (script, *(v for _, v in environment))
+        for match in _MODULE_OPTION.finditer(text)
+    }
+    for entry in files:
+        record = entry.for_guest()
+        if record.get("dir"):
+            continue
+        data = base64.b64decode(record["data"])
+        if not record["path"].endswith(".py"):  # a run-tests.sh, a pytest.ini's addopts
+            names.update(m.group(1).split(".")[0] for m in _MODULE_OPTION.finditer(data.decode("utf-8", "replace")))
+            continue
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+            elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+                called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                if called in ("import_module", "__import__") and isinstance(node.args[0].value, str):
+                    names.add(node.args[0].value.split(".")[0])
+    return {name for name in names if _NAME.fullmatch(name)}
 
 
 @dataclass(frozen=True)
@@ -441,7 +545,8 @@ def run_tests(
     run = VerdictRun.new(session.workdir)
     files = run.files(tests)
     session.add_files(files, run.root, wipe=SCRATCH_FOLDERS)  # the scratch folders emptied first
-    variables = run.environment(run.pytest_config(files), environment)
+    environment = tuple(environment)
+    variables = run.environment(run.pytest_config(files), environment, modules_tests_import(files, script, environment))
     return session.run(
         run.script_text(script),
         timeout_s=timeout_s,

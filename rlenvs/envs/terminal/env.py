@@ -1,4 +1,4 @@
-"""rlenvs/Terminal-v0: shell tasks in a sandboxed workspace, judged by the final state.
+"""rlenvs/Terminal-v1: shell tasks in a sandboxed workspace, judged by the final state.
 
 Task source → prompt → action → transition → reward:
 
@@ -125,7 +125,7 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
     """Multi-turn shell tasks; see the module docstring.
 
     `families`: a family name, a list of them, or None for all (`rlenvs info
-    rlenvs/Terminal-v0` lists them); `level`: 1 or 2. `task_dir`: a folder of task folders
+    rlenvs/Terminal-v1` lists them); `level`: 1 or 2. `task_dir`: a folder of task folders
     instead (then `families` and `level` are unused). `timeout_s`, `memory_mb`, `disk_mb`:
     the limits of each command and of the workspace. `unsafe_sandbox=True` runs without
     bubblewrap (rlimits only: never for an agent you do not trust). `backend`: how a task
@@ -137,7 +137,7 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
     only) gives a task folder's episodes the engine's network (load_task_folders).
     """
 
-    env_name = "Terminal-v0"
+    env_name = "Terminal-v1"
     task_families = FAMILIES
 
     @classmethod

@@ -1,4 +1,4 @@
-"""File chores for rlenvs/Terminal-v0: count, find, list, summarise, fix modes, unpack.
+"""File chores for rlenvs/Terminal-v1: count, find, list, summarise, fix modes, unpack.
 
 Six procedural families. A task is a pure function of (family, level, index) through the
 `rng` the generator gets, and every one is judged from the host by what it can read in the

@@ -93,6 +93,17 @@ def test_actions_on_a_real_workbook():
     assert "line 1: not done: there is no sheet 'Nope'" in observation and "Item" in observation
 
 
+def test_quoted_text_keeps_its_spaces_in_a_fenced_block():
+    """Spaces were collapsed in every action line of a fenced block (a step meant only for
+    telling a plan from its repeat), so `" LARS  "` was written as `" LARS "`: a data cell
+    typed back as its own value read as changed. Found by certify's spreadsheet moves."""
+    env = SpreadsheetEnv(families=next(iter(FAMILIES)))
+    env.reset(options={"task_index": 0})
+    env.workbook = Workbook.from_rows({"Data": [["Name"], [" LARS  "]]})
+    env.step('```\nSET B2  "a  b"\nSET A2 " LARS  "\n```')
+    assert env.workbook.content("Data!B2") == "a  b" and env.workbook.content("Data!A2") == " LARS  "
+
+
 def test_typed_in_values_where_formulas_are_asked_score_zero():
     formula_tasks = [
         (name, level)

@@ -28,8 +28,9 @@ From the second red-team pass (each a wrong verdict before its fix):
 
 - cleaned texts typed into a table and fetched by a case-blind VLOOKUP (the check brings in
   texts the task never showed), digits read at the places of one phone shape with the rest
-  typed, an input column rewritten by the agent into a convenient shape (the verdict writes
-  the task's data back), labels typed on rows scaling never moves across the threshold
+  typed, an input column rewritten by the agent into a convenient shape (a workbook whose
+  data cells were changed scores 0; before Spreadsheet-v1 the verdict wrote the data back,
+  and a correct formula beside an overwritten input cell scored 1), labels typed on rows scaling never moves across the threshold
   (dressed as formulas that read only the header), a typed tax rate, a quantity of 1 or a
   code left in its row by the shuffle, RAND read only on changed data: reward 0;
 - whole years as days/365.25, whole months as days/30.4375, a month as 31 days, ROUND left
@@ -1872,6 +1873,14 @@ CASES: list[Case] = [
         'First the header:\n```\nSET E1 "Stock Value"\n```\nThen the column:\n```\nSET E2 =C2*D2\nFILL E2 E3:E21\nSUBMIT\n```',
     ), 1.0,
          'different action blocks all run, in order: only a block repeated later is left out'),
+    Case('overwritten-input', {"id": 'spreadsheet/row-formula/L1/0', "crc": 2446534322}, _actions(
+        'SET E1 "Stock Value"',
+        'SET E2 =C2*D2',
+        'FILL E2 E3:E21',
+        'SET C2 0',
+    ), 0.0,
+         "the right formula beside a data cell typed over: the user's data is gone (it scored 1 when the verdict "
+         "wrote the data back before judging)"),
     Case('plan-repeated-as-final-block', {"id": 'spreadsheet/row-formula/L1/0', "crc": 2446534322}, (
         'Draft:\n```\nSET E2 =C2*D2\n```\nFinal:\n```\nSET E1 "Stock Value"\nSET E2 =C2*D2\nFILL E2 E3:E21\n```\n```\nSUBMIT\n```',
     ), 1.0,

@@ -197,15 +197,15 @@ def _holds_actions(block: str) -> bool:
 
 
 def _lines(block: str) -> list[str]:
-    """A block's action lines as compared for repeats: blank lines and comments left out,
-    spaces collapsed."""
-    return [" ".join(line.split()) for line in block.splitlines() if line.strip() and not line.strip().startswith("#")]
+    """A block's action lines as written (stripped): blank lines and comments left out."""
+    return [line.strip() for line in block.splitlines() if line.strip() and not line.strip().startswith("#")]
 
 
 def _within(lines: list[str], later: list[str]) -> bool:
-    """Whether `lines` all appear in `later`, in the same order."""
-    rest = iter(later)
-    return all(line in rest for line in lines)
+    """Whether `lines` all appear in `later`, in the same order, compared with spaces
+    collapsed (only for the comparison: text in quotes keeps its spaces when it runs)."""
+    rest = iter(" ".join(line.split()) for line in later)
+    return all(" ".join(line.split()) in rest for line in lines)
 
 
 def action_lines(reply: str) -> list[tuple[int, str]]:

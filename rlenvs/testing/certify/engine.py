@@ -25,9 +25,16 @@ from rlenvs.testing.certify.generic import generic_probes
 from rlenvs.testing.certify.math_answers import math_probes
 from rlenvs.testing.certify.probes import EQUIVALENT, Generator, Probe, Reply, Subject
 from rlenvs.testing.certify.report import CertifyReport, Check
+from rlenvs.testing.certify.spreadsheet_moves import spreadsheet_probes
 from rlenvs.testing.certify.terminal_plants import terminal_probes
 
-DEFAULT_GENERATORS: tuple[Generator, ...] = (generic_probes, math_probes, code_probes, terminal_probes)
+DEFAULT_GENERATORS: tuple[Generator, ...] = (
+    generic_probes,
+    math_probes,
+    code_probes,
+    terminal_probes,
+    spreadsheet_probes,
+)
 MAX_STEPS = 100
 """Turns an episode may take from the gold replies before certify gives up on it."""
 SCAN_LIMIT = 20_000

@@ -201,3 +201,21 @@ def test_a_final_user_is_whom_the_agent_runs_as_and_the_tests_stay_root(image_st
             assert reward == 0.0 and "changed what the tests run on" in info["failed_checks"][0], info
     finally:
         env.close()
+
+
+@pytest.mark.parametrize(
+    "backend",
+    ["bwrap", pytest.param("docker", marks=pytest.mark.docker), pytest.param("podman", marks=pytest.mark.podman)],
+)
+def test_certify_plants_earn_nothing_on_every_backend(image_store, backend) -> None:
+    """certify's terminal plants, traced on the image's own python3 through each backend: the
+    modules it looks up and lacks planted in the WORKDIR, test files, a background process,
+    links. None passes the Harbor folder's tests."""
+    from rlenvs.testing.certify import certify
+    from rlenvs.testing.certify.terminal_plants import terminal_probes
+
+    kwargs = {"task_dir": str(HARBOR_TASK), "backend": backend, "max_turns": 4, "timeout_s": 30}
+    report = certify("rlenvs/Terminal-v1", env_kwargs=kwargs, task_indices=[0], generators=(terminal_probes,))
+    assert len(report.checks) == 4 and report.wrong == [], str(report)
+    (traced,) = [check for check in report.checks if check.probe.kind == "planted module"]
+    assert "/org/__init__.py" in traced.played[1]

@@ -1579,3 +1579,37 @@ def test_sandbox_status_never_passes_on_timeout_or_crash(sandbox: Sandbox) -> No
         report = sandbox.run_tests(solution, ADD, limits=QUICK)
         assert not report.all_passed and report.status in ("timeout", "crash", "ok"), report
         assert report.passed == 0, report
+
+
+def test_no_execution_finds_the_last_ones_data_in_its_memory() -> None:
+    """Every solution is a fork of the zygote: whatever the zygote held, freed or not, is in
+    the solution's memory. Each execution's code, stdin and output, and a test run's program,
+    pass through the zygote only by `os.splice` (`guest/protocol.py`), so the next execution
+    on the same worker, reading its whole address space, finds none of them."""
+    from tests.redteam_code_memory import READABLE_MEMORY
+
+    tokens = {name: uuid.uuid4().hex for name in ("code", "stdin", "stdout", "stderr", "program", "solution_out")}
+    # the scanner holds the tokens only hex-encoded, and builds them after it has copied its
+    # memory: a token found is one that was there before
+    hexed = {name: token.encode().hex() for name, token in tokens.items()}
+    scan = (
+        "import ctypes\n"
+        + READABLE_MEMORY
+        + (
+            "regions = list(_readable_memory())\n"  # read before the tokens exist in this process
+            f"wanted = {{name: bytes.fromhex(h) for name, h in {hexed!r}.items()}}\n"
+            "print(sorted({name for name, token in wanted.items() for data in regions if token in data}))\n"
+        )
+    )
+    with Sandbox(workers=1) as sandbox:
+        first = sandbox.run_python(
+            f"# {tokens['code']}\nimport sys\nprint({tokens['stdout']!r})\nprint({tokens['stderr']!r}, file=sys.stderr)\n"
+            "sys.stdin.read()",
+            stdin=tokens["stdin"],
+        )
+        assert tokens["stdout"] in first.stdout and tokens["stderr"] in first.stderr
+        program = Program(tests=(f"assert f() == {tokens['program']!r}",), remote={"f": "f"})
+        tested = sandbox.run_tests(f"def f():\n    print({tokens['solution_out']!r})\n    return 0", program)
+        assert not tested.all_passed
+        found = sandbox.run_python(scan)
+    assert found.ok and found.stdout.strip() == "[]", found.stdout + found.stderr

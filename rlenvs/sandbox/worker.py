@@ -22,7 +22,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO
 
-from rlenvs.sandbox.guest.protocol import PROGRAM_BYTES, REQUEST_HEADER, VERDICT_BYTES
+from rlenvs.sandbox.guest.protocol import (
+    ANSWER_SEGMENTS,
+    REQUEST_HEADER,
+    REQUEST_SEGMENTS,
+    SEGMENT_BYTES,
+    segment_field,
+)
 from rlenvs.sandbox.launch import WorkerLaunch
 
 RECORDS = "records"
@@ -134,12 +140,15 @@ class Worker:
         if not isinstance(answer, dict) or "status" not in answer:
             self.kill()
             raise WorkerFailed(f"the worker answered {str(answer)[:200]!r}")
-        size = answer.pop(VERDICT_BYTES, None)
-        if size is not None:  # a test run's records follow the line (`guest.protocol`)
+        for name in ANSWER_SEGMENTS:  # the data follows the line, in this order (`guest.protocol`)
+            size = answer.pop(segment_field(name), None)
+            if size is None:
+                continue
             if type(size) is not int or not 0 <= size <= MAX_LINE:
                 self.kill()
-                raise WorkerFailed(f"the worker announced {size!r} bytes of test records")
-            answer[RECORDS] = self._read_bytes(size, deadline)
+                raise WorkerFailed(f"the worker announced {size!r} bytes of {name}")
+            data = self._read_bytes(size, deadline)
+            answer[name] = data if name == RECORDS else data.decode("utf-8", "replace")
         return answer
 
     def _read_line(self, deadline: float) -> object:
@@ -278,15 +287,19 @@ def _read_child_pid(fd: int, deadline: float) -> int:
 
 
 def _framed(message: dict) -> bytes:
-    """`message` as the zygote reads it (`guest.protocol`): a test run's program travels after
-    the header, never inside it."""
+    """`message` as the zygote reads it (`guest.protocol`): its data (the code, the stdin, a
+    test run's program) travels after the header as segments, never inside it."""
     header = dict(message)
-    program = header.pop("program", None)
-    payload = b"" if program is None else json.dumps(program).encode()
-    if payload:
-        header[PROGRAM_BYTES] = len(payload)
+    segments = []
+    for name in REQUEST_SEGMENTS:
+        value = header.pop(name, None)
+        if name == "program":
+            segments.append(b"" if value is None else json.dumps(value).encode())
+        else:
+            segments.append((value or "").encode("utf-8", "surrogatepass"))
+    header[SEGMENT_BYTES] = [len(segment) for segment in segments]
     encoded = json.dumps(header).encode()
-    return REQUEST_HEADER.pack(len(encoded)) + encoded + payload
+    return REQUEST_HEADER.pack(len(encoded)) + encoded + b"".join(segments)
 
 
 def _pipe(stream: IO[bytes] | None) -> IO[bytes]:

@@ -85,6 +85,18 @@ def _recv_exact(fd: int, size: int) -> bytes | None:
     return b"".join(chunks)
 
 
+def _read_file(fd: int, size: int) -> bytes:
+    """The first `size` bytes of the file `fd` (a memfd the zygote filled without reading it)."""
+    chunks, offset = [], 0
+    while offset < size:
+        chunk = os.pread(fd, min(size - offset, 1 << 20), offset)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
+
+
 # --- the process set-up both children share --------------------------------------------------
 
 
@@ -401,14 +413,14 @@ def serve_test_runs(control_fd: int, end_run: Callable[[], None]) -> None:
     path_before, environ_before, cwd_before = list(sys.path), dict(os.environ), os.getcwd()
     recursion_before = sys.getrecursionlimit()
     while True:
-        header, fds, _flags, _address = socket.recv_fds(control, RUN_HEADER.size, 3)
-        if len(header) != RUN_HEADER.size or len(fds) != 3:
+        header, fds, _flags, _address = socket.recv_fds(control, RUN_HEADER.size, 4)
+        if len(header) != RUN_HEADER.size or len(fds) != 4:
             os._exit(0)  # the zygote hung up (or broke the protocol): nothing to do but go
         (size,) = RUN_HEADER.unpack(header)
-        program = json.loads(_recv_exact(control_fd, size) or b"null")
+        program = json.loads(_read_file(fds[3], size) or b"null")  # the zygote never read it
         os.chdir(cwd_before)  # by path: a pool worker's workspace is a new mount every execution
         try:
-            call_fd, verdict_fd, done_fd = fds
+            call_fd, verdict_fd, done_fd, _program_fd = fds
             run_tests(program, call_fd, verdict_fd, done_fd, end_run)
         finally:
             for fd in fds:

@@ -1,12 +1,12 @@
 """The zygote: the one long-lived process inside a sandbox (guest side, stdlib only).
 
 A worker starts it once, so the interpreter's start-up (20-75 ms on the reference machines)
-is paid once per worker, not per execution. It reads one request at a time on stdin
-(`protocol`; a test run's program is handed to the test runner and wiped from the zygote's
-memory before the solution, a copy of that memory, is forked), forks a fresh child for the
-code (`roles`), watches it against the wall-clock deadline and the output cap, and answers
-with one JSON line on stdout (for a test run, the runner's records follow it, copied through
-a buffer it wipes). After every answer, before it reads
+is paid once per worker, not per execution. It reads one request at a time on stdin, forks a
+fresh child for the code (`roles`), watches it against the wall-clock deadline and the output
+cap, and answers with one JSON line on stdout. An execution's data (its code, stdin, test
+program, output, a test run's records) never enters the zygote's memory, of which every
+solution it forks is a copy: it moves them between file descriptors with `os.splice`
+(`protocol`). After every answer, before it reads
 the next request, it kills every other process in the sandbox, reaps them and empties the
 writable folders, so nothing an execution leaves behind (background processes, files,
 IPC objects, keys) reaches the next one; a sandbox it cannot restore, or a zygote the code
@@ -81,6 +81,9 @@ STATUS_FIELDS = (b"State:", b"SigPnd:", b"ShdPnd:")
 RLIMITS = tuple(sorted({getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_")}))
 LIBC = ctypes.CDLL(None, use_errno=True)
 READ_CHUNK = 1 << 16
+_SPLICE = getattr(os, "splice", None)
+_SPARE = bytearray(READ_CHUNK)
+"""`_move`'s buffer where the interpreter has no `os.splice`, zeroed after every move."""
 DRAIN_SECONDS = 1.0
 DONE_LINE = b'{"done": true}\n'
 """The test runner's last record (`roles.run_tests`), in a verdict file only the runner can write."""
@@ -137,9 +140,10 @@ def main() -> None:
     _write_line({"ready": True})
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 2)  # nothing the zygote might print may interleave with the protocol
-    for request, program in _requests(0):
+    for request, segments in _requests(0):
         started = time.monotonic()
-        kind, emptied, verdict = None, writable, bytearray()
+        kind, emptied, owned = None, writable, list(segments.values())
+        outgoing: list[tuple[int, int]] = []
         response: dict[str, object]
         try:
             kind = request["kind"]
@@ -151,18 +155,16 @@ def main() -> None:
                     os._exit(3)  # as for a wipe that fails: the host replaces the worker
                 response = _populate(_fresh_folder(request.get("folder"), writable), request["entries"])
             else:
-                response, verdict = _execute(request, program, wake_r, devnull, isolated)
+                response, outgoing = _execute(request, segments, wake_r, devnull, isolated, owned)
         except Exception:  # a zygote bug must answer, not hang the host
             response = {"status": "sandbox_error", "detail": traceback.format_exc()[-2000:]}
-        finally:
-            _wipe(program)  # `_execute` has (before the fork); this covers its failures
+            outgoing = []
         response["duration_s"] = time.monotonic() - started
         _write_line(response)
-        records_size = response.get(protocol.VERDICT_BYTES)
-        if isinstance(records_size, int):
-            with memoryview(verdict) as records:
-                _write_all(records[:records_size])
-        _wipe(verdict)
+        for fd, count in outgoing:  # the segments the answer announced, in its order
+            _send(fd, count)
+        for fd in owned:
+            os.close(fd)
         # The clean-up runs while the host reads the answer; the next request waits for it. A
         # sandbox it cannot restore ends the zygote: the host sees the worker gone and reruns
         # the next request on a fresh one.
@@ -173,23 +175,80 @@ def main() -> None:
 
 
 def _requests(fd: int):
-    """Each request on `fd` (`protocol`): its header, and its test program in a buffer of its
-    own (empty but for test runs), which the caller wipes (`_wipe`). Exact reads: nothing of
-    the program is ever in memory the zygote cannot wipe."""
+    """Each request on `fd` (`protocol`): its header, and its segments ({name: memfd}, each
+    read from its start), spliced from `fd` without passing through this process's memory;
+    the caller closes them. Exact reads of the header: nothing past it is read as bytes."""
     while (size := _read_exact(fd, protocol.REQUEST_HEADER.size)) is not None:
         header = _read_exact(fd, protocol.REQUEST_HEADER.unpack(size)[0])
         if header is None:
             return
         request = json.loads(header)
-        program = bytearray(request.pop(protocol.PROGRAM_BYTES, 0))
-        view = memoryview(program)
-        while view:
-            read = os.readv(fd, [view])
-            if not read:
+        segments = {}
+        for name, length in zip(protocol.REQUEST_SEGMENTS, request.pop(protocol.SEGMENT_BYTES, ())):
+            segments[name] = os.memfd_create(name, os.MFD_CLOEXEC)
+            if not _move_all(fd, segments[name], length):
                 return
-            view = view[read:]
-        view.release()
-        yield request, program
+            os.lseek(segments[name], 0, os.SEEK_SET)
+        yield request, segments
+
+
+def _move_all(source: int, target: int, count: int) -> bool:
+    """Move `count` bytes from the pipe `source` to `target`; False if `source` ended first."""
+    while count > 0:
+        moved = _move(source, target, min(count, READ_CHUNK))
+        if not moved:
+            return False
+        count -= moved
+    return True
+
+
+def _move(source: int, target: int, count: int, offset: int | None = None) -> int:
+    """One move of up to `count` bytes from `source` to `target` (from `offset` of a file
+    `source`), inside the kernel; 0 at the end of `source`. Without `os.splice` (Python before
+    3.10), through `_SPARE`, zeroed after the move."""
+    if _SPLICE is not None:
+        return _SPLICE(source, target, count, offset_src=offset)
+    with memoryview(_SPARE)[:count] as view:
+        read = os.preadv(source, [view], offset) if offset is not None else os.readv(source, [view])
+        written = 0
+        while written < read:
+            written += os.write(target, view[written:read])
+        view[:read] = bytes(read)
+    return read
+
+
+def _send(fd: int, count: int) -> None:
+    """The first `count` bytes of the file `fd` to the host (stdout)."""
+    offset = 0
+    while offset < count:
+        moved = _move(fd, 1, count - offset, offset)
+        if not moved:
+            raise OSError(f"a segment ended {count - offset} bytes short")
+        offset += moved
+
+
+def _read_code(fd: int) -> str:
+    """The code segment's text (read by the child that runs it, never by the zygote)."""
+    size, data = os.fstat(fd).st_size, b""
+    while len(data) < size:
+        chunk = os.pread(fd, size - len(data), len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data.decode("utf-8", "surrogatepass")
+
+
+def _file_starts_with(fd: int, end: int, prefix: bytes, *, at_end: bool = False) -> bool:
+    """Whether the file's first `end` bytes start (or, `at_end`, end) with `prefix`: read
+    into a buffer zeroed at once. The prefixes are the runner's own fixed record texts."""
+    if end < len(prefix):
+        return False
+    buffer = bytearray(len(prefix))
+    try:
+        os.preadv(fd, [buffer], end - len(prefix) if at_end else 0)
+        return buffer == prefix
+    finally:
+        _wipe(buffer)
 
 
 def _read_exact(fd: int, size: int) -> bytes | None:
@@ -232,17 +291,20 @@ def _fork(role, fds: dict[int, int]) -> int:
     return pid
 
 
-def _execute(request: dict, program: bytearray, wake_r: int, devnull: int, isolated: bool) -> tuple[dict, bytearray]:
-    """Run one execution; its answer, and for a test run the runner's records, in a buffer
-    the caller sends after the answer (`protocol.VERDICT_BYTES`) and wipes."""
+def _execute(
+    request: dict, segments: dict[str, int], wake_r: int, devnull: int, isolated: bool, owned: list[int]
+) -> tuple[dict, list[tuple[int, int]]]:
+    """Run one execution; its answer, and the segments the caller sends after it ((memfd,
+    length), in `protocol.ANSWER_SEGMENTS` order). Every memfd it makes goes into `owned`,
+    which the caller closes."""
     kind, limits = request["kind"], request["limits"]
     testing, shell_session = kind == "tests", kind == "bash"
     deadline = time.monotonic() + limits["timeout_s"]
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    in_r, in_w = os.pipe()
-    parent_ends, child_ends = [out_r, err_r, in_w], [out_w, err_w, in_r]
-    solution_fds = {0: in_r, 1: out_w, 2: err_w}
+    parent_ends, child_ends = [out_r, err_r], [out_w, err_w]
+    solution_fds = {0: segments.get("stdin", devnull), 1: out_w, 2: err_w}
+    code_fd = segments.get("code", -1)
     caps = {out_r: limits["output_bytes"], err_r: limits["output_bytes"]}
     if shell_session:  # the shell hands its state back on fd 3 when the command ends
         state_r, state_w = os.pipe()
@@ -255,16 +317,14 @@ def _execute(request: dict, program: bytearray, wake_r: int, devnull: int, isola
         # while the runner is checked, woken and handed its fds.
         runner = _runner_for(limits, isolated, devnull)
         try:
-            verdict_file, done_r = runner.start_run(program)
+            verdict_file, done_r = runner.start_run(segments["program"])
         except OSError:  # it died since its last run (killed by a memory limit, say)
             _retire_runner()
             runner = _runner_for(limits, isolated, devnull)
-            verdict_file, done_r = runner.start_run(program)
-        finally:
-            _wipe(program)  # the runner has it: the solution, forked below, must not
+            verdict_file, done_r = runner.start_run(segments["program"])
+        owned.append(verdict_file)
         solution_fds[3] = runner.solution_end
-        parent_ends += [verdict_file, done_r]
-        caps[done_r] = 1
+        parent_ends.append(done_r)
     else:
         _retire_runner()  # code that is not a test run never shares the sandbox with it
 
@@ -275,8 +335,9 @@ def _execute(request: dict, program: bytearray, wake_r: int, devnull: int, isola
             _fresh.enter()
         if read_only is not None:
             _make_read_only(read_only, staged[1])
+        code = _read_code(code_fd) if code_fd >= 0 else ""  # the child's own code, in its own memory
         roles.enter_child(staged, limits, untrusted=True)
-        roles.run_untrusted(kind, request["code"], 3 if testing else None, request.get("script"))
+        roles.run_untrusted(kind, code, 3 if testing else None, request.get("script"))
 
     solution_pid = _fork(untrusted, solution_fds)
     main_pid = runner.pid if testing else solution_pid
@@ -285,42 +346,46 @@ def _execute(request: dict, program: bytearray, wake_r: int, devnull: int, isola
     for fd in child_ends:
         os.close(fd)
 
-    streams = {fd: bytearray() for fd in caps}
+    streams = {fd: os.memfd_create("output", os.MFD_CLOEXEC) for fd in caps}
+    owned += streams.values()
+    counts = dict.fromkeys(caps, 0)
     status, exits = _watch(
         streams,
+        counts,
         main_pid,
         deadline,
         caps,
-        in_w,
-        request.get("stdin", "").encode(),
         wake_r,
+        devnull,
         done_r if testing else None,
         frozenset((out_r, err_r)) if testing else frozenset(),
     )
-    # Read into a buffer that is wiped once sent, and searched in place, never copied (see
-    # `protocol`: the next solution is a copy of this memory).
-    # Sized by the file (the cap can be far above what a run writes); one byte over the cap
-    # says that the records went past it.
-    verdict = bytearray(min(os.fstat(verdict_file).st_size, limits["output_bytes"] + 1) if testing else 0)
-    size = os.preadv(verdict_file, [verdict], 0) if verdict else 0
+    # The runner's records stay in its file: their length and the fixed texts of the first
+    # and last record are all the zygote reads of them (`protocol`).
+    size = os.fstat(verdict_file).st_size if testing else 0
     if size > limits["output_bytes"]:  # test records past the output cap
         status = status or "output_limit"
     kept = min(size, limits["output_bytes"])
-    truncated = status == "output_limit" or any(len(streams[fd]) > caps[fd] for fd in (out_r, err_r))
-    if testing and status is None and verdict.endswith(DONE_LINE, 0, size) and main_pid not in exits:
+    truncated = status == "output_limit" or any(counts[fd] > caps[fd] for fd in (out_r, err_r))
+    if (
+        testing
+        and status is None
+        and _file_starts_with(verdict_file, size, DONE_LINE, at_end=True)
+        and main_pid not in exits
+    ):
         # A clean run: the runner has ended the solution and everything it started
         # (`end_run`; in unsafe mode the clean-up does), and the solution flushed its output
         # before each answer: read what is there and answer; the clean-up waits for the
         # solution to be gone (its exit status says nothing about the tests). The runner is kept.
         _kill(solution_pid)
-        _read_available({fd: streams[fd] for fd in (out_r, err_r)})
+        _read_available({fd: streams[fd] for fd in (out_r, err_r)}, counts, caps, devnull)
         _dying.append(solution_pid)
         waited = set()
     else:
         if testing:
             _retire_runner(reaped=main_pid in exits)  # killed and waited for, if still alive
         _kill_all(solution_pid)
-        _drain(streams, caps)
+        _drain(streams, counts, caps, devnull)
         waited = {solution_pid}
     for fd in parent_ends:
         try:
@@ -330,24 +395,29 @@ def _execute(request: dict, program: bytearray, wake_r: int, devnull: int, isola
     exits.update(_reap(block=False))
     for pid in waited - exits.keys():  # killed above; not a blocking wait on any
         exits[pid] = os.waitpid(pid, 0)[1]  # child, which a survivor _kill_all missed would hang
-    response = {
-        "stdout": bytes(streams[out_r][: limits["output_bytes"]]).decode("utf-8", "replace"),
-        "stderr": bytes(streams[err_r][: limits["output_bytes"]]).decode("utf-8", "replace"),
-        "truncated": truncated,
-    }
-    if shell_session and status is None and len(streams[state_r]) <= STATE_CAP:
-        response["state"] = bytes(streams[state_r]).decode("utf-8", "replace")
+    response: dict = {"truncated": truncated}
+    outgoing = []
+    for name, fd, count in (
+        ("stdout", streams[out_r], min(counts[out_r], limits["output_bytes"])),
+        ("stderr", streams[err_r], min(counts[err_r], limits["output_bytes"])),
+    ):
+        response[protocol.segment_field(name)] = count
+        outgoing.append((fd, count))
+    if shell_session and status is None and counts[state_r] <= STATE_CAP:
+        response[protocol.segment_field("state")] = counts[state_r]
+        outgoing.append((streams[state_r], counts[state_r]))
     solution_exit = exits.get(solution_pid)
     if testing:
         response[protocol.VERDICT_BYTES] = kept
-        setup_failed = verdict.startswith(SETUP_ERROR_RECORD, 0, kept)  # the first record, if any
-        complete = verdict.find(DONE_LINE, 0, kept) >= 0
+        outgoing.append((verdict_file, kept))
+        setup_failed = _file_starts_with(verdict_file, kept, SETUP_ERROR_RECORD)  # the first record, if any
+        complete = _file_starts_with(verdict_file, kept, DONE_LINE, at_end=True)
         status = status or ("setup_error" if setup_failed else "ok" if complete else "crash")
     else:
         status = status or _status_from_exit(solution_exit)
     response["status"] = status
     response.update(_exit_fields(solution_exit))
-    return response, verdict
+    return response, outgoing
 
 
 def _make_read_only(read_only: dict, out_fd: int) -> None:
@@ -411,17 +481,20 @@ class TestRunner:
             and state == self.made_as
         )
 
-    def start_run(self, program: bytearray) -> tuple[int, int]:
-        """Hand the runner a run (`program`: its JSON, as the host sent it); returns its verdict
-        file and the read end of its done pipe (`roles.RUN_HEADER`). The solution's end of the
-        run's socket is left in `solution_end` for the caller to pass to the solution."""
+    def start_run(self, program: int) -> tuple[int, int]:
+        """Hand the runner a run (`program`: a memfd holding its JSON, as the host sent it,
+        which the runner reads: the zygote never does); returns its verdict file and the read
+        end of its done pipe (`roles.RUN_HEADER`). The solution's end of the run's socket is
+        left in `solution_end` for the caller to pass to the solution."""
         runner_end, solution_end = socket.socketpair()
         verdict = os.memfd_create("verdict")
         done_r, done_w = os.pipe()
         try:
             os.kill(self.pid, signal.SIGCONT)
-            socket.send_fds(self.control, [roles.RUN_HEADER.pack(len(program))], [runner_end.fileno(), verdict, done_w])
-            self.control.sendall(program)
+            size = os.fstat(program).st_size
+            socket.send_fds(
+                self.control, [roles.RUN_HEADER.pack(size)], [runner_end.fileno(), verdict, done_w, program]
+            )
         except OSError:
             for fd in (verdict, done_r):
                 os.close(fd)
@@ -590,19 +663,15 @@ _compiled: dict[tuple[str, bytes], bytes] = {}
 """The last bytecode `_write_pyc` made, by path and source: the same for every verdict."""
 
 
-def _watch(streams, main_pid, deadline, caps, stdin_fd, stdin_data, wake_r, done_fd=None, dropped=frozenset()):
-    """Read the children's output until the main child is done (it exited, or the test runner
-    said on `done_fd` that its run is over), the deadline passes or the output goes over the
-    cap. What the fds of `dropped` write past their cap is read and dropped instead (a test
-    run's stdout and stderr: the tests judge the solution, not how much it prints; HumanEval's
-    and MBPP's harnesses discard it), one byte past the cap kept to mark the cut. Returns
-    (status or None, {pid: wait status} reaped so far)."""
+def _watch(streams, counts, main_pid, deadline, caps, wake_r, devnull, done_fd=None, dropped=frozenset()):
+    """Collect the children's output (`_collect`) until the main child is done (it exited, or
+    the test runner said on `done_fd` that its run is over), the deadline passes or the output
+    goes over the cap. What the fds of `dropped` write past their cap is dropped instead (a
+    test run's stdout and stderr: the tests judge the solution, not how much it prints;
+    HumanEval's and MBPP's harnesses discard it), one byte past the cap kept to mark the cut.
+    Returns (status or None, {pid: wait status} reaped so far)."""
     exits: dict[int, int] = {}
-    os.set_blocking(stdin_fd, False)
-    if not stdin_data:
-        os.close(stdin_fd)
-        stdin_fd = -1
-    open_fds = set(streams)
+    open_fds = set(streams) | ({done_fd} if done_fd is not None else set())
     while True:
         exits.update(_reap(block=False))
         if main_pid in exits:
@@ -610,31 +679,32 @@ def _watch(streams, main_pid, deadline, caps, stdin_fd, stdin_data, wake_r, done
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return "timeout", exits
-        writers = [stdin_fd] if stdin_fd >= 0 else []
-        readable, writable, _ = select.select([*open_fds, wake_r], writers, [], remaining)
+        readable, _, _ = select.select([*open_fds, wake_r], [], [], remaining)
         if wake_r in readable:
             _drain_wakeups(wake_r)
-        if writable:
-            try:
-                stdin_data = stdin_data[os.write(stdin_fd, stdin_data[:READ_CHUNK]) :]
-            except BrokenPipeError:
-                stdin_data = b""
-            if not stdin_data:
-                os.close(stdin_fd)
-                stdin_fd = -1
         for fd in readable:
             if fd == wake_r:
                 continue
-            chunk = os.read(fd, READ_CHUNK)
-            if not chunk:
+            if fd == done_fd:
+                if os.read(fd, 1):  # the runner's one byte: its run is over
+                    return None, exits
                 open_fds.discard(fd)
-            streams[fd] += chunk
-            if len(streams[fd]) > caps[fd]:
-                if fd not in dropped:
-                    return "output_limit", exits
-                del streams[fd][caps[fd] + 1 :]
-            if fd == done_fd and chunk:
-                return None, exits
+                continue
+            if not _collect(fd, streams[fd], counts, caps[fd], devnull):
+                open_fds.discard(fd)
+            if counts[fd] > caps[fd] and fd not in dropped:
+                return "output_limit", exits
+
+
+def _collect(fd: int, memfd: int, counts: dict[int, int], cap: int, devnull: int) -> int:
+    """Move what the pipe `fd` holds (one read's worth) into its memfd, up to one byte past
+    `cap` (that byte marks the cut); the rest goes to /dev/null. 0 at the pipe's end."""
+    room = cap + 1 - counts[fd]
+    if room <= 0:
+        return _move(fd, devnull, READ_CHUNK)
+    moved = _move(fd, memfd, min(room, READ_CHUNK))
+    counts[fd] += moved
+    return moved
 
 
 def _drain_wakeups(fd: int) -> None:
@@ -645,27 +715,22 @@ def _drain_wakeups(fd: int) -> None:
         pass
 
 
-def _drain(streams: dict[int, bytearray], caps: dict[int, int]) -> None:
-    """Read what is left in the pipes once every writer is dead (bounded in time)."""
+def _drain(streams: dict[int, int], counts: dict[int, int], caps: dict[int, int], devnull: int) -> None:
+    """Collect what is left in the pipes once every writer is dead (bounded in time)."""
     end = time.monotonic() + DRAIN_SECONDS
     open_fds = set(streams)
     while open_fds and time.monotonic() < end:
         readable, _, _ = select.select(list(open_fds), [], [], max(0.0, end - time.monotonic()))
         for fd in readable:
-            chunk = os.read(fd, READ_CHUNK)
-            if not chunk or len(streams[fd]) > caps[fd]:
+            if not _collect(fd, streams[fd], counts, caps[fd], devnull) or counts[fd] > caps[fd]:
                 open_fds.discard(fd)
-            else:
-                streams[fd] += chunk
 
 
-def _read_available(streams: dict[int, bytearray]) -> None:
-    for fd, buffer in streams.items():
+def _read_available(streams: dict[int, int], counts: dict[int, int], caps: dict[int, int], devnull: int) -> None:
+    for fd, memfd in streams.items():
         while select.select([fd], [], [], 0)[0]:
-            chunk = os.read(fd, READ_CHUNK)
-            if not chunk:
+            if not _collect(fd, memfd, counts, caps[fd], devnull):
                 break
-            buffer += chunk
 
 
 def _kill(*pids: int) -> None:

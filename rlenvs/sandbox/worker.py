@@ -9,6 +9,7 @@ reported as `sandbox_error`; the pool then starts a fresh one.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import select
@@ -290,11 +291,22 @@ def _framed(message: dict) -> bytes:
     """`message` as the zygote reads it (`guest.protocol`): its data (the code, the stdin, a
     test run's program) travels after the header as segments, never inside it."""
     header = dict(message)
+    files = []
+    if "entries" in header:  # a populate request: each file's bytes go to the "files" segment
+        entries = []
+        for entry in header["entries"]:
+            entry = dict(entry)
+            data = base64.b64decode(entry.pop("data", "") or "")
+            files.append(data)
+            entries.append({**entry, "size": len(data)})
+        header["entries"] = entries
     segments = []
     for name in REQUEST_SEGMENTS:
         value = header.pop(name, None)
         if name == "program":
             segments.append(b"" if value is None else json.dumps(value).encode())
+        elif name == "files":
+            segments.append(b"".join(files))
         else:
             segments.append((value or "").encode("utf-8", "surrogatepass"))
     header[SEGMENT_BYTES] = [len(segment) for segment in segments]

@@ -36,7 +36,6 @@ open its memory or file descriptors through /proc, so it cannot forge a verdict.
 
 from __future__ import annotations
 
-import base64
 import ctypes
 import errno
 import fcntl
@@ -153,7 +152,8 @@ def main() -> None:
             elif kind == "populate":  # "wipe": scratch folders to empty first, as `wipe` does
                 if not _emptied([folder for folder in writable if folder in request.get("wipe", ())]):
                     os._exit(3)  # as for a wipe that fails: the host replaces the worker
-                response = _populate(_fresh_folder(request.get("folder"), writable), request["entries"])
+                folder = _fresh_folder(request.get("folder"), writable)
+                response = _populate(folder, request["entries"], segments["files"])
             else:
                 response, outgoing = _execute(request, segments, wake_r, devnull, isolated, owned)
         except Exception:  # a zygote bug must answer, not hang the host
@@ -578,12 +578,15 @@ def _fresh_folder(folder: str | None, writable: list[str]) -> str:
     return folder
 
 
-def _populate(root: str, entries: list[dict]) -> dict:
-    """Write an episode's starting files into the (just emptied) workspace. Paths are checked
-    again here and every component is opened without following symlinks, so a bad record
-    cannot write outside the workspace. Directory modes are applied last, deepest first: a
-    read-only folder must not stop its own files from being written."""
+def _populate(root: str, entries: list[dict], files: int) -> dict:
+    """Write an episode's starting files into the (just emptied) workspace, each file's bytes
+    copied from the `files` memfd in the kernel (`protocol`: a verdict's tests must not stay
+    in the memory the next episode's commands are forked from). Paths are checked again here
+    and every component is opened without following symlinks, so a bad record cannot write
+    outside the workspace. Directory modes are applied last, deepest first: a read-only folder
+    must not stop its own files from being written."""
     made_dirs: list[tuple[str, int, float | None]] = []
+    offset = 0
     for entry in entries:
         parts = entry["path"].split("/")
         if entry["path"].startswith("/") or any(part in ("", ".", "..") for part in parts):
@@ -606,10 +609,11 @@ def _populate(root: str, entries: list[dict]) -> dict:
                     pass
                 made_dirs.append((entry["path"], entry["mode"], entry["mtime"]))
                 continue
-            source = base64.b64decode(entry["data"])
-            _write_file(parent, name, source, entry["mode"], entry["mtime"])
-            if entry.get("pyc"):
-                _write_pyc(parent, name, source, os.path.join(root, entry["path"]))
+            size = entry["size"]
+            _copy_file(parent, name, files, offset, size, entry["mode"], entry["mtime"])
+            if entry.get("pyc"):  # only the verdict's own sitecustomize: its text is ours
+                _write_pyc(parent, name, os.pread(files, size, offset), os.path.join(root, entry["path"]))
+            offset += size
         except OSError as error:
             return {"status": "setup_error", "detail": f"cannot write {entry['path']!r}: {error}"}
         finally:
@@ -622,7 +626,29 @@ def _populate(root: str, entries: list[dict]) -> dict:
     return {"status": "ok"}
 
 
+def _copy_file(parent: int, name: str, files: int, offset: int, size: int, mode: int, mtime: float | None) -> None:
+    """The file `name`, holding the `size` bytes at `offset` of the memfd `files`, copied in the
+    kernel (`os.copy_file_range`, else `os.sendfile`), never read into this process."""
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600, dir_fd=parent)
+    try:
+        end = offset + size
+        while offset < end:
+            try:
+                copied = os.copy_file_range(files, fd, end - offset, offset)
+            except (AttributeError, OSError):  # older kernels across file systems, or Python
+                copied = os.sendfile(fd, files, offset, end - offset)
+            if not copied:
+                raise OSError(f"the files segment ended {end - offset} bytes short")
+            offset += copied
+        os.fchmod(fd, mode)
+        if mtime is not None:
+            os.utime(fd, (mtime, mtime))
+    finally:
+        os.close(fd)
+
+
 def _write_file(parent: int, name: str, data: bytes, mode: int, mtime: float | None) -> None:
+    """The file `name` holding `data` (the zygote's own: a compiled sitecustomize)."""
     fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600, dir_fd=parent)
     try:
         while data:

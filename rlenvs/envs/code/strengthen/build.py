@@ -2,19 +2,24 @@
 
     python -m rlenvs.envs.code.strengthen humaneval    # or mbpp; reads $RLENVS_DATA_DIR
 
-For each task: new inputs mutated from its tests' own (`inputs`), the reference solution's
-answers to them run in the sandbox twice (an input is dropped where the reference rejects it,
-answers differently twice (its answers wrapped as the task's tests wrap the call: `tuple(...)`),
-answers unlike its answers to the given inputs (another type, sign,
-or an empty value where none is), or reaches a `return` of a constant or a `raise` that no given
-input reaches: a sentinel (-1, "Invalid", None) for an input the task did not mean is the
-reference's choice, not the task's, while a branch that computes its answer (`return b` in
-`minimum`) is as much the function as the branch the tests happen to run), and the reference's
-mutants (`mutants`) and do-nothing programs (`rlenvs.envs.code.do_nothing`) run on the same
-inputs. A greedy pass then keeps the inputs that tell the most of
-those still passing the task's own tests from the reference, and tops up with inputs whose
-answers are new, so every task gets between `MIN_TESTS` and `MAX_TESTS` tests. Nothing random
-is left for run time: the file holds the tests as source.
+For each task:
+
+1. new inputs mutated from those its tests call the function with (`inputs`);
+2. the reference's answers to them, run in the sandbox in two pools (two string-hash seeds)
+   and wrapped as the task's tests wrap the call (`tuple(...)`); an input is dropped where
+   the reference raises, answers differently in the two runs, answers unlike its answers to
+   the given inputs (another type or sign, an empty value where none is), or reaches a
+   `return` of a constant or a `raise` that no given input reaches: a sentinel (-1,
+   "Invalid", None) for an input the task did not mean is the reference's choice, not the
+   task's, while a branch that computes its answer (`return b` in `minimum`) is as much the
+   function as the branch the tests happen to run;
+3. the reference's one-change mutants (`mutants`) and the do-nothing programs
+   (`rlenvs.envs.code.do_nothing`) on the same inputs;
+4. a greedy pass keeping the inputs that tell apart the most of those programs still passing
+   the task's own tests, topped up with inputs whose answers are new, up to `MIN_TESTS`
+   where there are that many, at most `MAX_TESTS`.
+
+Nothing random is left for run time: the file holds the tests as source.
 """
 
 from __future__ import annotations

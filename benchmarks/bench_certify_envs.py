@@ -9,7 +9,7 @@ real env, per env, with the wrong verdicts it finds (the target is 0).
   (bubblewrap over the image's root, Docker, Podman: each image's own python3 traced);
 - Terminal-v1's procedural families (levels 1 and 2) and Spreadsheet-v1's (levels 1 and 2),
   every generator;
-- GSM8K-Python-v1 (its tool turns run in the sandbox) on test-split tasks.
+- GSM8K-Python-v2 (its tool turns run in the sandbox) on test-split tasks.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def run() -> dict:
         ("rlenvs/Terminal-v1", "procedural, level 2", {"level": 2}, {"tasks": 24}),
         ("rlenvs/Spreadsheet-v1", "procedural, level 1", {"level": 1}, {"tasks": 48}),
         ("rlenvs/Spreadsheet-v1", "procedural, level 2", {"level": 2}, {"tasks": 48}),
-        ("rlenvs/GSM8K-Python-v1", "GSM8K test", {"split": "test", "data_files": str(data_file("gsm8k", "test.jsonl"))},
+        ("rlenvs/GSM8K-Python-v2", "GSM8K test", {"split": "test", "data_files": str(data_file("gsm8k", "test.jsonl"))},
          {"tasks": 12}),
     ]  # fmt: skip
     for env_id, data, kwargs, how in runs:

@@ -72,7 +72,7 @@ def test_gsm8k_certifies_clean(env_id: str) -> None:
 @pytest.mark.full_data
 @pytest.mark.sandbox
 def test_gsm8k_python_certifies_clean() -> None:
-    _clean(certify("rlenvs/GSM8K-Python-v1", env_kwargs={"split": "test"}, tasks=4, seed=5))
+    _clean(certify("rlenvs/GSM8K-Python-v2", env_kwargs={"split": "test"}, tasks=4, seed=5))
 
 
 # --- the engine finds what a lax verdict pays for -----------------------------------------------

@@ -1,4 +1,4 @@
-"""HumanEval-v2, MBPP-v2 and GSM8K-Python-v1 on the real data, with the sandbox for real.
+"""HumanEval-v2, MBPP-v2 and GSM8K-Python-v2 on the real data, with the sandbox for real.
 
 The data sets are read from ../shared/data (HumanEval: MIT; MBPP: CC BY 4.0).
 """
@@ -625,12 +625,12 @@ def test_code_envs_copy_and_pickle_without_their_sandbox() -> None:
     assert clone.step(clone.oracle_action())[1] == 1.0
 
 
-# --- GSM8K-Python-v1 -----------------------------------------------------------------------------
+# --- GSM8K-Python-v2 -----------------------------------------------------------------------------
 
 
 @pytest.mark.sandbox
 def test_gsm8k_python_runs_code_then_scores_the_answer() -> None:
-    env = gym.make("rlenvs/GSM8K-Python-v1", split="test", oracle_uses_python=True).unwrapped
+    env = gym.make("rlenvs/GSM8K-Python-v2", split="test", oracle_uses_python=True).unwrapped
     env.reset(options={"task_index": 0})
     call = env.oracle_action()
     observation, reward, terminated, _, info = env.step(call)
@@ -644,7 +644,7 @@ def test_gsm8k_python_runs_code_then_scores_the_answer() -> None:
 
 @pytest.mark.sandbox
 def test_gsm8k_python_does_not_run_code_in_a_reply_that_answers() -> None:
-    env = gym.make("rlenvs/GSM8K-Python-v1", split="test").unwrapped
+    env = gym.make("rlenvs/GSM8K-Python-v2", split="test").unwrapped
     env.reset(options={"task_index": 0})
     answer = env.task.answer
     _, reward, terminated, _, info = env.step(f"```python\nwhile True: pass\n```\nThe answer is \\boxed{{{answer}}}.")

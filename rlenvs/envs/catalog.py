@@ -48,7 +48,7 @@ CATALOG: tuple[EnvEntry, ...] = (
         turns="up to 5 (`max_turns`); a final answer ends the episode, otherwise truncated",
     ),
     EnvEntry(
-        id="rlenvs/GSM8K-Python-v1",
+        id="rlenvs/GSM8K-Python-v2",
         entry_point="rlenvs.envs.math.gsm8k_python:GSM8KPythonEnv",
         family="math",
         summary="GSM8K over several turns with a sandboxed Python interpreter as a tool.",

@@ -1,4 +1,4 @@
-"""rlenvs/GSM8K-Python-v1: GSM8K over several turns, with a sandboxed Python interpreter.
+"""rlenvs/GSM8K-Python-v2: GSM8K over several turns, with a sandboxed Python interpreter.
 
 Tasks, data and reward are GSM8K-v1's (this env subclasses `GSM8KEnv`); the model may run
 Python (`rlenvs.envs.tools.python.PythonTool`, in the sandbox) before answering. Each reply

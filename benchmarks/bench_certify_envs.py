@@ -68,12 +68,21 @@ def run() -> dict:
     try:
         for backend in ("bwrap", "docker", "podman"):
             if backend != "bwrap" and shutil.which(backend) is None:
-                rows.append({"env": "rlenvs/Terminal-v1", "data": f"Harbor folder, {backend}", "tasks": "not installed"})
+                rows.append(
+                    {"env": "rlenvs/Terminal-v1", "data": f"Harbor folder, {backend}", "tasks": "not installed"}
+                )
                 continue
             kwargs = {"task_dir": str(HARBOR_TASK), "backend": backend, "max_turns": 4, "timeout_s": 30}
             started = time.perf_counter()
             report = certify("rlenvs/Terminal-v1", env_kwargs=kwargs, task_indices=[0], generators=(terminal_probes,))
-            rows.append(_row("rlenvs/Terminal-v1", f"Harbor folder, image on {backend}: plants", report, time.perf_counter() - started))
+            rows.append(
+                _row(
+                    "rlenvs/Terminal-v1",
+                    f"Harbor folder, image on {backend}: plants",
+                    report,
+                    time.perf_counter() - started,
+                )
+            )
     finally:
         if previous is None:
             os.environ.pop(STORE_VARIABLE, None)
@@ -85,4 +94,8 @@ def run() -> dict:
         "The Harbor folder is this repository's test folder (apt and pip RUN lines), built by rlenvs.images; the "
         "image rows include the image builds. seconds: the whole certify run of the row."
     )
-    return {"title": "Certify Terminal, Spreadsheet and GSM8K-Python: every generated probe, wrong verdicts", "rows": rows, "notes": notes}
+    return {
+        "title": "Certify Terminal, Spreadsheet and GSM8K-Python: every generated probe, wrong verdicts",
+        "rows": rows,
+        "notes": notes,
+    }

@@ -307,18 +307,32 @@ def serve_command(args: argparse.Namespace) -> int:
         idle_timeout_s=args.idle_timeout or None,
         allow_oracle=args.oracle,
     )
-    print(
-        f"serving {args.env_id} at http://{args.host}:{args.port} (WebSocket sessions at "
-        f"ws://{args.host}:{args.port}/ws; at most {server.max_sessions}); Ctrl-C stops",
-        flush=True,
-    )
-    serve(server, args.host, args.port)
+
+    def listening() -> None:
+        print(
+            f"serving {args.env_id} at http://{args.host}:{args.port} (WebSocket sessions at "
+            f"ws://{args.host}:{args.port}/ws; at most {server.max_sessions}); Ctrl-C stops",
+            flush=True,
+        )
+
+    serve(server, args.host, args.port, on_listening=listening)
     return 0
 
 
 def _print_messages(messages: list[dict[str, str]]) -> None:
     for message in messages:
         print(f"[{message['role']}]\n{message['content']}\n")
+
+
+def _port(text: str) -> int:
+    """A TCP port for argparse (which names the option in its error)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number: use 1-65535") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a TCP port: use 1-65535")
+    return port
 
 
 def _env_kwargs(pairs: Sequence[str]) -> dict[str, Any]:
@@ -552,7 +566,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("env_id", metavar="ID")
     sub.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; 0.0.0.0 for all)")
-    sub.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    sub.add_argument("--port", type=_port, default=8000, help="port to listen on (default 8000)")
     sub.add_argument(
         "--max-sessions",
         type=int,

@@ -32,9 +32,10 @@ import importlib
 import importlib.util
 import math
 import os
+import re
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -297,6 +298,65 @@ def load_config(
     return config
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """YAML as a config should be read. A key given twice is an error (PyYAML keeps the last:
+    a `learning_rate` written twice silently became 10.0). Only true and false are booleans:
+    YAML 1.1 also reads yes, no, on, off, y and n as booleans (`split: no` became False), and
+    each of those is an error that says to write true/false or to quote the text."""
+
+    yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[Any, yaml.Mark] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, Hashable) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"the key {key!r} is given twice (first on line {seen[key].line + 1})",
+                    key_node.start_mark,
+                )
+            if isinstance(key, Hashable):
+                seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml11_bool(self, node: yaml.ScalarNode) -> Any:
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            f"{node.value!r} is a boolean only in YAML 1.1: write true or false for a flag, or quote it "
+            f"('{node.value}') for the text",
+            node.start_mark,
+        )
+
+
+_StrictLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+_StrictLoader.add_implicit_resolver(
+    "!yaml11-bool", re.compile(r"^(?:yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|y|Y|n|N)$"), list("yYnNoO")
+)
+_StrictLoader.add_constructor("!yaml11-bool", _StrictLoader.construct_yaml11_bool)
+
+
+def _load_yaml(text: Any) -> Any:
+    """`text` (a string or an open file) as `_StrictLoader` reads it. Raises yaml.YAMLError,
+    and ValueError for what PyYAML cannot build (an integer of more than 4,300 digits) or a
+    nesting too deep to build."""
+    try:
+        return yaml.load(text, Loader=_StrictLoader)
+    except RecursionError:
+        raise ValueError("the YAML is nested too deeply to read") from None
+    except ValueError as e:
+        if "integer string conversion" in str(e):  # Python's cap on int() of long digit strings
+            raise ValueError("a number has more than 4,300 digits; quote it if it is text") from None
+        raise
+
+
 def _read(path: str | os.PathLike[str] | None, overrides: Sequence[str]) -> tuple[Any, str]:
     """The YAML at `path` (an empty mapping for None or an empty file) and the name errors give it."""
     raw: Any = {}
@@ -305,11 +365,22 @@ def _read(path: str | os.PathLike[str] | None, overrides: Sequence[str]) -> tupl
         source = f"config {os.fspath(path)}"
         try:
             with open(path, encoding="utf-8") as f:
-                raw = yaml.safe_load(f)
+                raw = _load_yaml(f)
         except FileNotFoundError:
             raise ConfigError([f"config file not found: {os.fspath(path)}"], source) from None
+        except IsADirectoryError:
+            raise ConfigError([f"{os.fspath(path)} is a folder: --config takes a YAML file"], source) from None
+        except PermissionError:
+            raise ConfigError([f"{os.fspath(path)} cannot be read (permission denied)"], source) from None
+        except UnicodeDecodeError as e:
+            raise ConfigError(
+                [f"not UTF-8 text (byte {e.start} is {e.object[e.start : e.start + 1]!r}): save the config as UTF-8"],
+                source,
+            ) from None
         except yaml.YAMLError as e:
             raise ConfigError([f"not valid YAML: {_yaml_error(e)}"], source) from None
+        except ValueError as e:
+            raise ConfigError([f"not a config rlenvs-train can read: {_one_line(e)}"], source) from None
         if raw is None:  # an empty file (or only comments): the defaults
             raw = {}
     if overrides:
@@ -365,9 +436,13 @@ def _apply_override(raw: dict[str, Any], item: str, problems: list[str]) -> None
         )
         return
     try:
-        value = yaml.safe_load(text)
+        value = _load_yaml(text)
     except yaml.YAMLError as e:
         problems.append(f"override {item!r}: the value is not valid YAML ({_yaml_error(e)}); quote it")
+        return
+    except ValueError as e:
+        shown = item if len(item) <= 80 else item[:77] + "..."
+        problems.append(f"override {shown!r}: the value cannot be read ({_one_line(e)})")
         return
     node: dict[str, Any] = raw
     cls: Any = TrainConfig  # the schema class at this level, None inside a free-form mapping

@@ -400,6 +400,36 @@ def test_rlenvs_serve_rejects_an_unknown_id_cleanly():
     assert "rlenvs serve: error:" in done.stderr and "Arithmetic-v1" in done.stderr
 
 
+def test_rlenvs_serve_refuses_a_bad_or_busy_port_and_stops_quietly_on_ctrl_c():
+    """A port out of range is argparse's error, not an OverflowError; a busy port is one line
+    and nothing says "serving" first; SIGINT (Ctrl-C) ends the server with status 0 and no
+    traceback (it printed asyncio's CancelledError)."""
+    command = [sys.executable, "-m", "rlenvs.cli", "serve", ARITHMETIC]
+    done = subprocess.run([*command, "--port", "70000"], capture_output=True, text=True, timeout=60)
+    assert (
+        done.returncode == 2
+        and "70000 is not a TCP port: use 1-65535" in done.stderr
+        and "Traceback" not in done.stderr
+    )
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        done = subprocess.run([*command, "--port", str(port)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "serving" not in done.stdout and "Traceback" not in done.stderr
+    process = _start_server(_free_port())
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=30)
+    assert process.returncode == 0 and "Traceback" not in output and "CancelledError" not in output
+
+
+def test_a_lost_env_is_named_once_in_the_error():
+    """The batch's error was `EnvLostError: EnvLostError: ...`: the outcome kept the type in its text."""
+    from rlenvs.vector.calls import failed
+
+    outcome = failed(EnvLostError("the server closed the session"))
+    assert outcome.status == "lost" and outcome.value == "the server closed the session"
+
+
 def test_256_concurrent_sessions_step_their_episodes():
     """The load the issue names: 256 WebSocket sessions held at once, each playing episodes."""
     with serving(EnvServer(ARITHMETIC, max_sessions=256)) as url, EnvPool(url, 256) as pool:

@@ -285,6 +285,35 @@ def test_missing_file_and_bad_yaml(tmp_path):
     )
 
 
+def test_a_key_given_twice_and_yaml_11_booleans_are_errors(tmp_path):
+    """PyYAML keeps the last of two equal keys (a learning rate written twice became 10.0) and
+    reads yes/no/on/off as booleans (`split: no` became False): both are errors, with the fix."""
+    (twice,) = problems_of(write(tmp_path, "trainer:\n  learning_rate: 1.0e-6\n  learning_rate: 10.0\n"))
+    assert twice == "not valid YAML: line 3, column 3: the key 'learning_rate' is given twice (first on line 2)"
+    (word,) = problems_of(write(tmp_path, "data:\n  env_kwargs:\n    split: no\n"))
+    assert "'no' is a boolean only in YAML 1.1: write true or false for a flag, or quote it ('no')" in word
+    (override,) = problems_of(None, ["data.env_kwargs.split=off"])
+    assert "'off' is a boolean only in YAML 1.1" in override
+    config = load_config(write(tmp_path, "data:\n  env_kwargs:\n    split: 'no'\n    flag: true\n"))
+    assert config.data.env_kwargs == {"split": "no", "flag": True}
+
+
+def test_a_config_that_cannot_be_read_says_why(tmp_path):
+    """A folder, bytes that are not UTF-8, nesting too deep to build, a number of more than
+    4,300 digits: one line each, not a traceback."""
+    assert problems_of(tmp_path) == [f"{tmp_path} is a folder: --config takes a YAML file"]
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(b"trainer:\n  seed: \xff\n")
+    assert problems_of(binary) == ["not UTF-8 text (byte 17 is b'\\xff'): save the config as UTF-8"]
+    deep = write(tmp_path, "data:\n  env_kwargs: " + "[" * 3000 + "]" * 3000 + "\n", "deep.yaml")
+    assert problems_of(deep) == ["not a config rlenvs-train can read: the YAML is nested too deeply to read"]
+    (digits,) = problems_of(write(tmp_path, "trainer:\n  seed: " + "9" * 5000 + "\n", "digits.yaml"))
+    assert digits == "not a config rlenvs-train can read: a number has more than 4,300 digits; quote it if it is text"
+    (override,) = problems_of(None, ["trainer.seed=" + "9" * 5000])
+    assert override.endswith("the value cannot be read (a number has more than 4,300 digits; quote it if it is text)")
+    assert len(override) < 300
+
+
 def test_cross_field_rules():
     problems = problems_of(
         None,

@@ -453,9 +453,33 @@ def _uvicorn(server: EnvServer, host: str, port: int, log_level: str) -> Any:
     return uvicorn.Server(config)
 
 
-def serve(server: EnvServer, host: str = "127.0.0.1", port: int = 8000, *, log_level: str = "warning") -> None:
-    """Run `server` with uvicorn until interrupted (what `rlenvs serve` does)."""
-    _uvicorn(server, host, port, log_level).run()
+def serve(
+    server: EnvServer,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    log_level: str = "warning",
+    on_listening: Callable[[], None] | None = None,
+) -> None:
+    """Run `server` with uvicorn until interrupted (what `rlenvs serve` does). The port is bound
+    first, so a port in use is a ValueError naming it before anything says "serving"; then
+    `on_listening()` runs. Ctrl-C ends it quietly."""
+    if not 0 <= port <= 65535:
+        raise ValueError(f"port {port} is not a TCP port: use 1-65535 (or 0 for any free one)")
+    try:
+        listener = socket.create_server((host, port))
+    except OSError as error:
+        raise ValueError(
+            f"cannot listen on {host}:{port} ({error.strerror or error}): pick another --port or --host"
+        ) from None
+    if on_listening is not None:
+        on_listening()
+    try:
+        _uvicorn(server, host, listener.getsockname()[1], log_level).run(sockets=[listener])
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C: stopping is what was asked
+        pass
+    finally:
+        listener.close()
 
 
 @contextlib.contextmanager

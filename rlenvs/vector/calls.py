@@ -65,10 +65,10 @@ def failed(exc: BaseException) -> Outcome:
     """The outcome of a call that raised: an env whose host went away or gave up on the call
     (a served env's `EnvLostError`, `EnvTimeoutError`) is lost or timed out, like a worker
     process the pool itself lost or timed out; anything else is the env's own error."""
-    if isinstance(exc, EnvLostError):
-        return Outcome("lost", short_error(exc))
+    if isinstance(exc, EnvLostError):  # the status names the kind: its message alone, once
+        return Outcome("lost", str(exc) or type(exc).__name__)
     if isinstance(exc, EnvTimeoutError):
-        return Outcome("timeout", short_error(exc))
+        return Outcome("timeout", str(exc) or type(exc).__name__)
     return Outcome("error", exc)
 
 

@@ -656,3 +656,58 @@ def test_async_shared_texts_are_a_live_view_that_copies_to_tuples():
         assert first == ("", "") and snapshot != first and first[-1] == "" and first[0:1] == ("",)
     finally:
         envs.close()
+
+
+def test_process_workers_die_with_a_killed_parent_even_mid_call():
+    """A trainer SIGKILLed while a worker was stuck in an env's call left the worker running
+    (it reads its pipe only between calls): it ends within a second of its parent now."""
+    import signal
+    import subprocess
+    import sys
+
+    script = (
+        "from tests.test_vector import ScriptedArithmeticEnv\n"
+        "from rlenvs.vector import EnvPool\n"
+        "pool = EnvPool(ScriptedArithmeticEnv, 2, executor='process', max_workers=2, step_timeout_s=600)\n"
+        "pool.reset(seed=0)\n"
+        "print('ready', flush=True)\n"
+        "pool.step({0: '#hang\\n', 1: '#hang\\n'})\n"
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[1]
+    )
+    try:
+        assert parent.stdout.readline().strip() == "ready"
+        time.sleep(0.5)  # both workers are in their hanging step now
+        workers = [pid for pid in _children(parent.pid) if b"spawn_main" in _cmdline(pid)]
+        assert len(workers) == 2
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait(timeout=10)
+        deadline = time.monotonic() + 5
+        while any(_cmdline(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_cmdline(pid) for pid in workers), "a worker outlived its parent"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_bytes()
+            except OSError:
+                continue
+            if int(stat.rsplit(b")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def _cmdline(pid: int) -> bytes:
+    """The process's command line; empty once it is gone (or a zombie)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""

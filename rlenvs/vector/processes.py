@@ -43,6 +43,7 @@ import multiprocessing.util
 import os
 import pickle
 import signal
+import threading
 import time
 import traceback
 from collections import deque
@@ -79,8 +80,10 @@ def worker_main(
     conn: multiprocessing.connection.Connection, make_env: Any, make_kwargs: Mapping[str, Any], indices: Sequence[int]
 ) -> None:
     """Make this worker's envs, say "ready", then answer `(op, index, args)` calls until
-    "close" or the parent's end of the pipe closes."""
+    "close" or the parent's end of the pipe closes; and end at once if the parent dies, even
+    mid-call (`_die_with_parent`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the parent decides
+    _die_with_parent(os.getppid())
     envs: dict[int, gym.Env | None] = {}
     try:
         try:
@@ -118,6 +121,24 @@ def worker_main(
         for env in envs.values():
             close_quietly(env)
         conn.close()
+
+
+PARENT_CHECK_S = 0.25
+"""How often a worker looks whether the process that started it is still its parent."""
+
+
+def _die_with_parent(parent: int) -> None:
+    """A daemon thread that ends this worker within `PARENT_CHECK_S` of its parent's death. A
+    worker notices a closed pipe only between calls, and one stuck in an env's call (an
+    unsandboxed loop) outlived a killed trainer. Not `PR_SET_PDEATHSIG`: it fires when the
+    *thread* that started the worker exits, and a pool may be made from a short-lived one."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_S)
+        os._exit(1)  # no one is left to answer; the envs' own sandboxes die with this process
+
+    threading.Thread(target=watch, name="rlenvs-parent-watch", daemon=True).start()
 
 
 def _portable(exc: BaseException) -> BaseException:

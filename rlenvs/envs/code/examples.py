@@ -43,7 +43,7 @@ def shown_examples(prompt: str, function: str) -> set[Example]:
         end = _closing_paren(prompt, match.end() - 1)
         if end is None:
             continue
-        args = _literal_args(f"{function}{prompt[match.end() - 1 : end + 1]}")
+        args = literal_args(f"{function}{prompt[match.end() - 1 : end + 1]}")
         if args is None:
             continue
         line_end = prompt.find("\n", end)
@@ -73,7 +73,7 @@ def shown_test(test: str, names: Iterable[str], examples: set[Example]) -> bool:
     names = set(names)
     for call, expected in ((compare.left, compare.comparators[0]), (compare.comparators[0], compare.left)):
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in names:
-            args, value = _literal_args(call), _literal(expected)
+            args, value = literal_args(call), literal(expected)
             return args is not None and value is not None and (repr(args), repr(value[0])) in examples
     return False
 
@@ -117,7 +117,7 @@ def _closing_paren(text: str, start: int) -> int | None:
     return None
 
 
-def _literal_args(call: str | ast.expr) -> tuple | None:
+def literal_args(call: str | ast.expr) -> tuple | None:
     """The positional arguments of a call as Python values; None unless all are literals."""
     if isinstance(call, str):
         try:
@@ -126,11 +126,11 @@ def _literal_args(call: str | ast.expr) -> tuple | None:
             return None
     if not isinstance(call, ast.Call) or call.keywords:
         return None
-    values = [_literal(argument) for argument in call.args]
+    values = [literal(argument) for argument in call.args]
     return None if any(value is None for value in values) else tuple(value[0] for value in values)
 
 
-def _literal(node: ast.expr | str) -> tuple[object] | None:
+def literal(node: ast.expr | str) -> tuple[object] | None:
     """(value,) for a Python literal, else None (a 1-tuple, since the value may be None)."""
     try:
         return (ast.literal_eval(node),)
@@ -147,7 +147,7 @@ def _inline_result(rest: str) -> tuple[object] | None:
     # the longest prefix that is a literal: the line may go on ("# the odd numbers are ...")
     cuts = [match.start() for match in re.finditer(r"[ \t#]", text)] + [len(text)]
     for cut in reversed(cuts):
-        value = _literal(text[:cut].strip().rstrip(".,;"))
+        value = literal(text[:cut].strip().rstrip(".,;"))
         if value is not None:
             return value
     return None
@@ -161,4 +161,4 @@ def _next_line_result(following: str) -> tuple[object] | None:
         if not line.strip() or line.strip().startswith((">>>", '"""', "'''")):
             break
         lines.append(line.strip())
-    return _literal(" ".join(lines)) if lines else None
+    return literal(" ".join(lines)) if lines else None

@@ -60,7 +60,7 @@ def strengthen(sandbox: Sandbox, other: Sandbox, task: CodeTask) -> dict:
         record["skipped"] = "no literal calls in the tests" if not given else "no reference solution"
         return record
     reference = blocks[-1]
-    new = [call for call in mutated_inputs(given, task.task_id, CANDIDATE_INPUTS, task.prompt) if _round_trips(call)]
+    new = [call for call in mutated_inputs(given, task.task_id, CANDIDATE_INPUTS, task.prompt) if _literal(call[1])]
     calls = [*given, *new]
     defined = _top_level_functions(reference)
     mutants = reference_mutants(reference, defined)
@@ -96,10 +96,6 @@ def strengthen(sandbox: Sandbox, other: Sandbox, task: CodeTask) -> dict:
         "do-nothing programs no input tells apart": [name for name in passing if not targets[name] & set(usable)],
     }
     return record
-
-
-def _round_trips(call: Call) -> bool:
-    return _literal(call[1])
 
 
 def _literal(value: object) -> bool:

@@ -20,6 +20,8 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from rlenvs.envs.code.examples import literal, literal_args
+
 Call = tuple[str, tuple]
 """(the name the tests call, its positional arguments)."""
 MAX_EXTRA_LENGTH = 3
@@ -32,22 +34,11 @@ def literal_calls(tests: Iterable[str], names: Iterable[str]) -> list[Call]:
     """Every call in the tests of one of `names` whose arguments are all literals, once each."""
     names = set(names)
     calls: list[Call] = []
-    for test in tests:
-        try:
-            tree = ast.parse(test)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names):
-                continue
-            if node.keywords or any(isinstance(arg, ast.Starred) for arg in node.args):
-                continue
-            try:
-                args = tuple(ast.literal_eval(arg) for arg in node.args)
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                continue
+    for node in _nodes(tests):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
+            args = literal_args(node)
             call = (node.func.id, args)
-            if not any(same_value(call, seen) for seen in calls):
+            if args is not None and not any(same_value(call, seen) for seen in calls):
                 calls.append(call)
     return calls
 
@@ -58,38 +49,31 @@ generated tests put the same around theirs, so they are as lenient as the task's
 values view where the reference returns a list)."""
 
 
-def call_wrapper(tests: Iterable[str], names: Iterable[str]) -> str:
+def call_wrapper(tests: Sequence[str], names: Iterable[str]) -> str:
     """The wrapping the tests put around their calls of `names` most often, as a template
     (`tuple({})`, `round({}, 2)`); `{}` where they use the call as it is."""
     names = set(names)
     found: dict[str, int] = {}
-    for test in tests:
-        try:
-            tree = ast.parse(test)
-        except SyntaxError:
+    for node in _nodes(tests):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in WRAPPERS):
             continue
-        for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in WRAPPERS):
-                continue
-            if node.keywords or not node.args:
-                continue
-            inner = node.args[0]
-            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in names:
-                rest = [ast.unparse(arg) for arg in node.args[1:]]
-                if all(_is_literal(arg) for arg in node.args[1:]):
-                    template = f"{node.func.id}({', '.join(['{}', *rest])})"
-                    found[template] = found.get(template, 0) + 1
-    calls = sum(len(literal_calls([test], names)) for test in tests)
+        inner = node.args[0] if node.args and not node.keywords else None
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in names:
+            if all(literal(arg) is not None for arg in node.args[1:]):
+                template = f"{node.func.id}({', '.join(['{}', *(ast.unparse(arg) for arg in node.args[1:])])})"
+                found[template] = found.get(template, 0) + 1
     best = max(found, key=lambda template: found[template], default="{}")
+    calls = sum(len(literal_calls([test], names)) for test in tests)
     return best if found.get(best, 0) * 2 >= max(calls, 1) else "{}"
 
 
-def _is_literal(node: ast.expr) -> bool:
-    try:
-        ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False
-    return True
+def _nodes(tests: Iterable[str]) -> Iterator[ast.AST]:
+    """Every syntax node of the tests that parse."""
+    for test in tests:
+        try:
+            yield from ast.walk(ast.parse(test))
+        except SyntaxError:
+            continue
 
 
 def same_value(left: object, right: object) -> bool:

@@ -164,9 +164,19 @@ class _ToolchainFirst:
 
 
 def _agents(entry):
-    """Whether a sys.path entry (or a file) lies in a folder the agent could write."""
+    """Whether a sys.path entry (or a file) lies in a folder the agent could write. Asked for
+    every entry at every top-level import: an absolute path's answer is kept."""
     if not isinstance(entry, str):
         return False
+    known = _classified.get(entry)
+    if known is None:
+        known = _classify(entry)
+        if entry.startswith("/"):  # a relative entry moves with the working folder
+            _classified[entry] = known
+    return known
+
+
+def _classify(entry):
     try:
         path = os.path.abspath(entry)
     except OSError:  # a relative entry, and the start folder since removed
@@ -194,6 +204,7 @@ def _folders(name):
     return tuple(os.path.abspath(f) for f in os.environ.get(name, "").split(os.pathsep) if f.startswith("/"))
 
 
+_classified = {{}}
 _allowed = frozenset(name for name in os.environ.get({TEST_IMPORTS!r}, "").split(",") if name)
 _AGENT_FOLDERS = _folders({AGENT_FOLDERS!r})
 _verdict = _folders({VERDICT_FOLDERS!r})
@@ -421,8 +432,8 @@ def modules_tests_import(
     """The top-level module names the tests import by name: every `import x` and `from x import`
     (absolute) in their Python files, `importlib.import_module("x")` and `__import__("x")`
     with a literal name, and `-m x` / `-p x` in the test command, the tests' other files (a
-    run-tests.sh) and the task's variables (`python3 -m pytest`, a plugin by name). A name built at run time is not seen, and so
-    not taken from the agent's folders."""
+    run-tests.sh) and the task's variables (`python3 -m pytest`, a plugin by name). A name
+    built at run time is not seen, and so not taken from the agent's folders."""
     names = {
         match.group(1).split(".")[0]
         for text in (script, *(v for _, v in environment))
@@ -436,20 +447,29 @@ def modules_tests_import(
         if not record["path"].endswith(".py"):  # a run-tests.sh, a pytest.ini's addopts
             names.update(m.group(1).split(".")[0] for m in _MODULE_OPTION.finditer(data.decode("utf-8", "replace")))
             continue
-        try:
-            tree = ast.parse(data)
-        except (SyntaxError, ValueError):
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names.update(alias.name.split(".")[0] for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names.add(node.module.split(".")[0])
-            elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
-                called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-                if called in ("import_module", "__import__") and isinstance(node.args[0].value, str):
-                    names.add(node.args[0].value.split(".")[0])
+        names |= imported_modules(data)
     return {name for name in names if _NAME.fullmatch(name)}
+
+
+def imported_modules(source: str | bytes) -> set[str]:
+    """The top-level modules a Python file imports by name: `import x`, `from x import`
+    (absolute), `importlib.import_module("x")` and `__import__("x")` with a literal name.
+    Nothing for a file that does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if called in ("import_module", "__import__") and isinstance(node.args[0].value, str):
+                names.add(node.args[0].value.split(".")[0])
+    return names
 
 
 @dataclass(frozen=True)

@@ -26,13 +26,12 @@ their configuration are the verdict's own; nothing the agent started outlives it
 
 from __future__ import annotations
 
-import ast
 import base64
 import re
 import shlex
 from collections.abc import Callable, Iterator, Sequence
 
-from rlenvs.sandbox.verdict import VERDICT_ROOT
+from rlenvs.sandbox.verdict import VERDICT_ROOT, imported_modules
 from rlenvs.testing.certify.probes import Probe, Subject
 
 PAYLOAD = "import os\nos._exit(0)\n"
@@ -144,23 +143,14 @@ def _planting(workdir: str, imported: Sequence[str]) -> Callable[[Sequence[str]]
 
 
 def _imports_of(task: object) -> set[str]:
-    """The top-level names the task's test files import (what the verdict lets them take from
-    the workspace: planting there checks that what runs then cannot pass the run either)."""
+    """The top-level names the task's test files import, read as the verdict reads them
+    (what it lets them take from the workspace: planting there checks that what runs then
+    cannot pass the run either)."""
     names: set[str] = set()
     for entry in getattr(task, "tests", ()):
         data = getattr(entry, "content", None)
-        path = getattr(entry, "path", "")
-        if not isinstance(data, (bytes, str)) or not str(path).endswith(".py"):
-            continue
-        try:
-            tree = ast.parse(data)
-        except (SyntaxError, ValueError):
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names.update(alias.name.split(".")[0] for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names.add(node.module.split(".")[0])
+        if isinstance(data, (bytes, str)) and str(getattr(entry, "path", "")).endswith(".py"):
+            names |= imported_modules(data)
     return names
 
 

@@ -14,7 +14,6 @@ real env, per env, with the wrong verdicts it finds (the target is 0).
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import time
@@ -41,7 +40,7 @@ def _row(env: str, data: str, report, seconds: float) -> dict:
 
 
 def run() -> dict:
-    from rlenvs.images.layers import STORE_VARIABLE, LayerStore
+    from rlenvs.images.layers import temporary_store
     from rlenvs.testing.certify import certify
     from rlenvs.testing.certify.terminal_plants import terminal_probes
 
@@ -62,10 +61,7 @@ def run() -> dict:
         report = certify(env_id, env_kwargs=kwargs, seed=3, **how)
         rows.append(_row(env_id, data, report, time.perf_counter() - started))
         notes += [f"WRONG {env_id} {data}: {check.reproduction()}" for check in report.wrong[:5]]
-    store = Path(tempfile.mkdtemp(prefix="rlenvs-bench-images-", dir="/var/tmp"))
-    previous = os.environ.get(STORE_VARIABLE)
-    os.environ[STORE_VARIABLE] = str(store)
-    try:
+    with temporary_store(Path(tempfile.mkdtemp(prefix="rlenvs-bench-images-", dir="/var/tmp"))):
         for backend in ("bwrap", "docker", "podman"):
             if backend != "bwrap" and shutil.which(backend) is None:
                 rows.append(
@@ -83,12 +79,6 @@ def run() -> dict:
                     time.perf_counter() - started,
                 )
             )
-    finally:
-        if previous is None:
-            os.environ.pop(STORE_VARIABLE, None)
-        else:
-            os.environ[STORE_VARIABLE] = previous
-        LayerStore(store).discard(store)
     notes.append(
         "Data: Terminal-Bench 1 folders of EvoEval (Apache-2.0); GSM8K test split (copyright (c) 2021 OpenAI, MIT). "
         "The Harbor folder is this repository's test folder (apt and pip RUN lines), built by rlenvs.images; the "

@@ -209,16 +209,7 @@ def image_store():
     between runs; the Debian base is built once a run) and used by every build of the run,
     rlenvs' own too ($RLENVS_IMAGE_CACHE). In /var/tmp: the image's root is a host id of its
     own and cannot enter pytest's /tmp/pytest-of-root."""
-    from rlenvs.images.layers import STORE_VARIABLE, LayerStore
+    from rlenvs.images.layers import temporary_store
 
-    folder = Path(f"/var/tmp/rlenvs-test-images-{os.getpid()}")
-    previous = os.environ.get(STORE_VARIABLE)
-    os.environ[STORE_VARIABLE] = str(folder)
-    try:
-        yield LayerStore(folder)
-    finally:
-        if previous is None:
-            os.environ.pop(STORE_VARIABLE, None)
-        else:
-            os.environ[STORE_VARIABLE] = previous
-        LayerStore(folder).discard(folder)
+    with temporary_store(Path(f"/var/tmp/rlenvs-test-images-{os.getpid()}")) as store:
+        yield store

@@ -13,13 +13,14 @@ build leaves no half layer, and everything already built stays.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,6 +107,23 @@ class LayerStore:
         return layer
 
     def discard(self, folder: Path) -> None:
+        _remove(folder)
+
+
+@contextlib.contextmanager
+def temporary_store(folder: Path) -> Iterator[LayerStore]:
+    """A store at `folder` that every build in this process uses (`$RLENVS_IMAGE_CACHE`) until
+    the block ends; then the variable is as it was and the folder is gone. For a run that
+    must build from nothing and leave nothing (a test session, a benchmark)."""
+    previous = os.environ.get(STORE_VARIABLE)
+    os.environ[STORE_VARIABLE] = str(folder)
+    try:
+        yield LayerStore(folder)
+    finally:
+        if previous is None:
+            os.environ.pop(STORE_VARIABLE, None)
+        else:
+            os.environ[STORE_VARIABLE] = previous
         _remove(folder)
 
 

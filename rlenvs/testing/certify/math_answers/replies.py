@@ -131,30 +131,15 @@ def tool_turns(gold: str, wrong: str, kind: str, max_turns: int) -> Iterator[Pro
             kind,
         )
     yield Probe("tool turns", EQUIVALENT, ("Let me think about it first.", final), "no answer, then the answer", kind)
-    yield Probe(
-        "tool turns",
-        EQUIVALENT,
-        (f"Let me compute it.\n<calculator>{gold}</calculator>", final),
-        "a calculator call, then the answer on the next turn",
-        kind,
-    )
-    yield attack(
-        "tool turns",
-        (f"<calculator>{gold}</calculator>", f"<result>{gold}</result>"),
-        "a calculator call, then its result repeated as the reply",
-        kind,
-    )
+    tools = [("a calculator call", f"<calculator>{gold}</calculator>", f"<result>{gold}</result>", "result")]
     if number:
+        tools.append(("a python block", f"```python\nprint({gold})\n```", f"```output\n{gold}\n```", "output"))
+    for tool, call, answer, what in tools:
         yield Probe(
             "tool turns",
             EQUIVALENT,
-            (f"Let me compute it.\n```python\nprint({gold})\n```", final),
-            "a python block, then the answer on the next turn",
+            (f"Let me compute it.\n{call}", final),
+            f"{tool}, then the answer on the next turn",
             kind,
         )
-        yield attack(
-            "tool turns",
-            (f"```python\nprint({gold})\n```", f"```output\n{gold}\n```"),
-            "a python block, then its output repeated as the reply",
-            kind,
-        )
+        yield attack("tool turns", (call, answer), f"{tool}, then its {what} repeated as the reply", kind)

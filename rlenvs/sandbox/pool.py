@@ -7,6 +7,11 @@ and replaced at once, and the execution it was running reports `sandbox_error` (
 timeout it hit) without touching any other. One exception: a reused worker that dies
 without answering (killed from outside while idle) gets the request again, once, on a fresh
 worker; a sandboxed run leaves nothing behind, so running it again is safe.
+
+Called from an env call that a runner times (`rlenvs.core.clock`: EnvPool's threads, a
+server session), the wait for a worker is off that call's clock, the next free worker goes
+to the tenant that has used workers least (`slots.FairSlots`), and a call the runner gives up
+on leaves the queue, or has its run killed, with `CallCancelled`.
 """
 
 from __future__ import annotations
@@ -14,12 +19,14 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Self
 
 from rlenvs.core.checks import check_int
+from rlenvs.core.clock import CallCancelled, current_clock
 from rlenvs.sandbox.launch import (
     WorkerLaunch,
     bwrap_launch,
@@ -28,6 +35,7 @@ from rlenvs.sandbox.launch import (
 )
 from rlenvs.sandbox.requests import Limits, TestProgram
 from rlenvs.sandbox.results import ExecResult, TestOutcome, TestReport
+from rlenvs.sandbox.slots import FairSlots
 from rlenvs.sandbox.worker import RECORDS, Worker, WorkerFailed, unsafe_workdir
 
 DEFAULT_MAX_USES = 1000
@@ -71,7 +79,7 @@ class Sandbox:
         AsyncVectorEnv worker) inherits its parent's pipes to workers it must not use, so
         it starts over with its own (see `_worker`); the parent's workers are untouched."""
         self._pid = os.getpid()
-        self._slots = threading.BoundedSemaphore(self.workers)
+        self._slots = FairSlots(self.workers)
         self._lock = threading.Lock()
         self._idle: list[Worker] = []
         self._busy: set[Worker] = set()
@@ -158,13 +166,16 @@ class Sandbox:
         if limits is not None and not isinstance(limits, Limits):
             raise TypeError(f"limits must be a rlenvs.sandbox.Limits, got {type(limits).__name__}")
         limits = limits or self.limits
+        clock = current_clock()
         for attempt in range(2):
             with self._worker() as worker:
                 reused = worker.uses > 0
                 request["limits"] = limits.for_guest(extra_processes=_processes_already_running(worker))
                 try:
-                    answer = worker.request(request, limits.timeout_s)
+                    answer = self._request(worker, request, limits)
                 except WorkerFailed as error:
+                    if clock is not None and clock.cancelled:
+                        raise CallCancelled(f"the sandbox run was stopped: {error}") from None
                     # An idle worker can die unseen (killed from outside, the host's OOM
                     # killer): one that ends without answering gets the request again on a
                     # fresh worker. Sandboxed runs leave nothing behind, so a rerun is safe.
@@ -179,12 +190,23 @@ class Sandbox:
                 return answer, limits
         raise AssertionError("unreachable: the second attempt always returns")
 
+    @staticmethod
+    def _request(worker: Worker, request: dict, limits: Limits) -> dict:
+        """The worker's answer; a call its runner gives up on meanwhile (`CallClock.cancel`)
+        kills the worker, so an abandoned call frees its slot at once rather than at its limit."""
+        clock = current_clock()
+        if clock is None:
+            return worker.request(request, limits.timeout_s)
+        with clock.on_cancel(worker.signal_kill):
+            return worker.request(request, limits.timeout_s)
+
     @contextmanager
     def _worker(self) -> Iterator[Worker]:
         if os.getpid() != self._pid:
             self._finalizer()  # closes this process's copies of the parent's pipes, kills nothing
             self._start_fresh()
-        self._slots.acquire()
+        tenant = self._slots.acquire()
+        acquired = time.monotonic()
         try:
             with self._lock:
                 if self._closed:
@@ -208,7 +230,7 @@ class Sandbox:
                 if not keep:
                     worker.kill()
         finally:
-            self._slots.release()
+            self._slots.release(tenant, time.monotonic() - acquired)
 
     def _launch(self) -> WorkerLaunch:
         if self.unsafe:

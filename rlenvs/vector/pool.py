@@ -71,8 +71,8 @@ class EnvPool:
 
     `executor="thread"` (default): the envs live in this process and each call runs on its
     own thread, at most `max_workers` at once (default `min(num_envs, 32)`): for steps that
-    wait on the sandbox or the network. Note that the sandbox has its own, smaller pool of
-    workers; a step queued there is already on the clock of `step_timeout_s`.
+    wait on the sandbox or the network. The sandbox has its own, smaller pool of workers,
+    shared fairly between the envs' episodes (`rlenvs.sandbox.slots`).
     `executor="process"`: env `i` lives in worker process `i % max_workers` (default
     `min(num_envs, os.cpu_count())`): for CPU-bound steps. See `rlenvs.vector.threads` and
     `rlenvs.vector.processes` for how each mode bounds and recovers from a stuck env.
@@ -83,8 +83,12 @@ class EnvPool:
     nodes of the Ray cluster this process is connected to (`ray.init(address=...)` first;
     else a local one is started). See `rlenvs.vector.actors`.
 
-    `step_timeout_s`: the longest any one call (step, reset, oracle_action) may run, timed
-    from when it starts, not from when the batch was submitted; None waits for ever.
+    `step_timeout_s`: the longest any one call (step, reset, oracle_action) may work, timed
+    from when it starts, not from when the batch was submitted, and (on threads) less the
+    time it waits for a shared worker such as a sandbox slot (`rlenvs.core.clock`): that
+    queue is other envs' doing. A call past it is cancelled, which also stops its sandbox
+    run. None waits for ever. (A process or Ray worker runs one call at a time, so its own
+    sandbox pool has no queue.)
 
     Calls from several threads: on threads (`executor="thread"`, served envs included) calls
     on different envs run at once (the rollout engine's continuous schedule steps each episode

@@ -8,7 +8,10 @@ reference VMs, more than a math env's step), but a Python thread cannot be stopp
 call that overruns the timeout is *abandoned*: it no longer counts against `max_workers`,
 its env object is dropped (the env's next reset makes a fresh one), its thread runs on until
 the call returns, then closes that env and ends, and a new worker takes its place. So one
-stuck env costs one extra thread, never the pool's throughput. The caller's thread
+stuck env costs one extra thread, never the pool's throughput. The timeout counts a call's
+working time (`rlenvs.core.clock`): the time it waits for a shared worker (a sandbox slot)
+is not its own, and an abandoned call is cancelled, which stops such a wait or run at once.
+Each env's episode is a `Tenant` of those shared workers, so they serve episodes fairly. The caller's thread
 schedules each batch itself. Batches may run at once from several threads (on disjoint envs:
 `EnvPool` sees to that); all of them together run at most `max_workers` calls at a time.
 """
@@ -18,28 +21,30 @@ from __future__ import annotations
 import os
 import queue
 import threading
-import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import gymnasium as gym
 
+from rlenvs.core.clock import CallClock, Tenant, timing
 from rlenvs.vector.calls import Call, Outcome, apply, close_quietly, discards, failed, overran
 
 THREAD_NAME_PREFIX = "rlenvs-envpool"
 IDLE_THREAD_NAME = f"{THREAD_NAME_PREFIX}-idle"
 """A worker thread is named after the call it runs (`rlenvs-envpool-step-3`), else this."""
+MIN_WAIT_S = 0.005
 
 
 class _Job:
     """One call in flight, and the handshake that decides who owns its env afterwards:
     the scheduler (the call finished in time) or the thread (the call was abandoned)."""
 
-    __slots__ = ("abandoned", "call", "env", "finished", "lock")
+    __slots__ = ("abandoned", "call", "clock", "env", "finished", "lock")
 
-    def __init__(self, call: Call, env: gym.Env | None) -> None:
+    def __init__(self, call: Call, env: gym.Env | None, tenant: Tenant) -> None:
         self.call = call
         self.env = env
+        self.clock = CallClock(tenant)
         self.finished = False
         self.abandoned = False
         self.lock = threading.Lock()
@@ -50,14 +55,16 @@ class _Job:
             if self.finished:
                 return False
             self.abandoned = True
-            return True
+        self.clock.cancel()
+        return True
 
 
 def _work(job: _Job, position: int, done: queue.SimpleQueue, factory: Callable[[], gym.Env]) -> None:
     try:
         if job.env is None:  # discarded after a failure: a reset makes a fresh one
             job.env = factory()
-        outcome = Outcome("ok", apply(job.env, job.call))
+        with timing(job.clock):
+            outcome = Outcome("ok", apply(job.env, job.call))
     except BaseException as exc:
         outcome = failed(exc)
     with job.lock:
@@ -98,6 +105,8 @@ class ThreadRunner:
         """Calls running, of every batch in flight (at most `max_workers`)."""
         self._owner = os.getpid()
         self.envs: list[gym.Env | None] = []
+        self.tenants = [Tenant() for _ in range(num_envs)]
+        """Each env's current episode, as a tenant of the process's shared workers."""
         try:
             for _ in range(num_envs):
                 self.envs.append(factory())
@@ -109,7 +118,7 @@ class ThreadRunner:
         outcomes: list[Outcome | None] = [None] * len(calls)
         done: queue.SimpleQueue = queue.SimpleQueue()  # one per batch: late answers of abandoned calls never reach it
         pending = deque(range(len(calls)))
-        running: dict[int, tuple[_Job, float]] = {}
+        running: dict[int, _Job] = {}
         if os.getpid() != self._owner:  # a forked child has none of its parent's threads
             self._jobs, self._workers, self._busy, self._owner = queue.SimpleQueue(), 0, 0, os.getpid()
         try:
@@ -117,27 +126,25 @@ class ThreadRunner:
                 while pending and self._take_slot():
                     position = pending.popleft()
                     call = calls[position]
-                    job = _Job(call, self.envs[call.index])
+                    if call.op == "reset":
+                        self.tenants[call.index] = Tenant()
+                    job = _Job(call, self.envs[call.index], self.tenants[call.index])
                     self._jobs.put((job, position, done))
-                    deadline = time.monotonic() + self.timeout_s if self.timeout_s is not None else float("inf")
-                    running[position] = (job, deadline)
+                    running[position] = job
                 if not running:  # every slot is taken by other batches: wait for one
                     with self._slots:
                         self._slots.wait_for(lambda: self._busy < self.max_workers)
                     continue
-                first_deadline = min(deadline for _, deadline in running.values())
-                wait = None if first_deadline == float("inf") else max(0.0, first_deadline - time.monotonic())
                 try:
-                    position, outcome = done.get(timeout=wait)
+                    position, outcome = done.get(timeout=self._first_deadline_in(running.values()))
                 except queue.Empty:
                     pass
                 else:
-                    job, _ = running.pop(position)
+                    job = running.pop(position)
                     outcomes[position] = self._settle(job, outcome)
                     self._give_slot(abandoned=False)
-                now = time.monotonic()
-                for position, (job, deadline) in list(running.items()):
-                    if deadline <= now and job.abandon():
+                for position, job in list(running.items()):
+                    if self._overran(job) and job.abandon():
                         del running[position]
                         self._give_slot(abandoned=True)  # its thread ends when the call returns
                         self.envs[job.call.index] = None
@@ -146,12 +153,23 @@ class ThreadRunner:
                         )
         finally:
             # Interrupted (KeyboardInterrupt): calls still running are abandoned like timed-out ones.
-            for job, _ in running.values():
+            for job in running.values():
                 abandoned = job.abandon()  # False: it finished meanwhile, its worker serves on
                 self._give_slot(abandoned=abandoned)
                 if abandoned:
                     self.envs[job.call.index] = None
         return outcomes  # type: ignore[return-value]
+
+    def _overran(self, job: _Job) -> bool:
+        return self.timeout_s is not None and job.clock.worked_s() >= self.timeout_s
+
+    def _first_deadline_in(self, jobs: Iterable[_Job]) -> float | None:
+        """Seconds until the first running call could overrun (None: no timeout). A call's
+        working time grows no faster than the wall clock, so none overruns sooner; one that
+        waits meanwhile is looked at again then. At least MIN_WAIT_S, not to spin."""
+        if self.timeout_s is None:
+            return None
+        return max(MIN_WAIT_S, min(job.clock.left_s(self.timeout_s) for job in jobs))
 
     def _take_slot(self) -> bool:
         """Count one more call running if a slot is free (starting a worker for it if every

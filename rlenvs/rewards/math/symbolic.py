@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import IO, NamedTuple
 
+from rlenvs.core.clock import waiting_for_worker
+
 DEFAULT_BUDGET = 1.0
 """CPU seconds a comparison may spend in the worker."""
 STARTUP_TIMEOUT = 60.0
@@ -146,7 +148,8 @@ class _Pool:
                 self.workers.append(worker)
                 return worker
         try:
-            return self.idle.get(timeout=QUEUE_TIMEOUT)
+            with waiting_for_worker():  # off the env call's clock (rlenvs.core.clock)
+                return self.idle.get(timeout=QUEUE_TIMEOUT)
         except queue.Empty:
             raise RuntimeError(
                 f"no symbolic worker became free in {QUEUE_TIMEOUT:g} s: the worker pool is stuck "

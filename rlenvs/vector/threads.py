@@ -144,7 +144,7 @@ class ThreadRunner:
                     outcomes[position] = self._settle(job, outcome)
                     self._give_slot(abandoned=False)
                 for position, job in list(running.items()):
-                    if self._overran(job) and job.abandon():
+                    if self.timeout_s is not None and job.clock.worked_s() >= self.timeout_s and job.abandon():
                         del running[position]
                         self._give_slot(abandoned=True)  # its thread ends when the call returns
                         self.envs[job.call.index] = None
@@ -159,9 +159,6 @@ class ThreadRunner:
                 if abandoned:
                     self.envs[job.call.index] = None
         return outcomes  # type: ignore[return-value]
-
-    def _overran(self, job: _Job) -> bool:
-        return self.timeout_s is not None and job.clock.worked_s() >= self.timeout_s
 
     def _first_deadline_in(self, jobs: Iterable[_Job]) -> float | None:
         """Seconds until the first running call could overrun (None: no timeout). A call's

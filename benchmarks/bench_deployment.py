@@ -24,18 +24,15 @@ in-process, and against the same env inside OpenEnv's own server, in one run.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from benchmarks import DATA_DIR_VARIABLE, DEFAULT_DATA_DIR, REPO_ROOT, version
+from benchmarks.servers import rlenvs_serve, rss_kib, server
 from rlenvs.envs.math.arithmetic import ArithmeticEnv
 
 PACKAGES = ("openenv", "fastapi", "uvicorn", "websockets", "ray")
@@ -55,51 +52,6 @@ RAY_ACTORS = (1, 2, 4)
 WAIT_S = 0.01
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@contextlib.contextmanager
-def _server(argv: list[str], *, cpu: int | None = None) -> Iterator[tuple[str, int]]:
-    """A server process (`argv` gets the port appended where `{port}` stands); yields (url, pid)."""
-    port = _free_port()
-    command = [part.replace("{port}", str(port)) for part in argv]
-    if cpu is not None:
-        command = ["taskset", "-c", str(cpu), *command]
-    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while not _healthy(url):
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{command} did not start: {process.stdout.read() if process.stdout else ''}")
-            time.sleep(0.1)
-        yield url, process.pid
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-
-
-def _healthy(url: str) -> bool:
-    import urllib.request
-
-    try:
-        with urllib.request.urlopen(url + "/health", timeout=1) as response:
-            return response.status == 200
-    except OSError:
-        return False
-
-
-def _rlenvs_serve(env_id: str, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "rlenvs.cli", "serve", env_id, "--port", "{port}", *extra]
-
-
 def _timed_steps(step: Any, count: int) -> list[float]:
     times = []
     for _ in range(count):
@@ -115,9 +67,9 @@ def _math_steps() -> list[dict[str, Any]]:
 
     from rlenvs.remote import RemoteEnv
 
-    serve = _rlenvs_serve(ARITHMETIC, "--env-arg", f"max_turns={LONG}")
+    serve = rlenvs_serve(ARITHMETIC, "--env-arg", f"max_turns={LONG}")
     peer = [sys.executable, "-m", "benchmarks.openenv_peer", ARITHMETIC, "{port}", str(LONG)]
-    with _server(serve) as (ours, _), _server(peer) as (theirs, _):
+    with server(serve) as (ours, _), server(peer) as (theirs, _):
         local = gym.make(ARITHMETIC, max_turns=LONG)
         remote = RemoteEnv(ours)
         openenv_ours = GenericEnvClient(base_url=ours).sync()
@@ -167,8 +119,8 @@ def _sandboxed_episodes() -> list[dict[str, Any]]:
 
     data = Path(os.environ.get(DATA_DIR_VARIABLE) or DEFAULT_DATA_DIR)
     kwargs = {"data_files": str(data / "humaneval" / "HumanEval.jsonl.gz")}
-    serve = _rlenvs_serve("rlenvs/HumanEval-v2", "--env-arg", f"data_files={kwargs['data_files']}", "--oracle")
-    with _server(serve) as (url, _):
+    serve = rlenvs_serve("rlenvs/HumanEval-v2", "--env-arg", f"data_files={kwargs['data_files']}", "--oracle")
+    with server(serve) as (url, _):
         local, remote = gym.make("rlenvs/HumanEval-v2", **kwargs), RemoteEnv(url)
         times: dict[str, list[float]] = {"in-process": [], "RemoteEnv, rlenvs serve": []}
         for episode in range(EPISODES):
@@ -194,21 +146,14 @@ def _sandboxed_episodes() -> list[dict[str, Any]]:
     ]
 
 
-def _rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no VmRSS for process {pid}")
-
-
 def _sessions_per_core() -> list[dict[str, Any]]:
     from rlenvs.vector import EnvPool
 
     rows = []
     for sessions in SESSIONS:
-        serve = _rlenvs_serve(ARITHMETIC, "--env-arg", f"max_turns={LONG}", "--max-sessions", str(sessions))
-        with _server(serve, cpu=0) as (url, pid):
-            idle = _rss_kib(pid)
+        serve = rlenvs_serve(ARITHMETIC, "--env-arg", f"max_turns={LONG}", "--max-sessions", str(sessions))
+        with server(serve, cpu=0) as (url, pid):
+            idle = rss_kib(pid)
             os.sched_setaffinity(0, {1})
             try:
                 start = time.perf_counter()
@@ -217,7 +162,7 @@ def _sessions_per_core() -> list[dict[str, Any]]:
                 with EnvPool(url, sessions) as pool:
                     pool.reset(seed=0)
                     opened = time.perf_counter() - start
-                    held = _rss_kib(pid)
+                    held = rss_kib(pid)
                     batch_times, failed = [], 0
                     for _ in range(BATCHES):
                         live = [index for index in range(sessions) if index not in lost]
@@ -280,10 +225,10 @@ def _pool_shapes() -> list[dict[str, Any]]:
     local = gym.make(ARITHMETIC, max_turns=LONG)
     local.reset(seed=0)
     base = statistics.median(_timed_steps(lambda: local.step(NO_ANSWER), POOL_STEPS))
-    serve = _rlenvs_serve(ARITHMETIC, "--env-arg", f"max_turns={LONG}")
+    serve = rlenvs_serve(ARITHMETIC, "--env-arg", f"max_turns={LONG}")
     kwargs = {"max_turns": LONG}
     with (
-        _server(serve) as (url, _),
+        server(serve) as (url, _),
         EnvPool(ARITHMETIC, 1, make_kwargs=kwargs) as threads,
         EnvPool(url, 1) as served,
         EnvPool(ARITHMETIC, 1, make_kwargs=kwargs, executor="ray") as actors,

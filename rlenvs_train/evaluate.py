@@ -17,10 +17,18 @@ procedural env, which never runs out, gets `episodes` distinct indices drawn wit
 
 Success is the env's own verdict: an episode succeeds when its last step's info says
 `correct is True` (what `rlenvs eval` counts and what training reports as `env_success`).
-An episode that never reached a verdict (cut by `max_episode_tokens` or `max_turns`, or an
-env error) fails. pass@k is the unbiased estimator of the HumanEval paper (Chen et al. 2021),
+An episode the model ran out of room or turns on (`max_episode_tokens`, `max_turns`) fails.
+pass@k is the unbiased estimator of the HumanEval paper (Chen et al. 2021),
 `1 - C(n - c, k) / C(n, k)` for a task with `c` successes in `n` samples, averaged over
 tasks; with `n == k` it is the share of tasks with at least one success.
+
+Env failures are not wrong answers. An episode the env failed to play (stop_reason
+`env_timeout`, `env_lost` or `env_error`: the machinery failed, not the model) has no
+verdict, so every rate is over the episodes that finished (`EvalResult.finished`), the
+failures are counted apart by reason (`EvalResult.env_failures`, the table's "env failures"
+column), and the records keep them with their stop_reason and error. pass@k takes, for each
+task, its finished samples as n and leaves out a task with fewer than k of them
+(`EvalResult.pass_at_k_tasks` says over how many tasks it is). A rate over no episode is None.
 
 Sampling: `temperature=None` is greedy (0.0) when each task is sampled once and 1.0
 otherwise (k samples of one greedy policy would be k copies). `seed` fixes both the task
@@ -56,7 +64,7 @@ from rlenvs.vector import EnvPool
 from rlenvs_train.backends.base import Backend
 from rlenvs_train.grpo import TASK_INDEX, _task_indices
 from rlenvs_train.model_path import model_path_problem
-from rlenvs_train.rollout import Episode, RolloutEngine
+from rlenvs_train.rollout import ENV_FAILURES, Episode, RolloutEngine
 
 __all__ = ["BACKENDS", "RECORD_FIELDS", "EvalResult", "evaluate", "pass_at_k"]
 
@@ -77,8 +85,9 @@ RECORD_FIELDS = (
 
 @dataclass(frozen=True)
 class EvalResult:
-    """What `evaluate` measured. Rates are fractions in [0, 1]; `records` are the output
-    file's lines (one dict per episode, tasks in order, each task's samples together)."""
+    """What `evaluate` measured. Rates are fractions in [0, 1], over the `finished` episodes
+    (None if none finished); `records` are the output file's lines (one dict per episode,
+    env failures included, tasks in order, each task's samples together)."""
 
     env_id: str
     episodes: int
@@ -89,13 +98,21 @@ class EvalResult:
     samples_per_task: int
     temperature: float
     seed: int
-    mean_reward: float
-    success_rate: float
-    """The share of all samples that succeeded (the env's `info["correct"] is True`)."""
-    pass_at_k: float
-    """The unbiased pass@k (see `pass_at_k`), averaged over tasks."""
-    mean_turns: float
+    finished: int
+    """Episodes the env played to the end (not failed by it); the rates are over these."""
+    env_failures: Counter[str]
+    """Episodes the env failed to play, by stop_reason (`env_timeout`, `env_lost`, `env_error`)."""
+    mean_reward: float | None
+    success_rate: float | None
+    """The share of the finished samples that succeeded (the env's `info["correct"] is True`)."""
+    pass_at_k: float | None
+    """The unbiased pass@k (see `pass_at_k`) of each task's finished samples, averaged over
+    the `pass_at_k_tasks` tasks with at least k of them."""
+    pass_at_k_tasks: int
+    mean_turns: float | None
+    """Model turns per finished episode."""
     stop_reasons: Counter[str]
+    """Every episode's, env failures included."""
     wall_s: float
     """Seconds spent playing the episodes (model and env loading not included)."""
     output: Path | None = None
@@ -111,9 +128,12 @@ class EvalResult:
             "samples_per_task": self.samples_per_task,
             "temperature": self.temperature,
             "seed": self.seed,
+            "finished": self.finished,
+            "env_failures": dict(self.env_failures.most_common()),
             "mean_reward": self.mean_reward,
             "success_rate": self.success_rate,
             f"pass@{self.k}": self.pass_at_k,
+            f"pass@{self.k}_tasks": self.pass_at_k_tasks,
             "mean_turns": self.mean_turns,
             "stop_reasons": dict(self.stop_reasons.most_common()),
             "wall_s": self.wall_s,
@@ -124,6 +144,8 @@ class EvalResult:
         header = (
             "episodes",
             "samples",
+            "finished",
+            "env failures",
             "mean reward",
             "success rate",
             f"pass@{self.k}",
@@ -134,12 +156,14 @@ class EvalResult:
         values = (
             str(self.episodes),
             str(self.samples),
-            f"{self.mean_reward:.4f}",
-            f"{100 * self.success_rate:.1f}%",
-            f"{100 * self.pass_at_k:.1f}%",
-            f"{self.mean_turns:.2f}",
+            str(self.finished),
+            _counts(self.env_failures),
+            _shown(self.mean_reward, "{:.4f}"),
+            _shown(self.success_rate, "{:.1%}"),
+            _shown(self.pass_at_k, "{:.1%}"),
+            _shown(self.mean_turns, "{:.2f}"),
             f"{self.wall_s:.2f} s",
-            ", ".join(f"{reason} {count}" for reason, count in self.stop_reasons.most_common()) or "-",
+            _counts(self.stop_reasons),
         )
         widths = [max(len(h), len(v)) for h, v in zip(header, values)]
 
@@ -147,6 +171,14 @@ class EvalResult:
             return "| " + " | ".join(c.rjust(w) for c, w in zip(cells, widths)) + " |"
 
         return "\n".join([row(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", row(values)])
+
+
+def _shown(value: float | None, form: str) -> str:
+    return "-" if value is None else form.format(value)
+
+
+def _counts(counter: Counter[str]) -> str:
+    return ", ".join(f"{reason} {count}" for reason, count in counter.most_common()) or "-"
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -327,9 +359,6 @@ def evaluate(
             bar.close()
     wall_s = time.perf_counter() - started
 
-    successes: dict[int, int] = defaultdict(int)
-    for record in records:
-        successes[record["task_index"]] += record["success"]
     return EvalResult(
         env_id=env_id,
         episodes=len(indices),
@@ -338,15 +367,36 @@ def evaluate(
         samples_per_task=n,
         temperature=temperature,
         seed=seed,
-        mean_reward=sum(r["reward"] for r in records) / len(records),
-        success_rate=sum(r["success"] for r in records) / len(records),
-        pass_at_k=sum(pass_at_k(n, successes[i], k) for i in indices) / len(indices),
-        mean_turns=sum(r["turns"] for r in records) / len(records),
+        **_measure(records, indices, k),
         stop_reasons=Counter(str(r["stop_reason"]) for r in records),
         wall_s=wall_s,
         output=out_path,
         records=records,
     )
+
+
+def _measure(records: Sequence[dict[str, Any]], indices: Sequence[int], k: int) -> dict[str, Any]:
+    """`EvalResult`'s rates over the episodes the env finished, and its failures by reason
+    (see the module docstring)."""
+    finished = [r for r in records if r["stop_reason"] not in ENV_FAILURES]
+    outcomes: dict[int, list[bool]] = defaultdict(list)
+    for record in finished:
+        outcomes[record["task_index"]].append(record["success"])
+    measured = [outcomes[i] for i in indices if len(outcomes[i]) >= k]
+    return {
+        "finished": len(finished),
+        "env_failures": Counter(str(r["stop_reason"]) for r in records if r["stop_reason"] in ENV_FAILURES),
+        "mean_reward": _mean([r["reward"] for r in finished]),
+        "success_rate": _mean([r["success"] for r in finished]),
+        "pass_at_k": _mean([pass_at_k(len(task), sum(task), k) for task in measured]),
+        "pass_at_k_tasks": len(measured),
+        "mean_turns": _mean([r["turns"] for r in finished]),
+    }
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    """The mean; None for no values (a rate over no finished episode is not 0)."""
+    return sum(values) / len(values) if values else None
 
 
 # --- checks ---------------------------------------------------------------------------------

@@ -32,6 +32,22 @@ reset is checked against the prompt it was sampled for, so a data set built with
 `make_kwargs` (another level, system prompt, split) fails with a clear error instead of
 training on rewards for the wrong task.
 
+Env failures are not rewards. An episode whose env call failed (stop_reason `env_timeout`,
+`env_lost` or `env_error`: the machinery failed, not the model) has reward 0, which would
+train a right answer as wrong. So the rollout function leaves it out of GRPO: its `env_mask`
+is all 0 (TRL multiplies it into the loss mask: its tokens carry no loss and count in no
+token-count denominator; docs/training.md goes through the loss types), and its `env_scored`
+column is False, for which every reward function returns None (`scored_only`; `env_reward`
+is one). TRL turns a row whose reward functions all returned None into NaN, leaves it out of
+its group's mean and std, and gives it advantage 0: the others' advantages are computed over
+the episodes that finished. A group with fewer than `MIN_FINISHED_PER_GROUP` finished
+episodes has nothing to compare, so all of it is left out the same way. Each generation
+batch logs, through the trainer's metrics, `env/infra_failed` (the share of its episodes the
+env failed), one `env/infra_failed/<stop_reason>` per failure and `env/left_out` (the share
+left out of the loss). The rollout function refuses a trainer with a reward function not
+wrapped in `scored_only`: that one would score the failed episodes and put them back into
+the mean.
+
 `as_environment_factory` offers the other route, TRL's own tool loop; see its docstring for
 what that costs.
 """
@@ -39,6 +55,7 @@ what that costs.
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import math
 import weakref
@@ -53,28 +70,39 @@ from rlenvs.core.checks import check_int
 from rlenvs.core.task import INFINITE_DRAW_RANGE, task_source
 from rlenvs.vector import EnvPool
 from rlenvs_train.backends.base import Backend
-from rlenvs_train.rollout import SCHEDULES, Episode, RolloutEngine
+from rlenvs_train.rollout import ENV_FAILURES, SCHEDULES, Episode, RolloutEngine
 
 __all__ = [
     "EXTRA_COLUMNS",
+    "MIN_FINISHED_PER_GROUP",
     "TASK_ID",
     "TASK_INDEX",
     "EnvRolloutFunc",
     "RlenvsToolEnv",
     "as_environment_factory",
+    "check_reward_funcs",
     "check_rollout_output",
     "env_dataset",
     "env_reward",
     "make_rollout_func",
+    "scored_episodes",
+    "scored_only",
 ]
 
 TASK_INDEX = "task_index"
 """Data set column: the task's index in the env's task source (reset `options["task_index"]`)."""
 TASK_ID = "task_id"
 """Data set column: the task's stable id (reset `options["task_id"]`), used when a row has no index."""
-EXTRA_COLUMNS = ("env_reward", "env_success", "env_turns", "env_stop_reason", "env_task_id")
+EXTRA_COLUMNS = ("env_reward", "env_success", "env_turns", "env_stop_reason", "env_task_id", "env_scored")
 """What the rollout function returns beside TRL's required keys and `env_mask`, one value per
-rollout; TRL hands them to every reward function as keyword arguments."""
+rollout; TRL hands them to every reward function as keyword arguments. `env_scored` is False
+for the episodes left out of the loss (see the module docstring)."""
+MIN_FINISHED_PER_GROUP = 2
+"""The fewest finished episodes (not failed by the env) a GRPO group needs to be trained on: an
+advantage compares an episode with the others of its group, and one alone has none (TRL would
+give it advantage 0, yet count its tokens in the loss's denominators)."""
+SCORED_ONLY_MARK = "__rlenvs_scored_only__"
+"""The attribute `scored_only` sets on the reward functions it wraps."""
 BACKENDS = ("hf", "vllm", "vllm-server")
 
 
@@ -140,13 +168,90 @@ def _task_indices(num_tasks: int, size: int | None, seed: int | None) -> list[in
 # --- the reward function --------------------------------------------------------------------
 
 
+def scored_only(reward_func: Callable[..., Any]) -> Callable[..., Any]:
+    """`reward_func` (a TRL reward function, sync or async), returning None for each rollout
+    whose `env_scored` column is False: the episodes the env failed to play, and the groups
+    with too few finished ones. TRL leaves a rollout for which every reward function returned
+    None out of its group's mean and std, so every reward function beside rollouts of
+    `make_rollout_func` must be wrapped in this (the rollout function checks). It gets
+    `env_scored` like any other column."""
+    if inspect.iscoroutinefunction(reward_func):
+
+        @functools.wraps(reward_func)
+        async def scored_async(*args: Any, env_scored: Sequence[bool], **kwargs: Any) -> list[float | None]:
+            return _blank_unscored(await reward_func(*args, env_scored=env_scored, **kwargs), env_scored)
+
+        wrapper: Callable[..., Any] = scored_async
+    else:
+
+        @functools.wraps(reward_func)
+        def scored(*args: Any, env_scored: Sequence[bool], **kwargs: Any) -> list[float | None]:
+            return _blank_unscored(reward_func(*args, env_scored=env_scored, **kwargs), env_scored)
+
+        wrapper = scored
+    setattr(wrapper, SCORED_ONLY_MARK, True)
+    return wrapper
+
+
+def _blank_unscored(rewards: Sequence[float | None], env_scored: Sequence[bool]) -> list[float | None]:
+    if len(rewards) != len(env_scored):
+        raise ValueError(f"a reward function returned {len(rewards)} rewards for {len(env_scored)} rollouts")
+    return [reward if scored else None for reward, scored in zip(rewards, env_scored)]
+
+
+@scored_only
 def env_reward(completions: Sequence[Any], env_reward: Sequence[float], **kwargs: Any) -> list[float]:
     """TRL reward function: each rollout's env return (the sum of its turn rewards), which the
-    rollout function returned as the `env_reward` column. Add shaping rewards beside it as
-    further reward functions; they get the same `env_*` columns."""
+    rollout function returned as the `env_reward` column; None for a rollout left out of the
+    loss (`scored_only`). Add shaping rewards beside it as further reward functions, wrapped
+    in `scored_only`; they get the same `env_*` columns."""
     if len(env_reward) != len(completions):
         raise ValueError(f"{len(env_reward)} env rewards for {len(completions)} completions")
     return [float(r) for r in env_reward]
+
+
+def check_reward_funcs(reward_funcs: Sequence[Any], names: Sequence[str]) -> None:
+    """Raise unless every reward function is wrapped in `scored_only`: one that scores the
+    episodes the env failed to play would put them back into their group's mean and std."""
+    unwrapped = [name for func, name in zip(reward_funcs, names) if not getattr(func, SCORED_ONLY_MARK, False)]
+    if unwrapped:
+        raise ValueError(
+            f"reward function(s) {unwrapped} would score the episodes the env failed to play "
+            f"({', '.join(ENV_FAILURES)}), which rlenvs rollouts leave out of the loss: wrap each in "
+            "rlenvs_train.grpo.scored_only (env_reward is). A reward model (nn.Module) cannot be wrapped: "
+            "score with a function instead"
+        )
+
+
+def scored_episodes(stop_reasons: Sequence[str | None], group_size: int, min_finished: int) -> list[bool]:
+    """Which episodes of a generation batch (all ranks, in TRL's order: each run of `group_size`
+    is one GRPO group) count in the loss: those the env did not fail (stop_reason not in
+    `ENV_FAILURES`), in groups with at least `min_finished` such episodes."""
+    check_int("group_size", group_size, at_least=1)
+    if len(stop_reasons) % group_size:
+        raise ValueError(
+            f"{len(stop_reasons)} episodes do not split into GRPO groups of {group_size}: a rollout_func call gets "
+            "each prompt num_generations times over all ranks, as TRL sends them"
+        )
+    scored: list[bool] = []
+    for start in range(0, len(stop_reasons), group_size):
+        finished = [reason not in ENV_FAILURES for reason in stop_reasons[start : start + group_size]]
+        kept = sum(finished) >= min_finished
+        scored += [done and kept for done in finished]
+    return scored
+
+
+def log_env_outcomes(
+    log_metric: Callable[[str, float], None], stop_reasons: Sequence[str | None], scored: Sequence[bool]
+) -> None:
+    """Log a generation batch's env failures as shares of its episodes (see the module
+    docstring), every failure reason every time, so each metric is one unbroken series."""
+    total = len(stop_reasons)
+    failed = [reason for reason in stop_reasons if reason in ENV_FAILURES]
+    log_metric("env/infra_failed", len(failed) / total)
+    for reason in ENV_FAILURES:
+        log_metric(f"env/infra_failed/{reason}", failed.count(reason) / total)
+    log_metric("env/left_out", scored.count(False) / total)
 
 
 # --- the rollout function -------------------------------------------------------------------
@@ -280,7 +385,7 @@ class EnvRolloutFunc:
         self.episodes = episodes
         for prompt, episode in zip(prompts, episodes):
             self._check_prompt(prompt, episode)
-        output = rollout_output(episodes)
+        output = rollout_output(episodes, self._scored(episodes, trainer))
         check_rollout_output(output, len(prompts))
         return output
 
@@ -290,12 +395,34 @@ class EnvRolloutFunc:
             self._finalizer()
         self._pool = self._finalizer = None
 
+    def _scored(self, episodes: Sequence[Episode], trainer: Any) -> list[bool]:
+        """Which of this rank's episodes count in the loss (`scored_episodes`), logged per batch.
+
+        A GRPO group may straddle ranks (TRL splits the generation batch across them without
+        regard to groups), so the stop reasons of every rank's episodes are gathered, in rank
+        order: TRL gathers the rewards in the same order and groups them by runs of
+        `num_generations`. In evaluation every finished episode counts: nothing is trained, and
+        the logged reward should cover every episode that reached a verdict."""
+        from accelerate.utils import gather_object
+
+        training = trainer.model.training
+        stop_reasons = gather_object([episode.stop_reason for episode in episodes])
+        scored = scored_episodes(
+            stop_reasons,
+            trainer.num_generations if training else trainer.num_generations_eval,
+            MIN_FINISHED_PER_GROUP if training else 1,
+        )
+        log_env_outcomes(trainer._log_metric, stop_reasons, scored)
+        start = trainer.accelerator.process_index * len(episodes)
+        return scored[start : start + len(episodes)]
+
     # --- set-up -----------------------------------------------------------------------------
 
     def _bind(self, trainer: Any) -> None:
         """Build the engine (and a vLLM backend) for this trainer, once."""
         if self._trainer_ref is not None and self._trainer_ref() is trainer:
             return
+        check_reward_funcs(trainer.reward_funcs, trainer.reward_func_names)
         args = trainer.args
         tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
         unsupported = {
@@ -439,18 +566,23 @@ def _short(value: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def rollout_output(episodes: Sequence[Episode]) -> dict[str, list[Any]]:
-    """The dict TRL's `GRPOTrainer` takes from a `rollout_func`, one entry per episode."""
+def rollout_output(episodes: Sequence[Episode], scored: Sequence[bool]) -> dict[str, list[Any]]:
+    """The dict TRL's `GRPOTrainer` takes from a `rollout_func`, one entry per episode. An
+    episode that is not `scored` keeps its tokens (TRL needs them to build the batch) under an
+    `env_mask` of 0s: none of them is trained on."""
+    if len(scored) != len(episodes):
+        raise ValueError(f"{len(scored)} scored flags for {len(episodes)} episodes")
     return {
         "prompt_ids": [list(e.prompt_ids) for e in episodes],
         "completion_ids": [list(e.completion_ids) for e in episodes],
         "logprobs": [list(e.logprobs) for e in episodes],
-        "env_mask": [list(e.env_mask) for e in episodes],
+        "env_mask": [list(e.env_mask) if s else [0] * len(e.env_mask) for e, s in zip(episodes, scored)],
         "env_reward": [float(e.reward) for e in episodes],
         "env_success": [e.info.get("correct") is True for e in episodes],
         "env_turns": [int(e.turns) for e in episodes],
         "env_stop_reason": [str(e.stop_reason) for e in episodes],
         "env_task_id": [e.task_id for e in episodes],
+        "env_scored": [bool(s) for s in scored],
     }
 
 
@@ -468,7 +600,7 @@ def check_rollout_output(output: Mapping[str, Any], num_prompts: int) -> None:
             raise ValueError(
                 f"rollout_func returned {len(values)} values of {key!r} for {num_prompts} prompts: TRL needs one "
                 "rollout per prompt, in order (the prompts arrive already repeated num_generations times, so do not "
-                "repeat them again, and do not drop failed episodes: give them reward 0)"
+                "repeat them again, and do not drop failed episodes: mask them, as rollout_output does)"
             )
     for k, completion in enumerate(output["completion_ids"]):
         if not completion:

@@ -489,9 +489,7 @@ def _grpo(
     card = ModelCardCallback(base_model, start=model_path, model_path=str(output_dir / "final-model"))
     trainer = GRPOTrainer(
         model=model_path,
-        # TRL types a reward function as returning list[float | None]; env_reward's list[float]
-        # is one (mypy's list invariance does not see it)
-        reward_funcs=[env_reward],  # type: ignore[list-item]
+        reward_funcs=[env_reward],  # None for the episodes the env failed to play: out of the loss
         args=grpo_args(config, output_dir, validation=validation is not None),
         train_dataset=dataset,
         eval_dataset=validation,

@@ -4,7 +4,9 @@ The model is the tiny random Qwen2 of rlenvs_train.tiny, run by the hf backend: 
 noise and scores about 0, which is enough to check the output file, the metrics and
 determinism. Whether success is counted is checked with `OracleModel`, a backend standing in
 for a model that replies with the env's oracle answer (tokenised), so every episode must
-succeed; the engine, env pool and envs around it are the real ones.
+succeed; the engine, env pool and envs around it are the real ones. How env failures are
+counted is checked with `ScriptedModel` on `CRASHING`, Arithmetic whose step raises on the
+reply CRASH (tests/test_grpo.py trains with both).
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ from rlenvs_train.tiny import build_tiny_model
 
 ARITHMETIC = "rlenvs/Arithmetic-v1"
 LEVEL1 = {"level": 1}
+CRASHING = "rlenvs-test/CrashingArithmetic-v0"
+"""Arithmetic whose step raises on the reply CRASH: `EnvPool` ends that episode as `env_error`."""
+CRASH, RIGHT, WRONG = "CRASH", "right", "wrong"
+"""`ScriptedModel`'s replies: the env fails, the task's answer, an answer no level-1 task has."""
+WRONG_ANSWER = "\\boxed{-1}"
 TURN = 16
 """max_tokens_per_turn for the tiny model: short turns keep the module fast on two cores."""
 
@@ -78,6 +85,19 @@ class Recording:
         return out
 
 
+class CrashOnReply(gym.Wrapper):
+    """An env whose machinery fails on the reply CRASH (its step raises), and plays on otherwise."""
+
+    def step(self, action):
+        if action == CRASH:
+            raise RuntimeError("the env's machinery failed")
+        return self.env.step(action)
+
+
+if CRASHING not in gym.registry:
+    gym.register(CRASHING, entry_point=lambda **kwargs: CrashOnReply(gym.make(ARITHMETIC, **kwargs)))
+
+
 class OracleModel:
     """Stands in for a model that knows the answers: for the prompt of each task it may be
     asked, the env's `oracle_action()` as tokens (closed by the end-of-turn token). Only the
@@ -101,12 +121,29 @@ class OracleModel:
         self.calls += 1
         out = []
         for position, prompt in enumerate(prompts):
-            right = self.correct is None or position < self.correct
-            ids = (self.replies[tuple(prompt)] if right else self.chat.encode("\\boxed{-1}")) + [self.eos]
-            ids = ids[: params.max_tokens]
+            ids = (self.reply(position, prompt) + [self.eos])[: params.max_tokens]
             finish = "stop" if ids[-1] in params.stop_token_ids else "length"
             out.append(Generation(tuple(ids), (0.0,) * len(ids), finish))
         return out
+
+    def reply(self, position: int, prompt: list[int]) -> list[int]:
+        right = self.correct is None or position < self.correct
+        return self.replies[tuple(prompt)] if right else self.chat.encode(WRONG_ANSWER)
+
+
+class ScriptedModel(OracleModel):
+    """Replies to the prompt at position p of each call as `script[p]` says: RIGHT (the task's
+    answer), WRONG or CRASH (on which `CRASHING` fails). Played on `CRASHING`."""
+
+    def __init__(self, tokenizer, env_kwargs, indices, script) -> None:
+        super().__init__(tokenizer, CRASHING, env_kwargs, indices)
+        self.script = list(script)
+
+    def reply(self, position: int, prompt: list[int]) -> list[int]:
+        kind = self.script[position]
+        if kind == RIGHT:
+            return self.replies[tuple(prompt)]
+        return self.chat.encode(WRONG_ANSWER if kind == WRONG else CRASH)
 
 
 # --- the output file ------------------------------------------------------------------------
@@ -292,6 +329,50 @@ def test_pass_at_k_rejects_impossible_counts(n, c, k):
     with pytest.raises(TypeError):
         pass_at_k(2, True, 1)
     assert math.isclose(pass_at_k(3, 1, 1), 1 / 3)
+
+
+@pytest.mark.slow
+def test_env_failures_are_counted_apart_from_wrong_answers(tiny):
+    """Task 0 is answered right, crashed on and answered wrong; task 1 is crashed on three
+    times. The rates are over the two finished episodes, not all six."""
+    _, tokenizer = tiny
+    one_turn = {"level": 1, "max_turns": 1}
+    indices = _task_indices(2, None, 0)
+    script = [RIGHT, CRASH, WRONG, CRASH, CRASH, CRASH]
+    model = ScriptedModel(tokenizer, one_turn, indices, script)
+    result = evaluate(
+        model, CRASHING, tokenizer=tokenizer, episodes=2, samples_per_task=3, env_kwargs=one_turn, batch_size=6
+    )
+    records = result.records
+    assert [r["stop_reason"] for r in records] == ["answered", "env_error", "answered", *["env_error"] * 3]
+    assert [r["success"] for r in records] == [True, False, False, False, False, False]
+    assert [r["error"] is not None for r in records] == [r["stop_reason"] == "env_error" for r in records]
+    assert all("machinery failed" in r["error"] for r in records if r["error"] is not None)
+    assert result.samples == 6 and result.finished == 2 and result.env_failures == {"env_error": 4}
+    assert (result.mean_reward, result.success_rate, result.mean_turns) == (0.5, 0.5, 1.0)
+    assert (result.pass_at_k, result.pass_at_k_tasks) == (0.5, 1)  # task 1 has no finished sample
+    metrics = json.loads(json.dumps(result.metrics()))
+    assert metrics["env_failures"] == {"env_error": 4} and metrics["pass@1_tasks"] == 1
+    shown = table_cells(result)
+    assert (shown["finished"], shown["env failures"], shown["success rate"]) == ("2", "env_error 4", "50.0%")
+
+    crashed = evaluate(
+        ScriptedModel(tokenizer, one_turn, indices, [CRASH] * 2),
+        CRASHING,
+        tokenizer=tokenizer,
+        episodes=2,
+        env_kwargs=one_turn,
+    )
+    assert crashed.finished == crashed.pass_at_k_tasks == 0 and crashed.env_failures == {"env_error": 2}
+    assert crashed.mean_reward is crashed.success_rate is crashed.pass_at_k is crashed.mean_turns is None
+    shown = table_cells(crashed)
+    assert [shown[column] for column in ("mean reward", "success rate", "pass@1", "mean turns")] == ["-"] * 4
+
+
+def table_cells(result: EvalResult) -> dict[str, str]:
+    """The one-row table's cells by column name."""
+    header, _, row = (line.split("|")[1:-1] for line in result.table().splitlines())
+    return dict(zip((h.strip() for h in header), (v.strip() for v in row)))
 
 
 # --- an interrupted eval ----------------------------------------------------------------------

@@ -8,6 +8,11 @@ check that every GRPO group played one task. The model writes noise, so the env 
 mostly 0; a scrambling reward gives the groups non-zero advantages, so the two steps really
 move the weights (and the vLLM run can check that TRL's weight sync reached its engine).
 
+Env failures: one GRPO step on an env whose step raises on some replies (tests/test_evaluate.py's
+`CRASHING`, replies scripted by position) checks what TRL trained on: no loss weight on the
+failed episodes, advantages over the finished ones, a group with one finished left out whole,
+and the failure metrics in the trainer's logs.
+
 The vLLM run goes in a child process (this file run as a script): TRL's colocate mode sets
 RANK/WORLD_SIZE, starts a torch.distributed group and vLLM's global parallel state, none of
 which can be undone in-process, and other test modules build vLLM engines of their own.
@@ -77,13 +82,23 @@ def train(
     from transformers import AutoTokenizer
     from trl import GRPOTrainer
 
-    from rlenvs_train.grpo import env_dataset, env_reward, make_rollout_func
+    from rlenvs_train.grpo import env_dataset, env_reward, make_rollout_func, scored_only
 
     dataset = env_dataset(ENV, num_tasks=16, make_kwargs=KWARGS, seed=0)
     calls: list[dict[str, Any]] = []
 
+    @scored_only
     def probe(
-        prompts, completions, env_reward, env_success, env_turns, env_stop_reason, env_task_id, task_id, **kwargs
+        prompts,
+        completions,
+        env_reward,
+        env_success,
+        env_turns,
+        env_stop_reason,
+        env_task_id,
+        env_scored,
+        task_id,
+        **kwargs,
     ):
         calls.append(
             {
@@ -93,6 +108,7 @@ def train(
                 "env_turns": list(env_turns),
                 "env_stop_reason": list(env_stop_reason),
                 "env_task_id": list(env_task_id),
+                "env_scored": list(env_scored),
                 "task_id": list(task_id),
                 "n": len(completions),
             }
@@ -104,7 +120,7 @@ def train(
     )
     trainer = GRPOTrainer(
         model=str(tiny_path),
-        reward_funcs=[env_reward, scramble, probe],
+        reward_funcs=[env_reward, scored_only(scramble), probe],
         args=grpo_config(output_dir, **config),
         train_dataset=dataset,
         processing_class=AutoTokenizer.from_pretrained(tiny_path),
@@ -139,8 +155,10 @@ def check_run(record: dict[str, Any]) -> None:
     assert len(calls) == STEPS  # one reward call per generation batch
     for call, logged in zip(calls, steps):
         assert call["n"] == BATCH
-        for column in ("env_reward", "env_success", "env_turns", "env_stop_reason", "env_task_id", "task_id"):
+        columns = ("env_reward", "env_success", "env_turns", "env_stop_reason", "env_task_id", "env_scored")
+        for column in (*columns, "task_id"):
             assert len(call[column]) == BATCH, column
+        assert all(call["env_scored"]) and logged["env/infra_failed"] == logged["env/left_out"] == 0.0
         assert all(r in (0.0, 1.0) for r in call["env_reward"])
         assert all(isinstance(s, bool) for s in call["env_success"])
         assert all(s == (r == 1.0) for s, r in zip(call["env_success"], call["env_reward"]))
@@ -218,20 +236,28 @@ if __name__ == "__main__":
 
 # --- the tests ---------------------------------------------------------------------------------
 
+import asyncio
+import statistics
+
 import gymnasium as gym
 import pytest
 
 import rlenvs  # noqa: F401
 from rlenvs_train.grpo import (
     EXTRA_COLUMNS,
+    MIN_FINISHED_PER_GROUP,
     RlenvsToolEnv,
     as_environment_factory,
+    check_reward_funcs,
     check_rollout_output,
     env_dataset,
     env_reward,
     make_rollout_func,
+    scored_episodes,
+    scored_only,
 )
 from rlenvs_train.tiny import build_tiny_model
+from tests.test_evaluate import CRASH, CRASHING, RIGHT, WRONG, ScriptedModel
 
 
 @pytest.fixture(scope="module")
@@ -283,9 +309,37 @@ def test_env_dataset_errors():
 
 
 def test_env_reward_passes_the_column_through():
-    assert env_reward(["a", "b"], env_reward=[1, 0.5], env_turns=[1, 2]) == [1.0, 0.5]
+    assert env_reward(["a", "b"], env_reward=[1, 0.5], env_turns=[1, 2], env_scored=[True, True]) == [1.0, 0.5]
+    assert env_reward(["a", "b"], env_reward=[1, 0.0], env_scored=[True, False]) == [1.0, None]
     with pytest.raises(ValueError, match="2 env rewards for 3 completions"):
-        env_reward(["a", "b", "c"], env_reward=[1.0, 0.0])
+        env_reward(["a", "b", "c"], env_reward=[1.0, 0.0], env_scored=[True] * 3)
+
+
+def test_scored_episodes_leave_out_env_failures_and_thin_groups():
+    reasons = ["answered", "env_error", "max_turns", "env_timeout", "env_lost", "answered"]
+    assert scored_episodes(reasons, 3, MIN_FINISHED_PER_GROUP) == [True, False, True, False, False, False]
+    assert scored_episodes(reasons, 3, 1) == [True, False, True, False, False, True]  # evaluation: no group rule
+    assert scored_episodes(reasons, 6, MIN_FINISHED_PER_GROUP) == [True, False, True, False, False, True]
+    with pytest.raises(ValueError, match="6 episodes do not split into GRPO groups of 4"):
+        scored_episodes(reasons, 4, MIN_FINISHED_PER_GROUP)
+
+
+def test_every_reward_function_must_leave_out_the_unscored():
+    def shaping(completions, **kwargs):
+        return [0.5] * len(completions)
+
+    async def judged(completions, **kwargs):
+        return [0.25] * len(completions)
+
+    wrapped, judged_wrapped = scored_only(shaping), scored_only(judged)
+    check_reward_funcs([env_reward, wrapped, judged_wrapped], ["env_reward", "shaping", "judged"])
+    with pytest.raises(ValueError, match=r"\['shaping'\] would score the episodes the env failed to play"):
+        check_reward_funcs([env_reward, shaping], ["env_reward", "shaping"])
+    assert wrapped.__name__ == "shaping"  # TRL logs a reward function under its __name__
+    assert wrapped(["a", "b"], env_scored=[False, True]) == [None, 0.5]
+    assert asyncio.run(judged_wrapped(["a", "b"], env_scored=[True, False])) == [0.25, None]
+    with pytest.raises(ValueError, match="returned 2 rewards for 3 rollouts"):
+        wrapped(["a", "b"], env_scored=[True] * 3)
 
 
 def test_too_few_rollouts_is_a_clear_error():
@@ -344,11 +398,75 @@ def test_rollout_func_names_prompts_it_cannot_place(hf_run):
     rows = env_dataset(ENV, num_tasks=2, make_kwargs=KWARGS, seed=7)
     explicit = make_rollout_func(ENV, make_kwargs=KWARGS, dataset=rows, max_tokens_per_turn=4, max_episode_tokens=8)
     try:
-        out = explicit([rows[1]["prompt"]] * 3, trainer)
+        out = explicit([rows[1]["prompt"]] * 4, trainer)  # two GRPO groups, as TRL sends them
     finally:
         explicit.close()
-    assert len(out["completion_ids"]) == 3 and set(out["env_task_id"]) == {rows[1]["task_id"]}
+    assert len(out["completion_ids"]) == 4 and set(out["env_task_id"]) == {rows[1]["task_id"]}
     assert all(len(c) <= 8 for c in out["completion_ids"])
+
+
+FAILING_SCRIPT = [RIGHT, WRONG, CRASH, RIGHT, CRASH, CRASH]
+"""Replies of one generation batch of two groups of three: the first group has two finished
+episodes (rewards 1 and 0) and an env failure; the second one finished episode, so none to
+compare it with."""
+
+
+@pytest.mark.slow  # a GRPO step of a real (tiny) model
+def test_env_failures_are_left_out_of_the_grpo_loss(tiny_path, tmp_path):
+    """One step of TRL's trainer on rollouts whose env fails on CRASH: what it trained on."""
+    from transformers import AutoTokenizer
+    from trl import GRPOTrainer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_path)
+    one_turn = {"level": 1, "max_turns": 1}
+    dataset = env_dataset(CRASHING, num_tasks=4, make_kwargs=one_turn, seed=0)
+    columns: dict[str, list] = {}
+
+    @scored_only
+    def record(completions, env_stop_reason, env_scored, **kwargs):
+        columns.update(env_stop_reason=list(env_stop_reason), env_scored=list(env_scored))
+        return [0.5] * len(completions)  # blanked where not scored, else it would shift the baseline
+
+    rollout = make_rollout_func(
+        CRASHING,
+        make_kwargs=one_turn,
+        backend=ScriptedModel(tokenizer, one_turn, dataset["task_index"], FAILING_SCRIPT),
+        max_tokens_per_turn=32,
+    )
+    trainer = GRPOTrainer(
+        model=str(tiny_path),
+        reward_funcs=[env_reward, record],
+        args=grpo_config(tmp_path, per_device_train_batch_size=6, num_generations=3, max_steps=1),
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        rollout_func=rollout,
+    )
+    try:
+        trainer.train()
+    finally:
+        rollout.close()
+        reset_accelerate()
+    assert columns["env_stop_reason"] == ["answered", "answered", "env_error", "answered", "env_error", "env_error"]
+    assert columns["env_scored"] == [True, True, False, False, False, False]
+    # TRL scored the failed and the lone finished episode NaN (every reward function gave None) ...
+    assert [r if math.isfinite(r) else None for r in trainer._logs["rewards"]["env_reward"]] == [1, 0, *[None] * 4]
+    # ... so the first group's advantages are over its two finished episodes, the rest 0.
+    finished = statistics.stdev([1.0, 0.0]) + 1e-4  # TRL's scale: the group's std (Bessel) + 1e-4
+    expected = [0.5 / finished, -0.5 / finished, 0.0, 0.0, 0.0, 0.0]
+    assert list(trainer._logs["advantages"]) == pytest.approx(expected, abs=1e-5)
+    # What the step trained on (its rows shuffled): loss weight on the two scored episodes only.
+    batch = trainer._buffered_inputs[0]
+    weights = (batch["completion_mask"] * batch["tool_mask"]).sum(dim=1)
+    trained = weights > 0
+    assert trained.sum() == 2 and set(batch["advantages"][~trained].tolist()) == {0.0}
+    assert sorted(batch["advantages"][trained].tolist()) == pytest.approx(sorted(expected[:2]), abs=1e-5)
+    scored_tokens = sum(len(episode.completion_ids) for episode in rollout.episodes[:2])
+    assert batch["num_items_in_batch"] == weights.sum() == scored_tokens  # the loss's denominator (dapo)
+    (logged,) = [entry for entry in trainer.state.log_history if "loss" in entry]
+    assert math.isfinite(logged["loss"]) and logged["reward"] == pytest.approx(1.0)  # env 0.5 + record 0.5
+    assert logged["env/infra_failed"] == logged["env/infra_failed/env_error"] == 0.5
+    assert logged["env/infra_failed/env_timeout"] == logged["env/infra_failed/env_lost"] == 0.0
+    assert logged["env/left_out"] == pytest.approx(4 / 6)
 
 
 @pytest.mark.vllm

@@ -33,7 +33,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["HELDOUT_SEED_OFFSET", "HeldoutAccuracy", "HeldoutTasks", "accuracy_line", "draw_heldout", "prompt_key"]
+__all__ = [
+    "HELDOUT_SEED_OFFSET",
+    "HeldoutAccuracy",
+    "HeldoutTasks",
+    "accuracy_line",
+    "draw_heldout",
+    "entry_text",
+    "prompt_key",
+]
 
 HELDOUT_SEED_OFFSET = 2_000_000
 """The held-out draw's seed is the run's seed plus this: far from the train draw's (the
@@ -132,14 +140,34 @@ class HeldoutAccuracy:
             tokenizer=self.tokenizer,
         )
         correct = sum(bool(record["success"]) for record in result.records)
-        return {"step": step, "accuracy": correct / len(self.heldout), "correct": correct, "tasks": len(self.heldout)}
+        # An episode the env failed to play (env_timeout, env_lost, env_error) is no wrong
+        # answer: the accuracy is over the finished ones, the failures counted beside it.
+        return {
+            "step": step,
+            "accuracy": result.success_rate,
+            "correct": correct,
+            "finished": result.finished,
+            "env_failures": sum(result.env_failures.values()),
+            "tasks": len(self.heldout),
+        }
+
+
+def entry_text(entry: Mapping[str, Any]) -> str:
+    """One measurement as "54.0% (27/50)", with the episodes the env failed to play, if any."""
+    accuracy = "n/a" if entry["accuracy"] is None else f"{100 * entry['accuracy']:.1f}%"
+    failures = f", {entry['env_failures']} env failures" if entry.get("env_failures") else ""
+    return f"{accuracy} ({entry['correct']}/{entry.get('finished', entry['tasks'])}{failures})"
 
 
 def accuracy_line(entries: Sequence[Mapping[str, Any]]) -> str:
     """The closing line: held-out greedy accuracy at the start and at the end of GRPO."""
     first, last = entries[0], entries[-1]
-    gain = 100 * (last["accuracy"] - first["accuracy"])
+    gain = (
+        ""
+        if first["accuracy"] is None or last["accuracy"] is None
+        else f" ({100 * (last['accuracy'] - first['accuracy']):+.1f} points)"
+    )
     return (
-        f"held-out greedy accuracy ({first['tasks']} problems no training episode posed): {100 * first['accuracy']:.1f}% "
-        f"at step {first['step']} -> {100 * last['accuracy']:.1f}% at step {last['step']} ({gain:+.1f} points)"
+        f"held-out greedy accuracy ({first['tasks']} problems no training episode posed): {entry_text(first)} "
+        f"at step {first['step']} -> {entry_text(last)} at step {last['step']}{gain}"
     )

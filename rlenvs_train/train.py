@@ -58,6 +58,7 @@ from rlenvs_train.heldout import (
     HeldoutTasks,
     accuracy_line,
     draw_heldout,
+    entry_text,
 )
 
 __all__ = ["RunInputError", "TrainResult", "console_line", "grpo_args", "reward_gain", "train", "world_size"]
@@ -583,9 +584,7 @@ class _Metrics:
             return
         entry = self.measure.measure(model, step)
         self.heldout = [e for e in self.heldout if e["step"] < step] + [entry]
-        self.log(
-            f"step {step}: held-out greedy accuracy {100 * entry['accuracy']:.1f}% ({entry['correct']}/{entry['tasks']})"
-        )
+        self.log(f"step {step}: held-out greedy accuracy {entry_text(entry)}")
         self.save()
 
     def save(self) -> None:
@@ -711,7 +710,7 @@ def plot_rewards(
     if heldout:
         axes.plot(
             [e["step"] for e in heldout],
-            [e["accuracy"] for e in heldout],
+            [float("nan") if e["accuracy"] is None else e["accuracy"] for e in heldout],
             "s-",
             color="C2",
             label=f"held-out greedy accuracy ({heldout[0]['tasks']} problems)",

@@ -16,6 +16,7 @@ import pytest
 
 from rlenvs_train.cli import main, quickstart_config_path
 from rlenvs_train.config import load_config
+from rlenvs_train.heldout import accuracy_line, entry_text
 from rlenvs_train.train import grpo_args, reward_gain, sft_examples
 
 REPO = Path(__file__).resolve().parents[1]
@@ -323,7 +324,8 @@ def test_a_run_reports_heldout_accuracy_and_a_readable_console(tmp_path: Path) -
     )
     heldout = json.loads((run / "metrics.json").read_text())["heldout"]
     assert [entry["step"] for entry in heldout] == [0, 1, 2]
-    assert all(entry["tasks"] == 8 and entry["accuracy"] == entry["correct"] / 8 for entry in heldout)
+    assert all(entry["tasks"] == 8 and entry["accuracy"] == entry["correct"] / entry["finished"] for entry in heldout)
+    assert all(entry["finished"] + entry["env_failures"] == entry["tasks"] for entry in heldout)
     assert "held-out greedy accuracy (8 problems no training episode posed)" in result.stdout
     assert f"metrics: {run / 'metrics.json'}; curve: {run / 'reward.png'}" in result.stdout
 
@@ -336,3 +338,13 @@ def test_a_run_reports_heldout_accuracy_and_a_readable_console(tmp_path: Path) -
     )
     assert verbose.returncode == 0, verbose.stderr[-3000:]
     assert "'loss'" in verbose.stdout + verbose.stderr
+
+
+def test_heldout_accuracy_is_over_the_episodes_the_env_finished():
+    """An episode the env failed to play (env_timeout, env_lost, env_error) is no wrong answer."""
+    first = {"step": 0, "accuracy": 0.5, "correct": 3, "finished": 6, "env_failures": 2, "tasks": 8}
+    last = {"step": 4, "accuracy": None, "correct": 0, "finished": 0, "env_failures": 8, "tasks": 8}
+    assert entry_text(first) == "50.0% (3/6, 2 env failures)"
+    assert accuracy_line([first, last]).endswith(
+        "50.0% (3/6, 2 env failures) at step 0 -> n/a (0/0, 8 env failures) at step 4"
+    )

@@ -22,7 +22,14 @@ import rlenvs
 from rlenvs.core.registration import check_env_id
 from rlenvs.envs.catalog import CATALOG, catalog_entry
 from rlenvs.envs.catalog_docs import plain
-from rlenvs.remote.wire import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_MAX_SESSIONS, DEFAULT_STEP_TIMEOUT_S
+from rlenvs.remote.wire import (
+    CONNECTION_HEADROOM,
+    DEFAULT_DRAIN_TIMEOUT_S,
+    DEFAULT_IDLE_TIMEOUT_S,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_STEP_TIMEOUT_S,
+    SERVE_TOKEN_ENV,
+)
 from rlenvs.scripted import evaluate, plan_episodes
 
 END_OF_REPLY = "."
@@ -296,26 +303,37 @@ def _read_reply() -> str | None:
 
 def serve_command(args: argparse.Namespace) -> int:
     try:
-        from rlenvs.remote.server import EnvServer, serve
+        from rlenvs.remote.auth import require_token_off_loopback, resolve_token
+        from rlenvs.remote.server import EnvServer, default_sessions_per_client, serve
     except ImportError as error:
         raise ValueError(f"rlenvs serve needs FastAPI and uvicorn ({error}): pip install 'rlenvs[serve]'") from error
+    token = resolve_token(args.token, what="--token")
+    require_token_off_loopback(args.host, token)  # before the env is made: the mistake is the command's
+    per_client = args.max_sessions_per_client
+    if per_client is None:
+        per_client = default_sessions_per_client(args.max_sessions, args.host)
     server = EnvServer(
         args.env_id,
         _env_kwargs(args.env_arg),
         max_sessions=args.max_sessions,
+        max_sessions_per_client=per_client,
+        max_connections=args.max_connections,
         step_timeout_s=args.step_timeout or None,
         idle_timeout_s=args.idle_timeout or None,
         allow_oracle=args.oracle,
+        token=token,
     )
 
     def listening() -> None:
         print(
             f"serving {args.env_id} at http://{args.host}:{args.port} (WebSocket sessions at "
-            f"ws://{args.host}:{args.port}/ws; at most {server.max_sessions}); Ctrl-C stops",
+            f"ws://{args.host}:{args.port}/ws; at most {server.max_sessions}, {server.max_sessions_per_client} per "
+            f"client address; {'token required' if token else 'no token: loopback only'}); "
+            "Ctrl-C stops, SIGTERM drains",
             flush=True,
         )
 
-    serve(server, args.host, args.port, on_listening=listening)
+    serve(server, args.host, args.port, drain_timeout_s=args.drain_timeout, on_listening=listening)
     return 0
 
 
@@ -565,7 +583,12 @@ def _parser() -> argparse.ArgumentParser:
         "/health over HTTP) for OpenEnv's client, RemoteEnv and EnvPool",
     )
     sub.add_argument("env_id", metavar="ID")
-    sub.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; 0.0.0.0 for all)")
+    sub.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1; 0.0.0.0 for all, which needs a token: a served env runs the "
+        "code it is sent)",
+    )
     sub.add_argument("--port", type=_port, default=8000, help="port to listen on (default 8000)")
     sub.add_argument(
         "--max-sessions",
@@ -573,6 +596,35 @@ def _parser() -> argparse.ArgumentParser:
         default=DEFAULT_MAX_SESSIONS,
         metavar="N",
         help=f"sessions (envs) held at once; one more gets CAPACITY_REACHED (default {DEFAULT_MAX_SESSIONS})",
+    )
+    sub.add_argument(
+        "--max-sessions-per-client",
+        type=int,
+        metavar="N",
+        help="sessions one client address may hold; one more gets CLIENT_CAPACITY_REACHED (default: half of "
+        "--max-sessions off loopback, all of them on loopback, where every client has the same address)",
+    )
+    sub.add_argument(
+        "--token",
+        metavar="TOKEN",
+        help=f"the bearer token every client must send (Authorization: Bearer TOKEN) on every endpoint but /health; "
+        f"default: the environment variable {SERVE_TOKEN_ENV}, which, unlike this flag, stays out of `ps`. Required "
+        "with a --host other than loopback",
+    )
+    sub.add_argument(
+        "--max-connections",
+        type=int,
+        metavar="N",
+        help=f"open connections at once; at the limit a new one closes the oldest that has not sent a whole request "
+        f"(default: --max-sessions + {CONNECTION_HEADROOM})",
+    )
+    sub.add_argument(
+        "--drain-timeout",
+        type=float,
+        default=DEFAULT_DRAIN_TIMEOUT_S,
+        metavar="SECONDS",
+        help="on SIGTERM, refuse new sessions and requests and wait this long for those being answered, then stop "
+        f"(default {DEFAULT_DRAIN_TIMEOUT_S:g})",
     )
     sub.add_argument(
         "--step-timeout",

@@ -12,8 +12,12 @@ comes back unchanged (see `rlenvs.remote.wire`).
 Failures are exceptions, typed for `EnvPool`: the server or the connection going away is
 `EnvLostError` (an episode's state went with it); a call the server gave up on, or that got
 no answer within `timeout_s`, is `EnvTimeoutError`; an env that raised on the server, or a
-request it refused, is `RemoteEnvError` with the server's code and message. The keepalive
-ping (every 20 s) notices a server that vanished without closing the socket.
+request it refused, is `RemoteEnvError` with the server's code and message; a server that is
+stopping (`SERVER_DRAINING`) is `EnvLostError`, like one that went away. The keepalive ping
+(every 20 s) notices a server that vanished without closing the socket.
+
+A server with a token (`rlenvs serve --token`, or RLENVS_SERVE_TOKEN) takes
+`RemoteEnv(url, token=...)`; without `token=`, RemoteEnv reads RLENVS_SERVE_TOKEN too.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
 from rlenvs.core.spaces import UnicodeText
-from rlenvs.remote import wire
+from rlenvs.remote import auth, wire
 from rlenvs.vector.calls import short_error
 from rlenvs.vector.results import EnvLostError, EnvTimeoutError
 
@@ -59,14 +63,18 @@ class RemoteEnv(gym.Env[str, str]):
 
     `timeout_s`: the longest one call waits for its answer; default: the server's step
     timeout plus 30 s (no limit if the server has none; the keepalive still notices a dead
-    server). `connect_timeout_s`: for opening a session and for the HTTP calls.
+    server). `connect_timeout_s`: for opening a session and for the HTTP calls. `token`: the
+    server's bearer token (default: the environment variable RLENVS_SERVE_TOKEN, if set).
     """
 
     metadata = {"render_modes": []}
 
-    def __init__(self, url: str, *, timeout_s: float | None = None, connect_timeout_s: float = 10.0) -> None:
+    def __init__(
+        self, url: str, *, timeout_s: float | None = None, connect_timeout_s: float = 10.0, token: str | None = None
+    ) -> None:
         self.url, self.ws_url = _urls(url)
         self.connect_timeout_s = float(connect_timeout_s)
+        self._headers = auth.authorization_headers(auth.resolve_token(token, what="RemoteEnv's token"))
         schema = self._get("/schema")
         server = self._get("/metadata")
         self.env_id = str(server.get("name", ""))
@@ -78,6 +86,8 @@ class RemoteEnv(gym.Env[str, str]):
         self.observation_space = UnicodeText(high, min_length=low)
         low, high = wire.text_bounds(schema, "action")
         self.action_space = UnicodeText(high, min_length=low)
+        self.max_request_bytes = wire.max_request_bytes(high)
+        """What the server takes in one message (rlenvs serve's cap): a longer request is refused here."""
         self._ws: Any = None
         self._active = False
         self._episode: list[Any] = []
@@ -157,7 +167,7 @@ class RemoteEnv(gym.Env[str, str]):
                 pass
             ws.close()
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # never the token
         return f"RemoteEnv({self.url!r}, env_id={self.env_id!r})"
 
     __str__ = __repr__  # gym.Env's own __str__ prints "<RemoteEnv instance>"
@@ -194,6 +204,7 @@ class RemoteEnv(gym.Env[str, str]):
                 ping_interval=PING_INTERVAL_S,
                 ping_timeout=PING_INTERVAL_S,
                 max_size=wire.MAX_MESSAGE_BYTES,
+                additional_headers=self._headers,
                 compression=None,  # loopback and LAN: deflate costs more CPU than it saves
                 close_timeout=CLOSE_TIMEOUT_S,
                 legacy=True,  # the connection itself, held across calls (websockets 17's spelling)
@@ -201,6 +212,9 @@ class RemoteEnv(gym.Env[str, str]):
         except (OSError, TimeoutError) as exc:
             raise EnvLostError(f"cannot open a session at {self.ws_url}: {exc} (is `rlenvs serve` running?)") from exc
         except Exception as exc:  # the handshake was refused (websockets.exceptions.InvalidHandshake)
+            status = getattr(getattr(exc, "response", None), "status_code", None)
+            if status == 401:
+                raise self._unauthorized("/ws") from None
             raise EnvLostError(f"cannot open a session at {self.ws_url}: {exc}") from exc
         # A send to a server that stopped reading (stopped, or partitioned away) would block for
         # as long as TCP keeps the connection: bound it like the answer's wait.
@@ -218,9 +232,16 @@ class RemoteEnv(gym.Env[str, str]):
         ws = self._ws
         if ws is None:
             raise ResetNeeded(f"RemoteEnv({self.url}): the session has ended; call reset() to open a new one")
+        text = wire.dumps(message)
+        if len(text) > self.max_request_bytes:  # the server would close the session (1009, too big)
+            raise ValueError(
+                f"RemoteEnv({self.url}): this {message['type']} is {len(text)} bytes as JSON, and the server takes "
+                f"at most {self.max_request_bytes} (the env's longest action as JSON, and 64 KiB more): "
+                "send a shorter reply or smaller options"
+            )
         try:
             try:
-                ws.send(wire.dumps(message))
+                ws.send(text)
             except ConnectionClosed:
                 pass  # a session refused at once (at capacity) sent its reason first: read it below
             raw = ws.recv(timeout=self.timeout_s)
@@ -255,6 +276,8 @@ class RemoteEnv(gym.Env[str, str]):
                 self._drop()
             if code == wire.STEP_TIMEOUT:
                 raise EnvTimeoutError(f"{text} (code: {code})")
+            if code == wire.SERVER_DRAINING:
+                raise EnvLostError(f"{self.url}: {text} (code: {code})")
             raise RemoteEnvError(code, text, session_ended=ended)
         return data
 
@@ -268,13 +291,29 @@ class RemoteEnv(gym.Env[str, str]):
                 pass
 
     def _get(self, path: str) -> dict[str, Any]:
+        request = urllib.request.Request(self.url + path, headers=self._headers)
         try:
-            with urllib.request.urlopen(self.url + path, timeout=self.connect_timeout_s) as response:
+            with urllib.request.urlopen(request, timeout=self.connect_timeout_s) as response:
                 return json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            if exc.code == 401:
+                raise self._unauthorized(path) from None
+            raise EnvLostError(
+                f"the env server at {self.url} answered {path} with HTTP {exc.code}: {exc.reason}"
+            ) from exc
         except (urllib.error.URLError, OSError, TimeoutError) as exc:
             raise EnvLostError(
                 f"cannot reach the env server at {self.url} ({path}): {exc} (is `rlenvs serve` running?)"
             ) from exc
+
+    def _unauthorized(self, path: str) -> RemoteEnvError:
+        given = "the token it was given is not the server's" if self._headers else "no token was given"
+        return RemoteEnvError(
+            wire.UNAUTHORIZED,
+            f"the env server at {self.url} refused {path}: it needs its token, and {given} "
+            f"(RemoteEnv(url, token=...), EnvPool(url, n, make_kwargs={{'token': ...}}) or {wire.SERVE_TOKEN_ENV})",
+            session_ended=True,
+        )
 
 
 def _urls(url: str) -> tuple[str, str]:

@@ -1,6 +1,6 @@
 """`rlenvs serve`: any registered env behind OpenEnv's wire protocol (FastAPI and uvicorn).
 
-    rlenvs serve rlenvs/HumanEval-v2 --port 8000 --max-sessions 64 --step-timeout 60
+    RLENVS_SERVE_TOKEN=... rlenvs serve rlenvs/HumanEval-v2 --host 0.0.0.0 --port 8000 --step-timeout 60
 
 Endpoints, as OpenEnv's `HTTPEnvServer` lays them out (see `rlenvs.remote.wire` for the
 payloads):
@@ -19,7 +19,15 @@ on; an env that raises, a call that overruns `step_timeout_s`, or an info that J
 carry ends that session with an error (`session_ended: true`) and closes its env; the server
 and the other sessions go on. A Python thread cannot be stopped, so an overrunning call is
 abandoned: its thread (one per session) closes the env when the call returns, and
-`/health` counts such calls. At `max_sessions` a new connection gets `CAPACITY_REACHED`.
+`/health` counts such calls. At `max_sessions` a new connection gets `CAPACITY_REACHED`, and
+a client address at `max_sessions_per_client` gets `CLIENT_CAPACITY_REACHED`.
+
+A served env runs the code it is sent, so the server is built to be exposed: a bearer token
+(`rlenvs.remote.auth`, required off loopback), requests bounded in size and JSON shape before
+they are parsed, large ones parsed off the event loop (`rlenvs.remote.wire`), connections
+bounded in number and in the time to send a request head (`rlenvs.remote.guard`), and a
+SIGTERM that drains: new sessions and requests are refused, those being answered finish
+(up to `drain_timeout_s`), then the server closes.
 """
 
 from __future__ import annotations
@@ -27,20 +35,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
+import os
+import signal
 import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Annotated, Any
+from types import FrameType
+from typing import Any, NamedTuple, TypeVar
 
 import gymnasium as gym
-from fastapi import Body, FastAPI, HTTPException, WebSocket, WebSocketDisconnect
-from fastapi.responses import Response
+import uvicorn
+from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
+from fastapi.responses import JSONResponse, Response
+from starlette.requests import HTTPConnection
 
 from rlenvs.core.checks import check_int, check_seconds
-from rlenvs.remote import wire
+from rlenvs.core.clock import MIN_WAIT_S, CallClock, Tenant, timing
+from rlenvs.remote import auth, guard, wire
 from rlenvs.vector.calls import close_quietly, short_error
 
 logger = logging.getLogger(__name__)
@@ -50,6 +66,8 @@ env closed) after a missed ping, within twice this."""
 CLOSE_CODE_TRY_AGAIN = 1013
 """WebSocket close code for a refused session (at capacity): "try again later"."""
 CLOSE_CODE_INTERNAL = 1011
+CLOSE_CODE_SERVICE_RESTART = 1012
+"""WebSocket close code for a session ended because the server is stopping."""
 SEND_TIMEOUT_S = 2 * WS_PING_INTERVAL_S
 """How long an answer may wait on a client that does not read it (a stopped trainer, a
 partition) before its session ends: keepalive pings queue behind a blocked answer, so this,
@@ -59,20 +77,41 @@ RESET_MISTAKES = (ValueError, TypeError, LookupError)
 over HTTP a 422, the client's mistake, not a 500."""
 START_TIMEOUT_S = 30.0
 CLOSE_TIMEOUT_S = 5.0
+BODY_TIMEOUT_S = 60.0
+"""How long an HTTP request's body may take to arrive (a 12 MiB body at 2 Mbit/s)."""
+PARSE_INLINE_BYTES = 64 * 2**10
+"""Requests up to this size are parsed on the event loop (well under a millisecond); larger
+ones on a thread."""
+DRAINING_MESSAGE = "the server is stopping (SIGTERM) and takes no new requests: open a session on another server"
+Parsed = TypeVar("Parsed")
+T = TypeVar("T")
+SESSION_THREAD_PREFIX = "rlenvs-serve-session"
 
 
 class SessionEnded(Exception):
     """The session's env is gone; `code` and the message go to the client before the socket
-    closes. `during`: the call that ended it (reset, step, ...), if an env call did."""
+    closes (with `close_code`). `during`: the call that ended it (reset, step, ...), if an env
+    call did."""
 
-    def __init__(self, code: str, message: str, during: str | None = None) -> None:
+    def __init__(
+        self, code: str, message: str, during: str | None = None, *, close_code: int = CLOSE_CODE_INTERNAL
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.during = during
+        self.close_code = close_code
 
 
 class ClientStalled(Exception):
     """The client took no data for SEND_TIMEOUT_S: it stopped reading, or its network did."""
+
+
+class Refusal(NamedTuple):
+    """Why a session may not open: the error code and message, and the HTTP status for /reset and /step."""
+
+    code: str
+    message: str
+    http_status: int
 
 
 class EnvServer:
@@ -84,9 +123,13 @@ class EnvServer:
         make_kwargs: Mapping[str, Any] | None = None,
         *,
         max_sessions: int = wire.DEFAULT_MAX_SESSIONS,
+        max_sessions_per_client: int | None = None,
         step_timeout_s: float | None = wire.DEFAULT_STEP_TIMEOUT_S,
         allow_oracle: bool = False,
         idle_timeout_s: float | None = wire.DEFAULT_IDLE_TIMEOUT_S,
+        token: str | None = None,
+        max_connections: int | None = None,
+        head_timeout_s: float = guard.DEFAULT_HEAD_TIMEOUT_S,
         make_env: Callable[..., gym.Env] | None = None,
     ) -> None:
         """`make_env`: a callable used instead of `gym.make(env_id, ...)` (for envs that are
@@ -94,21 +137,51 @@ class EnvServer:
         answer `oracle` messages with a gold reply; off by default, since whoever can reach
         the server would get the answers. `idle_timeout_s`: a session with no message for this
         long is closed (OpenEnv's session_timeout): the backstop for a client that stopped
-        reading while a large answer was on its way, which no keepalive ping then reaches."""
+        reading while a large answer was on its way, which no keepalive ping then reaches.
+        `max_sessions_per_client`: sessions one peer address may hold (None: `max_sessions`;
+        `rlenvs serve` defaults to half off loopback, `default_sessions_per_client`).
+        `token`: every endpoint but /health asks for `Authorization: Bearer <token>` (None:
+        no token; then `serve` binds only to loopback). `max_connections` (None: max_sessions
+        + 64) and `head_timeout_s`: see `rlenvs.remote.guard`."""
         check_int("max_sessions", max_sessions, at_least=1, meaning="sessions held at once")
+        check_int(
+            "max_sessions_per_client",
+            max_sessions_per_client,
+            at_least=1,
+            at_most=max_sessions,
+            or_none="as many as max_sessions",
+            meaning="sessions one client address may hold",
+        )
+        if max_connections is None:
+            max_connections = max_sessions + wire.CONNECTION_HEADROOM
+        check_int(
+            "max_connections", max_connections, at_least=max_sessions + 1, meaning="open connections, > max_sessions"
+        )
         check_seconds("step_timeout_s", step_timeout_s)
         check_seconds("idle_timeout_s", idle_timeout_s)
+        check_seconds("head_timeout_s", head_timeout_s)
+        if head_timeout_s is None:  # check_seconds takes None as "no limit": not here
+            raise ValueError(
+                "head_timeout_s must be a number of seconds > 0: a head with no deadline is slowloris' hold"
+            )
+        self.token = None if token is None else auth.resolve_token(token, what="token")
         self.idle_timeout_s = None if idle_timeout_s is None else float(idle_timeout_s)
         self.env_id = env_id
         self.make_kwargs = dict(make_kwargs or {})
         self.max_sessions = max_sessions
+        self.max_sessions_per_client = max_sessions if max_sessions_per_client is None else max_sessions_per_client
+        self.max_connections = max_connections
+        self.head_timeout_s = float(head_timeout_s)
         self.step_timeout_s = None if step_timeout_s is None else float(step_timeout_s)
         self.allow_oracle = allow_oracle
         self._make = make_env if make_env is not None else gym.make
         self._make_args = () if make_env is not None else (env_id,)
         self._lock = threading.Lock()
         self._active = 0
+        self._held_by: Counter[str] = Counter()
         self._abandoned = 0
+        self._busy = 0
+        self._draining = False
         # Make one env now: a bad id or kwargs fails `rlenvs serve` at start, not each client,
         # and the env's spaces give the schema's text bounds.
         probe = self.make_env()
@@ -117,22 +190,42 @@ class EnvServer:
             self.action_bounds = _text_bounds(probe.action_space, "action")
         finally:
             close_quietly(probe)
+        self.max_request_bytes = wire.max_request_bytes(self.action_bounds[1])
 
     def make_env(self) -> gym.Env:
         return self._make(*self._make_args, **self.make_kwargs)
 
     # --- capacity ------------------------------------------------------------------------------
 
-    def try_open(self) -> bool:
+    def try_open(self, client: str) -> Refusal | None:
+        """Count a new session of `client` (its address), or say why it may not open."""
         with self._lock:
+            if self._draining:
+                return Refusal(wire.SERVER_DRAINING, DRAINING_MESSAGE, 503)
             if self._active >= self.max_sessions:
-                return False
+                return Refusal(
+                    wire.CAPACITY_REACHED,
+                    f"the server holds its maximum of {self.max_sessions} sessions (rlenvs serve --max-sessions): "
+                    "close one, or retry later",
+                    503,
+                )
+            if self._held_by[client] >= self.max_sessions_per_client:
+                return Refusal(
+                    wire.CLIENT_CAPACITY_REACHED,
+                    f"{client} holds its maximum of {self.max_sessions_per_client} sessions on this server "
+                    "(rlenvs serve --max-sessions-per-client): close one first",
+                    429,
+                )
             self._active += 1
-            return True
+            self._held_by[client] += 1
+            return None
 
-    def release(self) -> None:
+    def release(self, client: str) -> None:
         with self._lock:
             self._active -= 1
+            self._held_by[client] -= 1
+            if not self._held_by[client]:
+                del self._held_by[client]
 
     def abandon(self, future: Future) -> None:
         """Count a call that overran until its thread returns from it."""
@@ -148,22 +241,52 @@ class EnvServer:
     def health(self) -> dict[str, Any]:
         with self._lock:
             return {
-                "status": "healthy",
+                "status": "draining" if self._draining else "healthy",
                 "active_sessions": self._active,
                 "max_sessions": self.max_sessions,
                 "abandoned_calls": self._abandoned,
             }
 
+    # --- draining ------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def busy(self) -> Iterator[None]:
+        """Count a request from its arrival until its answer is sent: what a drain waits for."""
+        with self._lock:
+            self._busy += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._busy -= 1
+
+    def start_draining(self) -> None:
+        """Refuse new sessions and new requests; those being answered go on."""
+        with self._lock:
+            self._draining = True
+
+    @property
+    def draining(self) -> bool:
+        return self._draining
+
+    def drained(self) -> bool:
+        """Whether a draining server has no request left to answer."""
+        with self._lock:
+            return self._draining and self._busy == 0
+
     # --- the application -----------------------------------------------------------------------
 
     def app(self) -> FastAPI:
-        """The FastAPI application."""
+        """The FastAPI application (behind the token check when there is a token)."""
         app = FastAPI(title=f"rlenvs: {self.env_id}", description="an rlenvs env behind OpenEnv's protocol")
+        if self.token is not None:
+            app.add_middleware(auth.BearerTokenAuth, token=self.token)
         server = self
 
         @app.get("/health")
-        def health() -> dict[str, Any]:
-            return server.health()
+        def health() -> Response:
+            report = server.health()
+            return JSONResponse(report, status_code=503 if report["status"] == "draining" else 200)
 
         @app.get("/metadata")
         def metadata() -> dict[str, Any]:
@@ -174,6 +297,7 @@ class EnvServer:
                 "description": _summary(server.env_id),
                 "version": __version__,
                 "step_timeout_s": server.step_timeout_s,
+                "max_request_bytes": server.max_request_bytes,
             }
 
         @app.get("/schema")
@@ -184,87 +308,62 @@ class EnvServer:
         def state() -> dict[str, Any]:
             return {"episode_id": None, "step_count": 0, "env_id": server.env_id, "done": False}
 
-        async def stateless(steps: list[tuple[str, dict[str, Any]]]) -> Response:
-            if not server.try_open():
-                raise HTTPException(503, detail=server.capacity_message())
-            session = Session(server)
+        async def stateless(request: Request, steps: Callable[[Any], list[tuple[str, dict[str, Any]]]]) -> Response:
+            client = _client_address(request)
             try:
-                await session.start()
-                reply: dict[str, Any] = {}
-                for kind, data in steps:
-                    reply = await session.handle(kind, data)
-                # wire.dumps, not JSONResponse: a lone surrogate in a reply is escaped, as on /ws
-                return Response(wire.dumps(reply["data"]), media_type="application/json")
+                calls = steps(await _read_json_body(request, server.max_request_bytes))
             except wire.WireError as error:
                 raise HTTPException(422, detail={"message": str(error), "code": error.code}) from None
-            except SessionEnded as error:
-                mistake = error.during == "reset" and isinstance(error.__cause__, RESET_MISTAKES)
-                raise HTTPException(
-                    422 if mistake else 500, detail={"message": str(error), "code": error.code}
-                ) from None
-            finally:
-                session.end()
-                server.release()
+            with server.busy():
+                refusal = server.try_open(client)
+                if refusal is not None:
+                    raise HTTPException(refusal.http_status, detail={"message": refusal.message, "code": refusal.code})
+                session = Session(server)
+                try:
+                    await session.start()
+                    reply: dict[str, Any] = {}
+                    for kind, data in calls:
+                        reply = await session.handle(kind, data)
+                    # wire.dumps, not JSONResponse: a lone surrogate in a reply is escaped, as on /ws
+                    return Response(wire.dumps(reply["data"]), media_type="application/json")
+                except wire.WireError as error:
+                    raise HTTPException(422, detail={"message": str(error), "code": error.code}) from None
+                except SessionEnded as error:
+                    mistake = error.during == "reset" and isinstance(error.__cause__, RESET_MISTAKES)
+                    raise HTTPException(
+                        422 if mistake else 500, detail={"message": str(error), "code": error.code}
+                    ) from None
+                finally:
+                    session.end()
+                    server.release(client)
 
         @app.post("/reset")
-        async def reset(request: Annotated[dict[str, Any], Body(default_factory=dict)]) -> Response:
-            return await stateless([("reset", request)])
+        async def reset(request: Request) -> Response:
+            return await stateless(request, _reset_calls)
 
         @app.post("/step")
-        async def step(request: Annotated[dict[str, Any], Body()]) -> Response:
-            if not isinstance(request.get("action"), dict):
-                raise HTTPException(
-                    422,
-                    detail={
-                        "message": f"a step request is {{'action': {{{wire.ACTION_FIELD!r}: reply}}, 'seed': ..., "
-                        "'options': ...}: the env is fresh, so it is reset with seed and options first",
-                        "code": wire.VALIDATION_ERROR,
-                    },
-                )
-            extra = {key: value for key, value in request.items() if key not in ("action", "timeout_s", "request_id")}
-            return await stateless([("reset", extra), ("step", request["action"])])
+        async def step(request: Request) -> Response:
+            return await stateless(request, _step_calls)
 
         @app.websocket("/ws")
         async def websocket_session(websocket: WebSocket) -> None:
             await websocket.accept()
-            if not server.try_open():
+            client = _client_address(websocket)
+            refusal = server.try_open(client)
+            if refusal is not None:
                 with contextlib.suppress(Exception):
-                    await _send(
-                        websocket, _error(wire.CAPACITY_REACHED, server.capacity_message(), ended=True), CLOSE_TIMEOUT_S
-                    )
+                    await _send(websocket, _error(refusal.code, refusal.message, ended=True), CLOSE_TIMEOUT_S)
                     await asyncio.wait_for(websocket.close(code=CLOSE_CODE_TRY_AGAIN), CLOSE_TIMEOUT_S)
                 return
             session = Session(server)
             close_code = 1000
             try:
-                await session.start()
-                while True:
-                    try:
-                        message = await asyncio.wait_for(websocket.receive(), server.idle_timeout_s)
-                    except TimeoutError:
-                        raise SessionEnded(
-                            wire.SESSION_ERROR,
-                            f"no message for {server.idle_timeout_s:g} s (rlenvs serve --idle-timeout): "
-                            "the session is closed",
-                        ) from None
-                    if message["type"] == "websocket.disconnect":
-                        break
-                    raw = message.get("text")
-                    try:
-                        if raw is None:
-                            raise wire.WireError(
-                                wire.VALIDATION_ERROR, "messages are JSON in text frames; got a binary frame"
-                            )
-                        kind, data = wire.parse_message(raw)
-                        if kind == "close":
-                            break
-                        reply = await session.handle(kind, data)
-                    except wire.WireError as error:
-                        await _send(websocket, _error(error.code, str(error), ended=False))
-                        continue
-                    await _send(websocket, wire.dumps(reply))
+                with server.busy():
+                    await session.start()
+                while await _answer_next(server, session, websocket):
+                    pass
             except SessionEnded as error:
-                close_code = CLOSE_CODE_INTERNAL
+                close_code = error.close_code
                 with contextlib.suppress(Exception):  # the client may be gone already
                     await _send(websocket, _error(error.code, str(error), ended=True), CLOSE_TIMEOUT_S)
             except (WebSocketDisconnect, ClientStalled):
@@ -278,17 +377,99 @@ class EnvServer:
                     )
             finally:
                 session.end()
-                server.release()
+                server.release(client)
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(websocket.close(code=close_code), CLOSE_TIMEOUT_S)
 
         return app
 
-    def capacity_message(self) -> str:
-        return (
-            f"the server holds its maximum of {self.max_sessions} sessions (rlenvs serve --max-sessions): "
-            "close one, or retry later"
+
+async def _answer_next(server: EnvServer, session: Session, websocket: WebSocket) -> bool:
+    """Wait for the client's next message and send its answer; False when the client closes.
+    A malformed message gets an error and the session goes on; while the server drains, a new
+    message ends the session (SessionEnded) instead of starting work."""
+    message = await session.next_message(websocket)
+    if message["type"] == "websocket.disconnect":
+        return False
+    with server.busy():
+        if server.draining:
+            raise SessionEnded(wire.SERVER_DRAINING, DRAINING_MESSAGE, close_code=CLOSE_CODE_SERVICE_RESTART)
+        try:
+            raw = message.get("text")
+            if raw is None:
+                raise wire.WireError(wire.VALIDATION_ERROR, "messages are JSON in text frames; got a binary frame")
+            kind, data = await _parse(wire.parse_message, raw)
+            if kind == "close":
+                return False
+            answer = wire.dumps(await session.while_connected(websocket, session.handle(kind, data)))
+        except wire.WireError as error:
+            answer = _error(error.code, str(error), ended=False)
+        await _send(websocket, answer)
+    return True
+
+
+def _reset_calls(body: Any) -> list[tuple[str, dict[str, Any]]]:
+    """`POST /reset`'s one call: its body (none: a reset with no arguments)."""
+    if body is None:
+        return [("reset", {})]
+    if not isinstance(body, dict):
+        raise wire.WireError(wire.VALIDATION_ERROR, "a reset request is a JSON object: {'seed': ..., 'options': ...}")
+    return [("reset", body)]
+
+
+def _step_calls(body: Any) -> list[tuple[str, dict[str, Any]]]:
+    """`POST /step`'s calls: the env is fresh, so a reset with the body's seed and options, then the step."""
+    if not isinstance(body, dict) or not isinstance(body.get("action"), dict):
+        raise wire.WireError(
+            wire.VALIDATION_ERROR,
+            f"a step request is {{'action': {{{wire.ACTION_FIELD!r}: reply}}, 'seed': ..., 'options': ...}}: "
+            "the env is fresh, so it is reset with seed and options first",
         )
+    extra = {key: value for key, value in body.items() if key not in ("action", "timeout_s", "request_id")}
+    return [("reset", extra), ("step", body["action"])]
+
+
+async def _read_json_body(request: Request, limit: int) -> Any:
+    """The request's JSON body (None if empty): 413 past `limit` bytes (by its Content-Length,
+    or as it arrives), 408 unless all of it arrives within BODY_TIMEOUT_S."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise HTTPException(413, detail=_too_big(int(declared), limit))
+    body = bytearray()
+    try:
+        async with asyncio.timeout(BODY_TIMEOUT_S):
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > limit:
+                    raise HTTPException(413, detail=_too_big(len(body), limit))
+    except TimeoutError:
+        raise HTTPException(
+            408,
+            detail={"message": f"the body did not arrive within {BODY_TIMEOUT_S:g} s", "code": wire.VALIDATION_ERROR},
+        ) from None
+    return await _parse(wire.parse_json, bytes(body)) if body else None
+
+
+def _too_big(size: int, limit: int) -> dict[str, str]:
+    return {
+        "message": f"the request is {size} bytes or more; this server takes at most {limit} (its env's longest "
+        "action as JSON, and 64 KiB for the rest): send a shorter reply",
+        "code": wire.VALIDATION_ERROR,
+    }
+
+
+async def _parse(parse: Callable[[Any], Parsed], raw: str | bytes) -> Parsed:
+    """`parse(raw)`: at once if small, else on a thread, so that scanning and parsing a request
+    of megabytes does not hold the event loop, and with it every other session's answers."""
+    if len(raw) <= PARSE_INLINE_BYTES:
+        return parse(raw)
+    return await asyncio.to_thread(parse, raw)
+
+
+def _client_address(connection: HTTPConnection) -> str:
+    """The peer's address, what per-client session caps count by (the proxy's address behind a
+    proxy uvicorn does not trust; uvicorn trusts X-Forwarded-For from 127.0.0.1 only)."""
+    return connection.client.host if connection.client is not None else "unknown"
 
 
 class Session:
@@ -296,11 +477,43 @@ class Session:
 
     def __init__(self, server: EnvServer) -> None:
         self.server = server
-        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rlenvs-serve-session")
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=SESSION_THREAD_PREFIX)
         self.env: gym.Env | None = None
         self.episode_id: str | None = None
         self.step_count = 0
         self.phase = "new"  # new | active | over
+        self.tenant = Tenant()
+        """The session as a tenant of the process's shared workers (sandbox slots go to the
+        tenant that has used them least: `rlenvs.sandbox.slots`)."""
+        self.clock: CallClock | None = None
+        """The env call in flight, if any: cancelled when the session ends."""
+        self._receiving: asyncio.Future[Any] | None = None
+        """The client's next message, read while a call ran (`while_connected`)."""
+
+    async def next_message(self, websocket: WebSocket) -> Any:
+        """The client's next ASGI message (perhaps read already, during the last call)."""
+        receiving = self._receiving or asyncio.ensure_future(websocket.receive())
+        self._receiving = None
+        try:
+            return await asyncio.wait_for(receiving, self.server.idle_timeout_s)
+        except TimeoutError:
+            raise SessionEnded(
+                wire.SESSION_ERROR,
+                f"no message for {self.server.idle_timeout_s:g} s (rlenvs serve --idle-timeout): the session is closed",
+            ) from None
+
+    async def while_connected(self, websocket: WebSocket, work: Awaitable[T]) -> T:
+        """`await work`, reading the client's next message meanwhile: a client that leaves
+        mid-call has the call cancelled (`CallClock.cancel`: its sandbox run is stopped rather
+        than left to run to its limit for nobody). A message that arrives instead is kept for
+        `next_message`."""
+        task = asyncio.ensure_future(work)
+        if self._receiving is None:
+            self._receiving = asyncio.ensure_future(websocket.receive())
+        done, _ = await asyncio.wait({task, self._receiving}, return_when=asyncio.FIRST_COMPLETED)
+        if task not in done and _is_disconnect(self._receiving) and self.clock is not None:
+            self.clock.cancel()
+        return await task
 
     async def start(self) -> None:
         try:
@@ -384,11 +597,22 @@ class Session:
             ) from exc
 
     async def _call(self, call: Callable[[], Any]) -> Any:
-        future = self.executor.submit(call)
+        """`call()` on the session's thread, within the server's step timeout counted in working
+        time (`rlenvs.core.clock`: the wait for a sandbox slot is other sessions' doing, not
+        this call's); a call past it is cancelled, which stops its sandbox wait or run."""
+        clock = self.clock = CallClock(self.tenant)
+        future = self.executor.submit(_timed, clock, call)
         timeout = self.server.step_timeout_s
         wrapped = asyncio.wrap_future(future)
-        done, _ = await asyncio.wait({wrapped}, timeout=timeout)
+        try:
+            done = await _finished_in_time(wrapped, clock, timeout)
+        except BaseException:  # the session's task was cancelled (server shutdown): so is its call
+            clock.cancel()
+            raise
+        finally:
+            self.clock = None
         if not done:  # (a TimeoutError the env itself raises is the env's error, below)
+            clock.cancel()
             self.server.abandon(future)
             self.discard()
             raise SessionEnded(
@@ -405,8 +629,35 @@ class Session:
             self.executor.submit(close_quietly, env)
 
     def end(self) -> None:
+        if self.clock is not None:
+            self.clock.cancel()
+        if self._receiving is not None:
+            self._receiving.cancel()
         self.discard()
         self.executor.shutdown(wait=False)
+
+
+def _timed(clock: CallClock, call: Callable[[], T]) -> T:
+    with timing(clock):
+        return call()
+
+
+async def _finished_in_time(future: asyncio.Future[Any], clock: CallClock, timeout: float | None) -> bool:
+    """Wait for `future` while its call has worked under `timeout` seconds (None: for ever);
+    whether it finished. Working time grows no faster than the wall clock, so each wait may
+    last what is left of it."""
+    if timeout is None:
+        await asyncio.wait({future})
+        return True
+    while clock.worked_s() < timeout:
+        done, _ = await asyncio.wait({future}, timeout=max(MIN_WAIT_S, clock.left_s(timeout)))
+        if done:
+            return True
+    return future.done()
+
+
+def _is_disconnect(receiving: asyncio.Future[Any]) -> bool:
+    return receiving.done() and not receiving.cancelled() and receiving.result()["type"] == "websocket.disconnect"
 
 
 def _error(code: str, message: str, *, ended: bool) -> str:
@@ -437,20 +688,60 @@ def _summary(env_id: str) -> str:
     return ""
 
 
-def _uvicorn(server: EnvServer, host: str, port: int, log_level: str) -> Any:
-    import uvicorn
+def default_sessions_per_client(max_sessions: int, host: str) -> int:
+    """`rlenvs serve`'s default for --max-sessions-per-client: half the sessions on a server
+    other machines reach, so one client (a runaway trainer, a stolen token) cannot hold them
+    all; all of them on loopback, where every client has the same address."""
+    return max_sessions if auth.is_loopback(host) else max(1, max_sessions // 2)
 
+
+class DrainingUvicorn(uvicorn.Server):
+    """uvicorn's server, stopped by SIGTERM only once the env server has drained (or after
+    `drain_timeout_s`): new sessions and requests are refused meanwhile, and those being
+    answered get their answers. A second SIGTERM, or SIGINT (Ctrl-C), stops at once."""
+
+    def __init__(self, config: uvicorn.Config, env_server: EnvServer, drain_timeout_s: float) -> None:
+        super().__init__(config)
+        self.env_server = env_server
+        self.drain_timeout_s = drain_timeout_s
+        self.drain_requested_at: float | None = None
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        # A signal handler: it may run while the event loop holds the env server's lock, so it
+        # only notes the time; on_tick, on the loop, starts the drain.
+        if sig == signal.SIGTERM and self.drain_requested_at is None:
+            self.drain_requested_at = time.monotonic()
+        else:
+            super().handle_exit(sig, frame)
+
+    async def on_tick(self, counter: int) -> bool:
+        if self.drain_requested_at is not None:
+            self.env_server.start_draining()
+            overdue = time.monotonic() - self.drain_requested_at >= self.drain_timeout_s
+            if self.env_server.drained() or overdue:
+                self.should_exit = True
+        return await super().on_tick(counter)
+
+
+def _uvicorn(server: EnvServer, host: str, port: int, log_level: str, drain_timeout_s: float) -> DrainingUvicorn:
+    guard.ensure_file_descriptors(server.max_connections, server.max_sessions)
     config = uvicorn.Config(
         server.app(),
         host=host,
         port=port,
         log_level=log_level,
+        # uvicorn's h11 protocol caps a request head (httptools' does not); the guard bounds
+        # the time to send one and the connections held (rlenvs.remote.guard).
+        http=guard.GuardedH11Protocol.bound_to(guard.ConnectionGuard(server.max_connections, server.head_timeout_s)),
+        h11_max_incomplete_event_size=guard.HEAD_MAX_BYTES,
         ws="websockets-sansio",
         ws_ping_interval=WS_PING_INTERVAL_S,
         ws_ping_timeout=WS_PING_INTERVAL_S,
-        ws_max_size=wire.MAX_MESSAGE_BYTES,
+        ws_max_size=server.max_request_bytes,
+        timeout_graceful_shutdown=math.ceil(CLOSE_TIMEOUT_S),
     )
-    return uvicorn.Server(config)
+    guard.limit_repeated_logs("uvicorn.error", __name__)
+    return DrainingUvicorn(config, server, drain_timeout_s)
 
 
 def serve(
@@ -459,11 +750,16 @@ def serve(
     port: int = 8000,
     *,
     log_level: str = "warning",
+    drain_timeout_s: float = wire.DEFAULT_DRAIN_TIMEOUT_S,
     on_listening: Callable[[], None] | None = None,
 ) -> None:
     """Run `server` with uvicorn until interrupted (what `rlenvs serve` does). The port is bound
     first, so a port in use is a ValueError naming it before anything says "serving"; then
-    `on_listening()` runs. Ctrl-C ends it quietly."""
+    `on_listening()` runs. Ctrl-C ends it quietly; SIGTERM drains it first (up to
+    `drain_timeout_s`), and env calls still running after that do not keep the process up.
+    A server without a token binds only to loopback (ValueError naming the fix)."""
+    auth.require_token_off_loopback(host, server.token)
+    check_seconds("drain_timeout_s", drain_timeout_s)
     if not 0 <= port <= 65535:
         raise ValueError(f"port {port} is not a TCP port: use 1-65535 (or 0 for any free one)")
     try:
@@ -475,19 +771,35 @@ def serve(
     if on_listening is not None:
         on_listening()
     try:
-        _uvicorn(server, host, listener.getsockname()[1], log_level).run(sockets=[listener])
+        _uvicorn(server, host, listener.getsockname()[1], log_level, drain_timeout_s).run(sockets=[listener])
     except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C: stopping is what was asked
         pass
     finally:
         listener.close()
+    _exit_past_running_calls()
+
+
+def _exit_past_running_calls() -> None:
+    """End the process now if env calls are still running on session threads after
+    CLOSE_TIMEOUT_S: Python would otherwise wait for them (a hung step: forever) at exit."""
+    deadline = time.monotonic() + CLOSE_TIMEOUT_S
+    for thread in threading.enumerate():
+        if thread.name.startswith(SESSION_THREAD_PREFIX):
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+    running = sum(thread.name.startswith(SESSION_THREAD_PREFIX) for thread in threading.enumerate())
+    if running:
+        logger.warning("%d env call(s) still running at exit; the process ends without them", running)
+        logging.shutdown()
+        os._exit(0)
 
 
 @contextlib.contextmanager
 def serving(server: EnvServer, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
     """Run `server` on a background thread of this process; yields its URL (port 0: a free
     port). For notebooks and tests; a fleet runs `rlenvs serve` instead."""
+    auth.require_token_off_loopback(host, server.token)
     listener = socket.create_server((host, port))
-    runner = _uvicorn(server, host, listener.getsockname()[1], "warning")
+    runner = _uvicorn(server, host, listener.getsockname()[1], "warning", wire.DEFAULT_DRAIN_TIMEOUT_S)
     thread = threading.Thread(target=runner.run, kwargs={"sockets": [listener]}, name="rlenvs-serve", daemon=True)
     thread.start()
     try:

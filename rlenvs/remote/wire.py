@@ -17,13 +17,21 @@ unchanged, and `RemoteEnv` gets back exactly what the env's `step` returned:
 WebSocket messages (`/ws`, one env per connection): `reset` (data: `seed`, `options`,
 `episode_id`), `step` (data: the action), `state`, `close`, and, where the server allows it,
 `oracle` (rlenvs' own: a gold reply for the current state). Errors come back as
-`{"type": "error", "data": {"message", "code"}}` with OpenEnv's codes, plus
-`STEP_TIMEOUT` for a call that overran the server's per-step limit.
+`{"type": "error", "data": {"message", "code"}}` with OpenEnv's codes, plus rlenvs' own:
+`STEP_TIMEOUT` for a call that overran the server's per-step limit, `CLIENT_CAPACITY_REACHED`
+for a client (peer address) that holds its share of sessions, `SERVER_DRAINING` for a server
+that is stopping, `UNAUTHORIZED` for a missing or wrong token.
+
+A request is bounded before it is parsed: its size by the env's longest action
+(`max_request_bytes`), its JSON by `MAX_JSON_TOKENS` structural tokens and `MAX_JSON_DEPTH`
+levels (`parse_json`), so no request can make the server build more objects than its
+few fields need.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from rlenvs.vector.calls import short_error
@@ -34,8 +42,29 @@ DEFAULT_STEP_TIMEOUT_S = 300.0
 """The server's limit on one reset or step (a sandboxed step's own limits are far below it)."""
 DEFAULT_IDLE_TIMEOUT_S = 900.0
 """A session with no message for this long is closed (longer than any generation round)."""
+DEFAULT_DRAIN_TIMEOUT_S = 60.0
+"""How long a stopping server (SIGTERM) waits for the requests it is answering."""
+CONNECTION_HEADROOM = 64
+"""Open connections a server takes beyond one per session (the default --max-connections is
+--max-sessions plus this): HTTP calls (RemoteEnv's /schema and /metadata, /reset, /step,
+probes) and connections still sending their request heads."""
 MAX_MESSAGE_BYTES = 100 * 2**20
-"""The largest WebSocket message either side takes (OpenEnv's client default, 100 MiB)."""
+"""The largest answer a client takes (OpenEnv's client default, 100 MiB): observations can be big."""
+JSON_BYTES_PER_CHAR = 12
+"""The most bytes one character of a str takes in JSON text: a code point outside the BMP,
+written by an ASCII-only encoder (Python's and OpenEnv's default) as two \\uXXXX escapes."""
+REQUEST_OVERHEAD_BYTES = 64 * 2**10
+"""Room in a request beyond its action: the envelope, a reset's seed, options and episode id."""
+MAX_JSON_TOKENS = 10_000
+"""Structural JSON tokens (`{ } [ ] , :`) one request may hold. A step has four; a reset's
+options a few dozen. `[{},{},...]` in a 12 MiB frame has 4 million, which json.loads would turn
+into 4 million dicts (about 300 MB): refused before parsing, in one pass that stops at the cap."""
+MAX_JSON_DEPTH = 32
+"""Nesting levels one request may hold (a reset's options are a flat object in every rlenvs env)."""
+SERVE_TOKEN_ENV = "RLENVS_SERVE_TOKEN"
+"""The environment variable both `rlenvs serve` and `RemoteEnv` read the bearer token from."""
+MIN_TOKEN_LENGTH = 16
+"""A shorter token could be guessed: `secrets.token_urlsafe(32)` gives 43 characters."""
 RESET_FIELDS = ("seed", "options", "episode_id")
 
 # OpenEnv's error codes (openenv.core.env_server.types.WSErrorCode), and rlenvs' one more.
@@ -47,6 +76,9 @@ CAPACITY_REACHED = "CAPACITY_REACHED"
 FACTORY_ERROR = "FACTORY_ERROR"
 SESSION_ERROR = "SESSION_ERROR"
 STEP_TIMEOUT = "STEP_TIMEOUT"
+CLIENT_CAPACITY_REACHED = "CLIENT_CAPACITY_REACHED"
+SERVER_DRAINING = "SERVER_DRAINING"
+UNAUTHORIZED = "UNAUTHORIZED"
 
 
 class WireError(ValueError):
@@ -113,12 +145,59 @@ def check_plain(value: Any, path: str = "metadata") -> None:
     )
 
 
+def max_request_bytes(action_max_length: int) -> int:
+    """The largest request (WebSocket message or HTTP body) a server of an env whose actions
+    are at most `action_max_length` characters needs to take: any valid action fits."""
+    return JSON_BYTES_PER_CHAR * action_max_length + REQUEST_OVERHEAD_BYTES
+
+
+_JSON_STRING_OR_STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},:]', re.DOTALL)
+
+
+def parse_json(raw: str | bytes) -> Any:
+    """A request's JSON, refused (WireError, INVALID_JSON) before parsing if it holds more than
+    MAX_JSON_TOKENS structural tokens or nests deeper than MAX_JSON_DEPTH: what it builds is
+    then bounded by its size, not a multiple of it."""
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise WireError(
+                INVALID_JSON, f"Invalid JSON: the request is not UTF-8 ({exc.reason} at byte {exc.start})"
+            ) from None
+    _check_json_shape(raw)
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError) as exc:  # not JSON; an int past Python's 4300 digits
+        raise WireError(INVALID_JSON, f"Invalid JSON: {short_error(exc)}") from exc
+
+
+def _check_json_shape(text: str) -> None:
+    """Count the structural tokens outside strings, stopping at the first bound passed; a
+    string is skipped whole by the regex, in C, however long."""
+    tokens = depth = 0
+    for match in _JSON_STRING_OR_STRUCTURE.finditer(text):
+        char = text[match.start()]  # not match.group(): that would copy a long string
+        if char == '"':
+            continue
+        tokens += 1
+        if tokens > MAX_JSON_TOKENS:
+            raise WireError(
+                INVALID_JSON,
+                f"Invalid JSON: more than {MAX_JSON_TOKENS} structural tokens ({{ }} [ ] , :); a request "
+                "is a small object (a step is {'type': 'step', 'data': {'message': reply}})",
+            )
+        if char in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                raise WireError(INVALID_JSON, f"Invalid JSON: nested deeper than {MAX_JSON_DEPTH} levels")
+        elif char in "]}":
+            depth -= 1
+
+
 def parse_message(raw: str) -> tuple[str, dict[str, Any]]:
     """A client's WebSocket message as (type, data)."""
-    try:
-        message = json.loads(raw)
-    except (ValueError, RecursionError) as exc:  # not JSON; an int past Python's 4300 digits; too deep
-        raise WireError(INVALID_JSON, f"Invalid JSON: {short_error(exc)}") from exc
+    message = parse_json(raw)
     if not isinstance(message, dict):
         raise WireError(VALIDATION_ERROR, f"a message is a JSON object with a 'type', got {type(message).__name__}")
     kind = message.get("type")

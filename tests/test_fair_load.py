@@ -1,25 +1,33 @@
 """Queue time is not step time (issue 38, item 1): under a load of replies that spin to
 their limit, every correct reply still scores 1, and a call given up on frees its worker.
 
-Real HumanEval-v2 envs on the process's real shared sandbox (one worker per core). The
-replies alternate spinning and correct, so the correct ones queue behind several rounds of
-spinners: counted against `step_timeout_s`, that wait turned most of them into env_timeout.
+Real HumanEval-v2 envs on the process's real shared sandbox (one worker per core), in an
+`EnvPool` and behind a real server (`serving`, loopback). The replies alternate spinning and
+correct, so the correct ones queue behind several rounds of spinners: counted against the
+step timeout, that wait turned most of them into env_timeout (pool) or STEP_TIMEOUT (server).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from websockets.sync.client import connect
 
 import rlenvs  # noqa: F401 - registers the ids
 from rlenvs.core.clock import CallCancelled, CallClock, Tenant, timing
+from rlenvs.remote import RemoteEnv
+from rlenvs.remote.server import EnvServer, serving
 from rlenvs.sandbox import Limits
 from rlenvs.sandbox.shared import shared_sandbox
 from rlenvs.sandbox.slots import FairSlots
-from rlenvs.vector import ENV_TIMEOUT, EnvPool
+from rlenvs.vector import EnvPool
 
+HUMANEVAL = "rlenvs/HumanEval-v2"
 SPIN = "```python\nwhile True:\n    pass\n```"
 SANDBOX_LIMIT_S = 2.0
 """Each reply's sandbox time limit: a spinner holds a worker this long."""
@@ -30,24 +38,56 @@ def sandbox_workers() -> int:
     return shared_sandbox().workers
 
 
-def test_spinning_replies_do_not_time_out_correct_ones(sandbox_workers: int) -> None:
+@pytest.mark.parametrize("where", ["pool", "server"])
+def test_spinning_replies_do_not_time_out_correct_ones(sandbox_workers: int, where: str) -> None:
+    """16 envs in a thread pool, or 16 sessions of one server, every other reply spinning."""
     num_envs = 16
     # The queue ahead of the last correct reply holds (num_envs/2) spinners at SANDBOX_LIMIT_S
     # on `sandbox_workers` workers; the step timeout is well under that, above one spin.
     queued_s = num_envs / 2 * SANDBOX_LIMIT_S / sandbox_workers
     step_timeout_s = SANDBOX_LIMIT_S + 1.5
     assert queued_s > 2 * step_timeout_s or sandbox_workers > 2  # the load is real on the CI machine
-    with EnvPool(
-        "rlenvs/HumanEval-v2", num_envs, make_kwargs={"timeout_s": SANDBOX_LIMIT_S}, step_timeout_s=step_timeout_s
-    ) as pool:
+    make_kwargs = {"timeout_s": SANDBOX_LIMIT_S}
+    with contextlib.ExitStack() as stack:
+        if where == "pool":
+            pool = stack.enter_context(
+                EnvPool(HUMANEVAL, num_envs, make_kwargs=make_kwargs, step_timeout_s=step_timeout_s)
+            )
+        else:
+            server = EnvServer(
+                HUMANEVAL, make_kwargs, allow_oracle=True, max_sessions=num_envs, step_timeout_s=step_timeout_s
+            )
+            pool = stack.enter_context(EnvPool(stack.enter_context(serving(server)), num_envs))
         pool.reset(seed=[7] * num_envs, options=[{"task_index": i} for i in range(num_envs)])
         golds = pool.oracle_actions()
-        replies = [(i, SPIN if i % 2 == 0 else golds[i]) for i in range(num_envs)]
-        results = pool.step(replies)
+        results = pool.step([(i, SPIN if i % 2 == 0 else golds[i]) for i in range(num_envs)])
     correct = [r for r in results if r.index % 2 == 1]
     spun = [r for r in results if r.index % 2 == 0]
-    assert [(r.index, r.reward, r.info.get("stop_reason")) for r in correct if r.reward != 1.0] == []
-    assert all(r.reward == 0.0 and r.info.get("stop_reason") != ENV_TIMEOUT for r in spun)
+    assert [(r.index, r.reward, r.info.get("stop_reason"), r.error) for r in correct if r.reward != 1.0] == []
+    assert all(r.reward == 0.0 and r.error is None for r in spun)
+
+
+def test_a_client_that_leaves_mid_step_frees_its_sandbox_worker(sandbox_workers: int) -> None:
+    """A session per sandbox worker spins (limit 30 s), and each client drops its connection
+    mid-step: the server cancels those calls, and the next session's step runs at once."""
+    server = EnvServer(HUMANEVAL, {"timeout_s": 30.0}, allow_oracle=True, max_sessions=sandbox_workers + 1)
+    step = json.dumps({"type": "step", "data": {"message": SPIN}})
+    with serving(server) as url:
+        ws_url = url.replace("http://", "ws://") + "/ws"
+        for _ in range(sandbox_workers):
+            with connect(ws_url) as client:
+                client.send(json.dumps({"type": "reset", "data": {}}))
+                client.recv(timeout=30)
+                client.send(step)
+                time.sleep(0.3)  # the spin has started
+                client.socket.shutdown(socket.SHUT_RDWR)  # gone, without a closing handshake
+        honest = RemoteEnv(url)
+        honest.reset(seed=0)
+        gold = honest.oracle_action()
+        started = time.monotonic()
+        _, reward, *_ = honest.step(gold)
+        assert reward == 1.0 and time.monotonic() - started < 10
+        honest.close()
 
 
 def test_a_call_given_up_on_frees_its_sandbox_worker_at_once(sandbox_workers: int) -> None:

@@ -29,6 +29,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+MIN_WAIT_S = 0.005
+"""The shortest sleep of a runner watching a clock (`left_s`), so that it never spins."""
+
 
 class Tenant:
     """Whose share of the shared workers a call uses; `used_s` is the worker time its calls

@@ -26,13 +26,12 @@ from collections.abc import Callable, Iterable, Sequence
 
 import gymnasium as gym
 
-from rlenvs.core.clock import CallClock, Tenant, timing
+from rlenvs.core.clock import MIN_WAIT_S, CallClock, Tenant, timing
 from rlenvs.vector.calls import Call, Outcome, apply, close_quietly, discards, failed, overran
 
 THREAD_NAME_PREFIX = "rlenvs-envpool"
 IDLE_THREAD_NAME = f"{THREAD_NAME_PREFIX}-idle"
 """A worker thread is named after the call it runs (`rlenvs-envpool-step-3`), else this."""
-MIN_WAIT_S = 0.005
 
 
 class _Job:

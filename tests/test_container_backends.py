@@ -16,7 +16,7 @@ from rlenvs.envs.terminal.folders import load_task_folders
 from rlenvs.images.bases import BaseImageError
 from rlenvs.images.build import ImageBuildError
 from rlenvs.images.engine_build import STAND_IN_LABEL, build_with_engine
-from rlenvs.sandbox import containers
+from rlenvs.sandbox import Limits, containers
 from rlenvs.sandbox.containers import EngineUnavailable, check_daemon, engine
 from rlenvs.sandbox.session import ShellSession
 
@@ -159,6 +159,9 @@ def test_episodes_are_containers_of_their_own_without_network_or_extra_privilege
         userns = one.run("unshare -Ur id; python3 -c 'import os; os.unshare(os.CLONE_NEWUSER)'").stdout
         assert userns.count("Operation not permitted") == 2 and "uid=0" not in userns, userns
         assert one.run("python3 -c 'import threading; t = threading.Thread(target=print); t.start(); t.join()'").ok
+        # the sandbox's seccomp filter below the zygote, and its own tmpfs, inodes capped, over the engine's
+        confined = one.run("grep Seccomp: /proc/self/status; stat -f -c %c /tmp /dev/shm").stdout.split()
+        assert confined == ["Seccomp:", "2", *[str(Limits().tmpfs_inodes)] * 2], confined
         changed = one.image_changes(skip=("/app",)).changed
         assert changed == ("/usr/bin/planted",), changed
         name = one._worker.container  # type: ignore[union-attr]

@@ -9,8 +9,9 @@ read-only verdict folders and test runs work as they do there. The container has
 the engine's default capabilities for the agent (Docker's list; the zygote also keeps
 CAP_SYS_ADMIN, to make a verdict's folders read-only, which its children drop before they run
 anything; no-new-privileges keeps what they exec from regaining it), no user namespaces (a
-seccomp filter of the zygote's: guest `nouserns`), and /tmp and /dev/shm as tmpfs of the
-session's `disk_mb`. Writes elsewhere go to the engine's storage, uncapped.
+seccomp filter of the zygote's, and the sandbox's own on every process below it: guest
+`seccomp`), and /tmp and /dev/shm as tmpfs of the session's `disk_mb` and inode cap. Writes
+elsewhere go to the engine's storage, uncapped.
 
 The host reads an episode's files through /proc/<its process 1>/root, as under bubblewrap,
 and what it changed in the image from the container's overlay upper layer (the verdict's
@@ -284,7 +285,10 @@ class ContainerImage:
     """Whether episodes have the engine's default network (a task folder's, when its user
     opts in: rlenvs.envs.terminal.folders.load_task_folders); else none but loopback."""
 
-    def launch(self, disk_mb: int, workspace: str) -> WorkerLaunch:
+    def launch(self, disk_mb: int, workspace: str, *, inodes: int) -> WorkerLaunch:
+        """An episode's container: /tmp and /dev/shm tmpfs of `disk_mb` MiB and `inodes`
+        inodes each, which the zygote mounts over the engine's (Podman refuses nr_inodes in
+        --tmpfs, and --shm-size caps bytes only)."""
         runner = engine(self.backend)
         name = f"rlenvs-episode-{uuid.uuid4().hex[:20]}"
         size = str(disk_mb << 20)
@@ -298,6 +302,7 @@ class ContainerImage:
             "--workdir", "/", "--env", f"PATH={self.path}", "--entrypoint", self.python,
             self.image, "-I", "-S", "-B", f"{GUEST_MOUNT}/zygote.py", "--workspace", workspace, "--session",
             "--forbid-userns", "--make-workspace",
+            "--capped-tmpfs", "/tmp,/dev/shm", "--scratch-bytes", size, "--scratch-inodes", str(inodes),
             "--child-caps", ",".join(str(CAP_NUMBERS[cap]) for cap in AGENT_CAPS),
             *(("--agent-user", self.user) if self.user else ()),
         ]  # fmt: skip

@@ -8,7 +8,7 @@ execs bubblewrap over it. Nothing of the image runs before bubblewrap does.
 
 SPEC is JSON: {"ready_fd", "go_fd": the handshake's pipes; "lowers": layer folders, top
 first; "upper", "work": the folders of a build step's new layer (null: a tmpfs of
-"tmpfs_mb" MiB); "merged": an empty folder to mount the overlay on; "argv": bubblewrap's}.
+"tmpfs_mb" MiB and, unless null, "tmpfs_inodes" inodes); "merged": an empty folder to mount the overlay on; "argv": bubblewrap's}.
 """
 
 from __future__ import annotations
@@ -63,7 +63,8 @@ def main(spec: dict) -> None:
     upper, work = spec["upper"], spec["work"]
     if upper is None:
         stage = os.path.dirname(spec["merged"])
-        _mount("tmpfs", stage, "tmpfs", 0, f"size={spec['tmpfs_mb']}m,mode=0755")
+        inodes = "" if spec["tmpfs_inodes"] is None else f",nr_inodes={spec['tmpfs_inodes']}"
+        _mount("tmpfs", stage, "tmpfs", 0, f"size={spec['tmpfs_mb']}m{inodes},mode=0755")
         upper, work = os.path.join(stage, "upper"), os.path.join(stage, "work")
         for folder in (upper, work, spec["merged"]):
             os.mkdir(folder, 0o755)

@@ -4,8 +4,9 @@ The sandbox (bubblewrap, Debian package `bubblewrap`):
 - new user, pid, network, ipc, uts and cgroup namespaces, no nested user namespaces, a new
   terminal session; no network at all (only the namespace's own loopback);
 - a read-only root with only /usr (read-only; /bin, /lib, /lib64, /sbin as symlinks into it),
-  a fresh read-only /proc and /dev, size-capped tmpfs at /workspace, /tmp and /dev/shm (a
-  pool worker's zygote mounts new ones, and a /proc of its own, for every execution), and
+  a fresh read-only /proc and /dev, tmpfs at /workspace, /tmp and /dev/shm capped in bytes
+  and inodes (the zygote mounts its own over bubblewrap's, which cap bytes only; a pool
+  worker's mounts new ones, and a /proc of its own, for every execution), and
   the guest code read-only at /opt/rlenvs-guest. No /etc (but for the links of
   `alternative_links`), /home, /root, /work, no other
   worker's files;
@@ -187,13 +188,16 @@ DEFAULT_WORKSPACE = "/workspace"
 
 
 def bwrap_launch(
-    python: str | None, disk_mb: int, *, session: bool = False, workspace: str = DEFAULT_WORKSPACE
+    python: str | None, disk_mb: int, *, inodes: int, session: bool = False, workspace: str = DEFAULT_WORKSPACE
 ) -> WorkerLaunch:
     """A pool worker, or with `session` a persistent shell's (files kept between requests,
-    the workspace at `workspace`, an absolute path such as /app)."""
+    the workspace at `workspace`, an absolute path such as /app). Its writable tmpfs hold
+    `disk_mb` MiB and `inodes` files each (`Limits.tmpfs_inodes`): bubblewrap's --tmpfs caps
+    bytes only, so the zygote mounts its own over them (guest `scratch.tmpfs_options`)."""
     bwrap, interpreter = find_bwrap(), guest_python(python)
     check_workspace_path(workspace)
     size = str(disk_mb << 20)
+    own_tmpfs = ["--capped-tmpfs", f"{workspace},/tmp,/dev/shm"] if session else []
     argv = [
         bwrap,
         "--unshare-all", "--unshare-user", "--disable-userns", "--new-session", "--die-with-parent",
@@ -219,7 +223,7 @@ def bwrap_launch(
         "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
         "--setenv", "LANG", "C.UTF-8",
         interpreter, "-I", "-S", "-B", f"{GUEST_MOUNT}/zygote.py", "--workspace", workspace,
-        *(["--session"] if session else ["--scratch-bytes", size]),
+        *(["--session"] if session else []), *own_tmpfs, "--scratch-bytes", size, "--scratch-inodes", str(inodes),
     ]  # fmt: skip
     return WorkerLaunch(argv=tuple(argv), lease=lease_worker_uid(), report_child_pid=session)
 

@@ -235,7 +235,7 @@ class Sandbox:
     def _launch(self) -> WorkerLaunch:
         if self.unsafe:
             return unsafe_launch(self.python, unsafe_workdir())
-        return bwrap_launch(self.python, self.limits.disk_mb)
+        return bwrap_launch(self.python, self.limits.disk_mb, inodes=self.limits.tmpfs_inodes)
 
 
 def _kill_all(idle: list[Worker], busy: set[Worker]) -> None:

@@ -17,9 +17,21 @@ MAXIMA = {
     "open_files": 1 << 20,
     "output_bytes": 1 << 30,
     "disk_mb": 1 << 20,
+    "disk_inodes": 1 << 32,
 }
 """Upper bounds (a day, a TiB, ...): past them a limit is a mistake, and the kernel or the
 host's timers would refuse it at every call instead of once, here."""
+BYTES_PER_INODE = 2048
+MIN_INODES = 1024
+"""`Limits.disk_inodes`'s default: one inode per 2 KiB of `disk_mb`, at least 1024. A tmpfs
+inode (with its dentry) costs the host about 1 KiB of kernel memory that no rlimit counts,
+so files are capped as bytes are: with this default the entries of a tmpfs cost the kernel
+at most about half its byte size, where the kernel's own default (half the host's RAM in
+pages) let a million empty files take 1 GB. Not fewer: a file with content takes a 4 KiB
+page anyway, and a workspace of 25,000 small entries (a dataset, a checkout) must still fit
+the default 64 MiB (32,768 entries)."""
+OPTIONAL = ("cpu_s", "disk_inodes")
+"""The limits whose None means a default derived from the others."""
 
 
 @dataclass(frozen=True)
@@ -32,7 +44,9 @@ class Limits:
     before a loaded host's deadline, read as the solution's own error. `processes` is the number of processes and threads the
     sandbox's uid may have (the zygote included, and in a pool worker the sandbox's pid 1
     that waits for it); `disk_mb` the size of each writable tmpfs
-    (/workspace and /tmp), so filling the disk fills only that.
+    (/workspace and /tmp), so filling the disk fills only that; `disk_inodes` the number of
+    files, folders and links each of them holds (None: `tmpfs_inodes`'s default), past which
+    creating one fails with ENOSPC ("No space left on device").
     """
 
     timeout_s: float = 10.0
@@ -43,11 +57,12 @@ class Limits:
     open_files: int = 256
     output_bytes: int = 64 * 1024
     disk_mb: int = 64
+    disk_inodes: int | None = None
 
     def __post_init__(self) -> None:
         for item in dataclasses.fields(self):
             value = getattr(self, item.name)
-            if value is None and item.name == "cpu_s":
+            if value is None and item.name in OPTIONAL:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"Limits.{item.name} must be a positive number, got {value!r}")
@@ -57,6 +72,14 @@ class Limits:
                 raise ValueError(f"Limits.{item.name}={value!r} is over its maximum {MAXIMA[item.name]}")
         if self.processes < 8:
             raise ValueError(f"Limits.processes={self.processes} is too low: the sandbox itself needs a few; use >= 8")
+
+    @property
+    def tmpfs_inodes(self) -> int:
+        """The inode cap of each writable tmpfs: `disk_inodes`, else one per `BYTES_PER_INODE`
+        of `disk_mb`, at least `MIN_INODES`."""
+        if self.disk_inodes is not None:
+            return self.disk_inodes
+        return max(MIN_INODES, (self.disk_mb * MIB) // BYTES_PER_INODE)
 
     def for_guest(self, extra_processes: int = 0) -> dict:
         """The request fields the zygote applies, in bytes and whole seconds."""

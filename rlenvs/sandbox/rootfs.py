@@ -101,6 +101,8 @@ class Overlay:
     upper: str | None = None
     work: str | None = None
     tmpfs_mb: int = 1024
+    tmpfs_inodes: int | None = None
+    """The tmpfs's inode cap (`Limits.tmpfs_inodes`); None: the kernel's default."""
 
 
 def spawn(
@@ -117,6 +119,7 @@ def spawn(
         "upper": overlay.upper,
         "work": overlay.work,
         "tmpfs_mb": overlay.tmpfs_mb,
+        "tmpfs_inodes": overlay.tmpfs_inodes,
         "merged": overlay.merged,
         "argv": list(bwrap_argv),
     }
@@ -230,8 +233,8 @@ class RootImage:
     """Whom the agent's commands run as, `uid:gid:groups` (rlenvs.images.layers.ImageUser);
     "": the image's root."""
 
-    def launch(self, disk_mb: int, workspace: str) -> WorkerLaunch:
-        return image_launch(self, disk_mb, workspace)
+    def launch(self, disk_mb: int, workspace: str, *, inodes: int) -> WorkerLaunch:
+        return image_launch(self, disk_mb, workspace, inodes=inodes)
 
     def host_root(self, worker: Worker) -> str:
         return f"/proc/{worker.child_pid}/root"
@@ -257,10 +260,11 @@ EPISODE_STAGE = "/tmp/rlenvs-episode-root"
 """An empty folder every episode's namespace mounts its own tmpfs on (the host's stays empty)."""
 
 
-def image_launch(image: RootImage, disk_mb: int, workspace: str) -> WorkerLaunch:
+def image_launch(image: RootImage, disk_mb: int, workspace: str, *, inodes: int) -> WorkerLaunch:
     """A shell session's worker over `image`: a copy-on-write root whose writes (the agent's,
-    anywhere) go to a tmpfs of `disk_mb` MiB that ends with the episode; the workspace is the
-    image's own `workspace` folder, /tmp and /dev/shm fresh tmpfs of that size; no network."""
+    anywhere) go to a tmpfs of `disk_mb` MiB and `inodes` inodes that ends with the episode;
+    the workspace is the image's own `workspace` folder, /tmp and /dev/shm fresh tmpfs of
+    that size, which the zygote mounts (bubblewrap's cap bytes only); no network."""
     os.makedirs(EPISODE_STAGE, mode=0o755, exist_ok=True)
     size = str(disk_mb << 20)
     merged = f"{EPISODE_STAGE}/merged"
@@ -282,9 +286,10 @@ def image_launch(image: RootImage, disk_mb: int, workspace: str) -> WorkerLaunch
             image.python, "-I", "-S", "-B", f"{GUEST_MOUNT}/zygote.py", "--workspace", workspace, "--session",
             "--child-caps", ",".join(str(CAP_NUMBERS[cap]) for cap in AGENT_CAPS),
             *(("--agent-user", image.user) if image.user else ()),
+            "--capped-tmpfs", "/tmp,/dev/shm", "--scratch-bytes", size, "--scratch-inodes", str(inodes),
         ],
     )  # fmt: skip
-    overlay = Overlay(image.lowers, merged, tmpfs_mb=disk_mb)
+    overlay = Overlay(image.lowers, merged, tmpfs_mb=disk_mb, tmpfs_inodes=inodes)
     ids = IdMap.for_this_user()
     return WorkerLaunch(
         argv=tuple(argv), lease=None, report_child_pid=True, spawn=functools.partial(spawn, overlay, ids)

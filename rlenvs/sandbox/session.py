@@ -74,6 +74,10 @@ class ReadOnlyFolder:
         return {"folder": self.folder, "writable": list(self.writable)}
 
 
+class _BrokenSandbox(SessionError):
+    """The sandbox failed (not the files given to it): a fresh one may do (`reset`)."""
+
+
 class WorkspaceEntry(Protocol):
     """Anything that can describe one file or folder for the zygote to write (see
     `rlenvs.envs.terminal.tasks.Entry`)."""
@@ -177,23 +181,51 @@ class ShellSession:
         """Start over: no processes, an empty workspace and /tmp, a shell in the workspace
         in `shell_state` (default: fresh); then write `entries` and run `setup_script` (its
         result is returned; its own shell state is not kept). Raises SessionError when the
-        files cannot be written."""
+        files cannot be written, or when neither this sandbox nor a fresh one would start
+        the episode.
+
+        The last episode may have broken the sandbox (its zygote killed, hung, or unable to
+        empty what the agent left): the episode then starts on a fresh sandbox, once, rather
+        than fail a whole batch of resets for one agent's doing."""
         with self._lock:
             self._state = shell_state
-            self._lost = False
-            if self.image is not None:  # a new copy-on-write view of the image: nothing to wipe
-                _kill(self._holder)
-                self._worker = None
-            worker = self._live_worker()
             records = [entry.for_guest() for entry in entries]
-            requests: list[dict] = [{"kind": "wipe"}] if self.image is None else []
-            for request in [*requests, {"kind": "populate", "entries": records}]:
-                answer = self._request(worker, request, self.limits.timeout_s)
-                if answer["status"] != "ok":
-                    raise SessionError(f"the workspace could not be set up: {answer.get('detail', answer['status'])}")
+            try:
+                # on an image, every episode is a new copy-on-write view of it: nothing to wipe
+                self._start_episode(records, new_sandbox=self.image is not None)
+            except _BrokenSandbox as broken:
+                try:
+                    self._start_episode(records, new_sandbox=True)
+                except _BrokenSandbox as again:
+                    raise SessionError(
+                        f"the session's sandbox could not start an episode ({broken}), nor could a fresh one "
+                        f"({again}): the sandbox itself fails here, whatever the last episode did"
+                    ) from None
             if not setup_script:
                 return None
             return self._run(setup_script, self.limits, keep_state=False)
+
+    def _start_episode(self, records: list[dict], *, new_sandbox: bool) -> None:
+        """Empty the workspace and write `records` into it, on the current sandbox or, with
+        `new_sandbox`, on a fresh one (whose workspace is empty already). Raises
+        `_BrokenSandbox` when the sandbox fails (a fresh one may not), SessionError when
+        the files cannot be written (a fresh one could not either)."""
+        self._lost = False
+        if new_sandbox:
+            _kill(self._holder)
+            self._worker = None
+        try:
+            worker = self._live_worker()
+        except SessionError as error:
+            raise _BrokenSandbox(str(error)) from None
+        requests: list[dict] = [] if new_sandbox else [{"kind": "wipe"}]
+        for request in [*requests, {"kind": "populate", "entries": records}]:
+            answer = self._request(worker, request, self.limits.timeout_s)
+            detail = answer.get("detail", answer["status"])
+            if answer["status"] == "setup_error":
+                raise SessionError(f"the workspace could not be set up: {detail}")
+            if answer["status"] != "ok":
+                raise _BrokenSandbox(f"{answer['status']}: {detail}")
 
     def add_files(self, entries: Iterable[WorkspaceEntry], folder: str, *, wipe: Iterable[str] = ()) -> None:
         """Write `entries` into `folder` (absolute, below /tmp or the workspace), replacing
@@ -361,10 +393,12 @@ class ShellSession:
 
     def _launch(self) -> WorkerLaunch:
         if self.image is not None:
-            return self.image.launch(self.limits.disk_mb, self.workdir)
+            return self.image.launch(self.limits.disk_mb, self.workdir, inodes=self.limits.tmpfs_inodes)
         if self.unsafe:
             return unsafe_launch(self.python, unsafe_workdir(), session=True)
-        return bwrap_launch(self.python, self.limits.disk_mb, session=True, workspace=self.workdir)
+        return bwrap_launch(
+            self.python, self.limits.disk_mb, inodes=self.limits.tmpfs_inodes, session=True, workspace=self.workdir
+        )
 
 
 def _text(text: str) -> str:

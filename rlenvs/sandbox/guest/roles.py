@@ -33,6 +33,7 @@ import types
 from collections.abc import Callable
 
 import scratch
+import seccomp
 import values
 from shell import SAFE_ENV, SHELL_SESSION
 
@@ -147,6 +148,7 @@ def enter_child(fds: dict[int, int], limits: dict, *, untrusted: bool) -> None:
         # without a verdict (a failure).
         signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED_IN_RUNNER)
     set_limits(limits, cpu=untrusted)
+    seccomp.confine()  # last: everything above was the sandbox's own set-up
 
 
 def set_limits(limits: dict, *, cpu: bool = True) -> None:

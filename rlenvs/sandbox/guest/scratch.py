@@ -13,7 +13,8 @@ persist on purpose):
   which are not dumpable, are invisible to the solution (no /proc/<runner>/stat, no page
   faults or CPU times to time the runner's work by). The zygote keeps its own full view
   through a descriptor of a /proc without that option.
-- Every execution starts on new tmpfs mounts at the workspace, /tmp and /dev/shm, in a new
+- Every execution starts on new tmpfs mounts at the workspace, /tmp and /dev/shm (bytes and
+  inodes capped: `tmpfs_options`), in a new
   IPC namespace, in a network namespace (loopback up) no execution has sent anything in,
   and with the namespace's pid counter set back (`FreshState.renew`, `enter`, `reset_pids`):
   the folders' timestamps, modes, xattrs, inode numbers and free space, SysV IPC ids,
@@ -187,12 +188,32 @@ def become_namespace_init() -> None:
     os._exit(code if code >= 0 else 128 - code)
 
 
+def tmpfs_options(size_bytes: int, inodes: int) -> str:
+    """A writable tmpfs's mount options: its bytes and its inodes capped. bubblewrap's --tmpfs
+    takes a size only, and a tmpfs's default inode cap (half the host's RAM in pages) let a
+    million empty files take a gigabyte of the host's kernel memory, which no rlimit counts."""
+    return f"size={size_bytes},nr_inodes={inodes},mode=0755"
+
+
+def mount_capped_tmpfs(folders: list[str], size_bytes: int, inodes: int, workspace: str) -> None:
+    """A session zygote's own tmpfs on `folders`, in a mount namespace of its own, over
+    bubblewrap's (`tmpfs_options`): every command and the host (through
+    /proc/<zygote>/root) see these. Needs CAP_SYS_ADMIN in the sandbox's user namespace,
+    which the session zygote holds; raises OSError when it cannot be done."""
+    _check(LIBC.unshare(CLONE_NEWNS), "unshare a mount namespace")
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing made here reaches bubblewrap's mounts
+    for folder in folders:
+        _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_options(size_bytes, inodes))
+    os.chdir(workspace)  # onto the new mount: the old working folder is bubblewrap's
+
+
 class FreshState:
     """The pool zygote's handle on what it renews for every execution (module docstring).
     Made by the zygote once it is pid 1 of its own namespace (`become_namespace_init`)."""
 
-    def __init__(self, folders: list[str], size_bytes: int, workspace: str) -> None:
-        self.folders, self.size_bytes, self.workspace = list(folders), size_bytes, workspace
+    def __init__(self, folders: list[str], size_bytes: int, inodes: int, workspace: str) -> None:
+        self.folders, self.workspace = list(folders), workspace
+        self.options = tmpfs_options(size_bytes, inodes)
         self._mounted = False
         # Mounts made here stay here (and the host's view through bwrap's pid 1 is unchanged).
         _mount(None, "/", None, MS_REC | MS_PRIVATE)
@@ -247,7 +268,7 @@ class FreshState:
         for folder in self.folders:
             if self._mounted:  # the mount under ours is bwrap's, locked in place: ours go on top
                 _check(LIBC.umount2(folder.encode(), MNT_DETACH), f"umount {folder}")
-            _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"size={self.size_bytes},mode=0755")
+            _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, self.options)
         self._mounted = True
         os.chdir(self.workspace)
 

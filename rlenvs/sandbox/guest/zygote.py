@@ -53,11 +53,11 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import nouserns
 import protocol
 import readonly
 import roles  # the guest folder is the only import path inside the sandbox
 import scratch
+import seccomp
 
 PRELOAD = (
     "bisect", "collections", "copy", "datetime", "decimal", "fractions", "functools", "hashlib",
@@ -101,11 +101,16 @@ def main() -> None:
     if fresh:
         scratch.become_namespace_init()
     elif isolated:  # a session: its commands' children make folders read-only (`readonly`)
-        if "--forbid-userns" in sys.argv:  # in a container engine's container (`nouserns`)
-            nouserns.forbid_user_namespaces()
+        if "--forbid-userns" in sys.argv:  # in a container engine's container (`seccomp`)
+            seccomp.forbid_user_namespaces()
         if "--make-workspace" in sys.argv:  # an engine's image may lack its WORKDIR (buildah makes
             os.makedirs(workspace, mode=0o755, exist_ok=True)  # it only for a later step): as Docker's run does
             os.chdir(workspace)
+        if "--capped-tmpfs" in sys.argv:  # bubblewrap's and the engines' cap no inodes (`scratch.tmpfs_options`)
+            folders = _option("--capped-tmpfs").split(",")
+            scratch.mount_capped_tmpfs(
+                folders, int(_option("--scratch-bytes")), int(_option("--scratch-inodes")), workspace
+            )
         if "--agent-user" in sys.argv:  # an image's final USER (`scratch.become_agent_user`)
             scratch.set_agent_user(sys.argv[sys.argv.index("--agent-user") + 1])
         kept = sys.argv[sys.argv.index("--child-caps") + 1] if "--child-caps" in sys.argv else ""
@@ -128,7 +133,11 @@ def main() -> None:
         __import__(name)
     writable = [workspace, "/tmp", "/dev/shm"] if isolated else [os.getcwd()]
     if fresh:
-        _fresh = scratch.FreshState(writable, int(sys.argv[sys.argv.index("--scratch-bytes") + 1]), workspace)
+        _fresh = scratch.FreshState(
+            writable, int(_option("--scratch-bytes")), int(_option("--scratch-inodes")), workspace
+        )
+    if isolated:  # every child's seccomp filter, installed as it starts (`seccomp.confine`)
+        seccomp.prepare_children_filter()
     own_state, own_cpus = _process_state(0), os.sched_getaffinity(0)
     wake_r, wake_w = os.pipe()
     for fd in (wake_r, wake_w):
@@ -172,6 +181,11 @@ def main() -> None:
         emptied = [] if fresh else emptied  # new mounts replace them (`_renewed`)
         if not _clean_up(isolated, emptied if empty else []) or not _renewed() or not _restored(own_state, own_cpus):
             os._exit(3)
+
+
+def _option(name: str) -> str:
+    """The value after `name` on the command line (the host's launch always passes it)."""
+    return sys.argv[sys.argv.index(name) + 1]
 
 
 def _requests(fd: int):

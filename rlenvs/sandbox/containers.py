@@ -43,7 +43,7 @@ try:
 except ImportError:  # the optional extra `docker`: engine("docker") says how to install it
     docker = None
 
-from rlenvs.sandbox.launch import GUEST_MOUNT, WorkerLaunch, staged_guest_dir
+from rlenvs.sandbox.launch import GUEST_MOUNT, WorkerLaunch, staged_guest_dir, zygote_tmpfs_args
 from rlenvs.sandbox.rootfs import AGENT_CAPS, CAP_NUMBERS, EpisodeChanges, episode_changes
 from rlenvs.sandbox.worker import Worker
 
@@ -302,7 +302,7 @@ class ContainerImage:
             "--workdir", "/", "--env", f"PATH={self.path}", "--entrypoint", self.python,
             self.image, "-I", "-S", "-B", f"{GUEST_MOUNT}/zygote.py", "--workspace", workspace, "--session",
             "--forbid-userns", "--make-workspace",
-            "--capped-tmpfs", "/tmp,/dev/shm", "--scratch-bytes", size, "--scratch-inodes", str(inodes),
+            *zygote_tmpfs_args(disk_mb, inodes, mount_on=("/tmp", "/dev/shm")),
             "--child-caps", ",".join(str(CAP_NUMBERS[cap]) for cap in AGENT_CAPS),
             *(("--agent-user", self.user) if self.user else ()),
         ]  # fmt: skip

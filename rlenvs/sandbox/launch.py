@@ -187,6 +187,15 @@ def lease_worker_uid() -> UidLease | None:
 DEFAULT_WORKSPACE = "/workspace"
 
 
+def zygote_tmpfs_args(disk_mb: int, inodes: int, *, mount_on: tuple[str, ...] = ()) -> list[str]:
+    """The zygote's arguments for its writable tmpfs, of `disk_mb` MiB and `inodes` inodes
+    each (guest `scratch.tmpfs_options`): bubblewrap's and the engines' tmpfs cap bytes only.
+    `mount_on`: the folders a session's zygote mounts its own on as it starts; a pool
+    worker's zygote mounts new ones for every execution."""
+    own = ["--capped-tmpfs", ",".join(mount_on)] if mount_on else []
+    return [*own, "--scratch-bytes", str(disk_mb << 20), "--scratch-inodes", str(inodes)]
+
+
 def bwrap_launch(
     python: str | None, disk_mb: int, *, inodes: int, session: bool = False, workspace: str = DEFAULT_WORKSPACE
 ) -> WorkerLaunch:
@@ -197,7 +206,6 @@ def bwrap_launch(
     bwrap, interpreter = find_bwrap(), guest_python(python)
     check_workspace_path(workspace)
     size = str(disk_mb << 20)
-    own_tmpfs = ["--capped-tmpfs", f"{workspace},/tmp,/dev/shm"] if session else []
     argv = [
         bwrap,
         "--unshare-all", "--unshare-user", "--disable-userns", "--new-session", "--die-with-parent",
@@ -223,7 +231,8 @@ def bwrap_launch(
         "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
         "--setenv", "LANG", "C.UTF-8",
         interpreter, "-I", "-S", "-B", f"{GUEST_MOUNT}/zygote.py", "--workspace", workspace,
-        *(["--session"] if session else []), *own_tmpfs, "--scratch-bytes", size, "--scratch-inodes", str(inodes),
+        *(["--session"] if session else []),
+        *zygote_tmpfs_args(disk_mb, inodes, mount_on=(workspace, "/tmp", "/dev/shm") if session else ()),
     ]  # fmt: skip
     return WorkerLaunch(argv=tuple(argv), lease=lease_worker_uid(), report_child_pid=session)
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from rlenvs.sandbox.launch import GUEST_MOUNT, WorkerLaunch, find_bwrap, staged_guest_dir
+from rlenvs.sandbox.launch import GUEST_MOUNT, WorkerLaunch, find_bwrap, staged_guest_dir, zygote_tmpfs_args
 from rlenvs.sandbox.worker import Worker
 
 IMAGE_ID_BASE = 1_700_000_000
@@ -286,7 +286,7 @@ def image_launch(image: RootImage, disk_mb: int, workspace: str, *, inodes: int)
             image.python, "-I", "-S", "-B", f"{GUEST_MOUNT}/zygote.py", "--workspace", workspace, "--session",
             "--child-caps", ",".join(str(CAP_NUMBERS[cap]) for cap in AGENT_CAPS),
             *(("--agent-user", image.user) if image.user else ()),
-            "--capped-tmpfs", "/tmp,/dev/shm", "--scratch-bytes", size, "--scratch-inodes", str(inodes),
+            *zygote_tmpfs_args(disk_mb, inodes, mount_on=("/tmp", "/dev/shm")),
         ],
     )  # fmt: skip
     overlay = Overlay(image.lowers, merged, tmpfs_mb=disk_mb, tmpfs_inodes=inodes)

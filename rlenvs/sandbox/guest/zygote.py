@@ -112,8 +112,8 @@ def main() -> None:
                 folders, int(_option("--scratch-bytes")), int(_option("--scratch-inodes")), workspace
             )
         if "--agent-user" in sys.argv:  # an image's final USER (`scratch.become_agent_user`)
-            scratch.set_agent_user(sys.argv[sys.argv.index("--agent-user") + 1])
-        kept = sys.argv[sys.argv.index("--child-caps") + 1] if "--child-caps" in sys.argv else ""
+            scratch.set_agent_user(_option("--agent-user"))
+        kept = _option("--child-caps") if "--child-caps" in sys.argv else ""
         scratch.hold_capabilities((scratch.CAP_SYS_ADMIN,), tuple(int(cap) for cap in kept.split(",") if cap))
     LIBC.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of an execution come back to us

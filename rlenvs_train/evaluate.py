@@ -60,11 +60,11 @@ from rlenvs.core.checks import check_int
 from rlenvs.core.registration import check_env_id
 from rlenvs.core.task import task_source
 from rlenvs.files import atomic_path
-from rlenvs.vector import EnvPool
+from rlenvs.vector import ENV_FAILURES, EnvPool
 from rlenvs_train.backends.base import Backend
 from rlenvs_train.grpo import TASK_INDEX, _task_indices
 from rlenvs_train.model_path import model_path_problem
-from rlenvs_train.rollout import ENV_FAILURES, Episode, RolloutEngine
+from rlenvs_train.rollout import Episode, RolloutEngine
 
 __all__ = ["BACKENDS", "RECORD_FIELDS", "EvalResult", "evaluate", "pass_at_k"]
 

@@ -68,9 +68,9 @@ import numpy as np
 import rlenvs  # noqa: F401 - registers the env ids
 from rlenvs.core.checks import check_int
 from rlenvs.core.task import INFINITE_DRAW_RANGE, task_source
-from rlenvs.vector import EnvPool
+from rlenvs.vector import ENV_FAILURES, EnvPool
 from rlenvs_train.backends.base import Backend
-from rlenvs_train.rollout import ENV_FAILURES, SCHEDULES, Episode, RolloutEngine
+from rlenvs_train.rollout import SCHEDULES, Episode, RolloutEngine
 
 __all__ = [
     "EXTRA_COLUMNS",

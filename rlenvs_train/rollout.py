@@ -35,7 +35,7 @@ Conventions (what TRL 1.16's `GRPOTrainer` expects from a `rollout_func`):
 - `reward` is the sum of the per-turn rewards: the episode's return. rlenvs envs reward only
   the step that resolves the task (or the last one), so it equals the last turn's reward
   there; an env that rewards intermediate steps gets its total, not just its last word.
-- An episode whose env call failed (its stop_reason is one of `ENV_FAILURES`) keeps
+- An episode whose env call failed (its stop_reason is one of `rlenvs.vector.ENV_FAILURES`) keeps
   reward 0 here, but that 0 says nothing about the model's replies: the machinery
   failed, not the model. Training leaves such episodes out of the loss and evaluation counts
   them apart (`rlenvs_train.grpo`, `rlenvs_train.evaluate`).
@@ -54,7 +54,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlenvs.core.checks import check_int
-from rlenvs.vector import ENV_ERROR, ENV_LOST, ENV_TIMEOUT
 from rlenvs_train.backends.base import Backend, FinishReason, Generation, SamplingParams, StreamingBackend
 from rlenvs_train.chat import ChatTemplate
 
@@ -65,10 +64,6 @@ MAX_EPISODE_TOKENS = "max_episode_tokens"
 MAX_TURNS = "max_turns"
 """stop_reason of an episode stopped by the engine's `max_turns` (an env's own turn limit
 reports the same reason)."""
-ENV_FAILURES = (ENV_TIMEOUT, ENV_LOST, ENV_ERROR)
-"""stop_reasons of episodes the env machinery failed to play (`rlenvs.vector.results`): a step
-that overran its timeout, a lost worker or host, an env that raised. Their reward is no
-verdict on the model's replies."""
 SCHEDULES = ("auto", "rounds", "continuous")
 """`RolloutEngine(schedule=...)`; "auto" is the default (see `RunStats.prefers_continuous`)."""
 AUTO_ENV_SHARE = 0.1

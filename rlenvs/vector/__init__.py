@@ -21,6 +21,6 @@ for it), but it steps every env in lock step and has no per-step timeout.
 """
 
 from rlenvs.vector.pool import EnvPool
-from rlenvs.vector.results import ENV_ERROR, ENV_LOST, ENV_TIMEOUT, ResetResult, StepResult
+from rlenvs.vector.results import ENV_ERROR, ENV_FAILURES, ENV_LOST, ENV_TIMEOUT, ResetResult, StepResult
 
-__all__ = ["ENV_ERROR", "ENV_LOST", "ENV_TIMEOUT", "EnvPool", "ResetResult", "StepResult"]
+__all__ = ["ENV_ERROR", "ENV_FAILURES", "ENV_LOST", "ENV_TIMEOUT", "EnvPool", "ResetResult", "StepResult"]

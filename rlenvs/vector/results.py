@@ -12,6 +12,9 @@ ENV_TIMEOUT = "env_timeout"
 ENV_LOST = "env_lost"
 """stop_reason of an episode whose worker process was restarted (another env on it overran
 or crashed) while the episode was still going: its state went with the old process."""
+ENV_FAILURES = (ENV_TIMEOUT, ENV_LOST, ENV_ERROR)
+"""The stop_reasons of episodes the env machinery failed to play: their reward 0 is no verdict
+on the replies (training leaves them out of the loss, evaluation counts them apart)."""
 
 
 @dataclass(frozen=True, slots=True)

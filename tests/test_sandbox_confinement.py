@@ -17,7 +17,7 @@ import pytest
 
 from rlenvs.envs.terminal.tasks import Entry
 from rlenvs.sandbox import Limits, Sandbox
-from rlenvs.sandbox.cgroups import memory_cgroup_absence
+from rlenvs.sandbox.cgroups import MemoryHierarchy, locate_memory_hierarchy, memory_cgroup_absence, memory_hierarchy
 from rlenvs.sandbox.guest import seccomp
 from rlenvs.sandbox.requests import BYTES_PER_INODE, MIN_INODES
 from rlenvs.sandbox.session import ShellSession
@@ -206,32 +206,67 @@ def test_a_reset_after_the_last_episode_hung_the_sandbox_starts_the_episode_on_a
         assert session.run("ls && cat second.txt").stdout == "second.txt\n2"
 
 
-# --- the memory cgroup's absence -------------------------------------------------------------
+# --- the memory cgroup -----------------------------------------------------------------------
 
-CGROUP2_LINE = "35 25 0:30 / {point} rw,nosuid - cgroup2 cgroup2 rw\n"
-
-
-def test_a_memory_cgroup_is_found_only_in_a_writable_cgroup2_offering_the_memory_controller(tmp_path):
-    own = tmp_path / "sandboxes"
-    own.mkdir()
-    (own / "cgroup.subtree_control").write_text("")
-    (tmp_path / "mountinfo").write_text(CGROUP2_LINE.format(point=tmp_path))
-    (tmp_path / "cgroup").write_text("0::/sandboxes\n")
-    files = {"mountinfo": str(tmp_path / "mountinfo"), "membership": str(tmp_path / "cgroup")}
-    (own / "cgroup.controllers").write_text("cpu pids\n")
-    assert "offers no memory controller (only cpu pids)" in memory_cgroup_absence(**files)
-    (own / "cgroup.controllers").write_text("cpu memory pids\n")
-    assert memory_cgroup_absence(**files) is None
-    (tmp_path / "mountinfo").write_text("36 25 0:31 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n")
-    assert "cgroups v1 only" in memory_cgroup_absence(**files)
+V2_LINE = "35 25 0:30 / {point} rw,nosuid - cgroup2 cgroup2 rw\n"
+V1_LINE = "36 25 0:31 {root} {point} rw - cgroup cgroup rw,memory\n"
 
 
-def test_this_hosts_answer_matches_its_cgroup_files():
-    reason = memory_cgroup_absence()
-    own = [line[3:].strip() for line in Path("/proc/self/cgroup").read_text().splitlines() if line.startswith("0::")]
-    unified = [line for line in Path("/proc/self/mountinfo").read_text().splitlines() if " - cgroup2 " in line]
-    if not unified:
-        assert reason is not None and "v1 only" in reason
-    elif reason is None:  # then this process's cgroup offers memory and may be written
-        point = unified[0].split()[4]
-        assert "memory" in Path(point, own[0].lstrip("/"), "cgroup.controllers").read_text().split()
+def _cgroup_files(tmp_path: Path, mounts: str, membership: str) -> dict[str, str]:
+    (tmp_path / "mountinfo").write_text(mounts)
+    (tmp_path / "cgroup").write_text(membership)
+    return {"mountinfo": str(tmp_path / "mountinfo"), "membership": str(tmp_path / "cgroup")}
+
+
+def test_the_memory_hierarchy_is_an_own_v2_cgroup_giving_children_memory_else_an_own_v1_one(tmp_path, monkeypatch):
+    monkeypatch.delenv("RLENVS_SANDBOX_CGROUP", raising=False)
+    v2, v1 = tmp_path / "unified", tmp_path / "memory"
+    (v2 / "sandboxes").mkdir(parents=True)
+    (v1 / "job").mkdir(parents=True)
+    own_v2 = v2 / "sandboxes"
+    hybrid = _cgroup_files(
+        tmp_path, V2_LINE.format(point=v2) + V1_LINE.format(root="/", point=v1), "4:memory:/job\n0::/sandboxes\n"
+    )
+    (own_v2 / "cgroup.controllers").write_text("cpu pids\n")  # the hybrid layout: v1 holds memory
+    assert locate_memory_hierarchy(**hybrid) == MemoryHierarchy(str(v1 / "job"), 1)
+    (own_v2 / "cgroup.controllers").write_text("cpu memory pids\n")
+    (own_v2 / "cgroup.subtree_control").write_text("")  # offered, but not given to children
+    assert locate_memory_hierarchy(**hybrid) == MemoryHierarchy(str(v1 / "job"), 1)
+    (own_v2 / "cgroup.subtree_control").write_text("memory\n")
+    assert locate_memory_hierarchy(**hybrid) == MemoryHierarchy(str(own_v2), 2)
+    only_v2 = _cgroup_files(tmp_path, V2_LINE.format(point=v2), "0::/sandboxes\n")
+    (own_v2 / "cgroup.subtree_control").write_text("")
+    reason = memory_cgroup_absence(**only_v2)
+    assert "RLENVS_SANDBOX_CGROUP" in reason and "no cgroups v1 memory hierarchy" in reason, reason
+    assert "no cgroup v2" in memory_cgroup_absence(**_cgroup_files(tmp_path, "", "0::/\n"))
+
+
+def test_rlenvs_sandbox_cgroup_names_the_folder_or_is_refused_with_the_reason(tmp_path, monkeypatch):
+    v2 = tmp_path / "unified"
+    (v2 / "delegated").mkdir(parents=True)
+    files = _cgroup_files(tmp_path, V2_LINE.format(point=v2), "0::/elsewhere\n")
+    monkeypatch.setenv("RLENVS_SANDBOX_CGROUP", str(v2 / "delegated"))
+    assert "does not enable memory" in locate_memory_hierarchy(**files)
+    (v2 / "delegated" / "cgroup.subtree_control").write_text("cpu memory\n")
+    assert locate_memory_hierarchy(**files) == MemoryHierarchy(str(v2 / "delegated"), 2)
+    monkeypatch.setenv("RLENVS_SANDBOX_CGROUP", str(tmp_path / "nowhere"))
+    assert "is not a folder of a mounted cgroup hierarchy" in locate_memory_hierarchy(**files)
+
+
+def test_a_sandbox_is_capped_as_a_whole_where_the_host_gives_a_memory_cgroup():
+    """Where this host has a memory hierarchy (this project's machines: the cgroups v1 one), a
+    pool worker's processes share a cgroup capped at `sandbox_memory_mb`: one going over is
+    killed and reported as `memory`, the worker serves on, and the cgroup goes with it. Where
+    it has none, the reason is given and the sandbox runs on rlimits alone."""
+    hog = "b = bytearray(300 << 20)\nprint(len(b))"
+    with Sandbox(limits=Limits(memory_mb=512, sandbox_memory_mb=200)) as sandbox:
+        first = sandbox.run_python(hog)
+        cgroup = sandbox._idle[0]._cgroup
+        if memory_hierarchy() is None:
+            assert memory_cgroup_absence() and cgroup is None and first.status == "ok"
+            return
+        assert first.status == "memory" and "memory cap of 200 MiB" in first.detail, first
+        assert sandbox.run_python("print(1)").stdout == "1\n"  # the same worker, still serving
+        assert cgroup is not None and sandbox._idle[0]._cgroup is cgroup
+        assert sandbox.run_python(hog, limits=Limits(memory_mb=512)).status == "ok"  # a call's own, larger cap
+    assert not os.path.exists(cgroup.path)

@@ -122,6 +122,20 @@ def test_more_changes_than_can_be_read_get_no_test_run(harbor_env, monkeypatch) 
     assert reward == 1.0, info
 
 
+def test_the_episodes_processes_together_stay_under_the_sandbox_memory_cap(harbor_env) -> None:
+    """Two processes each under the per-process rlimit (memory_mb=1024) but together over the
+    sandbox's cap (about 1.4 GB here): the kernel kills one of them, in the episode's own
+    memory cgroup (bubblewrap: rlenvs.sandbox.cgroups; Docker and Podman: --memory)."""
+    cap = harbor_env.limits.sandbox_memory_bytes
+    hog = "python3 -c 'b = bytearray({size}); import time; time.sleep(2)'"
+    two = f"{hog.format(size=(cap // 2) + (64 << 20))} & {hog.format(size=(cap // 2) + (64 << 20))} & wait -n; a=$?; wait -n; echo exits $a $?"
+    harbor_env.reset(options={"task_index": 0})
+    seen = harbor_env.step(f"```bash\n{two}\n```")[0]
+    assert "exits" in seen and "137" in seen.split("exits")[-1], seen  # 128 + SIGKILL
+    fits = harbor_env.step(f"```bash\n{hog.format(size=cap // 3)} && echo fits\n```")[0]
+    assert "fits" in fits, fits
+
+
 @pytest.mark.parametrize(
     "extra",
     [

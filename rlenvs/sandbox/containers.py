@@ -44,6 +44,7 @@ except ImportError:  # the optional extra `docker`: engine("docker") says how to
     docker = None
 
 from rlenvs.sandbox.launch import GUEST_MOUNT, WorkerLaunch, staged_guest_dir, zygote_tmpfs_args
+from rlenvs.sandbox.requests import Limits
 from rlenvs.sandbox.rootfs import AGENT_CAPS, CAP_NUMBERS, EpisodeChanges, episode_changes
 from rlenvs.sandbox.worker import Worker
 
@@ -285,18 +286,21 @@ class ContainerImage:
     """Whether episodes have the engine's default network (a task folder's, when its user
     opts in: rlenvs.envs.terminal.folders.load_task_folders); else none but loopback."""
 
-    def launch(self, disk_mb: int, workspace: str, *, inodes: int) -> WorkerLaunch:
-        """An episode's container: /tmp and /dev/shm tmpfs of `disk_mb` MiB and `inodes`
-        inodes each, which the zygote mounts over the engine's (Podman refuses nr_inodes in
-        --tmpfs, and --shm-size caps bytes only)."""
+    def launch(self, limits: Limits, workspace: str) -> WorkerLaunch:
+        """An episode's container: /tmp and /dev/shm tmpfs of `limits.disk_mb` MiB and
+        `limits.tmpfs_inodes` inodes each, which the zygote mounts over the engine's (Podman
+        refuses nr_inodes in --tmpfs, and --shm-size caps bytes only); the engine's memory
+        cgroup capped at `limits.sandbox_memory_bytes`, swap included."""
         runner = engine(self.backend)
         name = f"rlenvs-episode-{uuid.uuid4().hex[:20]}"
+        disk_mb, inodes, memory = limits.disk_mb, limits.tmpfs_inodes, str(limits.sandbox_memory_bytes)
         size = str(disk_mb << 20)
         argv = [
             runner.cli, "run", "--interactive", "--rm", "--name", name, "--label", "rlenvs.episode=1",
             *(() if self.network else ("--network", "none")), "--hostname", "sandbox", "--user", "0:0",
             "--cap-drop", "ALL", *(f"--cap-add={cap}" for cap in ("CAP_SYS_ADMIN", *AGENT_CAPS)),
             "--security-opt", "no-new-privileges", *runner.run_options(),
+            "--memory", memory, "--memory-swap", memory,
             "--tmpfs", f"/tmp:rw,nosuid,nodev,size={size}", "--shm-size", size,
             "--volume", f"{staged_guest_dir()}:{GUEST_MOUNT}:ro",
             "--workdir", "/", "--env", f"PATH={self.path}", "--entrypoint", self.python,

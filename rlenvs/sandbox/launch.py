@@ -33,6 +33,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rlenvs.sandbox.requests import Limits
+
 GUEST_DIR = Path(__file__).resolve().parent / "guest"
 GUEST_MOUNT = "/opt/rlenvs-guest"
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -70,6 +72,9 @@ class WorkerLaunch:
     cleanup: Callable[[], None] | None = None
     """Run once the worker is killed: killing a `docker run` client leaves its container to
     the daemon, which this removes."""
+    memory_bytes: int | None = None
+    """The cap of the memory cgroup the worker's processes are put in (`rlenvs.sandbox.cgroups`,
+    where the host has one); None: none of rlenvs' (unsafe mode, or an engine's container)."""
 
     @property
     def uid(self) -> int | None:
@@ -197,14 +202,16 @@ def zygote_tmpfs_args(disk_mb: int, inodes: int, *, mount_on: tuple[str, ...] = 
 
 
 def bwrap_launch(
-    python: str | None, disk_mb: int, *, inodes: int, session: bool = False, workspace: str = DEFAULT_WORKSPACE
+    python: str | None, limits: Limits, *, session: bool = False, workspace: str = DEFAULT_WORKSPACE
 ) -> WorkerLaunch:
     """A pool worker, or with `session` a persistent shell's (files kept between requests,
     the workspace at `workspace`, an absolute path such as /app). Its writable tmpfs hold
-    `disk_mb` MiB and `inodes` files each (`Limits.tmpfs_inodes`): bubblewrap's --tmpfs caps
-    bytes only, so the zygote mounts its own over them (guest `scratch.tmpfs_options`)."""
+    `limits.disk_mb` MiB and `limits.tmpfs_inodes` files each: bubblewrap's --tmpfs caps
+    bytes only, so the zygote mounts its own over them (guest `scratch.tmpfs_options`); its
+    processes share a memory cgroup capped at `limits.sandbox_memory_bytes`."""
     bwrap, interpreter = find_bwrap(), guest_python(python)
     check_workspace_path(workspace)
+    disk_mb, inodes = limits.disk_mb, limits.tmpfs_inodes
     size = str(disk_mb << 20)
     argv = [
         bwrap,
@@ -234,7 +241,9 @@ def bwrap_launch(
         *(["--session"] if session else []),
         *zygote_tmpfs_args(disk_mb, inodes, mount_on=(workspace, "/tmp", "/dev/shm") if session else ()),
     ]  # fmt: skip
-    return WorkerLaunch(argv=tuple(argv), lease=lease_worker_uid(), report_child_pid=session)
+    return WorkerLaunch(
+        argv=tuple(argv), lease=lease_worker_uid(), report_child_pid=session, memory_bytes=limits.sandbox_memory_bytes
+    )
 
 
 def _session_options() -> list[str]:

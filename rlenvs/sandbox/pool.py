@@ -194,11 +194,15 @@ class Sandbox:
     def _request(worker: Worker, request: dict, limits: Limits) -> dict:
         """The worker's answer; a call its runner gives up on meanwhile (`CallClock.cancel`)
         kills the worker, so an abandoned call frees its slot at once rather than at its limit."""
+        worker.cap_memory(limits.sandbox_memory_bytes)
+        killed_before = worker.oom_kills()
         clock = current_clock()
         if clock is None:
-            return worker.request(request, limits.timeout_s)
-        with clock.on_cancel(worker.signal_kill):
-            return worker.request(request, limits.timeout_s)
+            answer = worker.request(request, limits.timeout_s)
+        else:
+            with clock.on_cancel(worker.signal_kill):
+                answer = worker.request(request, limits.timeout_s)
+        return _blame_memory_cap(answer, worker.oom_kills() - killed_before, limits)
 
     @contextmanager
     def _worker(self) -> Iterator[Worker]:
@@ -235,7 +239,7 @@ class Sandbox:
     def _launch(self) -> WorkerLaunch:
         if self.unsafe:
             return unsafe_launch(self.python, unsafe_workdir())
-        return bwrap_launch(self.python, self.limits.disk_mb, inodes=self.limits.tmpfs_inodes)
+        return bwrap_launch(self.python, self.limits)
 
 
 def _kill_all(idle: list[Worker], busy: set[Worker]) -> None:
@@ -306,3 +310,15 @@ def _processes_already_running(worker: Worker) -> int:
             except OSError:
                 pass
     return count
+
+
+def _blame_memory_cap(answer: dict, killed: int, limits: Limits) -> dict:
+    """A process the kernel killed at the sandbox's memory cap died of SIGKILL, which the
+    zygote reads as its own timeout kill: the cgroup's count says it was memory."""
+    if killed <= 0 or answer.get("status") not in ("timeout", "crash"):
+        return answer
+    detail = (
+        f"the sandbox's processes went over its memory cap of {limits.sandbox_memory_bytes >> 20} MiB "
+        f"(Limits.sandbox_memory_mb) and the kernel killed {killed} of them"
+    )
+    return {**answer, "status": "memory", "detail": detail}

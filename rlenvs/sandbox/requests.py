@@ -18,6 +18,7 @@ MAXIMA = {
     "output_bytes": 1 << 30,
     "disk_mb": 1 << 20,
     "disk_inodes": 1 << 32,
+    "sandbox_memory_mb": 1 << 20,
 }
 """Upper bounds (a day, a TiB, ...): past them a limit is a mistake, and the kernel or the
 host's timers would refuse it at every call instead of once, here."""
@@ -30,7 +31,14 @@ at most about half its byte size, where the kernel's own default (half the host'
 pages) let a million empty files take 1 GB. Not fewer: a file with content takes a 4 KiB
 page anyway, and a workspace of 25,000 small entries (a dataset, a checkout) must still fit
 the default 64 MiB (32,768 entries)."""
-OPTIONAL = ("cpu_s", "disk_inodes")
+SANDBOX_OVERHEAD_MB = 64
+"""The sandbox's own processes (bubblewrap, the zygote, a test runner's Python) beside what an
+execution uses: `Limits.sandbox_memory_mb`'s default adds it."""
+INODE_KERNEL_BYTES = 1024
+"""What a tmpfs inode with its dentry costs the kernel, charged to the sandbox's cgroup."""
+MIN_SANDBOX_MEMORY_MB = 128
+"""Under this a sandbox's memory cgroup would kill its own zygote and test runner."""
+OPTIONAL = ("cpu_s", "disk_inodes", "sandbox_memory_mb")
 """The limits whose None means a default derived from the others."""
 
 
@@ -46,7 +54,12 @@ class Limits:
     that waits for it); `disk_mb` the size of each writable tmpfs
     (/workspace and /tmp), so filling the disk fills only that; `disk_inodes` the number of
     files, folders and links each of them holds (None: `tmpfs_inodes`'s default), past which
-    creating one fails with ENOSPC ("No space left on device").
+    creating one fails with ENOSPC ("No space left on device"). `sandbox_memory_mb` caps the
+    memory of the whole sandbox, its processes, files and the kernel memory they cost together,
+    where the host gives the sandbox a memory cgroup (`rlenvs.sandbox.cgroups`; a container
+    engine's `--memory`); None: `memory_mb` for one process, plus the three tmpfs full and their
+    inodes, plus `SANDBOX_OVERHEAD_MB`. The rlimits alone let `processes` processes take
+    `memory_mb` each.
     """
 
     timeout_s: float = 10.0
@@ -58,6 +71,7 @@ class Limits:
     output_bytes: int = 64 * 1024
     disk_mb: int = 64
     disk_inodes: int | None = None
+    sandbox_memory_mb: int | None = None
 
     def __post_init__(self) -> None:
         for item in dataclasses.fields(self):
@@ -72,6 +86,11 @@ class Limits:
                 raise ValueError(f"Limits.{item.name}={value!r} is over its maximum {MAXIMA[item.name]}")
         if self.processes < 8:
             raise ValueError(f"Limits.processes={self.processes} is too low: the sandbox itself needs a few; use >= 8")
+        if self.sandbox_memory_mb is not None and self.sandbox_memory_mb < MIN_SANDBOX_MEMORY_MB:
+            raise ValueError(
+                f"Limits.sandbox_memory_mb={self.sandbox_memory_mb} is too low: the sandbox's own processes need "
+                f"about {SANDBOX_OVERHEAD_MB} MiB of it; use >= {MIN_SANDBOX_MEMORY_MB}, or None for the default"
+            )
 
     @property
     def tmpfs_inodes(self) -> int:
@@ -80,6 +99,15 @@ class Limits:
         if self.disk_inodes is not None:
             return self.disk_inodes
         return max(MIN_INODES, (self.disk_mb * MIB) // BYTES_PER_INODE)
+
+    @property
+    def sandbox_memory_bytes(self) -> int:
+        """The memory cap of the whole sandbox (see the class docstring), in bytes."""
+        if self.sandbox_memory_mb is not None:
+            return self.sandbox_memory_mb * MIB
+        tmpfs = 3  # the workspace, /tmp and /dev/shm
+        files = tmpfs * (self.disk_mb * MIB + self.tmpfs_inodes * INODE_KERNEL_BYTES)
+        return (self.memory_mb + SANDBOX_OVERHEAD_MB) * MIB + files
 
     def for_guest(self, extra_processes: int = 0) -> dict:
         """The request fields the zygote applies, in bytes and whole seconds."""

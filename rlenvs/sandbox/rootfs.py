@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from rlenvs.sandbox.launch import GUEST_MOUNT, WorkerLaunch, find_bwrap, staged_guest_dir, zygote_tmpfs_args
+from rlenvs.sandbox.requests import Limits
 from rlenvs.sandbox.worker import Worker
 
 IMAGE_ID_BASE = 1_700_000_000
@@ -206,8 +207,9 @@ class EpisodeImage(Protocol):
     backend: str
     """What runs the episodes, as `info["backend"]` reports it."""
 
-    def launch(self, disk_mb: int, workspace: str) -> WorkerLaunch:
-        """A worker on a new view of the image: its zygote in `workspace`, no network."""
+    def launch(self, limits: Limits, workspace: str) -> WorkerLaunch:
+        """A worker on a new view of the image under `limits` (its writable tmpfs, its memory
+        cap): its zygote in `workspace`, no network."""
         ...
 
     def host_root(self, worker: Worker) -> str:
@@ -233,8 +235,8 @@ class RootImage:
     """Whom the agent's commands run as, `uid:gid:groups` (rlenvs.images.layers.ImageUser);
     "": the image's root."""
 
-    def launch(self, disk_mb: int, workspace: str, *, inodes: int) -> WorkerLaunch:
-        return image_launch(self, disk_mb, workspace, inodes=inodes)
+    def launch(self, limits: Limits, workspace: str) -> WorkerLaunch:
+        return image_launch(self, limits, workspace)
 
     def host_root(self, worker: Worker) -> str:
         return f"/proc/{worker.child_pid}/root"
@@ -260,11 +262,13 @@ EPISODE_STAGE = "/tmp/rlenvs-episode-root"
 """An empty folder every episode's namespace mounts its own tmpfs on (the host's stays empty)."""
 
 
-def image_launch(image: RootImage, disk_mb: int, workspace: str, *, inodes: int) -> WorkerLaunch:
+def image_launch(image: RootImage, limits: Limits, workspace: str) -> WorkerLaunch:
     """A shell session's worker over `image`: a copy-on-write root whose writes (the agent's,
-    anywhere) go to a tmpfs of `disk_mb` MiB and `inodes` inodes that ends with the episode;
-    the workspace is the image's own `workspace` folder, /tmp and /dev/shm fresh tmpfs of
-    that size, which the zygote mounts (bubblewrap's cap bytes only); no network."""
+    anywhere) go to a tmpfs of `limits.disk_mb` MiB and `limits.tmpfs_inodes` inodes that
+    ends with the episode; the workspace is the image's own `workspace` folder, /tmp and
+    /dev/shm fresh tmpfs of that size, which the zygote mounts (bubblewrap's cap bytes only);
+    no network; a memory cgroup capped at `limits.sandbox_memory_bytes`."""
+    disk_mb, inodes = limits.disk_mb, limits.tmpfs_inodes
     os.makedirs(EPISODE_STAGE, mode=0o755, exist_ok=True)
     size = str(disk_mb << 20)
     merged = f"{EPISODE_STAGE}/merged"
@@ -292,7 +296,11 @@ def image_launch(image: RootImage, disk_mb: int, workspace: str, *, inodes: int)
     overlay = Overlay(image.lowers, merged, tmpfs_mb=disk_mb, tmpfs_inodes=inodes)
     ids = IdMap.for_this_user()
     return WorkerLaunch(
-        argv=tuple(argv), lease=None, report_child_pid=True, spawn=functools.partial(spawn, overlay, ids)
+        argv=tuple(argv),
+        lease=None,
+        report_child_pid=True,
+        spawn=functools.partial(spawn, overlay, ids),
+        memory_bytes=limits.sandbox_memory_bytes,
     )
 
 

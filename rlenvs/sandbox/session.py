@@ -393,12 +393,10 @@ class ShellSession:
 
     def _launch(self) -> WorkerLaunch:
         if self.image is not None:
-            return self.image.launch(self.limits.disk_mb, self.workdir, inodes=self.limits.tmpfs_inodes)
+            return self.image.launch(self.limits, self.workdir)
         if self.unsafe:
             return unsafe_launch(self.python, unsafe_workdir(), session=True)
-        return bwrap_launch(
-            self.python, self.limits.disk_mb, inodes=self.limits.tmpfs_inodes, session=True, workspace=self.workdir
-        )
+        return bwrap_launch(self.python, self.limits, session=True, workspace=self.workdir)
 
 
 def _text(text: str) -> str:

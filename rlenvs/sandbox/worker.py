@@ -23,6 +23,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO
 
+from rlenvs.sandbox.cgroups import SandboxCgroup, memory_hierarchy
 from rlenvs.sandbox.guest.protocol import (
     ANSWER_SEGMENTS,
     REQUEST_HEADER,
@@ -59,6 +60,7 @@ class Worker:
             os.chown(launch.cwd, launch.uid, launch.uid)
         self.child_pid: int | None = None
         """The host pid of the sandbox's pid 1, when the launch asked bwrap for it."""
+        self._cgroup: SandboxCgroup | None = None
         self.container = launch.container
         self._cleanup = launch.cleanup
         info_r, info_w = os.pipe() if launch.report_child_pid else (-1, -1)
@@ -88,6 +90,8 @@ class Worker:
         if ready != {"ready": True}:
             self.kill()
             raise WorkerFailed(f"the sandbox did not start: unexpected first line {ready!r}")
+        if launch.memory_bytes is not None:
+            self._confine(launch.memory_bytes)
 
     @staticmethod
     def _start(launch: WorkerLaunch, argv: tuple[str, ...], pass_fds: tuple[int, ...]) -> subprocess.Popen[bytes]:
@@ -112,6 +116,35 @@ class Worker:
             )
             .result()
         )
+
+    def _confine(self, limit_bytes: int) -> None:
+        """Put the sandbox's processes in a memory cgroup of their own (where the host has one),
+        now that its zygote is idle: everything it starts from here on is counted there."""
+        try:
+            hierarchy = memory_hierarchy()
+            if hierarchy is not None:
+                self._cgroup = SandboxCgroup(hierarchy, limit_bytes)
+                self._cgroup.adopt(self._process.pid)
+        except BaseException as error:
+            self.kill()
+            if isinstance(error, OSError):
+                raise WorkerFailed(f"the sandbox's memory cgroup could not be made: {error}") from None
+            raise
+
+    def cap_memory(self, limit_bytes: int) -> None:
+        """Change the cap of the worker's memory cgroup (a pool call may bring limits of its
+        own); a cap the kernel refuses (under what the idle sandbox uses) kills the worker."""
+        if self._cgroup is None:
+            return
+        try:
+            self._cgroup.cap(limit_bytes)
+        except OSError as error:
+            self.kill()
+            raise WorkerFailed(f"the sandbox's memory cap of {limit_bytes} bytes was refused: {error}") from None
+
+    def oom_kills(self) -> int:
+        """How many of the sandbox's processes the kernel killed at its memory cap so far."""
+        return self._cgroup.oom_kills() if self._cgroup is not None else 0
 
     @property
     def workdir(self) -> str | None:
@@ -232,6 +265,9 @@ class Worker:
         self._process.kill()
         self._process.wait()
         self._close_pipes()
+        if self._cgroup is not None:
+            self._cgroup.remove()
+            self._cgroup = None
         if self._cleanup is not None:
             self._cleanup()
             self._cleanup = None

@@ -64,9 +64,10 @@ def _timed(call: Callable[[], bool], calls: int) -> list[float]:
 
 def _fresh_sandbox_argv() -> list[str]:
     """A session sandbox's bwrap command line with `bash -c true` in place of the zygote."""
+    from rlenvs.sandbox import Limits
     from rlenvs.sandbox.launch import bwrap_launch
 
-    launch = bwrap_launch(None, 64, session=True)
+    launch = bwrap_launch(None, Limits(disk_mb=64), session=True)
     if launch.lease is not None:
         launch.lease.release()  # run as this process's user: only the command line is wanted
     argv = list(launch.argv)

@@ -327,3 +327,39 @@ def test_sigterm_lets_a_step_in_flight_finish_and_refuses_new_sessions():
     finally:
         if process.poll() is None:
             process.kill()
+
+
+def test_a_step_past_the_drain_timeout_does_not_hold_the_server_up():
+    """The grace period bounds the drain: a step still running when it ends is stopped, its
+    client is told why (EnvLostError: a machinery outcome, never a reward) and the server exits
+    without a traceback."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-c", SERVE_SLOW, SLOW, "--port", str(port), "--drain-timeout", "1"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().startswith("serving")
+        env = RemoteEnv(url)
+        env.reset(seed=0)
+        failures: list = []
+        stepping = threading.Thread(target=lambda: _record_failure(failures, env.step, "#sleep 60\n\\boxed{0}"))
+        stepping.start()
+        time.sleep(0.5)  # the step is running on the server
+        signalled = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=20)
+        assert time.monotonic() - signalled < 10  # the drain, a second to say so, 5 s for threads
+        stepping.join(timeout=20)
+        assert len(failures) == 1 and isinstance(failures[0], EnvLostError), failures
+        assert "drain timeout" in str(failures[0]), failures
+        assert "Traceback" not in process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+def _record_failure(failures: list, call, *args) -> None:
+    try:
+        call(*args)
+    except Exception as error:  # what the client made of the server's end
+        failures.append(error)

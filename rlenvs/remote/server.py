@@ -77,6 +77,8 @@ RESET_MISTAKES = (ValueError, TypeError, LookupError)
 over HTTP a 422, the client's mistake, not a 500."""
 START_TIMEOUT_S = 30.0
 CLOSE_TIMEOUT_S = 5.0
+CUT_OFF_GRACE_S = 1.0
+"""After a drain's timeout, how long sessions whose calls were stopped get to say so."""
 BODY_TIMEOUT_S = 60.0
 """How long an HTTP request's body may take to arrive (a 12 MiB body at 2 Mbit/s)."""
 PARSE_INLINE_BYTES = 64 * 2**10
@@ -182,6 +184,10 @@ class EnvServer:
         self._abandoned = 0
         self._busy = 0
         self._draining = False
+        self.cut_off = asyncio.Event()
+        """Set when a drain's grace period is over: env calls still running are given up on.
+        Each run of the server makes its own (`_uvicorn`): an asyncio Event belongs to the
+        event loop it is first awaited on."""
         # Make one env now: a bad id or kwargs fails `rlenvs serve` at start, not each client,
         # and the env's spaces give the schema's text bounds.
         probe = self.make_env()
@@ -268,6 +274,10 @@ class EnvServer:
     @property
     def draining(self) -> bool:
         return self._draining
+
+    def cut_off_running_calls(self) -> None:
+        """End the drain's grace: every call still running is cancelled and its session told."""
+        self.cut_off.set()
 
     def drained(self) -> bool:
         """Whether a draining server has no request left to answer."""
@@ -605,12 +615,21 @@ class Session:
         timeout = self.server.step_timeout_s
         wrapped = asyncio.wrap_future(future)
         try:
-            done = await _finished_in_time(wrapped, clock, timeout)
+            done = await _finished_in_time(wrapped, clock, timeout, self.server.cut_off)
         except BaseException:  # the session's task was cancelled (server shutdown): so is its call
             clock.cancel()
             raise
         finally:
             self.clock = None
+        if not done and self.server.cut_off.is_set():
+            clock.cancel()
+            self.server.abandon(future)
+            self.discard()
+            raise SessionEnded(
+                wire.SERVER_DRAINING,
+                "the server is stopping (SIGTERM) and its drain timeout (rlenvs serve --drain-timeout) passed "
+                "before this call returned: the call was stopped; open a session on another server",
+            )
         if not done:  # (a TimeoutError the env itself raises is the env's error, below)
             clock.cancel()
             self.server.abandon(future)
@@ -642,18 +661,22 @@ def _timed(clock: CallClock, call: Callable[[], T]) -> T:
         return call()
 
 
-async def _finished_in_time(future: asyncio.Future[Any], clock: CallClock, timeout: float | None) -> bool:
-    """Wait for `future` while its call has worked under `timeout` seconds (None: for ever);
-    whether it finished. Working time grows no faster than the wall clock, so each wait may
-    last what is left of it."""
-    if timeout is None:
-        await asyncio.wait({future})
-        return True
-    while clock.worked_s() < timeout:
-        done, _ = await asyncio.wait({future}, timeout=max(MIN_WAIT_S, clock.left_s(timeout)))
-        if done:
-            return True
-    return future.done()
+async def _finished_in_time(
+    future: asyncio.Future[Any], clock: CallClock, timeout: float | None, cut_off: asyncio.Event
+) -> bool:
+    """Wait for `future` while its call has worked under `timeout` seconds (None: for ever)
+    and `cut_off` is not set; whether it finished. Working time grows no faster than the wall
+    clock, so each wait may last what is left of it."""
+    stop = asyncio.ensure_future(cut_off.wait())
+    try:
+        while timeout is None or clock.worked_s() < timeout:
+            left = None if timeout is None else max(MIN_WAIT_S, clock.left_s(timeout))
+            await asyncio.wait({future, stop}, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            if future.done() or stop.done():
+                break
+        return future.done()
+    finally:
+        stop.cancel()
 
 
 def _is_disconnect(receiving: asyncio.Future[Any]) -> bool:
@@ -696,9 +719,10 @@ def default_sessions_per_client(max_sessions: int, host: str) -> int:
 
 
 class DrainingUvicorn(uvicorn.Server):
-    """uvicorn's server, stopped by SIGTERM only once the env server has drained (or after
-    `drain_timeout_s`): new sessions and requests are refused meanwhile, and those being
-    answered get their answers. A second SIGTERM, or SIGINT (Ctrl-C), stops at once."""
+    """uvicorn's server, stopped by SIGTERM once the env server has drained: new sessions and
+    requests are refused meanwhile, and those being answered get their answers, for up to
+    `drain_timeout_s`; calls still running then are stopped and their sessions get
+    SERVER_DRAINING. A second SIGTERM, or SIGINT (Ctrl-C), stops at once."""
 
     def __init__(self, config: uvicorn.Config, env_server: EnvServer, drain_timeout_s: float) -> None:
         super().__init__(config)
@@ -717,13 +741,18 @@ class DrainingUvicorn(uvicorn.Server):
     async def on_tick(self, counter: int) -> bool:
         if self.drain_requested_at is not None:
             self.env_server.start_draining()
-            overdue = time.monotonic() - self.drain_requested_at >= self.drain_timeout_s
-            if self.env_server.drained() or overdue:
+            overdue_s = time.monotonic() - self.drain_requested_at - self.drain_timeout_s
+            if overdue_s >= 0:
+                # Calls still running are stopped, and their sessions told so, before uvicorn
+                # closes the connections: given CUT_OFF_GRACE_S to send that, it then exits.
+                self.env_server.cut_off_running_calls()
+            if self.env_server.drained() or overdue_s >= CUT_OFF_GRACE_S:
                 self.should_exit = True
         return await super().on_tick(counter)
 
 
 def _uvicorn(server: EnvServer, host: str, port: int, log_level: str, drain_timeout_s: float) -> DrainingUvicorn:
+    server.cut_off = asyncio.Event()
     guard.ensure_file_descriptors(server.max_connections, server.max_sessions)
     config = uvicorn.Config(
         server.app(),

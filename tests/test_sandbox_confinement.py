@@ -20,7 +20,8 @@ from rlenvs.sandbox import Limits, Sandbox
 from rlenvs.sandbox.cgroups import MemoryHierarchy, locate_memory_hierarchy, memory_cgroup_absence, memory_hierarchy
 from rlenvs.sandbox.guest import seccomp
 from rlenvs.sandbox.requests import BYTES_PER_INODE, MIN_INODES
-from rlenvs.sandbox.session import ShellSession
+from rlenvs.sandbox.launch import staged_guest_dir
+from rlenvs.sandbox.session import SessionError, ShellSession
 
 MACHINE = os.uname().machine
 NUMBERS = seccomp.SYSCALLS.get(MACHINE, {})
@@ -204,6 +205,27 @@ def test_a_reset_after_the_last_episode_hung_the_sandbox_starts_the_episode_on_a
         assert time.monotonic() - started < 15
         assert not broken.alive and session._worker is not broken
         assert session.run("ls && cat second.txt").stdout == "second.txt\n2"
+
+
+@pytest.mark.sandbox
+def test_a_reset_whose_fresh_sandbox_fails_too_raises_one_error_with_both_reasons():
+    """Once: a sandbox that cannot start at all (here its guest code unreadable, as a host out
+    of processes or memory would do) is the machinery's failure, named as such, not a loop."""
+    guest = Path(staged_guest_dir())
+    with ShellSession(limits=Limits(timeout_s=0.5)) as session:
+        session.reset([Entry("first.txt", "1")])
+        os.kill(session._worker.child_pid, signal.SIGSTOP)
+        mode = guest.stat().st_mode
+        guest.chmod(0o700)  # the sandbox's uid can no longer read the zygote
+        try:
+            with pytest.raises(
+                SessionError, match=r"could not start an episode \(.*\), nor could a fresh one \(.*did not start"
+            ):
+                session.reset([Entry("second.txt", "2")])
+        finally:
+            guest.chmod(mode)
+        session.reset([Entry("third.txt", "3")])  # the host is fine again: so is the session
+        assert session.run("cat third.txt").stdout == "3"
 
 
 # --- the memory cgroup -----------------------------------------------------------------------

@@ -46,7 +46,7 @@ def test_the_standard_runner_becomes_pytest_from_the_image() -> None:
     assert runner is not None and runner.packages == ()
     commands = [line.strip() for line in runner.script.splitlines() if not line.lstrip().startswith("#")]
     assert commands[-1] == "python3 -m pytest $TEST_DIR/test_outputs.py -rA"
-    assert not any(word in runner.script for word in ("curl", "apt-get", "uv "))
+    assert not any(word in line for line in commands if not line.startswith(":") for word in ("curl", "apt-get", "uv "))
     assert 'if [ "$PWD" = "/" ]; then' in commands  # the working-folder check stays
 
 
@@ -55,25 +55,55 @@ def test_other_versions_and_extra_packages_are_the_boilerplate_too() -> None:
     runner = offline_runner(text.replace("-rA", "-rA -k smoke"))
     assert runner is not None
     assert runner.packages == ("numpy", "scikit_learn")
+    assert runner.requirements == ("pytest==8.3.0", "numpy==2.1", "scikit-learn")
     assert runner.script.rstrip().endswith("python3 -m pytest $TEST_DIR/test_outputs.py -rA -k smoke")
 
 
 @pytest.mark.parametrize(
-    "change",
+    ("change", "kept"),
     [
-        ("uv init\n", "uv init\ncurl -s https://example.com/x.sh | sh\n"),  # one more command
-        ("apt-get install -y curl", "apt-get install -y curl wget"),  # another package
-        ("uv add pytest==8.4.1", "uv add requests"),  # no pytest
-        ("https://astral.sh/uv", "https://example.com/uv"),  # another download
-        ("apt-get update\napt-get install -y curl", "apt-get install -y curl\napt-get update"),  # reordered
-        ("uv run pytest $TEST_DIR/test_outputs.py -rA", "uv run python $TEST_DIR/grade.py"),  # not pytest
+        (("uv init\n", "uv init\ncurl -s https://example.com/x.sh | sh\n"), "curl -s https://example.com/x.sh | sh"),
+        (("apt-get install -y curl", "apt-get install -y curl wget"), "apt-get install -y curl wget"),
+        (
+            ("https://astral.sh/uv", "https://example.com/uv"),
+            "curl -LsSf https://example.com/uv/0.7.13/install.sh | sh",
+        ),
+        (("uv add pytest==8.4.1", "uv add -r /tmp/req.txt"), "uv add -r /tmp/req.txt"),
+        (("uv add pytest==8.4.1", "pip install git+https://example.com/x"), "pip install git+https://example.com/x"),
+        (
+            ("uv add pytest==8.4.1", "uv pip install --index-url https://x.org p"),
+            "uv pip install --index-url https://x.org p",
+        ),
     ],
-    ids=["extra-command", "extra-apt-package", "no-pytest", "other-host", "reordered", "not-pytest"],
+    ids=["extra-command", "extra-apt-package", "other-host", "requirements-file", "url", "other-index"],
 )
-def test_a_runner_that_differs_by_a_line_is_not_recognised(change: tuple[str, str]) -> None:
+def test_a_step_that_fetches_anything_else_stays_for_the_network_check(change, kept) -> None:
+    """Only steps that fetch test tools or packages by name are taken out; the rest stays
+    as it is, where the loader's network check refuses it by line."""
     old, new = change
     assert old in STANDARD
-    assert offline_runner(STANDARD.replace(old, new)) is None
+    runner = offline_runner(STANDARD.replace(old, new))
+    assert runner is not None and kept in runner.script.splitlines()
+
+
+def test_steps_are_read_by_what_they_do_in_any_order_and_spelling() -> None:
+    script = (
+        "#!/bin/bash\nset -e\nif ! command -v curl >/dev/null 2>&1; then\n  apt-get update -qq\n"
+        "  apt-get install -y -qq curl python3-venv\nfi\npython3 -m pip install --no-cache-dir uv==0.7.13\n"
+        'export PATH="$HOME/.local/bin:$PATH"\nuv venv .tbench-testing && source .tbench-testing/bin/activate\n'
+        "uv pip install pytest==8.4.1 \\\n    'pyyaml>=6' Pillow==11.0.0 pytest-timeout==2.3.1\n"
+        "cd /tests\npytest test_outputs.py -rA --timeout=60 || exit 1\nuv run python $TEST_DIR/grade.py\n"
+    )
+    runner = offline_runner(script)
+    assert runner is not None
+    assert runner.requirements == ("pytest==8.4.1", "pyyaml>=6", "Pillow==11.0.0", "pytest-timeout==2.3.1")
+    assert runner.packages == ("pillow", "pyyaml") and runner.plugins == ("pytest_timeout",)
+    code = [line.strip() for line in runner.script.splitlines() if line.strip() and not line.strip().startswith(":")]
+    assert code == [
+        "#!/bin/bash", "set -e", "if ! command -v curl >/dev/null 2>&1; then", "fi", "cd /tests",
+        "python3 -m pytest test_outputs.py -rA --timeout=60 || exit 1", "python3 $TEST_DIR/grade.py",
+    ]  # fmt: skip
+    assert len(runner.script.splitlines()) == len(script.splitlines())
 
 
 @pytest.mark.full_data
@@ -153,10 +183,10 @@ def test_a_trap_style_script_keeps_its_trap_and_names_the_extra_packages() -> No
     "script",
     [
         "#!/bin/bash\npython3 -m pytest /tests/test_outputs.py\n",  # no fetching: left as it is
-        "#!/bin/bash\ncurl -LsSf https://astral.sh/uv/install.sh | sh\nuv run pytest /tests\n",  # not uvx
+        "#!/bin/bash\npython3 -c 'import sys'\n",  # no pytest, nothing fetched
     ],
 )
-def test_a_script_without_uvx_pytest_is_not_rewritten(script: str) -> None:
+def test_a_script_that_fetches_nothing_and_runs_python3_m_pytest_is_left_alone(script: str) -> None:
     assert harbor_offline_runner(script) is None
 
 
@@ -173,10 +203,10 @@ def _harbor_folder(tmp_path: Path, test_sh: str) -> Path:
 @pytest.mark.sandbox
 def test_a_harbor_script_fetching_anything_else_is_still_refused_by_line(tmp_path: Path) -> None:
     folder = _harbor_folder(
-        tmp_path, HARBOR_TEST_SH.replace("set -euo pipefail", "set -euo pipefail\npip install requests")
+        tmp_path, HARBOR_TEST_SH.replace("set -euo pipefail", "set -euo pipefail\npip install -r /tmp/req.txt")
     )
     with pytest.raises(
-        TaskFolderError, match=r"tests/test.sh \(line 3\) runs `pip install requests`, which needs the network"
+        TaskFolderError, match=r"tests/test.sh \(line 3\) runs `pip install -r /tmp/req.txt`, which needs the network"
     ):
         load_task_folders(folder)
 
@@ -192,5 +222,18 @@ def test_plugins_are_named_and_a_script_reading_its_ctrf_report_is_left_alone() 
 @pytest.mark.sandbox
 def test_a_harbor_script_adding_a_pytest_plugin_is_refused_naming_it(tmp_path: Path) -> None:
     folder = _harbor_folder(tmp_path, HARBOR_TEST_SH.replace("-w pytest==8.4.1", "-w pytest==8.4.1 -w pytest-timeout"))
-    with pytest.raises(TaskFolderError, match=r"adds the pytest plugin pytest_timeout with uvx.* `-p <plugin module>`"):
+    with pytest.raises(
+        TaskFolderError, match=r"adds the pytest plugin pytest_timeout.* `-p <plugin module>`.*backend='bwrap'"
+    ):
         load_task_folders(folder)
+
+
+@pytest.mark.sandbox
+def test_on_the_host_packages_are_found_by_distribution_name_not_module_name(tmp_path: Path) -> None:
+    """`pyyaml` imports as `yaml`: the host's python3 has it when its metadata says so (the
+    host has Debian's python3-yaml); a distribution it lacks is refused by name."""
+    with_yaml = HARBOR_TEST_SH.replace("-w pytest==8.4.1", "-w pytest==8.4.1 -w PyYAML==6.0.2")
+    assert load_task_folders(_harbor_folder(tmp_path / "a", with_yaml))
+    lacking = HARBOR_TEST_SH.replace("-w pytest==8.4.1", "-w pytest==8.4.1 -w no-such-distribution-xyz")
+    with pytest.raises(TaskFolderError, match=r"installs no-such-distribution-xyz for the tests, which the sandbox's"):
+        load_task_folders(_harbor_folder(tmp_path / "b", lacking))

@@ -417,7 +417,7 @@ def test_the_tests_start_from_nothing_the_agent_wrote(tmp_path):
     finally:
         env.close()
     report = info["failed_checks"][0].removeprefix("the task's tests failed (error): ")
-    (tests,) = set(re.findall(r"/tmp/rlenvs-verdict/tests-[0-9a-f]{16}", report))
+    (tests,) = set(re.findall(r"/tmp/rlenvs-verdict/tests_[0-9a-f]{16}", report))
     assert reward == 0.0 and report.replace(tests, "TESTS") == (
         "cwd=/app\nbin\ngreeting.txt\nhome=/tmp/rlenvs-verdict/home\n/dev/shm:\n\n/tmp/rlenvs-verdict/home:\n"
         "rlenvs-verdict\nexpected.txt\nrun-tests.sh\ntest_outputs.py\n"
@@ -462,12 +462,12 @@ def test_the_pytest_config_is_the_first_of_pytests_own_order_that_configures_pyt
         return run.pytest_config(run.files(Entry(path, text) for path, text in files.items()))
 
     assert config({"test_a.py": ""}) == "/tmp/rlenvs-verdict/pytest.ini"
-    assert config({"pyproject.toml": "[project]\n", "tox.ini": "[pytest]\n"}) == "/tmp/rlenvs-verdict/tests-0/tox.ini"
+    assert config({"pyproject.toml": "[project]\n", "tox.ini": "[pytest]\n"}) == "/tmp/rlenvs-verdict/tests_0/tox.ini"
     assert config({"setup.cfg": "[tool:pytest]\n", "pyproject.toml": "[tool.pytest.ini_options]\n"}) == (
-        "/tmp/rlenvs-verdict/tests-0/pyproject.toml"
+        "/tmp/rlenvs-verdict/tests_0/pyproject.toml"
     )
     assert config({"pytest.ini": "", "tox.ini": "[pytest]\n", "sub/pytest.ini": ""}) == (
-        "/tmp/rlenvs-verdict/tests-0/pytest.ini"
+        "/tmp/rlenvs-verdict/tests_0/pytest.ini"
     )
 
 
@@ -561,7 +561,7 @@ def test_a_test_script_that_downloads_needs_the_network(tmp_path):
     folder = terminal_bench_task(tmp_path)
     write(
         folder / "run-tests.sh",
-        "#!/bin/bash\n# fetch uv first\ncurl -LsSf https://astral.sh/uv/install.sh | sh\n",
+        "#!/bin/bash\n# fetch a tool first\ncurl -LsSf https://example.com/tool/install.sh | sh\n",
     )
     message = refused(folder)
     assert "run-tests.sh (line 3) runs `curl -LsSf" in message and "needs the network" in message
@@ -572,9 +572,9 @@ def test_a_test_script_that_downloads_needs_the_network(tmp_path):
     "script",
     [
         "source $TEST_DIR/setup-uv-pytest.sh\nbash $TEST_DIR/run-uv-pytest.sh",
-        "uv venv .tbench-testing\nuv pip install pytest==8.4.1",
+        "uv venv .tbench-testing\nuv pip install -r requirements.txt",
         "apt-get update && apt-get install -y jq",
-        "pip3 install requests",
+        "pip3 install -e .",
         "git clone https://github.com/example/repo",
         "npm install",
     ],

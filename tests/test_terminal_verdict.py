@@ -62,7 +62,7 @@ def verdict_files(session) -> dict[str, str | None]:
         for name in names:
             path = os.path.join(top, name)
             found[os.path.normpath(os.path.join(rel, name))] = "<link>" if os.path.islink(path) else _text(path)
-    return {re.sub(r"^tests-[0-9a-f]+", "tests", re.sub(PYC_TAG, ".pyc", path)): text for path, text in found.items()}
+    return {re.sub(r"^tests_[0-9a-f]+", "tests", re.sub(PYC_TAG, ".pyc", path)): text for path, text in found.items()}
 
 
 PYC_TAG = r"\.[a-z]+-[0-9]+\.pyc$"
@@ -242,7 +242,7 @@ def test_what_the_agent_can_write_is_read_as_text_with_dots_applied():
         True,
         True,
     ]
-    inside = ("site", "tests-0", "tests-0/.rlenvs-logs/x", "tmp")
+    inside = ("site", "tests_0", "tests_0/.rlenvs-logs/x", "tmp")
     assert [run.writable(f"{VERDICT_ROOT}/{name}") for name in inside] == [False, False, True, True]
 
 

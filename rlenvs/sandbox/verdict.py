@@ -35,7 +35,9 @@ So a test run (`VerdictRun`) is built from nothing the agent wrote, but for the 
   sandbox's python3 then loads without compiling it: 0.7-1 ms of every python3's start-up) and
   an empty `usercustomize.py` (a task's `ENV PYTHONPATH=/app`
   must not make every python3 of the tests import the agent's /app/sitecustomize.py), git's hardening
-  (`GIT_SETTINGS`), PYTEST_ADDOPTS giving pytest an explicit rootdir (the tests' folder),
+  (`GIT_SETTINGS`), the verdict's own packages (pytest and what the task's script installs,
+  `VERDICT_PACKAGES`, a read-only layer of the image) after `site` on PYTHONPATH where the task's
+  variables name them (PACKAGES_VARIABLE), PYTEST_ADDOPTS giving pytest an explicit rootdir (the tests' folder),
   an explicit config (the tests' own pytest.ini, pyproject.toml, ... at the top of their
   folder, else an empty one) and `-p no:cacheprovider`, and PYTEST_DISABLE_PLUGIN_AUTOLOAD=1:
   pytest loads no plugin just because a distribution on sys.path declares one (a
@@ -239,6 +241,13 @@ run "") and the filter, textconv and merge drivers a repository names in its .gi
 and defines in its .git/config, which git names one by one. What they run is a program of
 the agent's that runs as the tests do, like any program of the agent's the tests run: it
 cannot rewrite the tests or the verdict's files, which are read-only for the run."""
+VERDICT_PACKAGES = "/opt/rlenvs-verdict/packages"
+"""Where an image's tests find the verdict's own packages (`rlenvs.sandbox.verdict_packages`:
+pytest and what the task's test script installs, built from PyPI when the folder loads, a
+read-only layer on top of the image); first on their PYTHONPATH after `site` when the task's
+variables name it (PACKAGES_VARIABLE)."""
+PACKAGES_VARIABLE = "RLENVS_VERDICT_PACKAGES"
+"""The test variable naming VERDICT_PACKAGES for a task whose image carries them."""
 VERDICT_OUTPUT_BYTES = 8 << 20
 """A test run's output cap (an agent's command has `Limits.output_bytes`): verbose tests and
 build logs print megabytes, and the results a verdict reads come at the end. Eight MiB, as
@@ -263,8 +272,13 @@ class VerdictRun:
     @property
     def tests_name(self) -> str:
         """The tests' folder in `root`, named by `token`: what the tests' own processes can
-        find (their start folder, HOME) leads nowhere near it."""
-        return f"tests-{self.token}"
+        find (their start folder, HOME) leads nowhere near it. A Python identifier
+        (`tests_<hex>`), as pytest treats a folder with an `__init__.py` as a package only
+        when its name is one: tests that import their helpers relatively (`from .helpers
+        import x`) then import as they do in the task's own /tests. pytest then puts `root`
+        (the package's parent) on sys.path: it holds only the verdict's read-only folders,
+        whose names (home, site, tmp, git-hooks) no test imports."""
+        return f"tests_{self.token}"
 
     @property
     def tests_dir(self) -> str:
@@ -369,6 +383,12 @@ class VerdictRun:
         for name in task:
             if not _NAME.fullmatch(name):
                 raise ValueError(f"the test variable {name!r} is not a shell variable name")
+        packages = task.pop(PACKAGES_VARIABLE, "")
+        if packages not in ("", VERDICT_PACKAGES):
+            raise ValueError(
+                f"the test variable {PACKAGES_VARIABLE} must be {VERDICT_PACKAGES} (the verdict's own packages), "
+                f"got {packages!r}"
+            )
         config = pytest_config or self.empty_config
         pytest_options = f"-p no:cacheprovider --rootdir={self.tests_dir} -c {config}"
         git = [(key, value.format(hooks=self.git_hooks)) for key, value in GIT_SETTINGS]
@@ -382,7 +402,7 @@ class VerdictRun:
             "PYTHONNOUSERSITE": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONSAFEPATH": "1",
-            "PYTHONPATH": ":".join(path for path in (self.site, kept) if path),
+            "PYTHONPATH": ":".join(path for path in (self.site, packages, kept) if path),
             LATE_PYTHONPATH: late,
             TEST_IMPORTS: ",".join(sorted(set(imports))),
             AGENT_FOLDERS: ":".join((self.workdir, *SCRATCH_FOLDERS)),
@@ -492,7 +512,9 @@ def _record(path: str, data: bytes | None, *, pyc: bool = False) -> _Record:
     return _Record({**record, "pyc": True} if pyc else record)
 
 
-TOOLCHAIN_PREFIXES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/alternatives")
+TOOLCHAIN_PREFIXES = (
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/alternatives", VERDICT_PACKAGES,
+)  # fmt: skip
 """On an image the agent is root and may write anywhere; the tests then run the image's own
 interpreter, shell, libraries and pytest. What lives here is theirs: an episode that changed
 any of it gets no test run (`toolchain_changes`)."""
@@ -553,6 +575,8 @@ def run_tests(
     if session.image is not None:
         variables = dict(environment)
         path, python_path = variables.get("PATH", session.image.path), variables.get("PYTHONPATH", "")
+        if variables.get(PACKAGES_VARIABLE):  # its folders above count too: /opt replaced by a link
+            python_path = f"{python_path}:{VERDICT_PACKAGES}"
         changes = session.image_changes(skip=(session.workdir.rstrip("/"),))  # the workspace is the agent's
         tampered = toolchain_changes(changes, session.workdir, path, python_path)
         if tampered:

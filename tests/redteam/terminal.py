@@ -80,6 +80,8 @@ LOUD, LOUD_HARBOR = _custom("loud"), _custom("loud-harbor")
 QQ_TEE, RA_CAPTURED, HARD_LINK = _custom("qq-tee"), _custom("rA-captured"), _custom("hardlink")
 REF_IN_TMP, MODEL_HELPER, GIT_OPS = _custom("ref-in-tmp"), _custom("model-pickle-helper"), _custom("git-ops")
 PYTEST_M, PATH_APP = _custom("pytest-m"), _custom("path-app")
+PACKAGE_TESTS = _custom("package-tests")
+"""Tests that are a package (tests/__init__.py) importing their expected text relatively."""
 GREET_TOOL = (
     "mkdir -p /app/node_modules/.bin && printf '#!/bin/sh\\necho \"Hello, world!\"\\n' > /app/node_modules/.bin/greet "
     "&& chmod +x /app/node_modules/.bin/greet"
@@ -653,6 +655,17 @@ CASES: list[Case] = [
           "sleep 1.1 && touch a.txt", "submit"), 0.0,
          "a clean filter the tests' `git status` runs: it cannot rewrite the verdict's sitecustomize"),
     # --- third pass: pytest loads only the plugins the tests name -------------------------------------------
+    # --- the tests' folder is a package: its relative imports are its own -----------------------------
+    Case("control", PACKAGE_TESTS, (HELLO, "submit"), 1.0,
+         "tests that import a helper relatively (tests/__init__.py) pass: their folder's name is an identifier"),
+    Case("package-helper-planted", PACKAGE_TESTS, (
+        "printf 'GREETING = \"\"\\n' > /app/expected.py && mkdir -p /app/tests && cp /app/expected.py /app/tests/ "
+        "&& touch /app/tests/__init__.py /app/hello.txt", "submit"), 0.0,
+         "`from .expected import` resolves in the tests' own package, never the workspace's expected.py"),
+    Case("package-parent-planted", PACKAGE_TESTS, (
+        "mkdir -p /tmp/rlenvs-verdict && printf 'import os\\nos._exit(0)\\n' > /tmp/rlenvs-verdict/pathlib.py "
+        "&& touch /app/hello.txt", "submit"), 0.0,
+         "pytest puts the tests' parent (the verdict's root) on sys.path: /tmp is emptied and the root made anew"),
     Case("control", PYTEST_M, ("printf 'def add(a, b):\\n    return a + b\\n' > /app/mylib.py", "submit"), 1.0,
          "the task done: the test passes, with the fixture of the plugin the tests name with -p"),
     Case("pytest-plugin-from-workdir", PYTEST_M, (PLUGIN, "submit"), 0.0,
@@ -921,6 +934,16 @@ CUSTOM_FOLDERS: dict[str, dict[str, str]] = {
         "tests/vendor/greeting_plugin.py": "import pytest\n\n\n@pytest.fixture\ndef operands():\n    return 2, 3\n",
         "tests/test_outputs.py": "import sys\n\nsys.path.insert(0, '/app')\n\n\ndef test_add(operands):\n"
         "    from mylib import add\n\n    assert add(*operands) == 5\n",
+    },
+    "package-tests": {
+        "task.yaml": _task_yaml("Create /app/hello.txt holding the line 'Hello, world!'."),
+        "Dockerfile": f"{DOCKERFILE}ENV PYTHONPATH={NOMINAL_TESTS}/vendor\n",
+        "run-tests.sh": '#!/bin/bash\npython3 -m "py""test" $TEST_DIR/test_outputs.py -rA\n',
+        "tests/vendor": VENDORED_PYTEST,
+        "tests/__init__.py": "",
+        "tests/expected.py": "GREETING = 'Hello, world!'\n",
+        "tests/test_outputs.py": "from pathlib import Path\n\nfrom .expected import GREETING\n\n\n"
+        "def test_hello():\n    assert Path('/app/hello.txt').read_text().strip() == GREETING\n",
     },
     "path-app": {
         "task.yaml": _task_yaml(

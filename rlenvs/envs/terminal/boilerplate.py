@@ -1,142 +1,194 @@
-"""Terminal-Bench 1's standard `run-tests.sh`, recognised and run offline.
+"""Test scripts that fetch their test tools, run offline: their install steps found and taken out.
 
-Nearly every Terminal-Bench 1 task ships the same test runner: it installs curl with apt,
-downloads uv with curl, makes a uv project in the working folder, adds pytest to it and runs
-`uv run pytest $TEST_DIR/test_outputs.py -rA`. All of that needs the network, which the
-sandbox does not give the test run, and all of it only gets pytest. So a runner that is this
-boilerplate, line for line (comments, blank lines and the versions aside), is replaced by the
-one command it comes to, run with the pytest the image (here: the host's python3) already has:
+Terminal-Bench 1's run-tests.sh and Harbor's tests/test.sh mostly begin by fetching what
+runs the tests: curl with apt, uv with its install script (or `pip install uv`), a fresh
+environment (`uv venv .tbench-testing` and `source .tbench-testing/bin/activate`, or `uv
+init`), the test packages (`uv pip install pytest==8.4.1 numpy`, `uv add pytest`, `pip
+install ...`, `uvx --with pytest==8.4.1 pytest`), then run pytest (`uv run pytest ...`,
+`pytest ...`, `python -m pytest ...`). The sandbox has no network when the tests run, and
+all of that only gets the packages. So rather than match one script line for line, each
+line of a script is read for what it does (`offline_runner`):
 
-    python3 -m pytest $TEST_DIR/test_outputs.py -rA
+- a step that only fetches tools (apt-get update, apt-get install of curl or Python itself,
+  uv's installer, `pip install uv`, `uv venv`, `python3 -m venv`, activating a venv, `uv
+  init`, putting ~/.local/bin on PATH) becomes `:`, so `if`/`fi` around it still parse;
+- an install of test packages (`uv pip install`, `uv add`, `pip install`, `python3 -m pip
+  install`, and `uvx --with`) becomes `:` too, and what it names joins `requirements`: the
+  loader installs those when the folder loads, from PyPI, into the verdict's own packages
+  (rlenvs.sandbox.verdict_packages) on the backends that build images, or checks that the
+  host's python3 has them;
+- a run of pytest through uv (`uv run pytest`, `uvx ... pytest`) or through the venv
+  (`pytest`, `python -m pytest`) becomes `python3 -m pytest` with the same arguments, but
+  `--ctrf FILE` (a JSON report the reward does not read, written by a plugin the reward
+  does not need); `uv run CMD` becomes CMD;
+- every other line stays as it is, the reward lines of a Harbor script and the working-folder
+  check of Terminal-Bench's included, and the file keeps its line numbers.
 
-What differs: `uv init` wrote a pyproject.toml, main.py, README.md and .python-version into the
-working folder before the tests ran, and uv ran them with the Python it downloaded; the
-offline runner writes nothing and uses the image's python3. Extra packages the runner adds
-(`uv add pytest==8.4.1 numpy`) must already be importable there: `packages` names them so the
-loader can check. Any other runner is left to the loader's network check, which refuses it by
-line.
+What a line does is read from its words, not its spelling: options that change nothing
+offline (`-y`, `-q`, `--no-cache-dir`, redirections to /dev/null) may be there or not. A
+line that fetches anything else (apt-get install of other packages, `pip install -r
+file`, a URL, another host) is not one of these and stays, for the loader's network check
+to refuse by line. A script with none of these steps is left alone (None). What differs
+from running the original: the tests run on the image's python3 (a `uv venv -p 3.12` does
+not pick another Python), with the image's site packages visible after the verdict's own.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 
-_STEPS = (
-    r"apt-get update",
-    r"apt-get install -y curl",
-    r"curl -LsSf https://astral\.sh/uv/[\w.]+/install\.sh \| sh",
-    r"source \$HOME/\.local/bin/env",
-    r'if \[ "\$PWD" = "/" \]; then',
-    r'echo "[^"]*"',
-    r"exit 1",
-    r"fi",
-    r"uv init",
-    r"uv add (?P<packages>pytest(==[\w.]+)?( [\w.\-\[\]=<>]+)*)",
-    r"uv run pytest (?P<arguments>.+)",
-)
-_STEP_PATTERNS = tuple(re.compile(step) for step in _STEPS)
+OFFLINE_NOTE = "# rlenvs, offline:"
+"""What a taken-out step becomes: `:` and this note with the step's text."""
 _COMMENT = re.compile(r"(^|\s)#.*$")
-_VERSION = re.compile(r"[=<>\[].*$")
-
-OFFLINE_RUNNER = """\
-#!/bin/bash
-# Terminal-Bench's standard run-tests.sh, run offline by rlenvs
-# (rlenvs.envs.terminal.boilerplate): the tests with the image's own pytest.
-if [ "$PWD" = "/" ]; then
-    echo "Error: No working directory set. Please set a WORKDIR in your Dockerfile before running this script."
-    exit 1
-fi
-python3 -m pytest {arguments}
-"""
+_QUIET = re.compile(r"\s*(\d?>>?\s*/dev/null|2>&1|\|\|\s*true)")
+"""Redirections that only silence a step (and `|| true`): no part of what it does."""
+_APT_TOOLS = frozenset(("curl", "ca-certificates", "python3", "python3-pip", "python3-venv", "python-is-python3"))
+"""What an apt-get install fetches only to run the tests: curl for uv's installer, and Python."""
+_PROVISIONING = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r"(sudo )?apt(-get)? update( -y)?( -qq?)?",
+        r"curl( -[A-Za-z]+)* (--proto '?=https'? )?(--tlsv1\.2 )?https://astral\.sh/uv/([\w.]+/)?install\.sh \| (sh|bash)",
+        r"wget -q?O- https://astral\.sh/uv/([\w.]+/)?install\.sh \| (sh|bash)",
+        r'(source|\.) "?(\$HOME|\$\{HOME\}|~|/root)/\.local/bin/env"?',
+        r'export PATH="?(\$HOME|\$\{HOME\}|~|/root)/\.(local|cargo)/bin:\$PATH"?',
+        r"(python3?(\.\d+)? -m )?pip3? install( --no-cache-dir| -q| --quiet| --break-system-packages| -U| --upgrade)* uv(==[\w.]+)?",
+        r"uvx? --version",
+        r"(command -v|which) uv",
+        r"uv venv( (-p|--python)[ =]\S+| --seed| --clear| -q| --quiet)*( \S+)?( (-p|--python)[ =]\S+)*",
+        r"python3?(\.\d+)? -m venv( --\w[\w-]*)* \S+",
+        r"(source|\.) \"?\S+/bin/activate\"?",
+        r"uv init( --\w[\w-]*| \S+)*",
+        r"uv sync( --\w[\w-]*)*",
+    )
+)
+"""Steps that only fetch the test tools: each becomes `:`."""
+_INSTALL = re.compile(r"(?:uv pip install|uv add|(?:python3?(?:\.\d+)? -m )?pip3? install)(?:\s+(?P<words>.*))?")
+_INSTALL_OPTIONS = frozenset(
+    ("-q", "--quiet", "--no-cache-dir", "--system", "--break-system-packages", "-U", "--upgrade", "--dev",
+     "--no-warn-script-location", "--disable-pip-version-check", "--root-user-action=ignore")
+)  # fmt: skip
+"""Options of an install step that change nothing of what it installs."""
+_UVX_PYTEST = re.compile(r"\buvx(?P<options>(\s+(-p|--python|-w|--with)[ =]\S+)*)\s+pytest\b")
+_UV_RUN = re.compile(r"\buv run(?P<options>(\s+(--with|-w)[ =]\S+|\s+--no-project|\s+--active|\s+-q)*)\s+")
+_PYTHON_PYTEST = re.compile(r"(?<![\w./-])python3?(\.\d+)? -m pytest\b")
+_BARE_PYTEST = re.compile(r"(^|(?<=[;&|(]\s)|(?<=[;&|(])|(?<=\bthen\s)|(?<=\bdo\s)|(?<=\btime\s))pytest(?=\s|$)")
+_CTRF = re.compile(r"\s--ctrf[ =]\S+")
+_TEST_TOOLS = frozenset(("pytest", "pytest-json-ctrf"))
+"""What the scripts fetch only to run the tests: pytest (the verdict brings its own, or the
+host's) and the plugin behind `--ctrf`, which the rewritten line no longer asks for."""
 
 
 @dataclass(frozen=True)
 class OfflineRunner:
-    """What replaces a recognised runner: the script, and the modules it needs importable."""
+    """What replaces a recognised test script: the script, and what its install steps named."""
 
     script: str
     packages: tuple[str, ...]
-    """Import names of what the runner's `uv add` adds besides pytest (`numpy`, `requests`)."""
+    """The distributions it installs besides pytest and its plugins, lower-case with `_` for
+    `-` (`numpy`, `scikit_learn`): the host's python3 must have them."""
     plugins: tuple[str, ...] = ()
-    """pytest plugins it adds (`uvx -w pytest-timeout`): the verdict loads only the plugins
-    the tests name with -p (PYTEST_DISABLE_PLUGIN_AUTOLOAD), so the loader refuses these."""
+    """pytest plugins among them (`pytest_timeout`)."""
+    requirements: tuple[str, ...] = ()
+    """Every requirement as the script wrote it (`pytest==8.4.1`, `numpy==2.1.0`,
+    `pytest-timeout`), but the `--ctrf` plugin: what the verdict's own packages hold."""
 
 
 def offline_runner(text: str) -> OfflineRunner | None:
-    """The offline runner for `text` when it is Terminal-Bench's standard run-tests.sh; None
-    for any other script (comments and blank lines do not count; every other line must be
-    the boilerplate's, in its order)."""
-    lines = [code for line in text.splitlines() if (code := _COMMENT.sub("", line).strip())]
-    if len(lines) != len(_STEP_PATTERNS):
-        return None
-    groups: dict[str, str] = {}
-    for line, pattern in zip(lines, _STEP_PATTERNS):
-        match = pattern.fullmatch(line)
-        if match is None:
-            return None
-        groups.update({key: value for key, value in match.groupdict().items() if value is not None})
-    extras = groups["packages"].split()[1:]
-    packages = tuple(_VERSION.sub("", name).replace("-", "_").lower() for name in extras)
-    return OfflineRunner(OFFLINE_RUNNER.format(arguments=groups["arguments"]), packages)
-
-
-# --- Harbor's tests/test.sh ------------------------------------------------------------------------
-
-_PROVISIONING = tuple(
-    re.compile(pattern)
-    for pattern in (
-        r"apt-get update( -qq?)?( >\s*/dev/null( 2>&1)?)?( && apt-get install -y( -qq?)? curl( >\s*/dev/null( 2>&1)?)?)?",
-        r"apt-get install -y( -qq?)? curl( >\s*/dev/null( 2>&1)?)?",
-        r"curl -LsSf https://astral\.sh/uv/([\w.]+/)?install\.sh \| sh( >\s*/dev/null( 2>&1)?)?",
-        r'(source|\.) "?\$HOME/\.local/bin/env"?',
-        r'export PATH="?\$HOME/\.local/bin:\$PATH"?',
-        r"python3? -m pip install( --no-cache-dir)? uv(==[\w.]+)?( >\s*\S+( 2>&1)?)?",
-        r"uvx? --version( >\s*\S+( 2>&1)?)?",
-        r"uv venv \S+( >\s*/dev/null( 2>&1)?)?",
-        r"source \S+/bin/activate",
-    )
-)
-"""The lines of Harbor test scripts that only fetch curl, uv and pytest: each becomes `:`."""
-_UV_PIP = re.compile(r"uv pip install (?P<packages>[^>|&;]+?)( >\s*/dev/null( 2>&1)?)?")
-_UVX_PYTEST = re.compile(r"uvx(?P<options>( +(-p|--python|-w|--with)[ =]\S+)*) +pytest(?P<rest>( .*)?)")
-_CTRF = re.compile(r" --ctrf[ =]\S+")
-_TEST_TOOLS = frozenset(("pytest", "pytest_json_ctrf"))
-"""What the scripts fetch only to run the tests: pytest, and the plugin behind `--ctrf`."""
-
-
-def harbor_offline_runner(text: str) -> OfflineRunner | None:
-    """Harbor's tests/test.sh run offline, when it fetches its test tools the usual ways:
-    `apt-get install curl`, uv's install script or `pip install uv`, then `uvx -w pytest==...
-    pytest ARGS` (or a `uv venv` with `uv pip install pytest`). Those fetching lines become
-    `:`, the uvx line `python3 -m pytest ARGS` without `--ctrf FILE` (a JSON report the
-    reward does not read, written by a plugin the image lacks); everything else, the reward
-    written to /logs/verifier included, stays as it is. None when no line runs pytest that
-    way; what is left is still checked for the network by the loader."""
-    packages: list[str] = []
-    rewritten, replaced = [], False
+    """The script `text` with its steps that fetch test tools taken out and its pytest run
+    on the image's python3 (the module docstring says how each line is read); None when it
+    has no such step, or reads the `--ctrf` report the rewritten run no longer writes."""
+    requirements: list[str] = []
+    rewritten, found, ctrf_dropped = [], False, False
     for line, spanned in _logical_lines(text):
         code = _COMMENT.sub("", line).strip()
         indent = line[: len(line) - len(line.lstrip())]
-        if any(pattern.fullmatch(code) for pattern in _PROVISIONING):
-            line = f"{indent}:  # rlenvs, offline: {code}"
-        elif match := _UV_PIP.fullmatch(code):
-            packages += match.group("packages").split()
-            line = f"{indent}:  # rlenvs, offline: {code}"
-        elif match := _UVX_PYTEST.fullmatch(code):
-            options = re.findall(r"(-p|--python|-w|--with)[ =](\S+)", match.group("options"))
-            packages += [value for flag, value in options if flag in ("-w", "--with")]
-            line = f"{indent}python3 -m pytest{_CTRF.sub('', match.group('rest'))}"
-            replaced = True
-        elif "ctrf" in code:
-            return None  # the JSON report is read: dropping --ctrf would change the reward
+        steps = _steps(code)
+        if steps is not None:
+            requirements += steps
+            line, found = f"{indent}:  {OFFLINE_NOTE} {code}", True
+        elif code:
+            new = _run_line(code, requirements)
+            if new != code:
+                found = True
+                ctrf_dropped = ctrf_dropped or bool(_CTRF.search(code))
+                line = indent + new
+            elif "ctrf" in code:
+                return None  # the JSON report is read: dropping --ctrf would change the reward
         rewritten += [line] + [""] * (spanned - 1)  # the file's line numbers kept, for messages
-    if not replaced:
+    if not found:
         return None
-    names = {_VERSION.sub("", name).replace("-", "_").lower() for name in packages} - _TEST_TOOLS
+    kept = tuple(dict.fromkeys(r for r in requirements if _name(r) != "pytest-json-ctrf"))
+    names = {_name(r).replace("-", "_") for r in kept if _name(r) not in _TEST_TOOLS}
     plugins = sorted(name for name in names if name.startswith("pytest_"))
     script = "\n".join(rewritten) + "\n"
-    return OfflineRunner(script, tuple(sorted(names - set(plugins))), tuple(plugins))
+    return OfflineRunner(script, tuple(sorted(names - set(plugins))), tuple(plugins), kept)
+
+
+harbor_offline_runner = offline_runner
+"""Harbor's tests/test.sh is read the same way (its reward lines stay as they are)."""
+
+
+def _steps(code: str) -> list[str] | None:
+    """The requirements the line installs when every command of it (`a && b`) is a step that
+    fetches test tools ([] when none installs packages); None when any command is not."""
+    if not code:
+        return None
+    found: list[str] = []
+    for part in re.split(r"\s*(?:&&|\|\||;)\s*", _QUIET.sub("", code).strip()):
+        if not part:
+            continue
+        if any(pattern.fullmatch(part) for pattern in _PROVISIONING):
+            continue
+        if apt := re.fullmatch(r"(sudo )?apt(-get)? install (?P<words>.+)", part):
+            words = [w for w in apt.group("words").split() if not w.startswith("-")]
+            if words and set(words) <= _APT_TOOLS:
+                continue
+            return None
+        install = _INSTALL.fullmatch(part)
+        if install is None:
+            return None
+        try:
+            words = shlex.split(install.group("words") or "")
+        except ValueError:
+            return None
+        if any(word.startswith("-") and word not in _INSTALL_OPTIONS for word in words):
+            return None  # -r file, -e path, --index-url: not a package by name
+        specs = [word for word in words if not word.startswith("-")]
+        if not specs or any(not re.match(r"[A-Za-z0-9]", spec) or "/" in spec or ":" in spec for spec in specs):
+            return None
+        found += specs
+    return found
+
+
+def _run_line(code: str, requirements: list[str]) -> str:
+    """A line with its pytest run through uv or a venv made `python3 -m pytest` (without
+    `--ctrf FILE`), `uv run CMD` made CMD; what `uvx --with` / `uv run --with` add joins
+    `requirements`."""
+
+    def uvx(match: re.Match[str]) -> str:
+        options = re.findall(r"(-p|--python|-w|--with)[ =](\S+)", match.group("options"))
+        requirements.extend(value for flag, value in options if flag in ("-w", "--with"))
+        return "python3 -m pytest"
+
+    def uv_run(match: re.Match[str]) -> str:
+        requirements.extend(re.findall(r"(?:--with|-w)[ =](\S+)", match.group("options")))
+        return ""
+
+    new = _UVX_PYTEST.sub(uvx, code)
+    new = _UV_RUN.sub(uv_run, new)
+    new = re.sub(r"(?<![\w./-])python(?= )", "python3", new) if new != code else new
+    new = _PYTHON_PYTEST.sub("python3 -m pytest", new)
+    new = _BARE_PYTEST.sub("python3 -m pytest", new)
+    if "python3 -m pytest" in new:
+        new = _CTRF.sub("", new)
+    return new
+
+
+def _name(requirement: str) -> str:
+    return re.sub(r"[-_.]+", "-", re.split(r"[\[=<>!~;@ ]", requirement, maxsplit=1)[0]).lower()
 
 
 def _logical_lines(text: str) -> list[tuple[str, int]]:

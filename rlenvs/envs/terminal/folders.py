@@ -83,12 +83,15 @@ file with more than one service or a prebuilt image or its own start command, a 
 `run_tests_in_same_shell`, test, set-up or solution scripts that install or download (curl,
 wget, pip/uv/apt/npm install, git clone, ...) or run pytest when the python3 the tests run
 (the host's, or the image's) has none. A folder without its instruction or its tests gets an
-error naming the missing file. Two exceptions (`rlenvs.envs.terminal.boilerplate` says what
-differs): Terminal-Bench 1's standard `run-tests.sh` (apt-get install curl, download uv, `uv
-add pytest`, `uv run pytest ...`) is recognised line for line and replaced by `python3 -m
-pytest ...`, and in Harbor's usual `tests/test.sh` the lines fetching curl and uv become no-ops
-and `uvx ... pytest ...` becomes `python3 -m pytest ...`: both run offline with the pytest of
-the host or the image.
+error naming the missing file. The exception (`rlenvs.envs.terminal.boilerplate` says how
+each line is read): the steps of a test script that fetch its test tools and packages (apt-get
+install curl, uv's installer, `uv venv`, `uv pip install`, `uv add`, `pip install`, `uvx
+--with`) are taken out and its pytest run becomes `python3 -m pytest ...`. On the bwrap backend
+what they install, and pytest, are the verdict's own packages, installed from PyPI as the
+folder loads (`rlenvs.sandbox.verdict_packages`, cached), a read-only layer over the image
+first on the tests' PYTHONPATH: the image needs no pytest. On the host, and on Docker and
+Podman, they must already be there (on the host a distribution is found by its name,
+`pyyaml`, through its metadata, not by the module it provides).
 """
 
 from __future__ import annotations
@@ -106,7 +109,7 @@ from pathlib import Path
 from typing import Any
 
 from rlenvs.envs.terminal import dockerfile
-from rlenvs.envs.terminal.boilerplate import harbor_offline_runner, offline_runner
+from rlenvs.envs.terminal.boilerplate import OfflineRunner, offline_runner
 from rlenvs.envs.terminal.folder_files import (  # TaskFolderError: imported from here by users
     Budget,
     TaskFolderError,
@@ -125,9 +128,16 @@ from rlenvs.images.engine_build import EngineImage, build_with_engine
 from rlenvs.images.layers import StoreError
 from rlenvs.sandbox.containers import ENGINES, EngineUnavailable, engine
 from rlenvs.sandbox.launch import SYSTEM_PYTHON, check_workspace_path
-from rlenvs.sandbox.rootfs import EpisodeImage, RootUnavailable
+from rlenvs.sandbox.rootfs import EpisodeImage, RootImage, RootUnavailable
 from rlenvs.sandbox.session import MAX_COMMAND_BYTES
-from rlenvs.sandbox.verdict import LOGS_NAME
+from rlenvs.sandbox.verdict import LOGS_NAME, PACKAGES_VARIABLE, VERDICT_PACKAGES
+from rlenvs.sandbox.verdict_packages import (
+    PackagesError,
+    distribution_imports,
+    image_python_target,
+    packages_layer,
+    pytest_plugins,
+)
 
 ModuleCheck = Callable[[str], bool]
 """Whether the python3 the tests run has a module (the host's, or an image's)."""
@@ -184,9 +194,9 @@ def load_task_folders(
     root = Path(path).expanduser()
     if not root.is_dir():
         raise TaskFolderError(f"task_dir {root} {'is not a folder' if root.exists() else 'does not exist'}")
-    if _is_task_folder(root):
+    folders = task_folders(root)
+    if folders == [root]:
         return [_load(root, backend, network)]
-    folders = sorted(child for child in root.iterdir() if not child.name.startswith(".") and _is_task_folder(child))
     if not folders:
         raise TaskFolderError(f"task_dir {root} holds no task folders: {_LAYOUTS}")
     tasks, problems = [], []
@@ -203,7 +213,15 @@ def load_task_folders(
     return tasks
 
 
-def _is_task_folder(path: Path) -> bool:
+def task_folders(root: Path) -> list[Path]:
+    """`root` itself when it is a task folder, else the task folders in it, sorted by name
+    (none: an empty list)."""
+    if is_task_folder(root):
+        return [root]
+    return sorted(child for child in root.iterdir() if not child.name.startswith(".") and is_task_folder(child))
+
+
+def is_task_folder(path: Path) -> bool:
     """Whether `path` holds one task (of either layout), complete or not."""
     return path.is_dir() and (
         any((path / name).is_file() for name in (*_TB_FILES, *dockerfile.COMPOSE_FILES, *_HARBOR_FILES))
@@ -255,12 +273,11 @@ def _terminal_bench(folder: Path, backend: str, network: bool) -> TerminalTask:
             "has no network: add a run-tests.sh, e.g. `python3 $TEST_DIR/test_outputs.py` for a "
             "tests/test_outputs.py of plain asserts"
         )
-    # Terminal-Bench's standard runner is replaced by the same pytest run without fetching pytest
+    # the runner's steps that fetch uv, pytest and the test packages are taken out (boilerplate)
     runner_text = runner.read_text(encoding="utf-8", errors="replace")
     offline = offline_runner(runner_text)
+    root, has_module, verdict_env = _test_tools(folder, runner, tests_dir, offline, root, has_module)
     _check_tests(folder, tests_dir, runner, runner_text if offline is None else offline.script, has_module)
-    if offline is not None:
-        _check_packages(folder, runner, offline.packages, has_module)
     budget = Budget("tests")
     tests = [entry for entry in tree(tests_dir, folder, budget) if entry.path != "run-tests.sh"]
     runner_entry = file_entry(runner, "run-tests.sh", folder, budget)
@@ -280,7 +297,7 @@ def _terminal_bench(folder: Path, backend: str, network: bool) -> TerminalTask:
     test_command = f"bash {TESTS_DIR}/run-tests.sh"
     test_timeout_s = _seconds(meta.get("max_test_timeout_sec"), "task.yaml's max_test_timeout_sec")
     test_timeout_s = TERMINAL_BENCH_TEST_TIMEOUT_S if test_timeout_s is None else test_timeout_s
-    task = _task(folder, instruction.strip(), image, solution, tests, test_command, test_timeout_s, {}, root)
+    task = _task(folder, instruction.strip(), image, solution, tests, test_command, test_timeout_s, verdict_env, root)
     return dataclasses.replace(task, test_parser="pytest")
 
 
@@ -364,24 +381,17 @@ def _harbor(folder: Path, backend: str, network: bool) -> TerminalTask:
     runner = folder / "tests" / "test.sh"
     if not runner.is_file():
         raise TaskFolderError("tests/test.sh (the script that runs the task's tests) is missing")
-    # The usual test.sh fetches curl, uv and pytest first: run offline, with the image's pytest.
-    offline = harbor_offline_runner(runner.read_text(encoding="utf-8", errors="replace"))
+    # the usual test.sh fetches curl, uv and pytest first: those steps are taken out (boilerplate)
+    offline = offline_runner(runner.read_text(encoding="utf-8", errors="replace"))
+    root, has_module, verdict_env = _test_tools(folder, runner, folder / "tests", offline, root, has_module)
     _check_tests(folder, folder / "tests", runner, None if offline is None else offline.script, has_module)
-    if offline is not None and offline.plugins:
-        raise TaskFolderError(
-            f"tests/test.sh adds the pytest plugin{'s' if len(offline.plugins) > 1 else ''} "
-            f"{', '.join(offline.plugins)} with uvx, and the verdict's pytest loads only the plugins the tests name "
-            "(PYTEST_DISABLE_PLUGIN_AUTOLOAD=1): run pytest with `-p <plugin module>` in test.sh"
-        )
-    if offline is not None:
-        _check_packages(folder, runner, offline.packages, has_module)
     logs = Entry(f"{LOGS_DIR[len(TESTS_DIR) + 1 :]}/verifier", is_dir=True)
     tests = [*tree(folder / "tests", folder, Budget("tests")), logs]
     if offline is not None:
         tests = [
             dataclasses.replace(entry, content=offline.script) if entry.path == "test.sh" else entry for entry in tests
         ]
-    verifier_env = dockerfile.env_table(verifier.get("env"), "task.toml's [verifier].env")
+    verifier_env = {**dockerfile.env_table(verifier.get("env"), "task.toml's [verifier].env"), **verdict_env}
     test_command = (
         f"bash {TESTS_DIR}/test.sh\n"
         f"{SYSTEM_PYTHON} -I - {LOGS_DIR}/verifier <<'__RLENVS_REWARD__'\n{_HARBOR_REWARD}__RLENVS_REWARD__\n"
@@ -481,6 +491,8 @@ _NETWORK_COMMANDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     )
 )
 _PYTEST = re.compile(r"(?<![\w.-])pytest(?![\w.-])")
+_LOOKUP = re.compile(r"(?<![\w.-])(command\s+-v|which|type)\s+[\w.-]+")
+"""`command -v curl`: asks whether a program is there, runs nothing."""
 _COMMENT = re.compile(r"(^|\s)#.*$")
 
 
@@ -492,7 +504,7 @@ def _check_script(
         code = _COMMENT.sub("", line).strip()
         where = f"{rel(script, folder)} (line {number})"
         for pattern, what in _NETWORK_COMMANDS:
-            if pattern.search(code):
+            if pattern.search(_LOOKUP.sub("", code)):
                 raise TaskFolderError(
                     f"{where} runs `{short(code)}`, which needs the network ({what}), and the sandbox has none "
                     f"{stage}. Use only what the host has: bash, coreutils and python3's standard library (tests: "
@@ -521,20 +533,64 @@ def _check_tests(
             _check_script(folder, script, text, "when the tests run", tests=True, has_module=has_module)
 
 
-def _check_packages(folder: Path, runner: Path, packages: tuple[str, ...], has_module: ModuleCheck | None) -> None:
-    """The packages a standard runner's `uv add` names beside pytest must be importable offline."""
-    missing = [name for name in packages if not (has_module or _host_has_module)(name)]
-    if missing and has_module is not None:
+def _test_tools(
+    folder: Path,
+    runner: Path,
+    tests_dir: Path,
+    offline: OfflineRunner | None,
+    root: EpisodeImage | None,
+    has_module: ModuleCheck | None,
+) -> tuple[EpisodeImage | None, ModuleCheck | None, dict[str, str]]:
+    """What the tests run with: on an image built here (bubblewrap), the verdict's own
+    packages (rlenvs.sandbox.verdict_packages: pytest and what the runner installs, from PyPI,
+    cached), a layer on top of the image's, with the variables that put them on the tests'
+    PYTHONPATH and load the pytest plugins among them; the image then needs no pytest of its
+    own. Elsewhere (the host's python3, a container engine's image) what the runner installs
+    must already be there: checked here, by distribution name on the host (its metadata says
+    which modules `pyyaml` or `scikit-learn` provide), by module on an engine's image.
+    Returns the image, the module check for the tests' scripts, and the test variables."""
+    requirements = offline.requirements if offline is not None else ()
+    scripts = [runner, *(path for path in walk(tests_dir) if path.suffix == ".sh")]
+    runs_pytest = any(_PYTEST.search(path.read_text(encoding="utf-8", errors="replace")) for path in scripts)
+    if isinstance(root, RootImage) and (requirements or runs_pytest):
+        try:
+            layer = packages_layer(image_python_target(root.lowers), requirements)
+        except (PackagesError, StoreError) as error:
+            raise TaskFolderError(f"{rel(runner, folder)}: {error}") from None
+        variables = {PACKAGES_VARIABLE: VERDICT_PACKAGES}
+        plugins = pytest_plugins(layer)
+        if plugins:
+            variables["PYTEST_PLUGINS"] = ",".join(plugins)
+        image_check = has_module
+
+        def with_packages(name: str) -> bool:
+            return name == "pytest" or image_check is None or image_check(name)
+
+        return dataclasses.replace(root, lowers=(str(layer), *root.lowers)), with_packages, variables
+    if offline is None:
+        return root, has_module, {}
+    if offline.plugins:
         raise TaskFolderError(
-            f"{rel(runner, folder)} adds {', '.join(missing)} with uv for the tests, which the image's python3 "
-            "cannot import, and the tests run offline: install them in the Dockerfile (RUN pip install ...)"
+            f"{rel(runner, folder)} adds the pytest plugin{'s' if len(offline.plugins) > 1 else ''} "
+            f"{', '.join(offline.plugins)}, and the pytest of {'the image' if has_module else 'the host'} loads only "
+            "the plugins the tests name (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1): run pytest with `-p <plugin module>`, "
+            "or use backend='bwrap', where the verdict installs and loads them"
         )
+    if has_module is not None:
+        missing = [name for name in offline.packages if not has_module(name)]
+        where = "the image's python3 cannot import"
+        fix = "install them in the Dockerfile (RUN pip install ...), or use backend='bwrap'"
+    else:
+        found = distribution_imports(SYSTEM_PYTHON, offline.packages)
+        missing = [name.replace("_", "-") for name, modules in found.items() if not modules]
+        where = f"the sandbox's {SYSTEM_PYTHON} does not have"
+        fix = "install them for the host's python3 (apt-get install python3-<name>), or use backend='bwrap'"
     if missing:
         raise TaskFolderError(
-            f"{rel(runner, folder)} adds {', '.join(missing)} with uv for the tests, which the sandbox's "
-            f"{SYSTEM_PYTHON} cannot import, and the sandbox has no network when the tests run: install them for "
-            "the host's python3 (apt-get install python3-<name>)"
+            f"{rel(runner, folder)} installs {', '.join(missing)} for the tests, which {where}, and the tests run "
+            f"offline: {fix}"
         )
+    return root, has_module, {}
 
 
 def _machine(

@@ -1,0 +1,2 @@
+#!/bin/bash
+printf 'greeting: "Hello, world!"\n' > /app/config.yaml

@@ -1,0 +1,1 @@
+EXPECTED = {"greeting": "Hello, world!"}

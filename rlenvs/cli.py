@@ -1,6 +1,7 @@
 """The `rlenvs` command: list and describe envs, report the data they need and where it is,
 evaluate a scripted policy, play by hand, check a reward function, certify an env's verdicts
-against generated attacks, export tasks to Parquet, write oracle SFT data."""
+against generated attacks, check how much of a corpus of task folders runs, export tasks to
+Parquet, write oracle SFT data."""
 
 from __future__ import annotations
 
@@ -149,6 +150,37 @@ def certify_command(args: argparse.Namespace) -> int:
     if report.tasks == 0:
         return 2
     return 0 if report.passed else 1
+
+
+def tasks_check_command(args: argparse.Namespace) -> int:
+    """Load every task folder under DIR on its own, play its reference solution and an empty
+    submit (`rlenvs.envs.terminal.coverage`): exit 0 if every loaded folder's reference scored 1
+    and its empty submit 0, 1 if not, 2 on bad input. Refused folders are counted by reason,
+    not failed: the table says how much of the corpus runs."""
+    from rlenvs.envs.terminal.coverage import check_corpus, passed, table
+
+    progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    try:
+        records, totals = check_corpus(
+            args.dir,
+            backend=args.backend,
+            env_kwargs=_env_kwargs(args.env_arg),
+            limit=args.limit,
+            seed=args.seed,
+            report=args.json,
+            progress=progress,
+        )
+    except KeyboardInterrupt:
+        kept = (
+            f"; the folders checked so far are in {args.json}: rerun with the same --json to go on" if args.json else ""
+        )
+        print(f"rlenvs tasks check: interrupted{kept}", file=sys.stderr)
+        return 130
+    sample = f" · --limit {args.limit} --seed {args.seed}" if args.limit is not None else ""
+    print(table(records, totals, f"{Path(args.dir).expanduser()} · backend {args.backend}{sample}"))
+    if args.json:
+        print(f"report written to {args.json}")
+    return 0 if passed(records) else 1
 
 
 def export_command(args: argparse.Namespace) -> int:
@@ -528,6 +560,42 @@ def _parser() -> argparse.ArgumentParser:
         help="leave out a kind of probe (repeatable), e.g. restatement for an env that asks for no form",
     )
     sub.add_argument("--json", action="store_true", help="print the report as JSON (findings with reproductions)")
+
+    tasks = command("tasks", None, "task folders (Terminal-Bench 1, Harbor): check how much of a corpus runs")
+    tasks_commands = tasks.add_subparsers(required=True, metavar="SUBCOMMAND")
+    check_help = (
+        "load every task folder under DIR on its own, play its reference solution and an immediate submit through "
+        "Terminal-v1's verdict, and print folders / loaded / reference 1 / empty submit 0 / refused by reason; "
+        "exit 0 if every loaded folder's reference scored 1 and its empty submit 0, 1 if any did not (or a folder "
+        "could not be loaded for a fault of the machinery), 2 on bad input (refused folders are counted, not failed)"
+    )
+    sub = tasks_commands.add_parser("check", help=check_help, description=check_help)
+    sub.set_defaults(command=tasks_check_command, command_name="tasks check")
+    sub.add_argument("dir", metavar="DIR", help="a folder of task folders, or one task folder")
+    sub.add_argument(
+        "--backend",
+        default="host",
+        metavar="B",
+        help="how each folder's machine is made, as Terminal-v1's backend=: host (the default: the host's /usr, no "
+        "image), bwrap (each Dockerfile built into an image), auto (only those with RUN lines built), docker, podman",
+    )  # no `choices=`: the list lives in rlenvs.envs.terminal.folders, which every command would then import
+    sub.add_argument(
+        "--json",
+        metavar="FILE",
+        help="write a JSON Lines report as the run goes (a run line, one line per folder, the totals): an "
+        "interrupted run keeps what it checked, and a rerun with the same FILE and options skips those folders",
+    )
+    sub.add_argument("--limit", type=int, metavar="N", help="check a sample of N folders (default: all of them)")
+    sub.add_argument("--seed", type=int, default=0, help="the seed the --limit sample is drawn with (default 0)")
+    sub.add_argument(
+        "--env-arg",
+        **{
+            **env_arg,
+            "help": "a TerminalEnv keyword argument, e.g. timeout_s=600 or memory_mb=4096 (repeatable; the check's "
+            "defaults: timeout_s=180, max_turns=50)",
+        },
+    )
+    sub.add_argument("--quiet", action="store_true", help="no progress line per folder on stderr")
 
     sub = command(
         "export",

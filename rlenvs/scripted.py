@@ -39,6 +39,9 @@ class EpisodeResult:
     correct: bool | None
     check_seconds: float
     """Time spent inside `env.step`, i.e. judging the replies."""
+    failed_checks: tuple[str, ...] = ()
+    """Why the last step's verdict failed, where the env says (`info["failed_checks"]`): the
+    difference between "the oracle did not reach the maximum" and knowing which check it missed."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,7 @@ def run_episode(env: gym.Env, plan: EpisodePlan, episode: int) -> EpisodeResult:
     task_id = info["task_id"]
     total, turns, check_seconds = 0.0, 0, 0.0
     stop_reason, correct = "policy_exhausted", None
+    failed: tuple[str, ...] = ()
     while True:
         if plan.replies is None:
             reply = env.unwrapped.oracle_action()
@@ -101,10 +105,11 @@ def run_episode(env: gym.Env, plan: EpisodePlan, episode: int) -> EpisodeResult:
         total += reward
         turns += 1
         correct = info.get("correct")
+        failed = tuple(str(check) for check in info.get("failed_checks") or ())
         if terminated or truncated:
             stop_reason = info["stop_reason"]
             break
-    return EpisodeResult(episode, task_id, total, turns, stop_reason, correct, check_seconds)
+    return EpisodeResult(episode, task_id, total, turns, stop_reason, correct, check_seconds, failed)
 
 
 def evaluate(

@@ -4,7 +4,8 @@ steps done by the host, each step a layer of the cache (rlenvs.images.layers).
 
 What a build does, instruction by instruction:
 
-- FROM (one stage; `--platform` and `AS name` accepted): the base image's root, built once.
+- FROM (one stage; `--platform` and `AS name` accepted): the base image's root, built once;
+  the build starts in its WORKDIR with its ENV, as Docker's does.
 - RUN (shell and JSON forms): bubblewrap over the layers (rlenvs.sandbox.rootfs), as the
   image's root (or USER) in a user namespace, with the network (apt from the Debian
   archive, pip from the package index), Docker's default capabilities, the ENV and ARG
@@ -36,7 +37,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from rlenvs.images.bases import DEFAULT_PATH, BaseRoot, base_for, make_root
+from rlenvs.images.bases import DEFAULT_PATH, BaseRoot, base_for, make_root, stand_in
 from rlenvs.images.dockerfile import (
     Copy,
     DockerfileError,
@@ -204,6 +205,7 @@ def build_image(
             if ins.keyword == "FROM":
                 base_name, base_root = _from(ins, state, bases)
                 state.env = dict(base_root.environment)
+                state.workdir = base_root.workdir  # a Dockerfile without WORKDIR starts in the base's
             else:
                 _instruction(ins, state)
         except ValueError as error:  # ImageBuildError, DockerfileError, BaseImageError, an id not mapped
@@ -220,7 +222,7 @@ def build_image(
         user=state.user,
         base=base_name,
         base_root=base_root.describe(),
-        note=getattr(base_root, "note", ""),
+        note=base_root.note,
     )
 
 
@@ -245,10 +247,11 @@ def from_name(ins: Instruction, args: Mapping[str, str], escape: str) -> str:
 def base_layer(
     name: str, bases: Mapping[str, BaseRoot] | None, store: LayerStore, ids: IdMap, tell: Callable[[str], None]
 ) -> tuple[BaseRoot, Layer, bool]:
-    """The root the base image `name` maps to (rlenvs.images.bases), made into a layer of
+    """The root that stands in for the base image `name` (rlenvs.images.bases: its mapping,
+    or that mapping's fallback where its archive is out of reach), made into a layer of
     `store` the first time; and whether it was made now."""
-    base = base_for(name, bases)
-    key = layer_key("", "base", base.key(), ids.name)
+    base = resolve_base(name, bases, store, ids)
+    key = base_key(base, ids)
     layer = store.get(key)
     if layer is not None:
         return base, layer, False
@@ -260,6 +263,16 @@ def base_layer(
         store.discard(folder)
         raise
     return base, store.commit(key, folder, {"from": name, "root": base.describe()}), True
+
+
+def resolve_base(name: str, bases: Mapping[str, BaseRoot] | None, store: LayerStore, ids: IdMap) -> BaseRoot:
+    """The root `name` maps to, or its fallback (bases.stand_in): a root already in `store`
+    is used without asking its archive."""
+    return stand_in(base_for(name, bases), lambda base: store.get(base_key(base, ids)) is not None)
+
+
+def base_key(base: BaseRoot, ids: IdMap) -> str:
+    return layer_key("", "base", base.key(), ids.name)
 
 
 def _instruction(ins: Instruction, state: _State) -> None:

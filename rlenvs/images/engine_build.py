@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from rlenvs.images.bases import DEFAULT_PATH, BaseImageError, BaseRoot, base_for
+from rlenvs.images.bases import DEFAULT_PATH, BaseImageError, BaseRoot
 from rlenvs.images.build import (
     HOST_CERTIFICATES,
     LOG,
@@ -47,6 +47,7 @@ from rlenvs.images.build import (
     base_layer,
     from_name,
     no_python,
+    resolve_base,
 )
 from rlenvs.images.dockerfile import DockerfileError, Instruction, instructions
 from rlenvs.images.layers import ImageUser, Layer, LayerStore, has_python_module, image_python, image_user
@@ -189,13 +190,14 @@ def _base(
     if held is not None and STAND_IN_LABEL not in held:
         tell(f"base image {name}: the {builder.name} engine's own")
         return f"{name} (the {builder.name} engine's own)"
+    ids = IdMap.for_this_user()
     try:
-        base = base_for(name, bases)
+        base = resolve_base(name, bases, store, ids)
     except BaseImageError as error:
         raise BaseImageError(f"{error}; or pull it into the {builder.name} engine, which then builds on it") from None
-    key = hashlib.sha256(f"{base.key()}|{options.host_certificates}".encode()).hexdigest()[:24]
+    config = json.dumps(sorted(base.environment.items()))  # imported as the image's ENV: a change re-imports
+    key = hashlib.sha256(f"{base.key()}|{config}|{options.host_certificates}".encode()).hexdigest()[:24]
     if held is None or held[STAND_IN_LABEL] != key:
-        ids = IdMap.for_this_user()
         _, layer, _ = base_layer(name, bases, store, ids, tell)
         tell(f"base image {name}: importing {base.describe()} into the {builder.name} engine")
         _import(builder, name, base, layer, ids, key, options, store)
@@ -222,6 +224,7 @@ def _import(
 ) -> None:
     """Import the root of `layer` into the engine as `name`, owned as the image has it."""
     changes = [f"ENV {variable}={json.dumps(value)}" for variable, value in base.environment.items()]
+    changes += [f"WORKDIR {base.workdir}"] if base.workdir != "/" else []  # the image's: a build starts there
     changes += [f"LABEL {STAND_IN_LABEL}={key}", f"LABEL rlenvs.stands-in-with={json.dumps(base.describe())}"]
     certificates = HOST_CERTIFICATES if options.host_certificates and os.path.isfile(HOST_CERTIFICATES) else None
     with tempfile.TemporaryDirectory(dir=store.root / "tmp") as folder:  # a tarball as large as the root

@@ -4,20 +4,25 @@ steps done by the host, each step a layer of the cache (rlenvs.images.layers).
 
 What a build does, instruction by instruction:
 
-- FROM (one stage; `--platform` and `AS name` accepted): the base image's root, built once;
-  the build starts in its WORKDIR with its ENV, as Docker's does.
-- RUN (shell and JSON forms): bubblewrap over the layers (rlenvs.sandbox.rootfs), as the
+- FROM (`--platform` and `AS name` accepted): the base image's root, built once; the build
+  starts in its WORKDIR with its ENV, as Docker's does. Several FROMs make a multi-stage build
+  (_Build): a stage may start FROM an earlier one, `COPY --from` takes files out of a stage's
+  root or a mapped image's, the last stage is the image, and a stage it needs nothing of is
+  never built.
+- RUN (shell and JSON forms, and heredocs as BuildKit runs them: _heredoc_command):
+  bubblewrap over the layers (rlenvs.sandbox.rootfs), as the
   image's root (or USER) in a user namespace, with the network (apt from the Debian
   archive, pip from the package index), Docker's default capabilities, the ENV and ARG
   values as its environment, in the WORKDIR. A failing step stops the build, naming the
   Dockerfile line and the end of its output.
-- COPY and ADD of local files (`--chown`, `--chmod`, `--link`; .dockerignore honoured):
-  copied by the host into a layer of their own, owned as the image's user they name.
+- COPY and ADD of local files (`--chown`, `--chmod`, `--link`; .dockerignore honoured), of
+  heredocs and `--from` another root: copied by the host into a layer of their own.
 - WORKDIR (made when missing), ENV, ARG (defaults only), USER, SHELL; LABEL, EXPOSE, CMD,
   VOLUME, HEALTHCHECK, STOPSIGNAL, MAINTAINER and ONBUILD change no file and are noted only.
 
-Refused, naming the line and what would make it work: a second FROM (multi-stage builds),
-ENTRYPOINT, heredocs, COPY --from / --parents / --exclude, ADD of URLs and of archives.
+Refused, naming the line and what would make it work: ENTRYPOINT, RUN flags (`--mount`,
+`--network`, ...), COPY --parents / --exclude, a COPY --from image nothing stands in for, ADD of
+URLs and of archives.
 """
 
 from __future__ import annotations
@@ -37,17 +42,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from rlenvs.images.bases import DEFAULT_PATH, BaseRoot, base_for, make_root, stand_in
+from rlenvs.images.bases import DEFAULT_PATH, BaseImageError, BaseRoot, base_for, make_root, stand_in
 from rlenvs.images.dockerfile import (
     Copy,
     DockerfileError,
+    Heredoc,
     Instruction,
     absolute,
     copy_sources,
     dockerignore,
     env_instruction,
+    heredoc_marker,
     ignored,
     instructions,
+    is_glob,
     parse_copy,
     short,
     words,
@@ -57,11 +65,14 @@ from rlenvs.images.layers import (
     Layer,
     LayerStore,
     has_python_module,
+    image_glob,
     image_python,
     image_table,
     image_user,
     layer_key,
     lookup,
+    resolve_path,
+    walk_image,
 )
 from rlenvs.sandbox.launch import find_bwrap
 from rlenvs.sandbox.rootfs import AGENT_CAPS, IdMap, Overlay, RootImage, bwrap_over_root, spawn
@@ -119,7 +130,11 @@ class Image:
                 "into the image (as its root): run rlenvs as root, or use backend='docker' or 'podman'"
             )
         path = self.environment.get("PATH", DEFAULT_PATH)
-        return RootImage(self.lowers, python, path, user=user.for_guest() if user is not None else "")
+        note = f"; {self.note}" if self.note else ""
+        stood_in = f"{self.base} (stood in for by {self.base_root}{note})" if self.base != "scratch" else ""
+        return RootImage(
+            self.lowers, python, path, user=user.for_guest() if user is not None else "", stood_in=stood_in
+        )
 
 
 def no_python(base: str) -> str:
@@ -164,6 +179,10 @@ class _State:
     shell: tuple[str, ...] = ("/bin/sh", "-c")
     built: bool = False
     """Whether the last instruction built a layer (rather than finding it in the cache)."""
+    global_args: dict[str, str] = field(default_factory=dict)
+    """The ARGs before the first FROM: a stage's bare `ARG NAME` takes its default from them."""
+    source_root: Callable[[str], tuple[tuple[Layer, ...], str]] | None = None
+    """What `COPY --from=REF` copies out of: the layers of that stage or image and a key of them."""
 
     @property
     def key(self) -> str:
@@ -196,41 +215,199 @@ def build_image(
     except DockerfileError as error:
         raise ImageBuildError(f"{dockerfile} {error}") from None
     _check_buildable(found, dockerfile)
-    state = _State(IdMap.for_this_user(), store or LayerStore(), context, escape, options or BuildOptions(), tell)
-    base_name, base_root = "", None
-    for number, ins in enumerate(found, 1):
-        where = f"{dockerfile} (line {ins.line}: `{ins.text()}`)"
-        started, before, state.built = time.monotonic(), state.key, False
-        try:
-            if ins.keyword == "FROM":
-                base_name, base_root = _from(ins, state, bases)
-                state.env = dict(base_root.environment)
-                state.workdir = base_root.workdir  # a Dockerfile without WORKDIR starts in the base's
-            else:
-                _instruction(ins, state)
-        except ValueError as error:  # ImageBuildError, DockerfileError, BaseImageError, an id not mapped
-            raise ImageBuildError(f"{where} {error}") from None
-        made = "no files" if state.key == before else "built" if state.built else "cached"
-        line = f"step {number}/{len(found)} {ins.text()}: {made}"
-        tell(f"{line} ({time.monotonic() - started:.1f} s)")
-    assert base_root is not None  # _check_buildable: one FROM, first
+    build = _Build(
+        dockerfile, context, escape, found, bases, IdMap.for_this_user(), store or LayerStore(),
+        options or BuildOptions(), tell,
+    )  # fmt: skip
+    final = build.stage(len(build.stages) - 1)
+    for stage in build.stages:
+        if stage.index not in build.done:
+            tell(f"stage {stage.label()}: skipped, the image takes nothing from it")
     return Image(
-        key=state.key,
-        layers=tuple(state.layers),
-        workdir=state.workdir,
-        environment=state.env,
-        user=state.user,
-        base=base_name,
-        base_root=base_root.describe(),
-        note=base_root.note,
+        key=final.key,
+        layers=final.layers,
+        workdir=final.workdir,
+        environment=final.env,
+        user=final.user,
+        base=final.base_name,
+        base_root=final.base_root.describe() if final.base_root is not None else "nothing (scratch)",
+        note=final.base_root.note if final.base_root is not None else "",
     )
 
 
-def _from(ins: Instruction, state: _State, bases: Mapping[str, BaseRoot] | None) -> tuple[str, BaseRoot]:
-    name = from_name(ins, state.args, state.escape)
-    base, layer, state.built = base_layer(name, bases, state.store, state.ids, state.tell)
-    state.layers = [layer]
-    return name, base
+@dataclass(frozen=True)
+class _Stage:
+    """One FROM of the Dockerfile and the instructions up to the next."""
+
+    index: int
+    name: str
+    """Its `AS name`, lower-cased as Docker matches it; "" without one."""
+    start: Instruction
+    body: tuple[Instruction, ...]
+
+    def label(self) -> str:
+        return f"{self.index} ({self.name})" if self.name else str(self.index)
+
+
+@dataclass(frozen=True)
+class _Built:
+    """A stage built: its layers and what a stage FROM it starts with."""
+
+    layers: tuple[Layer, ...]
+    env: dict[str, str]
+    workdir: str
+    user: str
+    shell: tuple[str, ...]
+    base_name: str
+    base_root: BaseRoot | None
+    """What stands in for the first FROM of its chain (None: scratch)."""
+
+    @property
+    def key(self) -> str:
+        return self.layers[-1].key if self.layers else ""
+
+
+class _Build:
+    """A multi-stage build: a stage is built when the final one needs it (its FROM, or a
+    `COPY --from`), once, so a stage nothing takes from is never built (as BuildKit does), and
+    each stage's layers are cached like any other."""
+
+    def __init__(
+        self,
+        dockerfile: Path,
+        context: Path,
+        escape: str,
+        found: list[Instruction],
+        bases: Mapping[str, BaseRoot] | None,
+        ids: IdMap,
+        store: LayerStore,
+        options: BuildOptions,
+        tell: Callable[[str], None],
+    ) -> None:
+        self.dockerfile, self.context, self.escape, self.bases = dockerfile, context, escape, bases
+        self.ids, self.store, self.options, self.tell = ids, store, options, tell
+        self.numbers = {id(ins): number for number, ins in enumerate(found, 1)}
+        self.total = len(found)
+        self.global_args: dict[str, str] = {}
+        self.stages: list[_Stage] = []
+        self.done: dict[int, _Built] = {}
+        self.building: list[int] = []
+        body: list[Instruction] = []
+        for ins in reversed(found):  # each FROM takes the instructions after it
+            if ins.keyword == "FROM":
+                self.stages.insert(0, _Stage(0, "", ins, tuple(body)))
+                body = []
+            else:
+                body.insert(0, ins)
+        for ins in body:  # before the first FROM: ARGs only (_check_buildable)
+            self._step(ins, functools.partial(self._global_arg, ins), lambda: ("", False))
+        seen: dict[str, Instruction] = {}
+        for index, stage in enumerate(self.stages):
+            try:
+                name = self._stage_name(stage.start)
+            except ValueError as error:
+                raise ImageBuildError(f"{self._where(stage.start)} {error}") from None
+            if name and name in seen:
+                raise ImageBuildError(
+                    f"{self._where(stage.start)} names a second stage {name} (the first at line {seen[name].line}): "
+                    "give each stage a name of its own"
+                )
+            seen[name] = stage.start
+            self.stages[index] = _Stage(index, name, stage.start, stage.body)
+
+    def _where(self, ins: Instruction) -> str:
+        return f"{self.dockerfile} (line {ins.line}: `{ins.text()}`)"
+
+    def _step(self, ins: Instruction, do: Callable[[], object], state: Callable[[], tuple[str, bool]]) -> None:
+        """Do one instruction, naming its line in any error, and report it."""
+        started, (before, _) = time.monotonic(), state()
+        try:
+            do()
+        except ValueError as error:  # ImageBuildError, DockerfileError, BaseImageError, an id not mapped
+            if str(error).startswith(f"{self.dockerfile} ("):  # a stage built for this step: its own line
+                raise
+            raise ImageBuildError(f"{self._where(ins)} {error}") from None
+        key, built = state()
+        made = "no files" if key == before else "built" if built else "cached"
+        line = f"step {self.numbers[id(ins)]}/{self.total} {ins.text()}: {made}"
+        self.tell(f"{line} ({time.monotonic() - started:.1f} s)")
+
+    def _global_arg(self, ins: Instruction) -> None:
+        for name, value in arg_defaults(ins.args, self.global_args, self.escape).items():
+            if value is not None:
+                self.global_args[name] = value
+
+    def _stage_name(self, ins: Instruction) -> str:
+        parts = words(ins.args, self.global_args, self.escape, docker_rules=True)
+        return parts[-1].lower() if len(parts) >= 3 and parts[-2].lower() == "as" else ""
+
+    def stage(self, index: int) -> _Built:
+        """Stage `index`, built (with the stages it needs) the first time it is asked for."""
+        if index in self.done:
+            return self.done[index]
+        stage = self.stages[index]
+        self.building.append(index)
+        state = _State(self.ids, self.store, self.context, self.escape, self.options, self.tell)
+        state.global_args, state.source_root = self.global_args, functools.partial(self._source_root, index)
+        origin: list[tuple[str, BaseRoot | None]] = []
+        progress = lambda: (state.key, state.built)  # noqa: E731
+        self._step(stage.start, lambda: origin.append(self._from(stage, state)), progress)
+        for ins in stage.body:
+            state.built = False
+            self._step(ins, functools.partial(_instruction, ins, state), progress)
+        self.building.pop()
+        base_name, base_root = origin[0]
+        built = _Built(tuple(state.layers), state.env, state.workdir, state.user, state.shell, base_name, base_root)
+        self.done[index] = built
+        return built
+
+    def _from(self, stage: _Stage, state: _State) -> tuple[str, BaseRoot | None]:
+        """Start `state` as the FROM line says: on an earlier stage, on nothing (scratch), or on
+        the root that stands in for a base image; as Docker does, in its WORKDIR, with its ENV."""
+        name = from_name(stage.start, self.global_args, self.escape)
+        earlier = next((other for other in self.stages[: stage.index] if other.name == name.lower()), None)
+        if earlier is not None:  # the stage's files and config: ENV, WORKDIR, USER, SHELL
+            up = self.stage(earlier.index)
+            state.layers, state.env, state.workdir = list(up.layers), dict(up.env), up.workdir
+            state.user, state.shell = up.user, up.shell
+            return up.base_name, up.base_root
+        if name == "scratch":  # an empty root: a stage that only gathers files
+            _add_layer(state, ("scratch",), lambda diff: None)
+            return name, None
+        base, layer, state.built = base_layer(name, self.bases, self.store, self.ids, self.tell)
+        state.layers, state.env, state.workdir = [layer], dict(base.environment), base.workdir
+        return name, base
+
+    def _source_root(self, index: int, ref: str) -> tuple[tuple[Layer, ...], str]:
+        """The root `COPY --from=ref` in stage `index` copies from: a stage by its index or name
+        (built now if it was not), else an image, as FROM would have it."""
+        names = {stage.name: stage.index for stage in self.stages if stage.name}
+        if ref.isdigit():
+            if int(ref) >= len(self.stages):
+                raise ImageBuildError(
+                    f"copies from stage {ref}, and the Dockerfile has stages 0 to {len(self.stages) - 1} (counted "
+                    "from 0 in FROM order)"
+                )
+            wanted = int(ref)
+        elif ref.lower() in names:
+            wanted = names[ref.lower()]
+        else:
+            try:
+                _, layer, _ = base_layer(ref, self.bases, self.store, self.ids, self.tell)
+            except BaseImageError as error:
+                raise BaseImageError(
+                    f"copies from {ref}, which no stage of this Dockerfile is named, so an image: {error}; or make "
+                    "what it holds with a RUN step (pip install, apt-get install)"
+                ) from None
+            return (layer,), layer.key
+        if wanted == index or wanted in self.building:
+            raise ImageBuildError(
+                f"copies from stage {self.stages[wanted].label()}, which "
+                + ("is this stage" if wanted == index else "is still being built: it needs this one")
+                + ": copy from a stage that does not depend on it"
+            )
+        built = self.stage(wanted)
+        return built.layers, built.key
 
 
 def from_name(ins: Instruction, args: Mapping[str, str], escape: str) -> str:
@@ -280,8 +457,10 @@ def _instruction(ins: Instruction, state: _State) -> None:
     variables = state.variables()
     if ins.keyword == "ARG":
         for name, value in arg_defaults(ins.args, variables, escape).items():
-            if value is not None:  # a bare ARG NAME keeps what an earlier one gave it
+            if value is not None:
                 state.args[name] = value
+            elif name not in state.args and name in state.global_args:  # Docker's way to use a global ARG
+                state.args[name] = state.global_args[name]
     elif ins.keyword == "ENV":
         state.env.update(env_instruction(ins.args, variables, escape, docker_rules=True))
     elif ins.keyword == "WORKDIR":
@@ -301,13 +480,17 @@ def _instruction(ins: Instruction, state: _State) -> None:
         state.shell = tuple(shell)
     elif ins.keyword in ("COPY", "ADD"):
         copy = parse_copy(ins, PurePosixPath(state.workdir), variables, escape, docker_rules=True)
-        _copy(copy, state)
+        if copy.source_from is not None:
+            assert state.source_root is not None  # every stage's state has one (_Build.stage)
+            _copy_from(copy, state, *state.source_root(copy.source_from))
+        else:
+            _copy(copy, state)
     elif ins.keyword == "RUN":
         _run(ins, state)
 
 
 _BUILT = frozenset(("FROM", "ARG", "ENV", "WORKDIR", "USER", "SHELL", "COPY", "ADD", "RUN"))
-_COPY_FLAGS = frozenset(("chown", "chmod", "link"))
+_COPY_FLAGS = frozenset(("chown", "chmod", "link", "from"))
 
 
 def _check_buildable(found: list[Instruction], dockerfile: Path) -> None:
@@ -317,8 +500,6 @@ def _check_buildable(found: list[Instruction], dockerfile: Path) -> None:
         reason = ""
         if ins.keyword == "FROM":
             froms += 1
-            if froms > 1:
-                reason = "is a second FROM: multi-stage builds are not supported; build the stage you need as one FROM"
         elif froms == 0 and ins.keyword != "ARG":
             reason = "comes before any FROM"
         elif ins.keyword == "ENTRYPOINT":
@@ -330,7 +511,15 @@ def _check_buildable(found: list[Instruction], dockerfile: Path) -> None:
             flags = re.findall(r"(?:^|\s)--([A-Za-z][\w-]*)", ins.args.split(" /", 1)[0])
             unknown = [flag for flag in flags if flag not in _COPY_FLAGS]
             if unknown:
-                reason = f"uses --{unknown[0]}, which rlenvs does not build (COPY takes --chown, --chmod and --link)"
+                reason = (
+                    f"uses --{unknown[0]}, which rlenvs does not build (COPY takes --from, --chown, --chmod and "
+                    "--link): copy without it, or use backend='docker' or 'podman'"
+                )
+        elif ins.keyword == "RUN" and (flag := re.match(r"--(mount|network|security|device)\b\S*", ins.args)):
+            reason = (
+                f"uses {flag.group()}, which rlenvs does not build: RUN takes no flags here (a secret or cache mount "
+                "needs BuildKit); write the step without it, or use backend='docker' or 'podman'"
+            )
         elif ins.keyword not in _BUILT | _NO_FILES:
             reason = f"uses {ins.keyword}, which rlenvs does not build"
         if reason:
@@ -400,6 +589,7 @@ def _make_dirs(state: _State, diff: Path, path: PurePosixPath, include_self: boo
 
 
 def _copy(copy: Copy, state: _State) -> None:
+    """COPY or ADD from the build context, or of heredocs: a layer keyed by what it copies."""
     context = state.context
     rules = dockerignore(context)
     plan: list[tuple[Path, PurePosixPath]] = []  # (source, destination in the image)
@@ -416,7 +606,8 @@ def _copy(copy: Copy, state: _State) -> None:
                             plan.append((path, copy.dest / path.relative_to(source).as_posix()))
             else:
                 plan.append((source, copy.dest / source.name if into_dir else copy.dest))
-    uid, gid = _ids_of(state, copy.chown) if copy.chown else (0, 0)
+    documents = [(doc, copy.dest / doc.name if into_dir else copy.dest) for doc in copy.documents]
+    ids = _ids_of(state, copy.chown) if copy.chown else (0, 0)
     digest = hashlib.sha256()
     for source, target in plan:
         info = os.lstat(source)
@@ -424,28 +615,92 @@ def _copy(copy: Copy, state: _State) -> None:
         digest.update(
             os.readlink(source).encode() if source.is_symlink() else source.read_bytes() if source.is_file() else b""
         )
+    for doc, target in documents:
+        digest.update(f"{target}\0heredoc\0{len(doc.content)}\0{doc.content}".encode())
 
     def fill(diff: Path) -> None:
-        for source, target in plan:
+        owner = state.ids.host_ids(*ids)
+        _place(state, diff, plan, copy.chmod, owner)
+        for doc, target in documents:  # as BuildKit writes them: mode 644 unless --chmod
             _make_dirs(state, diff, target, include_self=False)
             place = diff / str(target).lstrip("/")
-            if source.is_symlink():
-                if place.is_symlink() or place.exists():
-                    place.unlink()
-                os.symlink(os.readlink(source), place)
-            elif source.is_dir():
-                place.mkdir(exist_ok=True)
-                os.chmod(place, copy.chmod if copy.chmod is not None else stat.S_IMODE(os.stat(source).st_mode))
-            else:
-                shutil.copyfile(source, place)
-                info = os.stat(source)
-                os.chmod(place, copy.chmod if copy.chmod is not None else stat.S_IMODE(info.st_mode))
-                os.utime(place, ns=(info.st_atime_ns, info.st_mtime_ns))  # Docker keeps a copied file's mtime
-            os.lchown(place, *state.ids.host_ids(uid, gid))
-            if not place.is_symlink():
-                os.chmod(place, stat.S_IMODE(os.lstat(place).st_mode))
+            if place.is_symlink() or place.exists():
+                place.unlink()
+            place.write_text(doc.content, encoding="utf-8")
+            os.lchown(place, *owner)
+            os.chmod(place, copy.chmod if copy.chmod is not None else 0o644)
 
     _add_layer(state, (copy.ins.keyword, str(copy.dest), copy.chown, copy.chmod, digest.hexdigest()), fill)
+
+
+def _place(
+    state: _State, diff: Path, plan: list[tuple[Path, PurePosixPath]], chmod: int | None, owner: tuple[int, int] | None
+) -> None:
+    """Copy each (source, destination) of `plan` into the layer `diff`, with its mode (or
+    `chmod`) and mtime, owned by the host ids `owner` (None: as the source is)."""
+    for source, target in plan:
+        _make_dirs(state, diff, target, include_self=False)
+        place = diff / str(target).lstrip("/")
+        info = os.lstat(source)
+        if stat.S_ISLNK(info.st_mode):
+            if place.is_symlink() or place.exists():
+                place.unlink()
+            os.symlink(os.readlink(source), place)
+        elif stat.S_ISDIR(info.st_mode):
+            place.mkdir(exist_ok=True)
+            os.chmod(place, chmod if chmod is not None else stat.S_IMODE(info.st_mode))
+        elif stat.S_ISREG(info.st_mode):
+            if place.is_symlink():
+                place.unlink()
+            shutil.copyfile(source, place)
+            os.chmod(place, chmod if chmod is not None else stat.S_IMODE(info.st_mode))
+            os.utime(place, ns=(info.st_atime_ns, info.st_mtime_ns))  # Docker keeps a copied file's mtime
+        else:
+            raise ImageBuildError(
+                f"copies {target}, which is a device, socket or pipe: copy regular files, folders and links only"
+            )
+        os.lchown(place, *(owner if owner is not None else (info.st_uid, info.st_gid)))
+        if not stat.S_ISLNK(info.st_mode):  # chown clears the set-id bits: put the mode back
+            os.chmod(place, chmod if chmod is not None else stat.S_IMODE(info.st_mode))
+
+
+def _copy_from(copy: Copy, state: _State, layers: tuple[Layer, ...], source_key: str) -> None:
+    """COPY --from: paths in the root of another stage or image (`layers`, base first), taken as
+    BuildKit takes them: relative to that root, links on the way and at the end followed, a
+    folder's contents copied into the destination, owners and modes kept unless --chown or
+    --chmod says otherwise. The layer is keyed by the source's own key, not its bytes."""
+    dest_found = lookup(state.layers, str(copy.dest))
+    into_dir = copy.dest_is_dir or (dest_found is not None and stat.S_ISDIR(dest_found[1].st_mode))
+    found: list[tuple[str, str]] = []  # (the path as it resolves in the source root, its name)
+    for text in copy.sources:
+        matched = image_glob(layers, absolute(PurePosixPath("/"), text).as_posix())
+        if not matched:
+            raise ImageBuildError(
+                f"copies {text}, which the root of {copy.source_from} does not have"
+                + (" (nothing matches the pattern)" if is_glob(text) else "")
+            )
+        for path in matched:
+            resolved = resolve_path(layers, path)
+            if resolved is None:
+                raise ImageBuildError(f"copies {path}, a link in the root of {copy.source_from} that leads nowhere")
+            found.append((resolved, PurePosixPath(path).name))
+    ids = _ids_of(state, copy.chown) if copy.chown else None
+
+    def fill(diff: Path) -> None:
+        owner = state.ids.host_ids(*ids) if ids is not None else None
+        plan: list[tuple[Path, PurePosixPath]] = []
+        for resolved, name in found:
+            entry = lookup(layers, resolved)
+            assert entry is not None  # resolve_path found it
+            if stat.S_ISDIR(entry[1].st_mode):
+                plan.append((entry[0].diff / resolved.lstrip("/"), copy.dest))
+                plan += [(source, copy.dest / relative) for relative, source in walk_image(layers, resolved)]
+            else:
+                plan.append((entry[0].diff / resolved.lstrip("/"), copy.dest / name if into_dir else copy.dest))
+        _place(state, diff, plan, copy.chmod, owner)
+
+    made_by = (copy.ins.keyword, "from", source_key, copy.sources, str(copy.dest), into_dir, copy.chown, copy.chmod)
+    _add_layer(state, made_by, fill)
 
 
 def _ids_of(state: _State, spec: str) -> tuple[int, int]:
@@ -476,10 +731,36 @@ def _table(state: _State, path: str) -> dict[str, list[str]]:
 # --- RUN -------------------------------------------------------------------------------------------
 
 
+HEREDOC_SCRIPTS = "/dev/pipes"
+"""Where a RUN's `#!` heredoc is put to be run, as BuildKit does: outside the image's files."""
+
+
+def _heredoc_command(ins: Instruction, shell: tuple[str, ...]) -> tuple[list[str], Heredoc | None]:
+    """What a RUN with heredocs runs, as BuildKit's dockerfile frontend has it: a RUN of one
+    heredoc alone runs its body, as a script of its own when it starts with `#!` (the second
+    value: that script, run from HEREDOC_SCRIPTS), else in the shell; any other form gives the
+    shell the line with each body and end line after it, and the shell reads the heredocs."""
+    if heredoc_marker(ins.args) is not None:
+        body = ins.heredocs[0].text()
+        if body.startswith("#!"):
+            return [f"{HEREDOC_SCRIPTS}/{_script_name(ins.heredocs[0])}"], ins.heredocs[0]
+        return [*shell, body], None
+    script = ins.args + "".join(f"\n{doc.content}{doc.name}" for doc in ins.heredocs)
+    return [*shell, script], None
+
+
+def _script_name(doc: Heredoc) -> str:
+    return doc.name if re.fullmatch(r"[A-Za-z0-9_.-]+", doc.name) and doc.name not in (".", "..") else "heredoc"
+
+
 def _run(ins: Instruction, state: _State) -> None:
     store, options = state.store, state.options
     listed = _json_list(ins.args)
-    command = listed if listed is not None else [*state.shell, ins.args]
+    script: Heredoc | None = None
+    if ins.heredocs:
+        command, script = _heredoc_command(ins, state.shell)
+    else:
+        command = listed if listed is not None else [*state.shell, ins.args]
     environment = {"PATH": state.env.get("PATH", DEFAULT_PATH)}
     environment.update(state.args)
     environment.update(state.env)
@@ -487,7 +768,8 @@ def _run(ins: Instruction, state: _State) -> None:
     home = _home(state, uid)
     environment.setdefault("HOME", home)
     made_by = ("RUN", command, sorted(environment.items()), state.user, state.workdir)
-    key = layer_key(state.key, state.ids.name, *made_by)
+    script_text = () if script is None else (script.text(),)  # a heredoc's body is the step's too
+    key = layer_key(state.key, state.ids.name, *made_by, *script_text)
     cached = store.get(key)
     if cached is not None:
         state.layers.append(cached)
@@ -502,12 +784,19 @@ def _run(ins: Instruction, state: _State) -> None:
         extra = ["--tmpfs", "/dev/shm", "--chdir", state.workdir, "--clearenv"]
         for name, value in {**environment, **_network_variables(options)}.items():
             extra += ["--setenv", name, value]
+        binds = _binds(state)
+        if script is not None:  # read-only, executable, outside the layer (bubblewrap's /dev)
+            (folder / "pipes").mkdir(mode=0o755)
+            path = folder / "pipes" / _script_name(script)
+            path.write_text(script.text(), encoding="utf-8")
+            os.chmod(path, 0o755)
+            binds.append((str(path), f"{HEREDOC_SCRIPTS}/{path.name}"))
         argv = bwrap_over_root(
             find_bwrap(),
             str(folder / "merged"),
             network=True,
             keep_caps=AGENT_CAPS,
-            binds=_binds(state),
+            binds=binds,
             extra=[*extra, *as_user, *command],
         )
         lowers = tuple(str(layer.diff) for layer in reversed(state.layers))
@@ -519,6 +808,7 @@ def _run(ins: Instruction, state: _State) -> None:
         mount_point = folder / "diff" / WHEELS_MOUNT.lstrip("/")
         if options.wheels is not None and mount_point.is_dir() and not any(mount_point.iterdir()):
             mount_point.rmdir()  # bubblewrap's mount point for the wheels, not the step's
+        shutil.rmtree(folder / "pipes", ignore_errors=True)
     except BaseException:
         store.discard(folder)
         raise

@@ -49,7 +49,7 @@ from rlenvs.images.build import (
     no_python,
     resolve_base,
 )
-from rlenvs.images.dockerfile import DockerfileError, Instruction, instructions
+from rlenvs.images.dockerfile import DockerfileError, Instruction, instructions, words
 from rlenvs.images.layers import ImageUser, Layer, LayerStore, has_python_module, image_python, image_user
 from rlenvs.sandbox.containers import (
     ENGINE_OPAQUE_XATTR,
@@ -100,7 +100,10 @@ class EngineImage:
             raise ImageBuildError(no_python(", ".join(self.bases)))
         user = self.agent_user.for_guest() if self.agent_user is not None else ""
         path = self.environment.get("PATH", DEFAULT_PATH)
-        return ContainerImage(self.id, python, path, self.engine, user=user, network=network)
+        stood_in = "; ".join(base for base in self.bases if " (stood in for by " in base)
+        return ContainerImage(
+            self.id, python, path, self.engine, user=user, network=network, lowers=self.lowers, stood_in=stood_in
+        )
 
 
 def build_with_engine(
@@ -150,23 +153,30 @@ def build_with_engine(
 
 
 def _from_images(found: tuple[str, list[Instruction]], dockerfile: Path) -> list[str]:
-    """The images the FROM lines name, not counting earlier stages (`AS name`) or scratch."""
+    """The images the FROM lines name, not counting earlier stages (`AS name`) or scratch, and
+    those a `COPY --from` names that no stage is named (the engine would pull them: a mapped
+    one is imported as a FROM image is)."""
     escape, lines = found
     args: dict[str, str] = {}
     stages: set[str] = set()
     images: list[str] = []
+    named = {ins.args.split()[-1].lower() for ins in lines if ins.keyword == "FROM" and len(ins.args.split()) >= 3}
     for ins in lines:
         if ins.keyword == "ARG" and not images:  # an ARG before the first FROM may name it
             args.update((name, value) for name, value in arg_defaults(ins.args, args, escape).items() if value)
+        if ins.keyword in ("COPY", "ADD") and (flag := re.search(r"(?:^|\s)--from=(\S+)", ins.args)):
+            source = words(flag.group(1), args, escape, split=False, docker_rules=True)[0]
+            if source and not source.isdigit() and source.lower() not in named and source not in images:
+                images.append(source)
         if ins.keyword != "FROM":
             continue
         try:
             name = from_name(ins, args, escape)
         except ValueError as error:
             raise ImageBuildError(f"{dockerfile} (line {ins.line}: `{ins.text()}`) {error}") from None
-        words = ins.args.split()
-        if len(words) >= 3 and words[-2].lower() == "as":
-            stages.add(words[-1].lower())
+        parts = ins.args.split()
+        if len(parts) >= 3 and parts[-2].lower() == "as":
+            stages.add(parts[-1].lower())
         if name.lower() not in stages and name != "scratch" and name not in images:
             if "@" in name:
                 raise ImageBuildError(
@@ -201,7 +211,8 @@ def _base(
         _, layer, _ = base_layer(name, bases, store, ids, tell)
         tell(f"base image {name}: importing {base.describe()} into the {builder.name} engine")
         _import(builder, name, base, layer, ids, key, options, store)
-    return f"{name} (stood in for by {base.describe()})"
+    note = f"; {base.note}" if base.note else ""
+    return f"{name} (stood in for by {base.describe()}{note})"
 
 
 def _held(builder: Engine, name: str) -> dict[str, str] | None:

@@ -14,9 +14,11 @@ build leaves no half layer, and everything already built stays.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import hashlib
 import json
 import os
+import posixpath
 import shutil
 import stat
 import time
@@ -233,3 +235,125 @@ def image_table(lowers: Sequence[str], path: str, opaque_xattr: str = OPAQUE_XAT
     data = Path(f"{found[0]}{path}").read_bytes()
     rows = [line.split(":") for line in data.decode("utf-8", "replace").splitlines() if line.count(":") >= 2]
     return {row[0]: row[1:] for row in rows}
+
+
+# --- reading a root as overlayfs shows it (COPY --from) ---------------------------------------------
+
+
+def resolve_path(layers: Sequence[Layer], path: str, max_links: int = 40) -> str | None:
+    """Absolute `path` in the image the layers (base first) make, with every link on the way and
+    at its end followed inside that image (an absolute target starts at its root, `..` stops
+    there), as a build resolves a `COPY --from` source. None: it leads nowhere."""
+    parts = [part for part in path.split("/") if part]
+    resolved: list[str] = []
+    links = 0
+    while parts:
+        part = parts.pop(0)
+        if part in (".", ".."):
+            if part == ".." and resolved:
+                resolved.pop()
+            continue
+        candidate = "/" + "/".join([*resolved, part])
+        found = lookup(layers, candidate)
+        if found is None:
+            return None
+        if stat.S_ISLNK(found[1].st_mode):
+            links += 1
+            if links > max_links:
+                return None
+            target = os.readlink(found[0].diff / candidate.lstrip("/"))
+            resolved = [] if target.startswith("/") else resolved
+            parts = [part for part in target.split("/") if part] + parts
+            continue
+        resolved.append(part)
+    return "/" + "/".join(resolved)
+
+
+def image_glob(layers: Sequence[Layer], pattern: str) -> list[str]:
+    """The paths of the image that absolute `pattern` names (`*`, `?` and `[...]` match within
+    one name, as Docker's COPY patterns do), sorted; each path there, if only as a link."""
+    paths = ["/"]
+    for part in (part for part in pattern.split("/") if part):
+        following = []
+        for base in paths:
+            if not any(char in part for char in "*?["):
+                following.append(posixpath.join(base, part))
+                continue
+            folder = resolve_path(layers, base)
+            if folder is not None:
+                names = sorted(name for name, _, _, _ in _children(layers, folder))
+                following += [posixpath.join(base, name) for name in names if fnmatch.fnmatchcase(name, part)]
+        paths = following
+    found = []
+    for path in paths:
+        parent = resolve_path(layers, posixpath.dirname(path))
+        if parent is not None and (path == "/" or lookup(layers, posixpath.join(parent, posixpath.basename(path)))):
+            found.append(path)
+    return found
+
+
+def walk_image(layers: Sequence[Layer], folder: str) -> list[tuple[str, Path]]:
+    """Everything below the image's `folder` (a real folder: links resolved), folders before
+    what they hold, sorted: each path relative to `folder` and the file of the layer it
+    comes from. Deleted entries are left out and an opaque folder hides lower layers' files."""
+    found: list[tuple[str, Path]] = []
+
+    def visit(path: str, relative: str, visible: list[str]) -> None:
+        for name, lower, info, below in sorted(_children(layers, path, visible)):
+            child, rel = posixpath.join(path, name), posixpath.join(relative, name) if relative else name
+            found.append((rel, Path(lower + child)))
+            if stat.S_ISDIR(info.st_mode):
+                visit(child, rel, below)
+
+    visit(folder, "", _folder_layers(layers, folder))
+    return found
+
+
+def _folder_layers(layers: Sequence[Layer], folder: str) -> list[str]:
+    """The layer folders (top first) whose files show in the image's `folder`."""
+    visible = [str(layer.diff) for layer in reversed(layers)]
+    parts = [part for part in folder.split("/") if part]
+    for depth in range(1, len(parts) + 1):
+        name, parent = parts[depth - 1], "/" + "/".join(parts[: depth - 1])
+        entries = [entry for entry in _children(layers, parent, visible) if entry[0] == name]
+        if not entries or not stat.S_ISDIR(entries[0][2].st_mode):
+            return []
+        visible = entries[0][3]
+    return visible
+
+
+def _children(
+    layers: Sequence[Layer], folder: str, visible: list[str] | None = None
+) -> list[tuple[str, str, os.stat_result, list[str]]]:
+    """The entries of the image's `folder` as overlayfs merges them from the layer folders
+    `visible` (top first; default: all): (name, the layer folder it shows from, its stat, the
+    layer folders whose files show inside it when it is a folder)."""
+    if visible is None:
+        visible = _folder_layers(layers, folder)
+    names: set[str] = set()
+    for lower in visible:
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            names.update(os.listdir(lower + folder))
+    entries = []
+    for name in names:
+        shown: tuple[str, os.stat_result] | None = None
+        below: list[str] = []
+        for lower in visible:
+            path = posixpath.join(lower + folder, name)
+            try:
+                info = os.lstat(path)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            if stat.S_ISCHR(info.st_mode) and info.st_rdev == 0:
+                break  # deleted in this layer
+            if shown is None:
+                shown = (lower, info)
+            if not stat.S_ISDIR(info.st_mode) or not stat.S_ISDIR(shown[1].st_mode):
+                break  # a file hides everything below it; a folder hides a lower file
+            below.append(lower)
+            with contextlib.suppress(OSError):
+                if os.getxattr(path, OPAQUE_XATTR, follow_symlinks=False) == b"y":
+                    break  # an opaque folder: the lower layers' files do not show in it
+        if shown is not None:
+            entries.append((name, shown[0], shown[1], below))
+    return entries

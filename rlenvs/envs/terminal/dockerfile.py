@@ -20,8 +20,9 @@ What it interprets:
   a `command` / `entrypoint` that only sleeps.
 
 What it refuses, with a `TaskFolderError` naming the file, the line and what would fix it:
-RUN, a second FROM, ENTRYPOINT, a non-root USER and every other instruction that needs Docker;
-COPY with a heredoc or `--from`, `--parents`, `--exclude`, `--checksum` or `--keep-git-dir`;
+RUN, a second FROM, ENTRYPOINT, a non-root USER and every other instruction that needs Docker
+(a build: RUN, several stages and `COPY --from` say to load the folder with backend="bwrap");
+COPY with `--from`, `--parents`, `--exclude`, `--checksum` or `--keep-git-dir`;
 sources that are URLs, outside the build context or missing, archives that ADD would unpack,
 symbolic links and special files; destinations or a WORKDIR outside the workspace (the rest of
 the sandbox is read-only); more than the byte cap of what goes into the sandbox; variables no
@@ -145,11 +146,15 @@ def build_source(folder: Path, base: Path) -> tuple[Path, Path, dict[str, str]]:
 
 
 def runs_anything(path: Path) -> bool:
-    """Whether a Dockerfile has a RUN line: its image must be built (rlenvs.images)."""
+    """Whether a Dockerfile's image must be built (rlenvs.images) rather than read: it has a RUN
+    line, several stages or a `COPY --from` (files of another root, which only a build has)."""
     try:
-        return any(ins.keyword == "RUN" for ins in instructions(path.read_text(encoding="utf-8", errors="replace"))[1])
+        found = instructions(path.read_text(encoding="utf-8", errors="replace"))[1]
     except (OSError, DockerfileError):
         return False
+    froms = sum(ins.keyword == "FROM" for ins in found)
+    copies_from = any(ins.keyword in ("COPY", "ADD") and re.search(r"(^|\s)--from=", ins.args) for ins in found)
+    return froms > 1 or copies_from or any(ins.keyword == "RUN" for ins in found)
 
 
 def image(folder: Path, base: Path, extra: Mapping[str, str] | None = None) -> Image:
@@ -193,15 +198,22 @@ def _parse_dockerfile(text: str, where: str) -> tuple[str, list[Copy], dict[str,
                 stages += 1
                 if stages > 1:
                     raise TaskFolderError(
-                        "is a second FROM: several build stages need Docker to build, and rlenvs runs task folders "
-                        "without Docker; keep one FROM with WORKDIR, ENV and COPY only"
+                        "is a second FROM: the host backend reads a Dockerfile without building it, and several "
+                        'build stages must be built: load the folder with backend="bwrap" (or "auto") to build its '
+                        "image without Docker (rlenvs.images), or keep one FROM with WORKDIR, ENV and COPY only"
                     )
             elif ins.keyword == "ENV":
                 env.update(env_instruction(ins.args, env, escape))
             elif ins.keyword == "WORKDIR":
                 workdir = absolute(workdir, words(ins.args, env, escape, split=False)[0])
             elif ins.keyword in ("COPY", "ADD"):
-                copies.append(parse_copy(ins, workdir, env, escape))
+                copy = parse_copy(ins, workdir, env, escape)
+                if copy.source_from is not None:
+                    raise TaskFolderError(
+                        f"copies from {copy.source_from}, another stage or image, which the host backend does not "
+                        'build: load the folder with backend="bwrap" (or "auto") to build its image without Docker'
+                    )
+                copies.append(copy)
             elif ins.keyword == "USER":
                 if ins.args not in _ROOT_USERS:
                     raise TaskFolderError(
@@ -239,12 +251,25 @@ def _workspace_files(
         if target == workdir:
             return
         at = target.relative_to(workdir).as_posix()
-        budget.left += len(files[at].data) if at in files else 0
+        budget.left += len(files[at].content) if at in files else 0
         files[at] = file_entry(source, at, folder, budget, chmod)
         dirs.update([target] if files[at].is_dir else [], target.parents)
 
     for copy in copies:
         with _at(where, copy.ins):
+            for doc in copy.documents:  # COPY <<EOF: a file of the heredoc's body, mode 644 unless --chmod
+                target = copy.dest / doc.name if copy.dest_is_dir or copy.dest in dirs else copy.dest
+                if target == workdir or workdir not in target.parents:
+                    raise TaskFolderError(
+                        f"writes the heredoc {doc.name} to {target}, outside the workspace {workdir}: the rest of the "
+                        "sandbox is read-only, so a task's files must be under its WORKDIR"
+                    )
+                at = target.relative_to(workdir).as_posix()
+                data = doc.content.encode("utf-8")
+                budget.left += len(files[at].content) if at in files else 0
+                budget.take(len(data))
+                files[at] = Entry(at, data, mode=copy.chmod if copy.chmod is not None else 0o644)
+                dirs.update(target.parents)
             for text in copy.sources:
                 for source in copy_sources(text, copy, context, rules):
                     if source.is_dir() and not source.is_symlink():

@@ -1,0 +1,3 @@
+#!/bin/bash
+sort -n /app/numbers.txt > /app/sorted.txt
+greet > /app/greeting.txt

@@ -7,13 +7,16 @@ tests/test_images.py in a whole run) check that the WORKDIR, the ENV and pip rea
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import socket
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
+from rlenvs.images import keyrings
 from rlenvs.images.bases import (
     BUILDPACK,
     BUILDPACK_CURL,
@@ -32,6 +35,7 @@ from rlenvs.images.bases import (
     probe,
     stand_in,
     ubuntu_root,
+    with_a_keyring,
 )
 from rlenvs.images.build import build_image
 from rlenvs.images.layers import lookup
@@ -89,10 +93,11 @@ def test_each_base_maps_to_the_suite_and_workdir_of_the_image_it_stands_for(
 def test_no_stand_in_carries_a_python_package_that_pip_could_not_replace() -> None:
     """Debian's python3-pip cannot be uninstalled by pip ("no RECORD file ... installed by
     debian"): in the python images, where pip writes the system's Python, it is python.org's
-    convention instead, pip installed into /usr/local. (python3-pytest stays until the verdict
-    brings its own.)"""
+    convention instead, pip installed into /usr/local. Nor pytest, whose Debian package brings
+    pluggy, iniconfig and packaging along: the verdict brings its own (verdict_packages)."""
     for pattern, base in DEFAULT_BASES.items():
         assert isinstance(base, DebianRoot) and "python3" in base.packages, pattern  # the sandbox's shell
+        assert not any(name.startswith("python3-pytest") for name in base.packages), pattern
         if base.pip_system_wide:
             assert "python3-pip" not in base.packages and "python3-venv" in base.packages, pattern
         if "asciinema" in base.packages:  # a Python program: Debian's would be pip's to replace
@@ -152,6 +157,44 @@ def test_an_ubuntu_root_out_of_reach_falls_back_to_debian_and_says_why(tmp_path:
     assert chosen.key() == fallback.key() and f"127.0.0.1:{port}/ubuntu/dists/noble/Release" in chosen.note
     with pytest.raises(BaseImageError, match=r"Ubuntu noble built with mmdebstrap .* cannot be built: .*map the base"):
         stand_in(dataclasses.replace(refused, fallback=None), built=lambda base: False)
+
+
+def _keyring_package(folder: Path, keys: bytes) -> Path:
+    """A Debian package holding `keys` where ubuntu-keyring puts the archive's keyring."""
+    root = folder / "package"
+    (root / "DEBIAN").mkdir(parents=True)
+    (root / "DEBIAN" / "control").write_text(
+        "Package: ubuntu-keyring\nVersion: 1\nArchitecture: all\nMaintainer: test <t@example.org>\nDescription: keys\n"
+    )
+    (root / "usr/share/keyrings").mkdir(parents=True)
+    (root / "usr/share/keyrings/ubuntu-archive-keyring.gpg").write_bytes(keys)
+    subprocess.run(
+        ["dpkg-deb", "--build", "--root-owner-group", str(root), str(folder / "k.deb")], check=True, capture_output=True
+    )
+    return folder / "k.deb"
+
+
+def test_ubuntus_keyring_is_fetched_only_with_the_digest_rlenvs_pins(tmp_path: Path, monkeypatch) -> None:
+    """Debian 12 packages no Ubuntu keyring: rlenvs fetches Ubuntu's keyring package, and uses it
+    only if it is byte for byte the one whose SHA-256 it pins (a package served in its place
+    would choose the keys that every Ubuntu root is checked against)."""
+    package = _keyring_package(tmp_path, b"the keys")
+    digest = hashlib.sha256(package.read_bytes()).hexdigest()
+    monkeypatch.setenv("RLENVS_IMAGE_CACHE", str(tmp_path / "cache" / "images"))
+    monkeypatch.setattr(keyrings, "_failures", [])
+    monkeypatch.setattr(keyrings, "UBUNTU_KEYRING_PACKAGE", (package.as_uri(), "0" * 64))
+    assert keyrings.ubuntu_keyring(fetch=False) == (None, "Ubuntu's keyring has not been fetched")
+    path, reason = keyrings.ubuntu_keyring(fetch=True)
+    assert path is None and "is not the one rlenvs knows" in reason
+    assert keyrings.ubuntu_keyring(fetch=True) == (None, reason)  # a failure is remembered, not retried
+    monkeypatch.setattr(keyrings, "_failures", [])
+    monkeypatch.setattr(keyrings, "UBUNTU_KEYRING_PACKAGE", (package.as_uri(), digest))
+    path, reason = keyrings.ubuntu_keyring(fetch=True)
+    assert reason == "" and path == tmp_path / "cache" / "keyrings" / "ubuntu-archive-keyring.gpg"
+    assert path.read_bytes() == b"the keys"
+    base = ubuntu_root("noble", keyring=UBUNTU_KEYRING)
+    if not Path(UBUNTU_KEYRING).is_file():  # the host's own ubuntu-keyring comes first where installed
+        assert with_a_keyring(base, fetch=False) == (dataclasses.replace(base, keyring=str(path)), "")
 
 
 def test_the_probe_of_an_archive_that_never_answers_gives_up_in_time() -> None:

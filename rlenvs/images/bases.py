@@ -15,11 +15,14 @@ security suites, Ubuntu's four components), and nothing a task's own build would
 Debian package there: in the Python images pip is installed as python.org's images have it, in
 /usr/local, where `pip install --upgrade pip` can replace it (Debian's python3-pip cannot be
 uninstalled by pip: "no RECORD file ... installed by debian"). What the image lacks is added
-only where the sandbox or the tests need it (python3, tmux, curl, pytest).
+only where the sandbox or the tests need it (python3, tmux, curl). Not pytest: the verdict
+brings its own (rlenvs.sandbox.verdict_packages), so a task's `pip install pytest==8.4.1` meets
+none of Debian's (whose pluggy, iniconfig and packaging pip could not replace either).
 
-Ubuntu images get a real Ubuntu root where the Ubuntu archive can be reached and its keyring is
-installed (`apt-get install ubuntu-keyring`); else a Debian root stands in, and its `note` says
-so and why. Reachability is a probe of the archive's Release file, bounded in time and asked
+Ubuntu images get a real Ubuntu root where the Ubuntu archive can be reached, checked with the
+host's `ubuntu-keyring` or, where the host has none (Debian 12), the copy of Ubuntu's keyring
+package that rlenvs fetches by its digest (rlenvs.images.keyrings); else a Debian root stands
+in, and its `note` says so and why. Reachability is a probe of the archive's Release file, bounded in time and asked
 once per process; a root already built is used without asking.
 
 The defaults (`DEFAULT_BASES`, described in docs/envs/terminal.md) map Terminal-Bench's base
@@ -51,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlenvs.images.keyrings import ubuntu_keyring
 from rlenvs.sandbox.rootfs import IdMap
 
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
@@ -71,11 +75,10 @@ PYTHON_PATH = "/usr/local/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:
 """The python images' (`ENV PATH /usr/local/bin:$PATH` over Docker's)."""
 BASES_VARIABLE = "RLENVS_BASE_IMAGES"
 TOOLS = (
-    "python3", "python3-pip", "python3-venv", "python3-pytest", "tmux", "curl", "ca-certificates", "procps", "passwd",
+    "python3", "python3-pip", "python3-venv", "tmux", "curl", "ca-certificates", "procps", "passwd",
 )  # fmt: skip
 """What the Terminal-Bench images carry that tasks and their tests use: Python 3 with pip and
-venv, tmux, curl, useradd (passwd). pytest is added because the tests of Terminal-Bench 1 tasks run offline
-from the image (rlenvs.envs.terminal.boilerplate) where the real run-tests.sh would install it."""
+venv, tmux, curl, useradd (passwd)."""
 PYTHON_TOOLS = tuple(name for name in TOOLS if name != "python3-pip") + ("python-is-python3",)
 """A Python image's: `python` is python3 there too, and pip is not Debian's package but installed
 from Debian's pip wheel into /usr/local (DebianRoot.pip_system_wide), where pip can upgrade it."""
@@ -426,9 +429,15 @@ def stand_in(base: BaseRoot, built: Callable[[BaseRoot], bool]) -> BaseRoot:
     """The root that stands in for `base` now: `base` itself where it is built already (`built`)
     or its archive answers; its fallback, with a note that says why, where not; an error naming
     the fix where it has none."""
-    if not isinstance(base, DebianRoot) or built(base):
+    if not isinstance(base, DebianRoot):
         return base
-    reason = archive_reason(base)
+    base, _ = with_a_keyring(base, fetch=False)
+    if built(base):
+        return base
+    reason = probe(base.mirror, base.suite)
+    if not reason:  # the archive answers: its keys are worth fetching
+        base, reason = with_a_keyring(base, fetch=True)
+    reason = reason or archive_reason(base)
     if not reason:
         return base
     if base.fallback is None:
@@ -438,6 +447,18 @@ def stand_in(base: BaseRoot, built: Callable[[BaseRoot], bool]) -> BaseRoot:
         )
     fallback = base.fallback
     return dataclasses.replace(fallback, note=f"{fallback.note} ({base.distribution} {base.suite}: {reason})")
+
+
+def with_a_keyring(base: DebianRoot, *, fetch: bool) -> tuple[DebianRoot, str]:
+    """`base` with Ubuntu's keyring where it names the one package ubuntu-keyring installs and
+    the host lacks it: the copy rlenvs keeps (rlenvs.images.keyrings, fetched by its digest
+    with `fetch`); and why not, where it could not be had."""
+    if base.keyring != UBUNTU_KEYRING or os.path.isfile(UBUNTU_KEYRING):
+        return base, ""
+    path, reason = ubuntu_keyring(fetch=fetch)
+    if path is None:
+        return base, f"its archive's keyring {UBUNTU_KEYRING} is missing (apt-get install ubuntu-keyring) and {reason}"
+    return dataclasses.replace(base, keyring=str(path)), ""
 
 
 def archive_reason(base: DebianRoot) -> str:

@@ -26,12 +26,7 @@ def corpus(root: Path) -> Path:
     tasks = root / "corpus"
     terminal_bench_task(tasks, "hello-tb")
     harbor_task(tasks, "hello-harbor")
-    same_shell = terminal_bench_task(tasks, "same-shell")
-    (same_shell / "task.yaml").write_text(
-        (same_shell / "task.yaml")
-        .read_text()
-        .replace("run_tests_in_same_shell: false", "run_tests_in_same_shell: true")
-    )
+    (terminal_bench_task(tasks, "no-runner") / "run-tests.sh").unlink()
     wrong = terminal_bench_task(tasks, "wrong-reference")
     write(wrong / "solution.sh", '#!/bin/bash\necho "Goodbye" > /app/hello.txt\n', mode=0o755)
     (tasks / "README.md").write_text("not a task folder, left out\n")
@@ -56,19 +51,19 @@ def test_the_table_and_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[
         "empty submit 0": "3 of 3",
         "refused": "1",
     }, out
-    assert re.search(r"^  run_tests_in_same_shell\s+1  e\.g\. same-shell$", out, re.M), out
+    assert re.search(r"^  run-tests\.sh missing\s+1  e\.g\. no-runner$", out, re.M), out
     assert re.search(r"^  wrong-reference: reference 0, empty submit 0 .*reference failed: the task's tests", out, re.M)
     assert "[4/4] wrong-reference" in progress
 
     run, *folders, totals = lines(report)
     assert run["kind"] == "run" and run["backend"] == "host" and run["folders_in_dir"] == 4
     by_name = {record["name"]: record for record in folders}
-    assert sorted(by_name) == ["hello-harbor", "hello-tb", "same-shell", "wrong-reference"]
+    assert sorted(by_name) == ["hello-harbor", "hello-tb", "no-runner", "wrong-reference"]
     assert by_name["hello-harbor"]["reference_reward"] == 1.0 and by_name["hello-harbor"]["empty_reward"] == 0.0
     assert by_name["hello-tb"]["build_seconds"] >= 0 and by_name["hello-tb"]["episode_seconds"] > 0
-    refused = by_name["same-shell"]
-    assert not refused["loaded"] and refused["reason_class"] == "run_tests_in_same_shell"
-    assert refused["refusal"].startswith("task.yaml sets run_tests_in_same_shell")  # the loader's own words
+    refused = by_name["no-runner"]
+    assert not refused["loaded"] and refused["reason_class"] == "run-tests.sh missing"
+    assert refused["refusal"].startswith("run-tests.sh is missing")  # the loader's own words
     assert by_name["wrong-reference"]["reference_reward"] == 0.0
     assert totals == {
         "kind": "totals",
@@ -78,7 +73,7 @@ def test_the_table_and_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[
         "empty_0": 3,
         "errors": 0,
         "refused": 1,
-        "refused_by_reason": {"run_tests_in_same_shell": 1},
+        "refused_by_reason": {"run-tests.sh missing": 1},
     }
 
 

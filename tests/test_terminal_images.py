@@ -55,6 +55,7 @@ def test_the_reference_solution_scores_one_and_an_immediate_submit_zero(harbor_e
     assert info["backend"] == image.backend and type(image).__name__ == (
         "RootImage" if info["backend"] == "bwrap" else "ContainerImage"
     )
+    assert info["stood_in"].startswith("ghcr.io/laude-institute/t-bench/ubuntu-24-04:20250624 (stood in for by ")
     reward, info = _play(harbor_env, iter([harbor_env.oracle_action(), "submit"] * 2))
     assert reward == 1.0, info
     reward, info = _play(harbor_env, iter(["```bash\nsubmit\n```"]))
@@ -67,7 +68,8 @@ SOLVE = "sort -n /app/numbers.txt > /app/sorted.txt && greet > /app/greeting.txt
 @pytest.mark.parametrize(
     "tamper",
     [
-        # pytest itself made to pass whatever it runs
+        # a pytest that passes whatever it runs, where the image's python3 would find one
+        "mkdir -p /usr/lib/python3/dist-packages/pytest && "
         "echo 'import sys; sys.exit(0)' > /usr/lib/python3/dist-packages/pytest/__init__.py",
         # a python3 ahead of the image's on the tests' PATH
         "printf '#!/bin/sh\\necho 1 > \"$(ls -d /tmp/rlenvs-verdict/*/logs)/verifier/reward.txt\"\\n' "
@@ -98,6 +100,24 @@ def test_an_episode_that_rewrote_the_tests_tools_gets_no_test_run(harbor_env, ta
         assert reward == 0.0, (tamper, info)
         assert info["reward_breakdown"] == {"the task's tests pass": False}
         assert "changed what the tests run on" in info["failed_checks"][0], info["failed_checks"]
+
+
+def test_the_verdicts_own_pytest_is_out_of_the_agents_reach(harbor_env) -> None:
+    """The image has no pytest: the verdict's own (a read-only layer under bubblewrap, owned by
+    an id the sandbox does not map; a read-only volume in a container) runs the tests. An agent
+    that rewrites it, or moves it aside for one of its own, gets no pass from it."""
+    packages = "/opt/rlenvs-verdict/packages"
+    tamper = (
+        f"echo 'import sys; sys.exit(0)' > {packages}/pytest/__init__.py; "
+        f"mv /opt/rlenvs-verdict /opt/moved; mkdir -p {packages}/pytest && "
+        f"echo 'import sys; sys.exit(0)' > {packages}/pytest/__init__.py; true"
+    )
+    harbor_env.reset(options={"task_index": 0})
+    assert "No module named pytest" in harbor_env.step("```bash\npython3 -m pytest --version\n```")[0]
+    reward, info = _play(harbor_env, iter([f"```bash\n{tamper}\n```", "submit"]))
+    assert reward == 0.0, info
+    reward, info = _play(harbor_env, iter([f"```bash\n{SOLVE}; {tamper}\n```", "submit"]))
+    assert reward == 1.0 or "changed what the tests run on" in info["failed_checks"][0], info
 
 
 def test_a_standard_module_name_in_the_workdir_is_not_imported_by_the_tests(harbor_env) -> None:

@@ -45,7 +45,7 @@ except ImportError:  # the optional extra `docker`: engine("docker") says how to
 
 from rlenvs.sandbox.launch import GUEST_MOUNT, WorkerLaunch, staged_guest_dir, zygote_tmpfs_args
 from rlenvs.sandbox.requests import Limits
-from rlenvs.sandbox.rootfs import AGENT_CAPS, CAP_NUMBERS, EpisodeChanges, episode_changes
+from rlenvs.sandbox.rootfs import AGENT_CAPS, CAP_NUMBERS, EpisodeChanges, episode_changes, image_entry
 from rlenvs.sandbox.worker import Worker
 
 LOG = logging.getLogger("rlenvs.sandbox")
@@ -285,6 +285,16 @@ class ContainerImage:
     network: bool = False
     """Whether episodes have the engine's default network (a task folder's, when its user
     opts in: rlenvs.envs.terminal.folders.load_task_folders); else none but loopback."""
+    lowers: tuple[str, ...] = ()
+    """Its layer folders in the engine's storage, top first: what the host reads of the image."""
+    read_only: tuple[tuple[str, str], ...] = ()
+    """(host folder, path in the container) mounted read-only in every episode: the verdict's
+    own pytest and test packages (rlenvs.sandbox.verdict_packages), which the image then needs
+    not have. The agent has no CAP_SYS_ADMIN to mount over them."""
+    stood_in: str = ""
+    """What ran in place of the image's base, where rlenvs stood in for it (its FROM, the root
+    built instead, what differs: rlenvs.images.bases); reported as the env's
+    `info["stood_in"]` so a run on a stand-in is never mistaken for one on the real image."""
 
     def launch(self, limits: Limits, workspace: str) -> WorkerLaunch:
         """An episode's container: /tmp and /dev/shm tmpfs of `limits.disk_mb` MiB and
@@ -303,6 +313,7 @@ class ContainerImage:
             "--memory", memory, "--memory-swap", memory,
             "--tmpfs", f"/tmp:rw,nosuid,nodev,size={size}", "--shm-size", size,
             "--volume", f"{staged_guest_dir()}:{GUEST_MOUNT}:ro",
+            *(option for host, path in self.read_only for option in ("--volume", f"{host}:{path}:ro")),
             "--workdir", "/", "--env", f"PATH={self.path}", "--entrypoint", self.python,
             self.image, "-I", "-S", "-B", f"{GUEST_MOUNT}/zygote.py", "--workspace", workspace, "--session",
             "--forbid-userns", "--make-workspace",
@@ -326,7 +337,12 @@ class ContainerImage:
         lowers = data["LowerDir"].split(":")
         # GUEST_MOUNT: the engine makes the volume's mount point in the container's own layer
         skipped = (*skip, GUEST_MOUNT, *engine(self.backend).own_paths)
-        return episode_changes(data["UpperDir"], lowers, skipped, ENGINE_OPAQUE_XATTR)
+        # and the read-only volumes' mount points, with their folders the image lacks: those
+        # folders are the engine's, what is in them (the agent's, should it move a volume aside
+        # and make a folder of its own there) is read as any change is
+        made = {parent for _, path in self.read_only for parent in _folders_to(path)}
+        engines = tuple(path for path in made if image_entry(lowers, path, ENGINE_OPAQUE_XATTR) is None)
+        return episode_changes(data["UpperDir"], lowers, skipped, ENGINE_OPAQUE_XATTR, mount_points=engines)
 
     def _inspect(self, worker: Worker) -> dict:
         """The engine's record of the worker's container (its pid 1 and layers: fixed for its life)."""
@@ -364,3 +380,9 @@ def remove_container(backend: str, name: str) -> None:
         engine(backend).remove_container(name)
     except EngineUnavailable as error:
         LOG.warning("the episode's container %s could not be removed: %s", name, error)
+
+
+def _folders_to(path: str) -> list[str]:
+    """`path` and the folders above it, "/" aside: /opt/a/b -> /opt, /opt/a, /opt/a/b."""
+    parts = path.strip("/").split("/")
+    return ["/" + "/".join(parts[: count + 1]) for count in range(len(parts))]

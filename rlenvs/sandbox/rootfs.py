@@ -206,6 +206,8 @@ class EpisodeImage(Protocol):
 
     backend: str
     """What runs the episodes, as `info["backend"]` reports it."""
+    stood_in: str
+    """What ran in place of the image's base ("" where nothing did), as `info["stood_in"]`."""
 
     def launch(self, limits: Limits, workspace: str) -> WorkerLaunch:
         """A worker on a new view of the image under `limits` (its writable tmpfs, its memory
@@ -234,6 +236,10 @@ class RootImage:
     user: str = ""
     """Whom the agent's commands run as, `uid:gid:groups` (rlenvs.images.layers.ImageUser);
     "": the image's root."""
+    stood_in: str = ""
+    """What ran in place of the image's base, where rlenvs stood in for it (its FROM, the root
+    built instead, what differs: rlenvs.images.bases); reported as the env's
+    `info["stood_in"]` so a run on a stand-in is never mistaken for one on the real image."""
 
     def launch(self, limits: Limits, workspace: str) -> WorkerLaunch:
         return image_launch(self, limits, workspace)
@@ -367,11 +373,18 @@ class EpisodeChanges:
 
 
 def episode_changes(
-    upper: str, lowers: Sequence[str], skip: Sequence[str] = (), opaque_xattr: str = OPAQUE_XATTR
+    upper: str,
+    lowers: Sequence[str],
+    skip: Sequence[str] = (),
+    opaque_xattr: str = OPAQUE_XATTR,
+    *,
+    mount_points: Sequence[str] = (),
 ) -> EpisodeChanges:
     """The entries of an episode's copy-on-write layer, the folder `upper`, that differ from
     the image (`lowers`, top first), read by the host following no link. Nothing at or below
-    a folder of `skip` is read (the workspace: the agent's to fill, not to count or compare)."""
+    a folder of `skip` is read (the workspace: the agent's to fill, not to count or compare);
+    a folder of `mount_points` (a container engine made it for a volume) is no change itself,
+    but what is in it is read."""
     changed: list[str] = []
     pending, seen = [""], 0
     while pending:
@@ -388,7 +401,9 @@ def episode_changes(
             if seen > MAX_CHANGES:
                 return EpisodeChanges(tuple(changed), complete=False)
             info = entry.stat(follow_symlinks=False)
-            if not _same_as_image(entry.path, path, info, image_entry(lowers, path, opaque_xattr), opaque_xattr):
+            made_for_a_volume = path in mount_points and stat.S_ISDIR(info.st_mode)
+            image = image_entry(lowers, path, opaque_xattr)
+            if not made_for_a_volume and not _same_as_image(entry.path, path, info, image, opaque_xattr):
                 changed.append(path)
             if stat.S_ISDIR(info.st_mode):
                 pending.append(path)

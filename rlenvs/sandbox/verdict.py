@@ -47,7 +47,14 @@ So a test run (`VerdictRun`) is built from nothing the agent wrote, but for the 
   PYTEST_PLUGINS); a task relying on a plugin the host installed must name it;
 - in a bash without start-up files (`--noprofile --norc`, no BASH_ENV), which the sandbox
   starts with exactly those variables (`ShellSession.run(environment=...)`): no shell of the
-  session's and no `env -i` before it.
+  session's and no `env -i` before it;
+- for a task whose tests Terminal-Bench runs in the agent's own shell (`run_tests_in_same_shell`),
+  `run_tests(shell=...)` adds what `rlenvs.sandbox.verdict_shell` allows of the shell the agent
+  left, and nothing that changes how the tests run: they start in its folder where that is a
+  real folder of the workspace, get the exported variables the task or the tests name (never
+  a loader's, bash's, Python's, pytest's, git's, ... knob; all that the verdict enforces comes
+  after them), and the agent's PATH entries after the system's, behind a folder of the
+  verdict's (`VerdictRun.guard`) where interpreter and test-runner names the system lacks fail.
 
 What the tests are there to check stays theirs to use: what they import or run from the
 workspace runs as they ask. But code of the agent's that the tests run (a program they test,
@@ -84,6 +91,7 @@ from rlenvs.sandbox.results import ExecResult
 from rlenvs.sandbox.rootfs import MAX_CHANGES, EpisodeChanges
 from rlenvs.sandbox.search_paths import LATE_PYTHONPATH, ordered_path, split_python_path, writable
 from rlenvs.sandbox.session import ReadOnlyFolder, ShellSession, WorkspaceEntry
+from rlenvs.sandbox.verdict_shell import GUARDED, SameShell, extra_path, guard_script
 
 TESTS_DIR = "/tmp/rlenvs-tests"
 """The name a task's tests and test command use for the tests' folder; each run rewrites it to
@@ -264,10 +272,13 @@ class VerdictRun:
     workdir: str = "/workspace"
     """The workspace, where the tests start."""
     root: str = VERDICT_ROOT
+    shell: SameShell | None = None
+    """What a `run_tests_in_same_shell` task's tests take from the agent's shell
+    (`rlenvs.sandbox.verdict_shell`): where they start, some variables, PATH entries."""
 
     @classmethod
-    def new(cls, workdir: str) -> VerdictRun:
-        return cls(secrets.token_hex(8), workdir)
+    def new(cls, workdir: str, shell: SameShell | None = None) -> VerdictRun:
+        return cls(secrets.token_hex(8), workdir, shell=shell)
 
     @property
     def tests_name(self) -> str:
@@ -292,8 +303,22 @@ class VerdictRun:
     def cwd(self) -> str:
         """Where the test command starts: the workspace, as Terminal-Bench and Harbor start
         their tests in the WORKDIR (relative paths in tests name its files); PYTHONSAFEPATH
-        and the verdict's sitecustomize keep its modules from shadowing the tests' own."""
-        return self.workdir
+        and the verdict's sitecustomize keep its modules from shadowing the tests' own. A
+        same-shell task's tests start where the agent's shell was, inside the workspace."""
+        return self.shell.cwd if self.shell is not None else self.workdir
+
+    @property
+    def guard(self) -> str:
+        """A same-shell run's folder of stand-ins for `GUARDED` program names, on PATH between
+        the system's folders and the agent's (`rlenvs.sandbox.verdict_shell`)."""
+        return f"{self.root}/bin"
+
+    def agent_path(self, present: str) -> list[str]:
+        """The entries of the agent's PATH that the tests' PATH `present` lacks, which go after
+        it, behind `guard` (none under the scratch folders, emptied, or the verdict's root)."""
+        if self.shell is None:
+            return []
+        return extra_path(self.shell.path, present.split(":"), (*SCRATCH_FOLDERS, self.root))
 
     @property
     def tmp(self) -> str:
@@ -344,6 +369,9 @@ class VerdictRun:
             _record("site/sitecustomize.py", SITECUSTOMIZE.encode(), pyc=True),
             _record("site/usercustomize.py", USERCUSTOMIZE.encode()),
         ]
+        if self.shell is not None and self.shell.path:
+            records.append(_record("bin", None))
+            records += [_record(f"bin/{name}", guard_script(name), mode=0o755) for name in GUARDED]
         for test in tests:
             record = dict(test.for_guest())
             record["path"] = f"{folder}/{record['path']}"
@@ -393,12 +421,17 @@ class VerdictRun:
         pytest_options = f"-p no:cacheprovider --rootdir={self.tests_dir} -c {config}"
         git = [(key, value.format(hooks=self.git_hooks)) for key, value in GIT_SETTINGS]
         kept, late = split_python_path(task.get("PYTHONPATH"), self.writable)
+        path = ordered_path(task.get("PATH"), SYSTEM_PATH, self.writable)
+        agent_path = self.agent_path(path)
+        if agent_path:
+            path = ":".join((path, self.guard, *agent_path))
         return {
             "HOME": self.home,
             "TMPDIR": self.tmp,
             "LANG": "C.UTF-8",
             **task,
-            "PATH": ordered_path(task.get("PATH"), SYSTEM_PATH, self.writable),
+            **(dict(self.shell.variables) if self.shell is not None else {}),
+            "PATH": path,
             "PYTHONNOUSERSITE": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONSAFEPATH": "1",
@@ -437,8 +470,12 @@ class VerdictRun:
         )
 
     def script_text(self, script: str) -> str:
-        """`script` with TESTS_DIR rewritten to `tests_dir`: what the tests' bash runs."""
-        return script.replace(TESTS_DIR, self.tests_dir)
+        """`script` with TESTS_DIR rewritten to `tests_dir`: what the tests' bash runs (first
+        into `cwd` where it is not the workspace, where the sandbox starts it)."""
+        text = script.replace(TESTS_DIR, self.tests_dir)
+        if self.cwd != self.workdir:
+            text = f"builtin cd -- {shlex.quote(self.cwd)} || exit 1\n{text}"
+        return text
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -502,13 +539,14 @@ class _Record:
         return dict(self.record)
 
 
-def _record(path: str, data: bytes | None, *, pyc: bool = False) -> _Record:
+def _record(path: str, data: bytes | None, *, pyc: bool = False, mode: int | None = None) -> _Record:
     """A folder (`data` None) or a file of the verdict's own; `pyc`: a Python file the sandbox
     also writes the bytecode of, beside it in `__pycache__` (its interpreter's, hash-checked:
     python3 then starts without compiling it)."""
     is_dir = data is None
     encoded = "" if data is None else base64.b64encode(data).decode()
-    record = {"path": path, "dir": is_dir, "data": encoded, "mode": 0o755 if is_dir else 0o644, "mtime": None}
+    mode = mode if mode is not None else 0o755 if is_dir else 0o644
+    record = {"path": path, "dir": is_dir, "data": encoded, "mode": mode, "mtime": None}
     return _Record({**record, "pyc": True} if pyc else record)
 
 
@@ -565,16 +603,22 @@ def run_tests(
     *,
     timeout_s: float,
     environment: Iterable[tuple[str, str]] = (),
+    shell: SameShell | None = None,
 ) -> ExecResult:
     """Run `script` with `tests` in a fresh `VerdictRun` of `session`, after the agent's last
     command: scratch folders emptied, the tests copied in, the script run in a fresh shell
     with the task's `environment` (name, value pairs) and the verdict's folders read-only.
-    Raises SessionError when the sandbox cannot be set up for it (the tests then did not
-    run); a run whose folders could not be made read-only did not run either and fails,
-    saying so in its output."""
+    `shell`: for a `run_tests_in_same_shell` task, what the tests take from the agent's shell
+    (`rlenvs.sandbox.verdict_shell`; on an image the folders of its PATH count among those
+    the episode must not have changed). Raises SessionError when the sandbox cannot be set up
+    for it (the tests then did not run); a run whose folders could not be made read-only did
+    not run either and fails, saying so in its output."""
+    environment = tuple(environment)
     if session.image is not None:
         variables = dict(environment)
         path, python_path = variables.get("PATH", session.image.path), variables.get("PYTHONPATH", "")
+        if shell is not None and shell.path:  # a python3 of the agent's in /opt/venv/bin: not run
+            path = ":".join((path, *shell.path))
         if variables.get(PACKAGES_VARIABLE):  # its folders above count too: /opt replaced by a link
             python_path = f"{python_path}:{VERDICT_PACKAGES}"
         changes = session.image_changes(skip=(session.workdir.rstrip("/"),))  # the workspace is the agent's
@@ -586,10 +630,9 @@ def run_tests(
                 "and test tools are the tests' own, so they were not run"
             )
             return ExecResult("error", reason, "", None, None, False, 0.0, reason)
-    run = VerdictRun.new(session.workdir)
+    run = VerdictRun.new(session.workdir, shell)
     files = run.files(tests)
     session.add_files(files, run.root, wipe=SCRATCH_FOLDERS)  # the scratch folders emptied first
-    environment = tuple(environment)
     variables = run.environment(run.pytest_config(files), environment, modules_tests_import(files, script, environment))
     return session.run(
         run.script_text(script),

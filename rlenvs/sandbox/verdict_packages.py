@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rlenvs.images.layers import LayerStore, image_python, layer_key
-from rlenvs.sandbox.rootfs import IdMap, image_entry
+from rlenvs.sandbox.rootfs import OPAQUE_XATTR, IdMap, image_entry
 from rlenvs.sandbox.verdict import VERDICT_PACKAGES
 
 DEFAULT_PYTEST = "pytest==8.4.1"
@@ -117,15 +117,16 @@ def with_pytest(requirements: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def image_python_target(lowers: Sequence[str]) -> PythonTarget:
-    """The image's python3 (layer folders `lowers`, top first) as pip's target, read from its
-    files: the version from the name its python3 link leads to, glibc's from libc.so.6."""
-    python = image_python(lowers)
+def image_python_target(lowers: Sequence[str], opaque_xattr: str = OPAQUE_XATTR) -> PythonTarget:
+    """The image's python3 (layer folders `lowers`, top first; `opaque_xattr`: how its layers
+    mark an opaque folder) as pip's target, read from its files: the version from the name its
+    python3 link leads to, glibc's from libc.so.6."""
+    python = image_python(lowers, opaque_xattr)
     if python is None:
         raise PackagesError("the image has no python3 in /usr/bin or /usr/local/bin to run the tests' pytest")
     name = python
     for _ in range(8):  # python3 -> python3.13, maybe through another link
-        entry = image_entry(lowers, name)
+        entry = image_entry(lowers, name, opaque_xattr)
         if entry is None or not stat.S_ISLNK(entry[1].st_mode):
             break
         target = os.readlink(f"{entry[0]}{name}")
@@ -134,7 +135,7 @@ def image_python_target(lowers: Sequence[str]) -> PythonTarget:
     if match is None:
         raise PackagesError(f"the image's {python} names no versioned python3.X, so its version cannot be read")
     for path in _LIBC:
-        entry = image_entry(lowers, path)
+        entry = image_entry(lowers, path, opaque_xattr)
         if entry is not None and stat.S_ISREG(entry[1].st_mode):
             version = _GLIBC.search(Path(f"{entry[0]}{path}").read_bytes())
             if version:

@@ -11,6 +11,10 @@ reason) and played through the real env with the same episode runner `rlenvs eva
 Refusals are grouped by a short class (`reason_class`): the loader's errors carry no category
 of their own, so the class is read from the message, by the phrases the loader and the image
 builder write, else from the message's first clause with names and numbers blanked out.
+One class comes from playing, not loading: a folder whose reference solution scored 0 because
+its tests reached for the network (the sandbox's own refusal in their output) cannot score here
+whatever an agent does, so it is counted with the refusals (`RUNTIME_NETWORK`), not as a failed
+reference. That reading of output text is for this report alone; the env's reward never looks.
 
 The report (`--json FILE`) is JSON Lines, written as the run goes, so an interrupted run keeps
 every folder already checked: a `run` line (what was asked), one `folder` line per folder, a
@@ -47,18 +51,20 @@ _START = {"options": {"task_index": 0}}
 _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern))
     for name, pattern in (
-        ("run_tests_in_same_shell", r"run_tests_in_same_shell"),
         ("run-tests.sh missing", r"run-tests\.sh is missing"),
-        ("RUN lines on the host backend", r"the host backend reads a Dockerfile without building it"),
-        ("multi-stage build", r"second FROM|several build stages|COPY --from|--from="),
-        ("heredoc", r"heredoc"),
         ("base image not mapped", r"is neither mapped to a local root nor can it be pulled"),
+        (
+            "a build on the host backend",
+            r"the host backend reads a Dockerfile without building it|which the host backend does not build",
+        ),
+        ("heredoc", r"heredoc"),
         ("base root not built", r"mmdebstrap|the local root|root tarball"),
         ("RUN step timed out", r"\) timed out; the end of its output"),
-        ("RUN step failed", r"failed with exit status \d+; the end of its output"),
+        ("RUN step failed", r"failed with exit status \d+; the end of its output|\) failed in (docker|podman) build"),
         ("Dockerfile missing", r"Dockerfile is missing"),
         ("several compose services", r"runs \d+ services"),
         ("prebuilt image", r"prebuilt image|pins \S+ by digest"),
+        ("tests need the network", r"needs the network \(it connects to .*they would fail whatever the agent did"),
         ("network in a script", r"needs the network"),
         ("no pytest", r"runs pytest \(`"),
         ("tests' packages missing", r"with uv for the tests"),
@@ -84,7 +90,20 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 """Refusal classes, first match wins: the phrases of the loader's (rlenvs.envs.terminal.folders,
 .dockerfile) and the image builder's (rlenvs.images) messages. A message none matches is
 classed by its first clause (`reason_class`)."""
-_FAILED_STEP = re.compile(r"\(line \d+: `(RUN [^`]*)`\) failed with exit status")
+RUNTIME_NETWORK = "tests need the network (at run time)"
+"""The class of a folder that loaded but whose reference solution scored 0 because its tests
+reached for the network, which the sandbox refused (`_NETWORK_REFUSED`): a folder that cannot
+score here, counted with the refusals, not as a failed reference. The static scan at load
+(rlenvs.envs.terminal.network_scan) misses what it cannot read (an address built at run time,
+a program the tests run); this catches the rest, for the report only."""
+_NETWORK_REFUSED = re.compile(
+    r"Network is unreachable|ENETUNREACH|Name or service not known|Temporary failure in name resolution"
+    r"|Could not resolve host"
+)
+"""How the sandbox's missing network shows in the tests' output (errno 101, and resolvers with
+no DNS: glibc, curl). Read from the reference solution's run only, for the coverage report:
+never for a reward or a mask, where an agent could print the same words."""
+_FAILED_STEP = re.compile(r"\(line \d+: `(RUN [^`]*)`\) failed (with exit status|in \w+ build)")
 _TOOL = re.compile(r"\b(pip3?|uv|apt-get|apt|npm|yarn|pnpm|cargo|go|gem|conda|curl|wget|git|make|cmake|python3?)\b")
 """The tool of a failed RUN step (its first known one), to tell apt from pip failures apart."""
 _PREFIX = re.compile(r"^task folder \S.*?: ")
@@ -118,6 +137,11 @@ class FolderRecord:
     """Why the reference episode did not score 1 (the env's `failed_checks`)."""
 
     @property
+    def runs(self) -> bool:
+        """Loaded, and not found unable to score here when played (`RUNTIME_NETWORK`)."""
+        return self.loaded and self.reason_class is None
+
+    @property
     def sound(self) -> bool:
         """Loaded, and the verdict went both ways: reference 1, empty submit 0."""
         return self.loaded and self.error is None and self.reference_reward == 1.0 and self.empty_reward == 0.0
@@ -125,6 +149,10 @@ class FolderRecord:
 
 @dataclass
 class Totals:
+    """The counts of a check. `loaded`, `reference_1` and `empty_0` count the folders that load
+    and can score here; one that loaded but whose tests needed the network when played is
+    counted under `refused`, by its class (RUNTIME_NETWORK), as the folders refused at load."""
+
     folders: int = 0
     loaded: int = 0
     reference_1: int = 0
@@ -138,11 +166,11 @@ class Totals:
         totals = cls()
         for record in records:
             totals.folders += 1
-            totals.loaded += record.loaded
-            totals.reference_1 += record.reference_reward == 1.0
-            totals.empty_0 += record.empty_reward == 0.0
+            totals.loaded += record.runs
+            totals.reference_1 += record.runs and record.reference_reward == 1.0
+            totals.empty_0 += record.runs and record.empty_reward == 0.0
             totals.errors += record.error is not None
-            if not record.loaded and record.reason_class is not None:
+            if record.reason_class is not None:
                 totals.refused += 1
                 key = record.reason_class
                 totals.refused_by_reason[key] = totals.refused_by_reason.get(key, 0) + 1
@@ -219,7 +247,23 @@ def check_folder(folder: Path, name: str, backend: str, env_kwargs: Mapping[str,
     finally:
         env.close()
         record.episode_seconds = _since(started)
+    if record.error is None and record.reference_reward != 1.0:
+        refused = next(filter(None, map(_NETWORK_REFUSED.search, record.reference_failed_checks)), None)
+        if refused is not None:
+            record.reason_class = RUNTIME_NETWORK
+            record.refusal = (
+                f"its tests reached for the network when the reference solution ran, and the sandbox has none: "
+                f"`{_around(refused)}`"
+            )
     return record
+
+
+def _around(match: re.Match[str], width: int = 120) -> str:
+    """The line of the tests' output where `match` is, cut to about `width` characters around it."""
+    text = match.string
+    start = max(text.rfind("\n", 0, match.start()) + 1, match.start() - width)
+    end = min(len(text) if (stop := text.find("\n", match.end())) < 0 else stop, match.end() + width // 3)
+    return " ".join(text[start:end].split())
 
 
 def check_corpus(
@@ -281,7 +325,7 @@ def check_corpus(
 def passed(records: Iterable[FolderRecord]) -> bool:
     """The command's exit status 0: every loaded folder's reference scored 1 and its empty
     submit 0, and nothing failed while loading (refused folders are counted, not failed)."""
-    return all(record.sound if record.loaded else record.error is None for record in records)
+    return all(record.sound if record.runs else record.error is None for record in records)
 
 
 def _check_env_kwargs(env_kwargs: Mapping[str, Any]) -> None:
@@ -305,12 +349,12 @@ def table(records: Sequence[FolderRecord], totals: Totals, title: str) -> str:
         f"{'refused':<{width}} {totals.refused:>5}",
     ]
     for reason, count in totals.refused_by_reason.items():
-        examples = [r.name for r in records if not r.loaded and r.reason_class == reason][:EXAMPLES]
+        examples = [r.name for r in records if not r.runs and r.reason_class == reason][:EXAMPLES]
         lines.append(f"  {reason:<{width - 2}} {count:>5}  e.g. {', '.join(examples)}")
     load_errors = [r for r in records if not r.loaded and r.error is not None]
     if load_errors:
         lines.append(f"{'errors while loading':<{width}} {len(load_errors):>5}")
-    unsound = [r for r in records if r.loaded and not r.sound]
+    unsound = [r for r in records if r.runs and not r.sound]
     if unsound:
         lines.append("loaded folders whose verdict did not go both ways:")
         lines += [f"  {r.name}: {_outcome(r)}" for r in unsound[:SHOWN]]
@@ -324,6 +368,8 @@ def _outcome(record: FolderRecord) -> str:
     if not record.loaded:
         return f"error while loading: {_short(record.error)}" if record.error else f"refused ({record.reason_class})"
     timing = f"(build {record.build_seconds:.1f} s, episodes {record.episode_seconds:.1f} s)"
+    if record.reason_class is not None:
+        return f"loaded, refused when played ({record.reason_class}) {timing}"
     if record.error is not None:
         return f"error: {_short(record.error)} {timing}"
     text = f"reference {record.reference_reward:g}, empty submit {record.empty_reward:g} {timing}"

@@ -20,7 +20,8 @@ Task source → prompt → action → transition → reward:
   `rlenvs.rewards.workspace` (no symlink followed, no tool of the agent's used); task
   folders add their own tests, run after the agent's processes are gone, from nothing the
   agent wrote but the workspace (fresh /tmp and HOME, clean environment, a folder of their
-  own: `rlenvs.sandbox.verdict`).
+  own: `rlenvs.sandbox.verdict`); a `run_tests_in_same_shell` folder's tests start where the
+  agent's shell was and see some of its exported variables (`rlenvs.sandbox.verdict_shell`).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from rlenvs.sandbox import ExecResult, Limits
 from rlenvs.sandbox.launch import find_bwrap
 from rlenvs.sandbox.session import SessionError, ShellSession
 from rlenvs.sandbox.verdict import SCRATCH_FOLDERS, VERDICT_OUTPUT_BYTES, run_tests
+from rlenvs.sandbox.verdict_shell import SameShell, parse_shell_state, real_folder_inside, same_shell
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are working in a Linux shell (bash) inside a sandbox with no network. Each reply runs one "
@@ -211,6 +213,8 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
         info["backend"] = (
             self.task.image.backend if self.task.image is not None else "unsafe" if self.unsafe_sandbox else "host"
         )
+        if self.task.image is not None and self.task.image.stood_in:
+            info["stood_in"] = self.task.image.stood_in
         return observation, info
 
     def _session_for(self, task: TerminalTask) -> ShellSession:
@@ -347,12 +351,29 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
                 task.test_command,
                 environment=task.test_environment,
                 timeout_s=task.test_timeout_s or self.limits.timeout_s,
+                shell=self._same_shell(task, session) if task.same_shell else None,
             )
         except SessionError as error:  # the sandbox could not be set up for them: the tests cannot pass
             passed, detail = False, str(error)
         else:
             passed, detail = _tests_passed(run, task.test_parser)
         return Verdict((*verdict.checks, Check("the task's tests pass", passed, detail)), verdict.unreadable)
+
+    def _same_shell(self, task: TerminalTask, session: ShellSession) -> SameShell:
+        """What a same-shell task's tests take from the shell the agent left, read by the host
+        from its saved state (`rlenvs.sandbox.verdict_shell`): the working folder where it is
+        a real folder of the workspace, the exported variables the task's own variables or the
+        tests' text name (none of the harness's test variables: TEST_DIR, ...), the PATH."""
+        state = parse_shell_state(session.shell_state)
+        cwd_ok = False
+        if state is not None and state.cwd is not None and not session.unsafe:
+            try:
+                cwd_ok = real_folder_inside(session.workspace_path, session.workdir, state.cwd)
+            except SessionError:
+                cwd_ok = False
+        own = {name for name, _ in task.environment}
+        harness = {name for name, _ in task.test_environment} - own
+        return same_shell(state, workdir=session.workdir, cwd_ok=cwd_ok, named=own | task.test_words, protected=harness)
 
     def _final(self, task: TerminalTask, answer: str | None, *, stop_reason: str, resolved: bool) -> Judgement:
         verdict = self.verify(task, answer)
@@ -439,8 +460,14 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
         return session.workspace_path if session.unsafe else session.workdir
 
     def _replay(self, session: ShellSession, restore: str, shell: str, commands: tuple[str, ...]) -> str:
+        """The re-planning command. A same-shell task's tests read the shell too, and the replay
+        runs the reference commands in a bash of its own: its last step saves the state they
+        left, which the agent's shell then takes on (its exported variables replaced by it)."""
         umask = umask_of(start_state(session, self._workdir(session), self.task.environment))
-        return replay_command(self.task, self._workdir(session), umask, restore, shell, commands)
+        if not self.task.same_shell:
+            return replay_command(self.task, self._workdir(session), umask, restore, shell, commands)
+        command = replay_command(self.task, self._workdir(session), umask, restore, shell, (*commands, _SAVE_SHELL))
+        return f"{command}\n{_ADOPT_SHELL}"
 
     def _passes_now(self, task: TerminalTask, session: ShellSession) -> bool:
         """Whether the workspace already meets the task's expectations with its answer (a task
@@ -457,6 +484,16 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
             self.session.close()
             self.session = None
         super().close()
+
+
+_REPLAY_SHELL = "/tmp/rlenvs-oracle-shell"
+_SAVE_SHELL = f"__rlenvs_save 3>{_REPLAY_SHELL}"
+"""The replay's last step: the session program's own saving of the state, to a file."""
+_ADOPT_SHELL = (
+    f"if [ -s {_REPLAY_SHELL} ]; then for __rlenvs_name in $(builtin compgen -e); do builtin unset -v "
+    f'"$__rlenvs_name" 2>/dev/null; done; builtin source {_REPLAY_SHELL} 2>/dev/null; /bin/rm -f {_REPLAY_SHELL}; fi'
+)
+"""The agent's shell taking on the state the replay left (its exported variables dropped first)."""
 
 
 def _tests_passed(run: ExecResult, parser: str) -> tuple[bool, str]:

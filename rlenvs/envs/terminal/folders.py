@@ -64,7 +64,12 @@ is refused):
   while they run (but for the logs and their TMPDIR: tests that write into their own folder
   fail). They start in the WORKDIR, as Terminal-Bench and Harbor start them, with
   PYTHONSAFEPATH=1 (python3 -m and -c find the WORKDIR's modules after Python's own, never
-  in their place).
+  in their place). `run_tests_in_same_shell: true` (Terminal-Bench types the test command
+  into the agent's own shell) keeps all of that, and the tests start where the agent's shell
+  was (a real folder of the workspace), with the exported variables the task's ENV or the
+  tests' text name (never a loader's, bash's, Python's, pytest's, git's, ... knob) and the
+  agent's PATH entries after the system's: `rlenvs.sandbox.verdict_shell` says what is carried
+  and why no more.
 - timeouts: `max_test_timeout_sec` / `[verifier].timeout_sec` is the tests' time limit
   (`test_timeout_s`); without it, the harness's own default (Terminal-Bench 60 s, Harbor
   600 s), never the env's per-command limit. Each command's limit (`timeout_s`) is left
@@ -79,10 +84,12 @@ USER, or copies outside the workspace); on the backends that build, one that can
 (the builder's refusals and failures, by line) or a WORKDIR under /tmp (a final non-root USER
 is whom the agent's commands run as; the tests stay root); a compose
 file with more than one service or a prebuilt image or its own start command, a prebuilt
-`docker_image`, GPUs, separate verifier containers or multi-step Harbor tasks,
-`run_tests_in_same_shell`, test, set-up or solution scripts that install or download (curl,
-wget, pip/uv/apt/npm install, git clone, ...) or run pytest when the python3 the tests run
-(the host's, or the image's) has none. A folder without its instruction or its tests gets an
+`docker_image`, GPUs, separate verifier containers or multi-step Harbor tasks, test, set-up or solution scripts that install or download (curl,
+wget, pip/uv/apt/npm install, git clone, ...; but for addresses on this machine only, such as
+`curl http://localhost:8080`) or run pytest when the python3 the tests run (the host's, or the
+image's) has none, and tests that connect to a host off this machine (read from their Python
+with `ast` and from their scripts: rlenvs.envs.terminal.network_scan), but with `network=True`
+on Docker or Podman, where they have one. A folder without its instruction or its tests gets an
 error naming the missing file. The exception (`rlenvs.envs.terminal.boilerplate` says how
 each line is read): the steps of a test script that fetch its test tools and packages (apt-get
 install curl, uv's installer, `uv venv`, `uv pip install`, `uv add`, `pip install`, `uvx
@@ -121,14 +128,15 @@ from rlenvs.envs.terminal.folder_files import (  # TaskFolderError: imported fro
     tree,
     walk,
 )
+from rlenvs.envs.terminal.network_scan import find_connection, only_local
 from rlenvs.envs.terminal.tasks import TESTS_DIR, Entry, TerminalTask
 from rlenvs.images.bases import BaseImageError
 from rlenvs.images.build import Image, ImageBuildError, build_image
 from rlenvs.images.engine_build import EngineImage, build_with_engine
 from rlenvs.images.layers import StoreError
-from rlenvs.sandbox.containers import ENGINES, EngineUnavailable, engine
+from rlenvs.sandbox.containers import ENGINE_OPAQUE_XATTR, ENGINES, ContainerImage, EngineUnavailable, engine
 from rlenvs.sandbox.launch import SYSTEM_PYTHON, check_workspace_path
-from rlenvs.sandbox.rootfs import EpisodeImage, RootImage, RootUnavailable
+from rlenvs.sandbox.rootfs import OPAQUE_XATTR, EpisodeImage, RootImage, RootUnavailable
 from rlenvs.sandbox.session import MAX_COMMAND_BYTES
 from rlenvs.sandbox.verdict import LOGS_NAME, PACKAGES_VARIABLE, VERDICT_PACKAGES
 from rlenvs.sandbox.verdict_packages import (
@@ -260,11 +268,10 @@ def _terminal_bench(folder: Path, backend: str, network: bool) -> TerminalTask:
         instruction = chosen.get("description")
     if not isinstance(instruction, str) or not instruction.strip():
         raise TaskFolderError("task.yaml has no `instruction` (a non-empty string)")
-    if meta.get("run_tests_in_same_shell"):
-        raise TaskFolderError(
-            "task.yaml sets run_tests_in_same_shell, and rlenvs runs the tests in a fresh shell after the agent's "
-            "is gone; check the workspace instead of the shell's state"
-        )
+    same_shell = meta.get("run_tests_in_same_shell", False)
+    if not isinstance(same_shell, bool):
+        raise TaskFolderError(f"task.yaml's run_tests_in_same_shell must be true or false, got {same_shell!r}")
+    _check_test_network(folder, folder / "tests", folder / "run-tests.sh", network)  # before a build: it is cheap
     image, root, has_module = _machine(folder, folder, {}, backend, network)
     runner, tests_dir = folder / "run-tests.sh", folder / "tests"
     if not runner.is_file():
@@ -298,7 +305,9 @@ def _terminal_bench(folder: Path, backend: str, network: bool) -> TerminalTask:
     test_timeout_s = _seconds(meta.get("max_test_timeout_sec"), "task.yaml's max_test_timeout_sec")
     test_timeout_s = TERMINAL_BENCH_TEST_TIMEOUT_S if test_timeout_s is None else test_timeout_s
     task = _task(folder, instruction.strip(), image, solution, tests, test_command, test_timeout_s, verdict_env, root)
-    return dataclasses.replace(task, test_parser="pytest")
+    # run_tests_in_same_shell: the tests still run out of the agent's reach, taking from its
+    # shell only what rlenvs.sandbox.verdict_shell allows (its folder, named variables, PATH)
+    return dataclasses.replace(task, test_parser="pytest", same_shell=same_shell)
 
 
 def _solution_yaml(folder: Path) -> tuple[str, ...]:
@@ -377,6 +386,8 @@ def _harbor(folder: Path, backend: str, network: bool) -> TerminalTask:
     extra = dockerfile.env_table(environment.get("env"), "task.toml's [environment].env")
     if environment.get("allow_internet") is False:  # the task's say; by default the user's alone
         network = False
+    forbidden = environment.get("allow_internet") is False
+    _check_test_network(folder, folder / "tests", folder / "tests" / "test.sh", network, forbidden=forbidden)
     image, root, has_module = _machine(folder, folder / "environment", extra, backend, network)
     runner = folder / "tests" / "test.sh"
     if not runner.is_file():
@@ -494,6 +505,10 @@ _PYTEST = re.compile(r"(?<![\w.-])pytest(?![\w.-])")
 _LOOKUP = re.compile(r"(?<![\w.-])(command\s+-v|which|type)\s+[\w.-]+")
 """`command -v curl`: asks whether a program is there, runs nothing."""
 _COMMENT = re.compile(r"(^|\s)#.*$")
+_LOOPBACK_ONLY = {"it downloads": ("curl", "wget"), "git fetches a repository": ("git",)}
+"""Commands of _NETWORK_COMMANDS that need no network when every address they name is on this
+machine (`curl -s http://localhost:8080/health`, `git clone /srv/repo.git`): read by
+rlenvs.envs.terminal.network_scan.only_local, so a task's own server or repository is no refusal."""
 
 
 def _check_script(
@@ -505,6 +520,8 @@ def _check_script(
         where = f"{rel(script, folder)} (line {number})"
         for pattern, what in _NETWORK_COMMANDS:
             if pattern.search(_LOOKUP.sub("", code)):
+                if what in _LOOPBACK_ONLY and only_local(code, _LOOPBACK_ONLY[what]):
+                    continue
                 raise TaskFolderError(
                     f"{where} runs `{short(code)}`, which needs the network ({what}), and the sandbox has none "
                     f"{stage}. Use only what the host has: bash, coreutils and python3's standard library (tests: "
@@ -517,6 +534,35 @@ def _check_script(
                 "asserts and run them with `python3 $TEST_DIR/test_outputs.py`, or install pytest for the host's "
                 "python3 (e.g. apt-get install python3-pytest)"
             )
+
+
+def _check_test_network(folder: Path, tests_dir: Path, runner: Path, network: bool, *, forbidden: bool = False) -> None:
+    """Refuse tests that connect to a host off this machine (rlenvs.envs.terminal.network_scan:
+    Python read with `ast`, shell scripts by command), unless the user gave the episodes a
+    network (`network=True` on Docker or Podman). Without one such tests fail whatever the
+    agent does, so the task could only ever score 0. The scripts are read as they will run,
+    their fetching of test tools taken out (that is the command check's to refuse, after this
+    one, where the loader cannot take it out)."""
+    if network:
+        return
+    found = find_connection(tests_dir, runner)
+    if found is None:
+        return
+    connection, places = found
+    assert connection.path is not None  # find_connection names the file
+    more = f" (and {places - 1} more place{'s' if places > 2 else ''} in the tests)" if places > 1 else ""
+    fix = (
+        "task.toml says allow_internet = false, so no backend gives them one: make the tests check the workspace "
+        "instead"
+        if forbidden
+        else "If the tests are meant to reach it, give the episodes a network on a container engine: "
+        "TerminalEnv(task_dir=..., backend='docker' or 'podman', network=True) (`rlenvs tasks check --backend docker "
+        "--env-arg network=true`); else make the tests check the workspace instead"
+    )
+    raise TaskFolderError(
+        f"{connection.describe(rel(connection.path, folder))}{more}, and the sandbox has none when the tests run: "
+        f"they would fail whatever the agent did (every episode scoring 0). {fix}"
+    )
 
 
 def _check_tests(
@@ -541,20 +587,21 @@ def _test_tools(
     root: EpisodeImage | None,
     has_module: ModuleCheck | None,
 ) -> tuple[EpisodeImage | None, ModuleCheck | None, dict[str, str]]:
-    """What the tests run with: on an image built here (bubblewrap), the verdict's own
+    """What the tests run with: on an image (bubblewrap, Docker, Podman), the verdict's own
     packages (rlenvs.sandbox.verdict_packages: pytest and what the runner installs, from PyPI,
-    cached), a layer on top of the image's, with the variables that put them on the tests'
-    PYTHONPATH and load the pytest plugins among them; the image then needs no pytest of its
-    own. Elsewhere (the host's python3, a container engine's image) what the runner installs
-    must already be there: checked here, by distribution name on the host (its metadata says
-    which modules `pyyaml` or `scikit-learn` provide), by module on an engine's image.
+    cached), a layer on top of the image's under bubblewrap, a read-only volume in a
+    container, with the variables that put them on the tests' PYTHONPATH and load the pytest
+    plugins among them; the image then needs no pytest of its own. On the host's python3,
+    what the runner installs must already be there: checked here by distribution name (its
+    metadata says which modules `pyyaml` or `scikit-learn` provide).
     Returns the image, the module check for the tests' scripts, and the test variables."""
     requirements = offline.requirements if offline is not None else ()
     scripts = [runner, *(path for path in walk(tests_dir) if path.suffix == ".sh")]
     runs_pytest = any(_PYTEST.search(path.read_text(encoding="utf-8", errors="replace")) for path in scripts)
-    if isinstance(root, RootImage) and (requirements or runs_pytest):
+    if isinstance(root, (RootImage, ContainerImage)) and (requirements or runs_pytest):
+        opaque = ENGINE_OPAQUE_XATTR if isinstance(root, ContainerImage) else OPAQUE_XATTR
         try:
-            layer = packages_layer(image_python_target(root.lowers), requirements)
+            layer = packages_layer(image_python_target(root.lowers, opaque), requirements)
         except (PackagesError, StoreError) as error:
             raise TaskFolderError(f"{rel(runner, folder)}: {error}") from None
         variables = {PACKAGES_VARIABLE: VERDICT_PACKAGES}
@@ -566,29 +613,27 @@ def _test_tools(
         def with_packages(name: str) -> bool:
             return name == "pytest" or image_check is None or image_check(name)
 
+        if isinstance(root, ContainerImage):
+            mounted = str(layer / VERDICT_PACKAGES.lstrip("/"))
+            return dataclasses.replace(root, read_only=((mounted, VERDICT_PACKAGES),)), with_packages, variables
         return dataclasses.replace(root, lowers=(str(layer), *root.lowers)), with_packages, variables
-    if offline is None:
+    if offline is None or root is not None:  # an image whose tests neither run pytest nor install anything
         return root, has_module, {}
     if offline.plugins:
         raise TaskFolderError(
             f"{rel(runner, folder)} adds the pytest plugin{'s' if len(offline.plugins) > 1 else ''} "
-            f"{', '.join(offline.plugins)}, and the pytest of {'the image' if has_module else 'the host'} loads only "
-            "the plugins the tests name (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1): run pytest with `-p <plugin module>`, "
-            "or use backend='bwrap', where the verdict installs and loads them"
+            f"{', '.join(offline.plugins)}, and the host's pytest loads only the plugins the tests name "
+            "(PYTEST_DISABLE_PLUGIN_AUTOLOAD=1): run pytest with `-p <plugin module>`, or use an image backend "
+            "(backend='bwrap', 'docker' or 'podman'), where the verdict installs and loads them"
         )
-    if has_module is not None:
-        missing = [name for name in offline.packages if not has_module(name)]
-        where = "the image's python3 cannot import"
-        fix = "install them in the Dockerfile (RUN pip install ...), or use backend='bwrap'"
-    else:
-        found = distribution_imports(SYSTEM_PYTHON, offline.packages)
-        missing = [name.replace("_", "-") for name, modules in found.items() if not modules]
-        where = f"the sandbox's {SYSTEM_PYTHON} does not have"
-        fix = "install them for the host's python3 (apt-get install python3-<name>), or use backend='bwrap'"
+    found = distribution_imports(SYSTEM_PYTHON, offline.packages)
+    missing = [name.replace("_", "-") for name, modules in found.items() if not modules]
     if missing:
         raise TaskFolderError(
-            f"{rel(runner, folder)} installs {', '.join(missing)} for the tests, which {where}, and the tests run "
-            f"offline: {fix}"
+            f"{rel(runner, folder)} installs {', '.join(missing)} for the tests, which the sandbox's {SYSTEM_PYTHON} "
+            "does not have, and the tests run offline: install them for the host's python3 (apt-get install "
+            "python3-<name>), or use an image backend (backend='bwrap', 'docker' or 'podman'), where the verdict "
+            "installs them"
         )
     return root, has_module, {}
 

@@ -10,6 +10,7 @@ level is a pure function of (family, level, i): all its randomness comes from `t
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from rlenvs.core.task import Task
 from rlenvs.rewards.workspace import Expectation, expectation_from_dict, normalise_path
 from rlenvs.sandbox.rootfs import EpisodeImage
 from rlenvs.sandbox.verdict import TESTS_DIR as TESTS_DIR  # the name task folders' tests use for their folder
+from rlenvs.sandbox.verdict_shell import words
 
 MAX_SETUP_BYTES = 16 << 20
 """The initial workspace's total size: it is sent to the sandbox once per episode."""
@@ -130,6 +132,16 @@ class TerminalTask(Task):
     """The built image the task runs on (a task folder loaded with a backend that builds:
     rlenvs.images), under bubblewrap or in Docker containers; None: the host's /usr,
     read-only, with `files` in the workspace."""
+    same_shell: bool = False
+    """Terminal-Bench's `run_tests_in_same_shell`: the tests start where the agent's shell was
+    and see some of its exported variables and PATH, still out of its reach
+    (`rlenvs.sandbox.verdict_shell` says what is carried and why no more)."""
+
+    @functools.cached_property
+    def test_words(self) -> frozenset[str]:
+        """The words of the tests' files and command: the names of the agent's exported
+        variables that a same-shell task's tests may see (read once per task)."""
+        return words((self.test_command.encode(), *(entry.data for entry in self.tests if not entry.is_dir)))
 
     def ground_truth(self) -> str:
         """The task as a JSON row (`task_to_row`): what an export's `ground_truth` column

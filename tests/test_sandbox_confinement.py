@@ -19,8 +19,8 @@ from rlenvs.envs.terminal.tasks import Entry
 from rlenvs.sandbox import Limits, Sandbox
 from rlenvs.sandbox.cgroups import MemoryHierarchy, locate_memory_hierarchy, memory_cgroup_absence, memory_hierarchy
 from rlenvs.sandbox.guest import seccomp
-from rlenvs.sandbox.requests import BYTES_PER_INODE, MIN_INODES
 from rlenvs.sandbox.launch import staged_guest_dir
+from rlenvs.sandbox.requests import BYTES_PER_INODE, MIN_INODES
 from rlenvs.sandbox.session import SessionError, ShellSession
 
 MACHINE = os.uname().machine

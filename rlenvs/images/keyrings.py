@@ -4,10 +4,15 @@ mmdebstrap checks an archive's Release file against the archive's signing keys. 
 no `ubuntu-keyring` package (Debian 13 and Ubuntu do), so on such a host no Ubuntu root could
 be built, and every `ubuntu:*` base stood in as Debian although the Ubuntu archive answered.
 The keyring is a package of the Ubuntu archive itself; fetching it from there over plain
-HTTP would let whoever answers in the archive's place choose the keys. So the package is named
-by its SHA-256, checked here before a byte of it is used (the digest was read from the
-package as served over TLS by security.ubuntu.com), and kept in rlenvs' cache beside the
-image layers. A host with `ubuntu-keyring` installed uses its own and never fetches this.
+HTTP (or TLS through an inspecting proxy, as on this project's machines) would let whoever
+answers in the archive's place choose the keys. So the package is named by its SHA-256,
+checked here before a byte of it is used, and kept in rlenvs' cache beside the image layers.
+The pinned package was checked when it was pinned by what it holds: exactly Ubuntu's three
+published signing keys, the Archive Automatic Signing Keys of 2012
+(790BC7277767219C42C86F933B4FE6ACC0B21F32) and 2018 (F6ECB3762474EDA9D21B7022871920D1991BC93C)
+and the CD Image key of 2012 (843938DF228D22F7B3742BC0D94AA3F0EFE21092); anyone can recheck
+that with `gpg --show-keys`. A host with `ubuntu-keyring` installed uses its own and never
+fetches this.
 """
 
 from __future__ import annotations

@@ -225,6 +225,23 @@ def test_a_local_root_tarball_is_a_base(tmp_path: Path) -> None:
         store.discard(store.root)
 
 
+def test_a_step_may_refresh_the_ca_bundle_and_later_steps_still_reach_the_package_index(store, tmp_path: Path) -> None:
+    """The host's CA bundle (a TLS-inspecting proxy's CA, on these machines) stands in for the
+    image's under each step as a layer of the step's, not a mount: update-ca-certificates (run
+    by Java's and other TLS packages' installs) renames a new bundle over it, which a mount
+    point refused (EBUSY, exit status 1). The step's bundle is the image's own; the next step
+    again reaches PyPI through the proxy."""
+    (tmp_path / "Dockerfile").write_text(
+        "FROM ghcr.io/laude-institute/t-bench/python-3-13:20250620\n"
+        "RUN update-ca-certificates --fresh > /dev/null\n"
+        "RUN pip download --no-deps --dest /tmp/wheels six==1.16.0 > /dev/null\n"
+    )
+    image = build_image(tmp_path / "Dockerfile", store=store, progress=lambda line: None)
+    refreshed = lookup(image.layers[-2:-1], "/etc/ssl/certs/ca-certificates.crt")
+    assert refreshed is not None  # written by the step itself, from the image's certificates
+    assert lookup(image.layers[-1:], "/etc/ssl/certs/ca-certificates.crt") is None  # untouched: nothing kept
+
+
 def test_a_python_image_lets_pip_install_system_wide_and_has_python(store, tmp_path: Path) -> None:
     """In python.org's images `pip install x` and `python` work as they are; Debian's python3
     is EXTERNALLY-MANAGED (PEP 668), so the Python images' stand-in drops that mark."""

@@ -153,7 +153,8 @@ WHEELS_MOUNT = "/opt/rlenvs-wheels"
 class BuildOptions:
     """How RUN steps reach the network. `host_certificates`: the host's CA bundle stands in
     for the image's while a step runs (a machine behind a TLS-inspecting proxy trusts its
-    CA; nothing of it stays in the layer), and the host's proxy variables are passed on.
+    CA; a layer of the step's only, `_host_certificates_layer`: nothing of it stays in the
+    image unless the step writes the bundle itself), and the host's proxy variables are passed on.
     `wheels`: a folder of wheels pip installs from, offline (PIP_FIND_LINKS, PIP_NO_INDEX)."""
 
     host_certificates: bool = True
@@ -800,6 +801,9 @@ def _run(ins: Instruction, state: _State) -> None:
             extra=[*extra, *as_user, *command],
         )
         lowers = tuple(str(layer.diff) for layer in reversed(state.layers))
+        certificates = _host_certificates_layer(state, folder / "host-certificates")
+        if certificates is not None:
+            lowers = (str(certificates), *lowers)
         overlay = Overlay(lowers, str(folder / "merged"), upper=str(folder / "diff"), work=str(folder / "work"))
         status, output = _wait(overlay, argv, state.ids, options.step_timeout_s)
         if status != 0:
@@ -809,6 +813,7 @@ def _run(ins: Instruction, state: _State) -> None:
         if options.wheels is not None and mount_point.is_dir() and not any(mount_point.iterdir()):
             mount_point.rmdir()  # bubblewrap's mount point for the wheels, not the step's
         shutil.rmtree(folder / "pipes", ignore_errors=True)
+        shutil.rmtree(folder / "host-certificates", ignore_errors=True)
     except BaseException:
         store.discard(folder)
         raise
@@ -816,12 +821,31 @@ def _run(ins: Instruction, state: _State) -> None:
     state.built = True
 
 
+def _host_certificates_layer(state: _State, layer: Path) -> Path | None:
+    """A layer for one RUN step only, under its own, holding the host's CA bundle in place of
+    the image's (BuildOptions.host_certificates), or None where the image has none. Not a bind
+    mount: a step that installs a package refreshing the bundle (update-ca-certificates, as
+    Java's and most TLS packages' do) renames a new one over it, which a mount point refuses
+    (EBUSY) and failed the step. The new bundle lands in the step's layer; a step that leaves
+    the bundle alone keeps the image's, since this layer is not kept."""
+    found = lookup(state.layers, HOST_CERTIFICATES)
+    if not state.options.host_certificates or not os.path.isfile(HOST_CERTIFICATES) or found is None:
+        return None
+    if not stat.S_ISREG(found[1].st_mode):  # a link to the bundle elsewhere: leave the image's
+        return None
+    layer.mkdir(mode=0o755)
+    _make_dirs(state, layer, PurePosixPath(HOST_CERTIFICATES), include_self=False)
+    target = layer / HOST_CERTIFICATES.lstrip("/")
+    shutil.copyfile(HOST_CERTIFICATES, target)
+    os.lchown(target, found[1].st_uid, found[1].st_gid)  # as the image has its own
+    os.chmod(target, stat.S_IMODE(found[1].st_mode))
+    return layer
+
+
 def _binds(state: _State) -> list[tuple[str, str]]:
     """What a RUN step sees of the host, read-only, over files the image has (a bind over a
     missing file would leave its mount point in the layer)."""
     binds = [("/etc/resolv.conf", "/etc/resolv.conf")]
-    if state.options.host_certificates and os.path.isfile(HOST_CERTIFICATES):
-        binds.append((HOST_CERTIFICATES, HOST_CERTIFICATES))
     binds = [(source, target) for source, target in binds if lookup(state.layers, target) is not None]
     if state.options.wheels is not None and lookup(state.layers, "/opt") is not None:
         binds.append((str(state.options.wheels), WHEELS_MOUNT))

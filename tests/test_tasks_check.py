@@ -21,11 +21,13 @@ EVOEVAL = SHARED_DATA / "terminal-bench" / "evoeval"
 
 
 def corpus(root: Path) -> Path:
-    """Four folders: two sound ones (both layouts), one the loader refuses, and one whose
-    reference solution writes the wrong text."""
+    """Five folders: two sound ones (both layouts), one the loader refuses, one whose reference
+    solution writes the wrong text, and one that brings no reference solution (as a public
+    Harbor corpus of 3,566 tasks does throughout)."""
     tasks = root / "corpus"
     terminal_bench_task(tasks, "hello-tb")
     harbor_task(tasks, "hello-harbor")
+    shutil.rmtree(harbor_task(tasks, "no-reference") / "solution")
     (terminal_bench_task(tasks, "no-runner") / "run-tests.sh").unlink()
     wrong = terminal_bench_task(tasks, "wrong-reference")
     write(wrong / "solution.sh", '#!/bin/bash\necho "Goodbye" > /app/hello.txt\n', mode=0o755)
@@ -45,20 +47,23 @@ def test_the_table_and_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert code == 1, out  # the wrong reference fails the check; the refusal alone would not
     rows = {match[0].strip(): match[1] for match in re.findall(r"^(\S[\w ]*?)\s{2,}(\d+(?: of \d+)?)", out, re.M)}
     assert rows == {
-        "folders": "4",
-        "loaded": "3",
+        "folders": "5",
+        "loaded": "4",
         "reference 1": "2 of 3",
-        "empty submit 0": "3 of 3",
+        "empty submit 0": "4 of 4",
         "refused": "1",
     }, out
+    assert "2 of 3 (and 1 without a reference solution)" in out
     assert re.search(r"^  run-tests\.sh missing\s+1  e\.g\. no-runner$", out, re.M), out
     assert re.search(r"^  wrong-reference: reference 0, empty submit 0 .*reference failed: the task's tests", out, re.M)
-    assert "[4/4] wrong-reference" in progress
+    assert "[5/5] wrong-reference" in progress
 
     run, *folders, totals = lines(report)
-    assert run["kind"] == "run" and run["backend"] == "host" and run["folders_in_dir"] == 4
+    assert run["kind"] == "run" and run["backend"] == "host" and run["folders_in_dir"] == 5
     by_name = {record["name"]: record for record in folders}
-    assert sorted(by_name) == ["hello-harbor", "hello-tb", "no-runner", "wrong-reference"]
+    assert sorted(by_name) == ["hello-harbor", "hello-tb", "no-reference", "no-runner", "wrong-reference"]
+    unchecked = by_name["no-reference"]
+    assert unchecked["no_reference"] and unchecked["reference_reward"] is None and unchecked["empty_reward"] == 0.0
     assert by_name["hello-harbor"]["reference_reward"] == 1.0 and by_name["hello-harbor"]["empty_reward"] == 0.0
     assert by_name["hello-tb"]["build_seconds"] >= 0 and by_name["hello-tb"]["episode_seconds"] > 0
     refused = by_name["no-runner"]
@@ -67,10 +72,11 @@ def test_the_table_and_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert by_name["wrong-reference"]["reference_reward"] == 0.0
     assert totals == {
         "kind": "totals",
-        "folders": 4,
-        "loaded": 3,
+        "folders": 5,
+        "loaded": 4,
         "reference_1": 2,
-        "empty_0": 3,
+        "empty_0": 4,
+        "no_reference": 1,
         "errors": 0,
         "refused": 1,
         "refused_by_reason": {"run-tests.sh missing": 1},

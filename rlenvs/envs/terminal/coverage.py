@@ -135,6 +135,9 @@ class FolderRecord:
     """An exception while loading or playing: a failure of the machinery, not a verdict."""
     reference_failed_checks: list[str] = field(default_factory=list)
     """Why the reference episode did not score 1 (the env's `failed_checks`)."""
+    no_reference: bool = False
+    """The folder brings no reference solution (some public corpora ship none): only its
+    empty submit is played, and its verdict cannot be shown to go both ways."""
 
     @property
     def runs(self) -> bool:
@@ -143,8 +146,10 @@ class FolderRecord:
 
     @property
     def sound(self) -> bool:
-        """Loaded, and the verdict went both ways: reference 1, empty submit 0."""
-        return self.loaded and self.error is None and self.reference_reward == 1.0 and self.empty_reward == 0.0
+        """Loaded, and the verdict went both ways: reference 1, empty submit 0 (without a
+        reference, the empty submit's 0 is all that can be shown)."""
+        reference = self.no_reference or self.reference_reward == 1.0
+        return self.loaded and self.error is None and reference and self.empty_reward == 0.0
 
 
 @dataclass
@@ -157,6 +162,7 @@ class Totals:
     loaded: int = 0
     reference_1: int = 0
     empty_0: int = 0
+    no_reference: int = 0
     errors: int = 0
     refused: int = 0
     refused_by_reason: dict[str, int] = field(default_factory=dict)
@@ -169,6 +175,7 @@ class Totals:
             totals.loaded += record.runs
             totals.reference_1 += record.runs and record.reference_reward == 1.0
             totals.empty_0 += record.runs and record.empty_reward == 0.0
+            totals.no_reference += record.runs and record.no_reference
             totals.errors += record.error is not None
             if record.reason_class is not None:
                 totals.refused += 1
@@ -237,10 +244,13 @@ def check_folder(folder: Path, name: str, backend: str, env_kwargs: Mapping[str,
         return FolderRecord(name, False, build_seconds=_since(started), error=f"{type(error).__name__}: {error}")
     record = FolderRecord(name, True, build_seconds=_since(started))
     started = time.perf_counter()
+    task = env.tasks.get(0)
+    record.no_reference = not task.solution and task.answer is None
     try:
-        reference = run_episode(env, EpisodePlan(reset=_START, replies=None), 0)
-        record.reference_reward = reference.total_reward
-        record.reference_failed_checks = list(reference.failed_checks)
+        if not record.no_reference:
+            reference = run_episode(env, EpisodePlan(reset=_START, replies=None), 0)
+            record.reference_reward = reference.total_reward
+            record.reference_failed_checks = list(reference.failed_checks)
         record.empty_reward = run_episode(env, EpisodePlan(reset=_START, replies=("submit",)), 1).total_reward
     except Exception as error:  # OracleError (no reference solution), a set-up script that failed, a lost sandbox
         record.error = f"{type(error).__name__}: {error}"
@@ -344,7 +354,8 @@ def table(records: Sequence[FolderRecord], totals: Totals, title: str) -> str:
         title,
         f"{'folders':<{width}} {totals.folders:>5}",
         f"{'loaded':<{width}} {totals.loaded:>5}",
-        f"{'reference 1':<{width}} {totals.reference_1:>5} of {totals.loaded}",
+        f"{'reference 1':<{width}} {totals.reference_1:>5} of {totals.loaded - totals.no_reference}"
+        + (f" (and {totals.no_reference} without a reference solution)" if totals.no_reference else ""),
         f"{'empty submit 0':<{width}} {totals.empty_0:>5} of {totals.loaded}",
         f"{'refused':<{width}} {totals.refused:>5}",
     ]
@@ -372,7 +383,8 @@ def _outcome(record: FolderRecord) -> str:
         return f"loaded, refused when played ({record.reason_class}) {timing}"
     if record.error is not None:
         return f"error: {_short(record.error)} {timing}"
-    text = f"reference {record.reference_reward:g}, empty submit {record.empty_reward:g} {timing}"
+    reference = "no reference solution" if record.no_reference else f"reference {record.reference_reward:g}"
+    text = f"{reference}, empty submit {record.empty_reward:g} {timing}"
     if record.reference_reward != 1.0 and record.reference_failed_checks:
         text += f"; reference failed: {_short(record.reference_failed_checks[0])}"
     return text

@@ -12,7 +12,7 @@ import pytest
 from rlenvs.envs.terminal.env import TerminalEnv
 from rlenvs.envs.terminal.folders import TaskFolderError, load_task_folders
 from rlenvs.sandbox.verdict import PACKAGES_VARIABLE, VERDICT_PACKAGES, VerdictRun
-from rlenvs.sandbox.verdict_packages import PackagesError, PythonTarget, check_requirements, with_pytest
+from rlenvs.sandbox.verdict_packages import PackagesError, PythonTarget, check_requirements, packages_layer, with_pytest
 
 PACKAGE_TESTS = Path(__file__).parent / "data" / "images" / "tb-package-tests"
 """run-tests.sh in the official `uv venv` / `uv pip install pytest==8.4.1 PyYAML==6.0.2` shape;
@@ -73,3 +73,16 @@ def test_a_package_without_a_wheel_for_the_image_is_refused_by_name(image_store,
     runner.write_text(runner.read_text().replace("PyYAML==6.0.2", "no-such-distribution-xyz-rlenvs==1.0"))
     with pytest.raises(TaskFolderError, match=r"run-tests.sh: pip could not install .*no-such-distribution-xyz-rlenvs"):
         load_task_folders(folder, backend="bwrap")
+
+
+def test_the_hosts_pip_settings_choose_where_packages_come_from_not_where_they_go(
+    image_store, tmp_path: Path, monkeypatch
+) -> None:
+    """A host's PIP_TARGET or PIP_USER would put the verdict's packages elsewhere (or nowhere
+    the tests look); its index and wheel folder settings are where the packages come from."""
+    monkeypatch.setenv("PIP_TARGET", str(tmp_path / "elsewhere"))
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # kept: with no index and no wheel folder, nothing installs
+    target = PythonTarget("3.13", (2, 41), "x86_64")
+    with pytest.raises(PackagesError, match="pip could not install"):
+        packages_layer(target, ["six==1.16.0"], image_store)
+    assert not (tmp_path / "elsewhere").exists()

@@ -50,6 +50,11 @@ from rlenvs.sandbox.verdict import VERDICT_PACKAGES
 DEFAULT_PYTEST = "pytest==8.4.1"
 """The pytest the verdict brings when the script names none (Terminal-Bench's own pin)."""
 INSTALL_TIMEOUT_S = 900.0
+PIP_SOURCES = (
+    "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_CERT", "PIP_CLIENT_CERT", "PIP_FIND_LINKS",
+    "PIP_NO_INDEX", "PIP_PROXY", "PIP_TIMEOUT", "PIP_RETRIES",
+)  # fmt: skip
+"""The host's pip settings the verdict's install keeps: where packages come from, not where they go."""
 _LIBC = ("/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/aarch64-linux-gnu/libc.so.6", "/usr/lib64/libc.so.6",
          "/lib/x86_64-linux-gnu/libc.so.6", "/lib/aarch64-linux-gnu/libc.so.6", "/lib64/libc.so.6")  # fmt: skip
 _GLIBC = re.compile(rb"GNU C Library [^\n\x00]*? version (\d+)\.(\d+)")
@@ -182,7 +187,11 @@ def _pip_install(into: Path, target: PythonTarget, requirements: Sequence[str]) 
         sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input",
         "--no-compile", "--target", str(into), *target.pip_options(), *requirements,
     ]  # fmt: skip
-    environment = {name: value for name, value in os.environ.items() if not name.startswith("PIP_")}
+    # the host's pip settings would redirect the install (PIP_TARGET, PIP_USER, PIP_PREFIX, a
+    # constraints file); where packages come from is kept (a mirror, an offline wheel folder)
+    environment = {
+        name: value for name, value in os.environ.items() if not name.startswith("PIP_") or name in PIP_SOURCES
+    }
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, env=environment)
     except subprocess.TimeoutExpired:

@@ -143,9 +143,11 @@ def test_more_changes_than_can_be_read_get_no_test_run(harbor_env, monkeypatch) 
 
 
 def test_the_episodes_processes_together_stay_under_the_sandbox_memory_cap(harbor_env) -> None:
-    """Two processes each under the per-process rlimit (memory_mb=1024) but together over the
-    sandbox's cap (about 1.4 GB here): the kernel kills one of them, in the episode's own
-    memory cgroup (bubblewrap: rlenvs.sandbox.cgroups; Docker and Podman: --memory)."""
+    """Two processes each under half the sandbox's cap (about 1.4 GB here) but together over
+    it: the kernel kills one of them, in the episode's own memory cgroup (bubblewrap:
+    rlenvs.sandbox.cgroups; Docker and Podman: --memory). No address-space rlimit stops a
+    process first: a session capped as a whole has none, as in a container, so a runtime
+    that reserves far more address space than it uses (a JVM) starts."""
     cap = harbor_env.limits.sandbox_memory_bytes
     hog = "python3 -c 'b = bytearray({size}); import time; time.sleep(2)'"
     two = f"{hog.format(size=(cap // 2) + (64 << 20))} & {hog.format(size=(cap // 2) + (64 << 20))} & wait -n; a=$?; wait -n; echo exits $a $?"
@@ -154,6 +156,8 @@ def test_the_episodes_processes_together_stay_under_the_sandbox_memory_cap(harbo
     assert "exits" in seen and "137" in seen.split("exits")[-1], seen  # 128 + SIGKILL
     fits = harbor_env.step(f"```bash\n{hog.format(size=cap // 3)} && echo fits\n```")[0]
     assert "fits" in fits, fits
+    reserves = "python3 -c 'import mmap; m = mmap.mmap(-1, 8 << 30); print(\"reserved\", len(m) >> 30)'"
+    assert "reserved 8" in harbor_env.step(f"```bash\n{reserves}\n```")[0]  # untouched pages cost nothing
 
 
 @pytest.mark.parametrize(

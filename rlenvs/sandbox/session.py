@@ -342,7 +342,9 @@ class ShellSession:
             "kind": "bash" if environment is None else "script",
             "code": command.encode("utf-8", "replace").decode(),
             "stdin": self._state if keep_state else "",
-            "limits": limits.for_guest(),
+            # capped as a whole by a memory cgroup, a session's processes get no address-space
+            # rlimit, as in a container: runtimes (Java, Go) reserve far more than they use
+            "limits": limits.for_guest(address_space=worker is None or not worker.memory_capped),
         }
         if environment is not None:
             request["script"] = {"environment": environment, "cwd": None if self.unsafe else self.workdir}

@@ -142,6 +142,11 @@ class Worker:
             self.kill()
             raise WorkerFailed(f"the sandbox's memory cap of {limit_bytes} bytes was refused: {error}") from None
 
+    @property
+    def memory_capped(self) -> bool:
+        """Whether a memory cgroup caps the sandbox as a whole: its own, or a container engine's."""
+        return self._cgroup is not None or self.container is not None
+
     def oom_kills(self) -> int:
         """How many of the sandbox's processes the kernel killed at its memory cap so far."""
         return self._cgroup.oom_kills() if self._cgroup is not None else 0

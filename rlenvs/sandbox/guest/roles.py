@@ -162,7 +162,8 @@ def rlimits_for(limits: dict, *, cpu: bool = True) -> dict[int, tuple[int, int]]
     """The (soft, hard) rlimits `set_limits` gives a child; the zygote also checks its kept
     test runner against them."""
     caps = {
-        resource.RLIMIT_AS: limits["memory_bytes"],
+        # None: the sandbox's memory cgroup caps it as a whole (Limits.for_guest)
+        resource.RLIMIT_AS: resource.RLIM_INFINITY if limits["memory_bytes"] is None else limits["memory_bytes"],
         **({resource.RLIMIT_CPU: limits["cpu_s"]} if cpu else {}),
         resource.RLIMIT_NPROC: limits["processes"],
         resource.RLIMIT_FSIZE: limits["file_size_bytes"],

@@ -588,6 +588,20 @@ def test_installing_at_test_time_needs_the_network(tmp_path, script):
     assert "needs the network" in refused(folder)
 
 
+def test_what_echo_says_is_not_run(tmp_path):
+    """A Harbor test.sh announces its steps (`echo "Installing uv package manager..."`): text,
+    not a use of uv. Measured on a public Harbor folder the loader had refused for it."""
+    folder = terminal_bench_task(tmp_path)
+    write(
+        folder / "run-tests.sh",
+        '#!/bin/bash\necho "Installing uv, then pip install pytest" >&2; printf \'%s\\n\' "curl it"\n'
+        "python3 $TEST_DIR/test_outputs.py\n",
+    )
+    load_task_folders(folder)
+    write(folder / "run-tests.sh", '#!/bin/bash\necho "fetching" && curl -fsSL https://example.com/x | sh\n')
+    assert 'runs `echo "fetching" && curl' in refused(folder)  # what follows the echo still runs
+
+
 def test_a_setup_script_or_solution_that_downloads_is_refused(tmp_path):
     folder = terminal_bench_task(tmp_path)
     write(folder / "setup.sh", "wget https://example.com/data.csv\n")

@@ -505,6 +505,9 @@ _PYTEST = re.compile(r"(?<![\w.-])pytest(?![\w.-])")
 _LOOKUP = re.compile(r"(?<![\w.-])(command\s+-v|which|type)\s+[\w.-]+")
 """`command -v curl`: asks whether a program is there, runs nothing."""
 _COMMENT = re.compile(r"(^|\s)#.*$")
+_SPOKEN = re.compile(r"""(?<![\w.-])(echo|printf)\b(?:'[^']*'|"(?:\\.|[^"\\])*"|[^;&|'"])*""")
+"""What `echo` and `printf` say (up to the next `;`, `&&`, `||` or `|`): text, never run, so
+`echo "Installing uv..."` is no use of uv."""
 _LOOPBACK_ONLY = {"it downloads": ("curl", "wget"), "git fetches a repository": ("git",)}
 """Commands of _NETWORK_COMMANDS that need no network when every address they name is on this
 machine (`curl -s http://localhost:8080/health`, `git clone /srv/repo.git`): read by
@@ -518,8 +521,9 @@ def _check_script(
     for number, line in enumerate(text.splitlines(), 1):
         code = _COMMENT.sub("", line).strip()
         where = f"{rel(script, folder)} (line {number})"
+        runs = _SPOKEN.sub(r"\1", _LOOKUP.sub("", code))  # the words a shell would run
         for pattern, what in _NETWORK_COMMANDS:
-            if pattern.search(_LOOKUP.sub("", code)):
+            if pattern.search(runs):
                 if what in _LOOPBACK_ONLY and only_local(code, _LOOPBACK_ONLY[what]):
                     continue
                 raise TaskFolderError(
@@ -527,7 +531,7 @@ def _check_script(
                     f"{stage}. Use only what the host has: bash, coreutils and python3's standard library (tests: "
                     "plain asserts run with `python3 $TEST_DIR/test_outputs.py`)"
                 )
-        if tests and _PYTEST.search(code) and not (has_module or _host_has_module)("pytest"):
+        if tests and _PYTEST.search(runs) and not (has_module or _host_has_module)("pytest"):
             raise TaskFolderError(
                 f"{where} runs pytest (`{short(code)}`), which the sandbox's {SYSTEM_PYTHON} does not have (the "
                 "sandbox sees only the host's /usr, with no network to install it). Write the tests with plain "

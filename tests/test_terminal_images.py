@@ -157,7 +157,10 @@ def test_the_episodes_processes_together_stay_under_the_sandbox_memory_cap(harbo
     fits = harbor_env.step(f"```bash\n{hog.format(size=cap // 3)} && echo fits\n```")[0]
     assert "fits" in fits, fits
     reserves = "python3 -c 'import mmap; m = mmap.mmap(-1, 8 << 30); print(\"reserved\", len(m) >> 30)'"
-    assert "reserved 8" in harbor_env.step(f"```bash\n{reserves}\n```")[0]  # untouched pages cost nothing
+    # nor a file-size rlimit under the disk's size: g++ writes objects past file_size_mb (16 MiB)
+    big = "head -c 40M /dev/zero > /app/big.o && stat -c %s /app/big.o && rm /app/big.o"
+    seen = harbor_env.step(f"```bash\n{reserves}; {big}\n```")[0]  # the episode's last turn of 4
+    assert "reserved 8" in seen and str(40 << 20) in seen, seen  # untouched pages cost nothing
 
 
 @pytest.mark.parametrize(

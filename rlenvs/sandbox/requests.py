@@ -59,9 +59,10 @@ class Limits:
     where the host gives the sandbox a memory cgroup (`rlenvs.sandbox.cgroups`; a container
     engine's `--memory`); None: `memory_mb` for one process, plus the three tmpfs full and their
     inodes, plus `SANDBOX_OVERHEAD_MB`. The rlimits alone let `processes` processes take
-    `memory_mb` each. `memory_mb` is each process's address space (RLIMIT_AS), except in a
-    shell session whose sandbox a memory cgroup caps: there, as in a container, only the cgroup
-    counts (a JVM reserves over a gigabyte of address space it never uses).
+    `memory_mb` each. `memory_mb` is each process's address space (RLIMIT_AS) and
+    `file_size_mb` the largest file it may write, except in a shell session whose sandbox a
+    memory cgroup caps: there, as in a container, only the cgroup counts for memory (a JVM
+    reserves over a gigabyte of address space it never uses) and a file may fill the disk.
     """
 
     timeout_s: float = 10.0
@@ -111,17 +112,19 @@ class Limits:
         files = tmpfs * (self.disk_mb * MIB + self.tmpfs_inodes * INODE_KERNEL_BYTES)
         return (self.memory_mb + SANDBOX_OVERHEAD_MB) * MIB + files
 
-    def for_guest(self, extra_processes: int = 0, *, address_space: bool = True) -> dict:
-        """The request fields the zygote applies, in bytes and whole seconds. `address_space`
-        False: no RLIMIT_AS (memory_bytes None), for a sandbox whose memory a cgroup caps as a
-        whole (see ShellSession): a JVM reserves over a gigabyte of address space it never
-        touches (its compressed class space alone) and failed to start under `memory_mb`."""
+    def for_guest(self, extra_processes: int = 0, *, per_process: bool = True) -> dict:
+        """The request fields the zygote applies, in bytes and whole seconds. `per_process`
+        False, for a sandbox capped as a whole, as a container is (a memory cgroup, its tmpfs
+        sizes; see ShellSession): no RLIMIT_AS (memory_bytes None), and a file may be as large
+        as the disk (`disk_mb`). A JVM reserves over a gigabyte of address space it never
+        touches and failed to start under `memory_mb`; g++ writing the object of a test
+        framework's main went over `file_size_mb` (SIGXFSZ)."""
         return {
             "timeout_s": float(self.timeout_s),
-            "memory_bytes": self.memory_mb * MIB if address_space else None,
+            "memory_bytes": self.memory_mb * MIB if per_process else None,
             "cpu_s": self.cpu_s if self.cpu_s is not None else math.ceil(self.timeout_s) + 1,
             "processes": self.processes + extra_processes,
-            "file_size_bytes": self.file_size_mb * MIB,
+            "file_size_bytes": (self.file_size_mb if per_process else max(self.file_size_mb, self.disk_mb)) * MIB,
             "open_files": self.open_files,
             "output_bytes": self.output_bytes,
         }

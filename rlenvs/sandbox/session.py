@@ -342,9 +342,10 @@ class ShellSession:
             "kind": "bash" if environment is None else "script",
             "code": command.encode("utf-8", "replace").decode(),
             "stdin": self._state if keep_state else "",
-            # capped as a whole by a memory cgroup, a session's processes get no address-space
-            # rlimit, as in a container: runtimes (Java, Go) reserve far more than they use
-            "limits": limits.for_guest(address_space=worker is None or not worker.memory_capped),
+            # capped as a whole by a memory cgroup and its tmpfs, a session's processes get no
+            # address-space rlimit and files up to the disk's size, as in a container: runtimes
+            # (Java, Go) reserve far more than they use, compilers write large objects
+            "limits": limits.for_guest(per_process=worker is None or not worker.memory_capped),
         }
         if environment is not None:
             request["script"] = {"environment": environment, "cwd": None if self.unsafe else self.workdir}

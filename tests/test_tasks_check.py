@@ -120,6 +120,10 @@ def test_reason_classes() -> None:
         "status 1; the end of its output:\nERROR: Cannot uninstall pytest 8.3.5"
     )
     assert reason_class(failed_pip) == "RUN step failed (pip3)"
+    unreachable = failed_pip.replace(
+        "ERROR: Cannot uninstall pytest 8.3.5", "curl: (6) Could not resolve host: golang.org"
+    )
+    assert reason_class(unreachable) == "RUN step fetches from a host out of reach"
     assert reason_class("task folder /c/b: compose.yaml runs 2 services (app, db): ...") == "several compose services"
     # a message no class knows: its first clause, names and numbers blanked, so that folders group
     one = reason_class("task folder /c/x: the frobnicator `a` at /srv/one failed 3 times: why")

@@ -96,6 +96,9 @@ reached for the network, which the sandbox refused (`_NETWORK_REFUSED`): a folde
 score here, counted with the refusals, not as a failed reference. The static scan at load
 (rlenvs.envs.terminal.network_scan) misses what it cannot read (an address built at run time,
 a program the tests run); this catches the rest, for the report only."""
+BUILD_HOST_OUT_OF_REACH = "RUN step fetches from a host out of reach"
+"""A build step that failed because a host it fetches from (golang.org, NodeSource, a PPA) did
+not resolve or answer from this machine: the build's network reaches what the host does."""
 _NETWORK_REFUSED = re.compile(
     r"Network is unreachable|ENETUNREACH|Name or service not known|Temporary failure in name resolution"
     r"|Could not resolve host"
@@ -193,6 +196,8 @@ def reason_class(refusal: str) -> str:
     message = _PREFIX.sub("", refusal, count=1)
     for name, pattern in _CLASSES:
         if pattern.search(message):
+            if name == "RUN step failed" and _NETWORK_REFUSED.search(message):
+                return BUILD_HOST_OUT_OF_REACH
             if name == "RUN step failed" and (step := _FAILED_STEP.search(message)) is not None:
                 tool = _TOOL.search(step.group(1))
                 return f"{name} ({tool.group(1) if tool else 'other'})"

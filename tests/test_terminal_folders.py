@@ -588,6 +588,25 @@ def test_installing_at_test_time_needs_the_network(tmp_path, script):
     assert "needs the network" in refused(folder)
 
 
+def test_installs_at_test_time_are_the_users_to_allow_with_a_network(tmp_path):
+    """DevEval-style runners install at test time (`pip install -r requirements.txt`, `npm
+    install`): refused without a network, with the override named; with the episodes on a
+    container engine's network (`network=True`, which load_task_folders allows there only),
+    they can run, and nothing is refused for them."""
+    from rlenvs.envs.terminal import folders
+
+    folder = terminal_bench_task(tmp_path)
+    write(folder / "run-tests.sh", "#!/bin/bash\npip install -r requirements.txt\nnpm install\n")
+    write(folder / "solution.sh", "#!/bin/bash\npip install numpy && python3 -c 'import numpy'\n", mode=0o755)
+    arguments = (folder, folder / "tests", folder / "run-tests.sh")
+    with pytest.raises(folders.TaskFolderError, match=r"needs the network .*network=True"):
+        folders._check_tests(*arguments)
+    folders._check_tests(*arguments, network=True)
+    with pytest.raises(folders.TaskFolderError, match="pip installs packages"):
+        folders._script(folder, folder / "solution.sh", "when the solution runs")
+    assert "pip install numpy" in folders._script(folder, folder / "solution.sh", "when the solution runs", True)
+
+
 def test_what_echo_says_is_not_run(tmp_path):
     """A Harbor test.sh announces its steps (`echo "Installing uv package manager..."`): text,
     not a use of uv. Measured on a public Harbor folder the loader had refused for it."""

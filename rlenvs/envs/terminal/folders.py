@@ -284,15 +284,15 @@ def _terminal_bench(folder: Path, backend: str, network: bool) -> TerminalTask:
     runner_text = runner.read_text(encoding="utf-8", errors="replace")
     offline = offline_runner(runner_text)
     root, has_module, verdict_env = _test_tools(folder, runner, tests_dir, offline, root, has_module)
-    _check_tests(folder, tests_dir, runner, runner_text if offline is None else offline.script, has_module)
+    _check_tests(folder, tests_dir, runner, runner_text if offline is None else offline.script, has_module, network)
     budget = Budget("tests")
     tests = [entry for entry in tree(tests_dir, folder, budget) if entry.path != "run-tests.sh"]
     runner_entry = file_entry(runner, "run-tests.sh", folder, budget)
     tests.append(runner_entry if offline is None else dataclasses.replace(runner_entry, content=offline.script))
     if (folder / "solution.sh").is_file():
-        solution: tuple[str, ...] = (_script(folder, folder / "solution.sh", _SOLUTION_FAILS),)
+        solution: tuple[str, ...] = (_script(folder, folder / "solution.sh", _SOLUTION_FAILS, network),)
     elif (folder / "solution.yaml").is_file():
-        solution = _solution_yaml(folder)
+        solution = _solution_yaml(folder, network)
     else:
         solution = ()
     parser = meta.get("parser_name", "pytest")
@@ -304,13 +304,15 @@ def _terminal_bench(folder: Path, backend: str, network: bool) -> TerminalTask:
     test_command = f"bash {TESTS_DIR}/run-tests.sh"
     test_timeout_s = _seconds(meta.get("max_test_timeout_sec"), "task.yaml's max_test_timeout_sec")
     test_timeout_s = TERMINAL_BENCH_TEST_TIMEOUT_S if test_timeout_s is None else test_timeout_s
-    task = _task(folder, instruction.strip(), image, solution, tests, test_command, test_timeout_s, verdict_env, root)
+    task = _task(
+        folder, instruction.strip(), image, solution, tests, test_command, test_timeout_s, verdict_env, root, network
+    )
     # run_tests_in_same_shell: the tests still run out of the agent's reach, taking from its
     # shell only what rlenvs.sandbox.verdict_shell allows (its folder, named variables, PATH)
     return dataclasses.replace(task, test_parser="pytest", same_shell=same_shell)
 
 
-def _solution_yaml(folder: Path) -> tuple[str, ...]:
+def _solution_yaml(folder: Path, network: bool) -> tuple[str, ...]:
     path = folder / "solution.yaml"
     steps = read_yaml(path, folder)
     if not isinstance(steps, list) or not all(isinstance(s, dict) and isinstance(s.get("command"), str) for s in steps):
@@ -321,7 +323,7 @@ def _solution_yaml(folder: Path) -> tuple[str, ...]:
                 f"solution.yaml types keystrokes into a running program (`{short(step['command'])}` with "
                 "append_enter or block false): rlenvs runs whole commands; write the solution as solution.sh"
             )
-        _check_script(folder, path, step["command"], _SOLUTION_FAILS)
+        _check_script(folder, path, step["command"], _SOLUTION_FAILS, network=network)
     return tuple(step["command"] for step in steps)
 
 
@@ -395,7 +397,7 @@ def _harbor(folder: Path, backend: str, network: bool) -> TerminalTask:
     # the usual test.sh fetches curl, uv and pytest first: those steps are taken out (boilerplate)
     offline = offline_runner(runner.read_text(encoding="utf-8", errors="replace"))
     root, has_module, verdict_env = _test_tools(folder, runner, folder / "tests", offline, root, has_module)
-    _check_tests(folder, folder / "tests", runner, None if offline is None else offline.script, has_module)
+    _check_tests(folder, folder / "tests", runner, None if offline is None else offline.script, has_module, network)
     logs = Entry(f"{LOGS_DIR[len(TESTS_DIR) + 1 :]}/verifier", is_dir=True)
     tests = [*tree(folder / "tests", folder, Budget("tests")), logs]
     if offline is not None:
@@ -409,11 +411,13 @@ def _harbor(folder: Path, backend: str, network: bool) -> TerminalTask:
     )
     test_timeout_s = _seconds(verifier.get("timeout_sec"), "task.toml's [verifier].timeout_sec")
     test_timeout_s = HARBOR_TEST_TIMEOUT_S if test_timeout_s is None else test_timeout_s
-    solution_commands = _harbor_solution(folder, solution)
-    return _task(folder, instruction, image, solution_commands, tests, test_command, test_timeout_s, verifier_env, root)
+    solution_commands = _harbor_solution(folder, solution, network)
+    return _task(
+        folder, instruction, image, solution_commands, tests, test_command, test_timeout_s, verifier_env, root, network
+    )
 
 
-def _harbor_solution(folder: Path, section: Mapping[str, Any]) -> tuple[str, ...]:
+def _harbor_solution(folder: Path, section: Mapping[str, Any], network: bool) -> tuple[str, ...]:
     solution_dir = folder / "solution"
     script = solution_dir / "solve.sh"
     if not script.is_file():
@@ -421,8 +425,9 @@ def _harbor_solution(folder: Path, section: Mapping[str, Any]) -> tuple[str, ...
     others = [path for path in walk(solution_dir) if path != script]
     for path in others:
         if path.suffix == ".sh" and path.is_file():
-            _check_script(folder, path, path.read_text(encoding="utf-8", errors="replace"), _SOLUTION_FAILS)
-    text = _script(folder, script, _SOLUTION_FAILS)
+            text = path.read_text(encoding="utf-8", errors="replace")
+            _check_script(folder, path, text, _SOLUTION_FAILS, network=network)
+    text = _script(folder, script, _SOLUTION_FAILS, network)
     exports = dockerfile.exports(dockerfile.env_table(section.get("env"), "task.toml's [solution].env"))
     if not others:
         return (exports + text,)
@@ -450,6 +455,7 @@ def _task(
     test_timeout_s: float | None,
     test_env: Mapping[str, str],
     root: EpisodeImage | None = None,
+    network: bool = False,
 ) -> TerminalTask:
     """What both layouts share: the solution's size, setup.sh, and the image's variables, which
     the set-up gets as `export` lines and the tests (fresh shells with nothing of the agent's,
@@ -462,7 +468,7 @@ def _task(
             )
     exports = dockerfile.exports(image.environment)
     setup = folder / SETUP_SCRIPT
-    setup_script = exports + _script(folder, setup, "when the task is set up") if setup.is_file() else ""
+    setup_script = exports + _script(folder, setup, "when the task is set up", network) if setup.is_file() else ""
     return TerminalTask(
         task_id=f"folder/{folder.name}",
         prompt=instruction,
@@ -515,21 +521,31 @@ rlenvs.envs.terminal.network_scan.only_local, so a task's own server or reposito
 
 
 def _check_script(
-    folder: Path, script: Path, text: str, stage: str, *, tests: bool = False, has_module: ModuleCheck | None = None
+    folder: Path,
+    script: Path,
+    text: str,
+    stage: str,
+    *,
+    tests: bool = False,
+    has_module: ModuleCheck | None = None,
+    network: bool = False,
 ) -> None:
-    """Refuse a script that needs the network or (`tests`) a pytest the host's python3 lacks."""
+    """Refuse a script that needs the network (unless the user gave the episodes one,
+    `network`: then installs and downloads can run) or (`tests`) a pytest the host's python3
+    lacks."""
     for number, line in enumerate(text.splitlines(), 1):
         code = _COMMENT.sub("", line).strip()
         where = f"{rel(script, folder)} (line {number})"
         runs = _SPOKEN.sub(r"\1", _LOOKUP.sub("", code))  # the words a shell would run
-        for pattern, what in _NETWORK_COMMANDS:
+        for pattern, what in () if network else _NETWORK_COMMANDS:
             if pattern.search(runs):
                 if what in _LOOPBACK_ONLY and only_local(code, _LOOPBACK_ONLY[what]):
                     continue
                 raise TaskFolderError(
                     f"{where} runs `{short(code)}`, which needs the network ({what}), and the sandbox has none "
                     f"{stage}. Use only what the host has: bash, coreutils and python3's standard library (tests: "
-                    "plain asserts run with `python3 $TEST_DIR/test_outputs.py`)"
+                    "plain asserts run with `python3 $TEST_DIR/test_outputs.py`), or give the episodes a network "
+                    "on a container engine: TerminalEnv(task_dir=..., backend='docker' or 'podman', network=True)"
                 )
         if tests and _PYTEST.search(runs) and not (has_module or _host_has_module)("pytest"):
             raise TaskFolderError(
@@ -570,17 +586,23 @@ def _check_test_network(folder: Path, tests_dir: Path, runner: Path, network: bo
 
 
 def _check_tests(
-    folder: Path, tests_dir: Path, runner: Path, runner_text: str | None = None, has_module: ModuleCheck | None = None
+    folder: Path,
+    tests_dir: Path,
+    runner: Path,
+    runner_text: str | None = None,
+    has_module: ModuleCheck | None = None,
+    network: bool = False,
 ) -> None:
-    """Refuse test scripts that need the network; `runner_text`: what runs as the runner, when
-    the caller has it (read from the file otherwise)."""
+    """Refuse test scripts that need the network (unless the episodes have one, `network`);
+    `runner_text`: what runs as the runner, when the caller has it (read from the file otherwise)."""
     others = [path for path in walk(tests_dir) if path.suffix == ".sh" and path != runner]
     for script in (runner, *others):
-        if script == runner and runner_text is not None:
-            _check_script(folder, script, runner_text, "when the tests run", tests=True, has_module=has_module)
-        elif script.is_file():
+        text = runner_text if script == runner and runner_text is not None else None
+        if text is None and script.is_file():
             text = script.read_text(encoding="utf-8", errors="replace")
-            _check_script(folder, script, text, "when the tests run", tests=True, has_module=has_module)
+        if text is not None:
+            stage = "when the tests run"
+            _check_script(folder, script, text, stage, tests=True, has_module=has_module, network=network)
 
 
 def _test_tools(
@@ -687,9 +709,9 @@ def engine_reason(name: str) -> str | None:
     return None
 
 
-def _script(folder: Path, path: Path, stage: str) -> str:
+def _script(folder: Path, path: Path, stage: str, network: bool = False) -> str:
     text = read_text(path, folder)
-    _check_script(folder, path, text, stage)
+    _check_script(folder, path, text, stage, network=network)
     return text
 
 

@@ -84,21 +84,22 @@ USER, or copies outside the workspace); on the backends that build, one that can
 (the builder's refusals and failures, by line) or a WORKDIR under /tmp (a final non-root USER
 is whom the agent's commands run as; the tests stay root); a compose
 file with more than one service or a prebuilt image or its own start command, a prebuilt
-`docker_image`, GPUs, separate verifier containers or multi-step Harbor tasks, test, set-up or solution scripts that install or download (curl,
-wget, pip/uv/apt/npm install, git clone, ...; but for addresses on this machine only, such as
-`curl http://localhost:8080`) or run pytest when the python3 the tests run (the host's, or the
-image's) has none, and tests that connect to a host off this machine (read from their Python
-with `ast` and from their scripts: rlenvs.envs.terminal.network_scan), but with `network=True`
-on Docker or Podman, where they have one. A folder without its instruction or its tests gets an
+`docker_image`, GPUs, separate verifier containers or multi-step Harbor tasks, test, set-up or
+solution scripts that install or download (curl, wget, pip/uv/apt/npm install, git clone, ...;
+but for addresses on this machine only, such as `curl http://localhost:8080`) or run pytest
+when the python3 the tests run (the host's, or the image's) has none, and tests that connect to
+a host off this machine (read from their Python with `ast` and from their scripts:
+rlenvs.envs.terminal.network_scan). With `network=True` on Docker or Podman the episodes have
+the engine's network, and neither downloads nor connections are refused. A folder without its instruction or its tests gets an
 error naming the missing file. The exception (`rlenvs.envs.terminal.boilerplate` says how
 each line is read): the steps of a test script that fetch its test tools and packages (apt-get
 install curl, uv's installer, `uv venv`, `uv pip install`, `uv add`, `pip install`, `uvx
---with`) are taken out and its pytest run becomes `python3 -m pytest ...`. On the bwrap backend
-what they install, and pytest, are the verdict's own packages, installed from PyPI as the
-folder loads (`rlenvs.sandbox.verdict_packages`, cached), a read-only layer over the image
-first on the tests' PYTHONPATH: the image needs no pytest. On the host, and on Docker and
-Podman, they must already be there (on the host a distribution is found by its name,
-`pyyaml`, through its metadata, not by the module it provides).
+--with`) are taken out and its pytest run becomes `python3 -m pytest ...`. On the backends
+that build an image, what they install, and pytest, are the verdict's own packages, installed
+from PyPI as the folder loads (`rlenvs.sandbox.verdict_packages`, cached), read-only (a layer
+over the image under bubblewrap, a volume in a container) and first on the tests' PYTHONPATH:
+the image needs no pytest. On the host they must already be there (a distribution is found by
+its name, `pyyaml`, through its metadata, not by the module it provides).
 """
 
 from __future__ import annotations

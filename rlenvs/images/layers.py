@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rlenvs.sandbox.rootfs import OPAQUE_XATTR, image_entry
+from rlenvs.sandbox.rootfs import OPAQUE_XATTR, image_entry, merged_entry
 
 STORE_VARIABLE = "RLENVS_IMAGE_CACHE"
 
@@ -336,24 +336,7 @@ def _children(
             names.update(os.listdir(lower + folder))
     entries = []
     for name in names:
-        shown: tuple[str, os.stat_result] | None = None
-        below: list[str] = []
-        for lower in visible:
-            path = posixpath.join(lower + folder, name)
-            try:
-                info = os.lstat(path)
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            if stat.S_ISCHR(info.st_mode) and info.st_rdev == 0:
-                break  # deleted in this layer
-            if shown is None:
-                shown = (lower, info)
-            if not stat.S_ISDIR(info.st_mode) or not stat.S_ISDIR(shown[1].st_mode):
-                break  # a file hides everything below it; a folder hides a lower file
-            below.append(lower)
-            with contextlib.suppress(OSError):
-                if os.getxattr(path, OPAQUE_XATTR, follow_symlinks=False) == b"y":
-                    break  # an opaque folder: the lower layers' files do not show in it
+        shown, below = merged_entry(visible, posixpath.join(folder, name).lstrip("/"))
         if shown is not None:
             entries.append((name, shown[0], shown[1], below))
     return entries

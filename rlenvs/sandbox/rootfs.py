@@ -327,26 +327,35 @@ def image_entry(
     visible = list(lowers)  # the layers that may hold the path, top first
     found: tuple[str, os.stat_result] | None = None
     for depth in range(len(parts) + 1):
-        relative = "/".join(parts[:depth])
-        found, below = None, []
-        for lower in visible:
-            try:
-                info = os.lstat(f"{lower}/{relative}")
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            if _whiteout(info):
-                break  # deleted in this layer
-            if found is None:
-                found = (lower, info)
-            if not stat.S_ISDIR(info.st_mode) or not stat.S_ISDIR(found[1].st_mode):
-                break  # a file hides everything under it; a folder hides a lower file
-            below.append(lower)
-            if _opaque(f"{lower}/{relative}", opaque_xattr):
-                break
+        found, visible = merged_entry(visible, "/".join(parts[:depth]), opaque_xattr)
         if found is None or (depth < len(parts) and not stat.S_ISDIR(found[1].st_mode)):
             return None
-        visible = below
     return found
+
+
+def merged_entry(
+    visible: Sequence[str], relative: str, opaque_xattr: str = OPAQUE_XATTR
+) -> tuple[tuple[str, os.stat_result] | None, list[str]]:
+    """One entry (`relative` to each layer folder of `visible`, top first, the folders whose
+    files show at its parent) as overlayfs merges it: the layer folder it shows from and its
+    stat, or None (absent or deleted); and the layer folders whose files show inside it."""
+    found: tuple[str, os.stat_result] | None = None
+    below: list[str] = []
+    for lower in visible:
+        try:
+            info = os.lstat(f"{lower}/{relative}")
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        if _whiteout(info):
+            break  # deleted in this layer
+        if found is None:
+            found = (lower, info)
+        if not stat.S_ISDIR(info.st_mode) or not stat.S_ISDIR(found[1].st_mode):
+            break  # a file hides everything under it; a folder hides a lower file
+        below.append(lower)
+        if _opaque(f"{lower}/{relative}", opaque_xattr):
+            break
+    return found, below
 
 
 def _whiteout(info: os.stat_result) -> bool:

@@ -179,6 +179,48 @@ def test_tests_that_talk_to_the_agents_own_machine_load(tmp_path):
     assert task.task_id == "folder/hello-world"
 
 
+GRADLE_RUNNER = (
+    "#!/bin/bash\nif [ -f ./gradlew ]; then ./gradlew test --no-daemon; fi\npython3 $TEST_DIR/test_outputs.py\n"
+)
+"""Aider Polyglot's shape: one runner for every language, naming the wrapper whether or not the
+folder ships one."""
+WRAPPER = "distributionUrl=https\\://services.gradle.org/distributions/gradle-8.7-bin.zip\n"
+
+
+def test_a_gradle_wrapper_the_tests_run_and_the_image_lacks_is_refused_as_a_download(tmp_path):
+    """Measured on Aider Polyglot's Java tasks: `./gradlew test` fetches Gradle from
+    services.gradle.org as the tests run, so the reference scored 0. The folder is refused at load."""
+    folder = terminal_bench_task(tmp_path)
+    write(folder / "run-tests.sh", GRADLE_RUNNER)
+    write(folder / "workspace" / "gradle" / "wrapper" / "gradle-wrapper.properties", WRAPPER)
+    message = refused(folder)
+    assert (
+        "run-tests.sh runs the Gradle wrapper, which needs the network (it downloads Gradle from services.gradle.org"
+        in message
+    )
+    assert "workspace/gradle/wrapper/gradle-wrapper.properties" in message and "network=True" in message
+    assert coverage.reason_class(message) == "tests need the network"
+
+
+@pytest.mark.parametrize(
+    "wrapper, dockerfile_step",
+    [
+        (None, ""),  # the shared runner names gradlew, and this folder ships no wrapper
+        (WRAPPER, "RUN ./gradlew build --no-daemon\n"),  # the image's build fetched Gradle on its network
+        ("distributionUrl=file\\:///opt/gradle-8.7-bin.zip\n", ""),  # a release on this machine
+    ],
+)
+def test_a_gradle_wrapper_that_needs_no_download_is_no_refusal(tmp_path, wrapper, dockerfile_step):
+    from rlenvs.envs.terminal import folders
+
+    folder = terminal_bench_task(tmp_path)
+    write(folder / "run-tests.sh", GRADLE_RUNNER)
+    write(folder / "Dockerfile", (folder / "Dockerfile").read_text() + dockerfile_step)
+    if wrapper is not None:
+        write(folder / "gradle" / "wrapper" / "gradle-wrapper.properties", wrapper)
+    folders._check_test_network(folder, folder, folder / "tests", folder / "run-tests.sh", False)
+
+
 # --- when played: `rlenvs tasks check` ----------------------------------------------------------------
 
 
@@ -207,6 +249,6 @@ def test_the_scan_steps_aside_where_the_user_gave_the_episodes_a_network(tmp_pat
 
     folder = terminal_bench_task(tmp_path)
     write(folder / "tests" / "test_outputs.py", JUDGE)
-    folders._check_test_network(folder, folder / "tests", folder / "run-tests.sh", True)
+    folders._check_test_network(folder, folder, folder / "tests", folder / "run-tests.sh", True)
     with pytest.raises(folders.TaskFolderError, match="203.0.113.9"):
-        folders._check_test_network(folder, folder / "tests", folder / "run-tests.sh", False)
+        folders._check_test_network(folder, folder, folder / "tests", folder / "run-tests.sh", False)

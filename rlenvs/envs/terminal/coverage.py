@@ -64,7 +64,10 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("Dockerfile missing", r"Dockerfile is missing"),
         ("several compose services", r"runs \d+ services"),
         ("prebuilt image", r"prebuilt image|pins \S+ by digest"),
-        ("tests need the network", r"needs the network \(it connects to .*they would fail whatever the agent did"),
+        (
+            "tests need the network",
+            r"needs the network \((it connects to|it downloads) .*they would fail whatever the agent did",
+        ),
         ("network in a script", r"needs the network"),
         ("no pytest", r"runs pytest \(`"),
         ("tests' packages missing", r"with uv for the tests"),
@@ -101,10 +104,10 @@ BUILD_HOST_OUT_OF_REACH = "RUN step fetches from a host out of reach"
 not resolve or answer from this machine: the build's network reaches what the host does."""
 _NETWORK_REFUSED = re.compile(
     r"Network is unreachable|ENETUNREACH|Name or service not known|Temporary failure in name resolution"
-    r"|Could not resolve host"
+    r"|Could not resolve host|UnknownHostException"
 )
 """How the sandbox's missing network shows in the tests' output (errno 101, and resolvers with
-no DNS: glibc, curl). Read from the reference solution's run only, for the coverage report:
+no DNS: glibc, curl, Java). Read from the reference solution's run only, for the coverage report:
 never for a reward or a mask, where an agent could print the same words."""
 _FAILED_STEP = re.compile(r"\(line \d+: `(RUN [^`]*)`\) failed (with exit status|in \w+ build)")
 _TOOL = re.compile(r"\b(pip3?|uv|apt-get|apt|npm|yarn|pnpm|cargo|go|gem|conda|curl|wget|git|make|cmake|python3?)\b")

@@ -131,6 +131,7 @@ from rlenvs.envs.terminal.folder_files import (  # TaskFolderError: imported fro
 )
 from rlenvs.envs.terminal.network_scan import find_connection, only_local
 from rlenvs.envs.terminal.tasks import TESTS_DIR, Entry, TerminalTask
+from rlenvs.envs.terminal.tool_downloads import wrapper_download
 from rlenvs.images.bases import BaseImageError
 from rlenvs.images.build import Image, ImageBuildError, build_image
 from rlenvs.images.engine_build import EngineImage, build_with_engine
@@ -272,7 +273,7 @@ def _terminal_bench(folder: Path, backend: str, network: bool) -> TerminalTask:
     same_shell = meta.get("run_tests_in_same_shell", False)
     if not isinstance(same_shell, bool):
         raise TaskFolderError(f"task.yaml's run_tests_in_same_shell must be true or false, got {same_shell!r}")
-    _check_test_network(folder, folder / "tests", folder / "run-tests.sh", network)  # before a build: it is cheap
+    _check_test_network(folder, folder, folder / "tests", folder / "run-tests.sh", network)  # cheap: before a build
     image, root, has_module = _machine(folder, folder, {}, backend, network)
     runner, tests_dir = folder / "run-tests.sh", folder / "tests"
     if not runner.is_file():
@@ -390,9 +391,9 @@ def _harbor(folder: Path, backend: str, network: bool) -> TerminalTask:
     if environment.get("allow_internet") is False:  # the task's say; by default the user's alone
         network = False
     forbidden = environment.get("allow_internet") is False
-    _check_test_network(folder, folder / "tests", folder / "tests" / "test.sh", network, forbidden=forbidden)
-    image, root, has_module = _machine(folder, folder / "environment", extra, backend, network)
     runner = folder / "tests" / "test.sh"
+    _check_test_network(folder, folder / "environment", folder / "tests", runner, network, forbidden=forbidden)
+    image, root, has_module = _machine(folder, folder / "environment", extra, backend, network)
     if not runner.is_file():
         raise TaskFolderError("tests/test.sh (the script that runs the task's tests) is missing")
     # the usual test.sh fetches curl, uv and pytest first: those steps are taken out (boilerplate)
@@ -557,21 +558,34 @@ def _check_script(
             )
 
 
-def _check_test_network(folder: Path, tests_dir: Path, runner: Path, network: bool, *, forbidden: bool = False) -> None:
+def _check_test_network(
+    folder: Path, context: Path, tests_dir: Path, runner: Path, network: bool, *, forbidden: bool = False
+) -> None:
     """Refuse tests that connect to a host off this machine (rlenvs.envs.terminal.network_scan:
-    Python read with `ast`, shell scripts by command), unless the user gave the episodes a
-    network (`network=True` on Docker or Podman). Without one such tests fail whatever the
-    agent does, so the task could only ever score 0. The scripts are read as they will run,
-    their fetching of test tools taken out (that is the command check's to refuse, after this
-    one, where the loader cannot take it out)."""
+    Python read with `ast`, shell scripts by command) or run a build tool that would download
+    itself (rlenvs.envs.terminal.tool_downloads: a Gradle wrapper in the build `context` whose
+    release the image lacks), unless the user gave the episodes a network (`network=True` on
+    Docker or Podman). Without one such tests fail whatever the agent does, so the task could
+    only ever score 0. The scripts are read as they will run, their fetching of test tools taken
+    out (that is the command check's to refuse, after this one, where the loader cannot take it out)."""
     if network:
         return
     found = find_connection(tests_dir, runner)
-    if found is None:
+    if found is not None:
+        connection, places = found
+        assert connection.path is not None  # find_connection names the file
+        more = f" (and {places - 1} more place{'s' if places > 2 else ''} in the tests)" if places > 1 else ""
+        what = f"{connection.describe(rel(connection.path, folder))}{more}"
+    elif runner.is_file() and (
+        download := wrapper_download(context, _read_quietly(runner), _read_quietly(context / "Dockerfile"))
+    ):
+        what = (
+            f"{rel(runner, folder)} runs the Gradle wrapper, which needs the network (it downloads Gradle from "
+            f"{download.host}, {rel(download.properties, folder)}'s distributionUrl, then the build's dependencies; "
+            "the image's build never ran it)"
+        )
+    else:
         return
-    connection, places = found
-    assert connection.path is not None  # find_connection names the file
-    more = f" (and {places - 1} more place{'s' if places > 2 else ''} in the tests)" if places > 1 else ""
     fix = (
         "task.toml says allow_internet = false, so no backend gives them one: make the tests check the workspace "
         "instead"
@@ -581,9 +595,17 @@ def _check_test_network(folder: Path, tests_dir: Path, runner: Path, network: bo
         "--env-arg network=true`); else make the tests check the workspace instead"
     )
     raise TaskFolderError(
-        f"{connection.describe(rel(connection.path, folder))}{more}, and the sandbox has none when the tests run: "
-        f"they would fail whatever the agent did (every episode scoring 0). {fix}"
+        f"{what}, and the sandbox has none when the tests run: they would fail whatever the agent did (every "
+        f"episode scoring 0). {fix}"
     )
+
+
+def _read_quietly(path: Path) -> str:
+    """A script's text for a scan, "" when it is missing (its absence is refused elsewhere, by name)."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def _check_tests(

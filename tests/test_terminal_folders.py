@@ -728,7 +728,10 @@ def test_harbor_settings_that_need_docker_are_refused(tmp_path):
     folder = harbor_task(tmp_path)
     toml = (folder / "task.toml").read_text()
     write(folder / "task.toml", toml + 'docker_image = "ghcr.io/example/task:1"\n')
-    assert "runs the prebuilt image 'ghcr.io/example/task:1'" in refused(folder)
+    one_task(folder)  # built from environment/Dockerfile instead, as Terminal-Bench 2 ships it
+    (folder / "environment" / "Dockerfile").unlink()
+    assert "runs the prebuilt image 'ghcr.io/example/task:1', and environment/ holds no Dockerfile" in refused(folder)
+    harbor_task(tmp_path)
     write(
         folder / "task.toml",
         toml.replace("[verifier]\n", '[verifier]\nenvironment_mode = "separate"\n'),

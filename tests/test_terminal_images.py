@@ -62,6 +62,27 @@ def test_the_reference_solution_scores_one_and_an_immediate_submit_zero(harbor_e
     assert reward == 0.0 and not info["reward_breakdown"]["the task's tests pass"]
 
 
+def test_a_prebuilt_docker_image_is_built_from_the_dockerfile_shipped_beside_it(image_store, tmp_path) -> None:
+    """Terminal-Bench 2's task.toml names a prebuilt image (`docker_image`) that only a registry
+    holds, and ships environment/Dockerfile, its source: that is built instead, as Harbor's
+    force_build does, and info says so. Without the Dockerfile the folder is refused."""
+    folder = tmp_path / "harbor-task"
+    shutil.copytree(HARBOR_TASK, folder)
+    with (folder / "task.toml").open("a") as toml:
+        toml.write('\n[environment]\ndocker_image = "example/task:1"\n')
+    env = TerminalEnv(task_dir=str(folder), backend="bwrap", max_turns=4, timeout_s=30)
+    try:
+        _, info = env.reset(options={"task_index": 0})
+        assert info["stood_in"].startswith("example/task:1 (built from environment/Dockerfile); ghcr.io/laude-inst")
+        reward, info = _play(env, iter([env.oracle_action(), "submit"] * 2))
+        assert reward == 1.0, info
+    finally:
+        env.close()
+    (folder / "environment" / "Dockerfile").unlink()
+    with pytest.raises(TaskFolderError, match="prebuilt image 'example/task:1', and environment/ holds no Dockerfile"):
+        load_task_folders(folder, backend="bwrap")
+
+
 SOLVE = "sort -n /app/numbers.txt > /app/sorted.txt && greet > /app/greeting.txt"
 
 

@@ -84,7 +84,9 @@ USER, or copies outside the workspace); on the backends that build, one that can
 (the builder's refusals and failures, by line) or a WORKDIR under /tmp (a final non-root USER
 is whom the agent's commands run as; the tests stay root); a compose
 file with more than one service or a prebuilt image or its own start command, a prebuilt
-`docker_image`, GPUs, separate verifier containers or multi-step Harbor tasks, test, set-up or
+`docker_image` without the environment/Dockerfile it was built from (with one, as Terminal-Bench 2
+ships them, that Dockerfile is built, as Harbor's force_build does, and `info["stood_in"]` says
+so), GPUs, separate verifier containers or multi-step Harbor tasks, test, set-up or
 solution scripts that install or download (curl, wget, pip/uv/apt/npm install, git clone, ...;
 but for addresses on this machine only, such as `curl http://localhost:8080`) or run pytest
 when the python3 the tests run (the host's, or the image's) has none, and tests that connect to
@@ -375,10 +377,12 @@ def _harbor(folder: Path, backend: str, network: bool) -> TerminalTask:
     )
     if config.get("steps"):
         raise TaskFolderError("task.toml has [[steps]]: rlenvs runs single-step tasks only")
-    if environment.get("docker_image"):
+    prebuilt = environment.get("docker_image")
+    if prebuilt and not (folder / "environment" / "Dockerfile").is_file():
         raise TaskFolderError(
-            f"task.toml runs the prebuilt image {environment['docker_image']!r}, which needs Docker; rlenvs builds "
-            "the workspace from environment/Dockerfile's WORKDIR, ENV and COPY lines"
+            f"task.toml runs the prebuilt image {prebuilt!r}, and environment/ holds no Dockerfile to build it from "
+            "(rlenvs pulls from no registry): add the Dockerfile the image was built from, as Terminal-Bench 2's "
+            "tasks ship it"
         )
     if environment.get("gpus"):
         raise TaskFolderError(f"task.toml asks for {environment['gpus']} GPU(s), which the sandbox does not have")
@@ -394,6 +398,9 @@ def _harbor(folder: Path, backend: str, network: bool) -> TerminalTask:
     runner = folder / "tests" / "test.sh"
     _check_test_network(folder, folder / "environment", folder / "tests", runner, network, forbidden=forbidden)
     image, root, has_module = _machine(folder, folder / "environment", extra, backend, network)
+    if prebuilt and root is not None:  # built from its Dockerfile, as Harbor's force_build does: said in info
+        built_instead = f"{prebuilt} (built from environment/Dockerfile)"
+        root = dataclasses.replace(root, stood_in="; ".join(filter(None, (built_instead, root.stood_in))))
     if not runner.is_file():
         raise TaskFolderError("tests/test.sh (the script that runs the task's tests) is missing")
     # the usual test.sh fetches curl, uv and pytest first: those steps are taken out (boilerplate)

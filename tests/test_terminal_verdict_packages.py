@@ -4,7 +4,9 @@ folder under a name pytest imports as a package. Real pip, real PyPI, real bubbl
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 from pathlib import Path
 
 import pytest
@@ -86,3 +88,30 @@ def test_the_hosts_pip_settings_choose_where_packages_come_from_not_where_they_g
     with pytest.raises(PackagesError, match="pip could not install"):
         packages_layer(target, ["six==1.16.0"], image_store)
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_the_pytest_plugins_the_images_build_installed_are_named_and_no_others(tmp_path: Path) -> None:
+    """Real pytest loads every installed plugin; the verdict loads only those it names. A
+    Dockerfile's `pip install pytest-json-ctrf` (its test script then passes `--ctrf`) is named,
+    for the tests' python3 only, under /usr only, and not where a higher layer deleted it."""
+    from rlenvs.sandbox.verdict_packages import image_pytest_plugins
+
+    base, top = tmp_path / "base", tmp_path / "top"
+
+    def plugin(layer: Path, site: str, distribution: str, module: str) -> Path:
+        info = layer / site / f"{distribution}.dist-info"
+        info.mkdir(parents=True)
+        (info / "entry_points.txt").write_text(
+            f"[console_scripts]\nx = not_a_plugin:main\n\n[pytest11]\nname = {module}\n"
+        )
+        return info
+
+    plugin(base, "usr/local/lib/python3.12/site-packages", "pytest_json_ctrf-0.3.5", "ctrf.main")
+    plugin(base, "usr/lib/python3/dist-packages", "pytest_timeout-2.1.0", "pytest_timeout")
+    plugin(base, "usr/local/lib/python3.11/site-packages", "pytest_other-1", "for_another_python")
+    plugin(base, "opt/venv/lib/python3.12/site-packages", "pytest_venv-1", "outside_usr")
+    deleted = plugin(base, "usr/local/lib/python3.12/site-packages", "pytest_gone-1", "deleted_above")
+    whiteout = top / deleted.relative_to(base)
+    whiteout.parent.mkdir(parents=True)
+    os.mknod(whiteout, 0o600 | stat.S_IFCHR, os.makedev(0, 0))  # overlayfs' mark of a deletion
+    assert image_pytest_plugins([str(top), str(base)], "3.12") == ("ctrf.main", "pytest_timeout")

@@ -219,16 +219,43 @@ def _pip_install(into: Path, target: PythonTarget, requirements: Sequence[str]) 
 def pytest_plugins(layer: Path) -> tuple[str, ...]:
     """The modules of the pytest plugins installed in the packages layer `layer` (their
     `pytest11` entry points): what the verdict names in PYTEST_PLUGINS for them to load."""
+    entry_points = sorted((layer / VERDICT_PACKAGES.lstrip("/")).glob("*.dist-info/entry_points.txt"))
+    return tuple(sorted({module for path in entry_points for module in _plugin_modules(path)}))
+
+
+def image_pytest_plugins(lowers: Sequence[str], version: str, opaque_xattr: str = OPAQUE_XATTR) -> tuple[str, ...]:
+    """The modules of the pytest plugins the image's own build installed for the python3 the
+    tests run (`version`, "3.12") under /usr: a Dockerfile's `pip install pytest-json-ctrf`,
+    whose test script then passes `--ctrf`. Real pytest loads every installed plugin, the
+    verdict's only those it names, so these are named too. Read from the image's layers as
+    built (`lowers`, top first), never from the episode: a plugin the agent installs is not
+    among them, and an episode that changed one under /usr gets no test run
+    (verdict.TOOLCHAIN_PREFIXES). A dist-info a higher layer deleted or hid is not read."""
+    sites = (
+        f"usr/lib/python{version}/*-packages",
+        "usr/lib/python3/dist-packages",
+        f"usr/local/lib/python{version}/*-packages",
+    )
     found: set[str] = set()
-    for entry_points in sorted((layer / VERDICT_PACKAGES.lstrip("/")).glob("*.dist-info/entry_points.txt")):
-        section = ""
-        for line in entry_points.read_text(encoding="utf-8", errors="replace").splitlines():
-            line = line.strip()
-            if line.startswith("["):
-                section = line.strip("[]").strip()
-            elif section == "pytest11" and "=" in line:
-                found.add(line.split("=", 1)[1].split(":")[0].strip())
+    for lower in lowers:
+        for site in sites:
+            for path in Path(lower).glob(f"{site}/*.dist-info/entry_points.txt"):
+                entry = image_entry(lowers, "/" + path.relative_to(lower).as_posix(), opaque_xattr)
+                if entry is not None and entry[0] == lower and stat.S_ISREG(entry[1].st_mode):
+                    found.update(_plugin_modules(path))
     return tuple(sorted(found))
+
+
+def _plugin_modules(entry_points: Path) -> set[str]:
+    """The modules an entry_points.txt's `pytest11` section names."""
+    found, section = set(), ""
+    for line in entry_points.read_text(encoding="utf-8", errors="replace").splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            section = line.strip("[]").strip()
+        elif section == "pytest11" and "=" in line:
+            found.add(line.split("=", 1)[1].split(":")[0].strip())
+    return found
 
 
 _IMPORTS = """\

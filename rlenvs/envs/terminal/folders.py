@@ -146,6 +146,7 @@ from rlenvs.sandbox.verdict import LOGS_NAME, PACKAGES_VARIABLE, VERDICT_PACKAGE
 from rlenvs.sandbox.verdict_packages import (
     PackagesError,
     distribution_imports,
+    image_pytest_plugins,
     image_python_target,
     packages_layer,
     pytest_plugins,
@@ -647,7 +648,8 @@ def _test_tools(
     packages (rlenvs.sandbox.verdict_packages: pytest and what the runner installs, from PyPI,
     cached), a layer on top of the image's under bubblewrap, a read-only volume in a
     container, with the variables that put them on the tests' PYTHONPATH and load the pytest
-    plugins among them; the image then needs no pytest of its own. On the host's python3,
+    plugins among them and those the image's own build installed; the image then needs no
+    pytest of its own. On the host's python3,
     what the runner installs must already be there: checked here by distribution name (its
     metadata says which modules `pyyaml` or `scikit-learn` provide).
     Returns the image, the module check for the tests' scripts, and the test variables."""
@@ -657,11 +659,12 @@ def _test_tools(
     if isinstance(root, (RootImage, ContainerImage)) and (requirements or runs_pytest):
         opaque = ENGINE_OPAQUE_XATTR if isinstance(root, ContainerImage) else OPAQUE_XATTR
         try:
-            layer = packages_layer(image_python_target(root.lowers, opaque), requirements)
+            target = image_python_target(root.lowers, opaque)
+            layer = packages_layer(target, requirements)
         except (PackagesError, StoreError) as error:
             raise TaskFolderError(f"{rel(runner, folder)}: {error}") from None
         variables = {PACKAGES_VARIABLE: VERDICT_PACKAGES}
-        plugins = pytest_plugins(layer)
+        plugins = sorted({*pytest_plugins(layer), *image_pytest_plugins(root.lowers, target.version, opaque)})
         if plugins:
             variables["PYTEST_PLUGINS"] = ",".join(plugins)
         image_check = has_module

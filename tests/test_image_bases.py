@@ -114,6 +114,32 @@ def test_buildpack_deps_and_the_full_python_images_carry_the_toolchain() -> None
     assert "gcc" not in base_for("python:3.11-slim").packages
 
 
+@pytest.mark.parametrize(
+    "name, hub",
+    [
+        # Harbor tasks name ECR's copy of Docker Hub's official images, pinned by digest
+        ("public.ecr.aws/docker/library/ubuntu:24.04@sha256:0d39fcc8335d6d74d5502f6d", "ubuntu:24.04"),
+        ("public.ecr.aws/docker/library/python:3.13-slim-bookworm@sha256:01f42367a0a9", "python:3.13-slim-bookworm"),
+        ("docker.io/library/debian:bookworm", "debian:bookworm"),
+        ("docker.io/python:3.12-slim", "python:3.12-slim"),
+        ("library/python:3.11", "python:3.11"),
+        ("ubuntu:22.04@sha256:ab12", "ubuntu:22.04"),
+    ],
+)
+def test_docker_hubs_images_by_a_mirrors_name_or_a_digest_map_as_the_tag_does(name: str, hub: str) -> None:
+    assert base_for(name) == base_for(hub)
+
+
+def test_a_mapping_of_the_name_as_written_wins_and_other_registries_stay_unmapped(tmp_path: Path, monkeypatch) -> None:
+    pinned = "public.ecr.aws/docker/library/ubuntu:24.04@sha256:0d39"
+    mapping = tmp_path / "bases.json"
+    mapping.write_text(json.dumps({pinned: {"debian": "bookworm"}}))
+    monkeypatch.setenv("RLENVS_BASE_IMAGES", str(mapping))
+    assert base_for(pinned).suite == "bookworm" and base_for("ubuntu:24.04").suite == "noble"
+    with pytest.raises(BaseImageError, match="ghcr.io/example/ubuntu:24.04 is neither mapped"):
+        base_for("ghcr.io/example/ubuntu:24.04")
+
+
 @pytest.mark.parametrize("name", ["python:3.11-alpine", "python:3-alpine3.20", "python:3.12-windowsservercore"])
 def test_a_base_no_debian_root_can_stand_for_is_refused_with_the_fix(name: str) -> None:
     with pytest.raises(BaseImageError, match=rf"{name} is .*\$RLENVS_BASE_IMAGES"):

@@ -298,24 +298,45 @@ def _defaults() -> dict[str, BaseRoot]:
 DEFAULT_BASES: dict[str, BaseRoot] = _defaults()
 
 
+HUB_MIRRORS = (
+    "docker.io/", "index.docker.io/", "registry-1.docker.io/", "registry.hub.docker.com/", "public.ecr.aws/docker/",
+    "mirror.gcr.io/",
+)  # fmt: skip
+"""Registries that serve Docker Hub's images under their own names: `public.ecr.aws/docker/library/ubuntu:24.04`
+is Docker's `ubuntu:24.04` (Harbor tasks name ECR's copy to dodge Docker Hub's pull limits)."""
+
+
+def hub_name(name: str) -> str:
+    """The Docker Hub name a FROM name stands for, as the defaults are keyed: a mirror's prefix
+    (HUB_MIRRORS) and `library/` dropped, and a `@sha256:...` digest, which pins one build of
+    the tag that no stand-in is (what stood in says so, under the name as written)."""
+    bare = name.partition("@")[0]
+    mirror = next((prefix for prefix in HUB_MIRRORS if bare.startswith(prefix)), "")
+    bare = bare[len(mirror) :]
+    return bare.removeprefix("library/") if mirror or bare.startswith("library/") else bare
+
+
 def base_for(name: str, extra: Mapping[str, BaseRoot] | None = None) -> BaseRoot:
-    """The root a FROM name maps to: `extra`, then $RLENVS_BASE_IMAGES, then the defaults."""
+    """The root a FROM name maps to: `extra`, then $RLENVS_BASE_IMAGES (each by the name as
+    written, then as Docker Hub's: `hub_name`), then the defaults (by Docker Hub's name)."""
+    hub = hub_name(name)
     for table in (extra or {}, user_bases()):
-        for pattern, root in table.items():
-            if fnmatch.fnmatchcase(name, pattern):
-                return root
+        for candidate in dict.fromkeys((name, hub)):
+            for pattern, root in table.items():
+                if fnmatch.fnmatchcase(candidate, pattern):
+                    return root
     how = (
         f"map it in the JSON file ${BASES_VARIABLE} names, to your own root "
         f'({{"{name}": {{"root": "/path/to/root.tar"}}}}, e.g. from `docker export`) or to a Debian or Ubuntu suite '
         f'({{"{name}": {{"debian": "trixie", "packages": ["python3"]}}}})'
     )
     for pattern, what in _NOT_APT.items():
-        if fnmatch.fnmatchcase(name, pattern):
+        if fnmatch.fnmatchcase(hub, pattern):
             raise BaseImageError(
                 f"the base image {name} {what}, and it cannot be pulled (rlenvs reaches no registry): {how}"
             )
     for pattern, root in DEFAULT_BASES.items():
-        if fnmatch.fnmatchcase(name, pattern):
+        if fnmatch.fnmatchcase(hub, pattern):
             return root
     raise BaseImageError(
         f"the base image {name} is neither mapped to a local root nor can it be pulled (rlenvs reaches no registry): {how}"

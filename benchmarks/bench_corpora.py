@@ -37,6 +37,15 @@ CORPORA = (
         "termigen-harbor/environments_harbor",
         "zjysteven/terminal-bench-env @aaad6aef (no licence file): 3,566 Harbor folders",
     ),
+    (
+        "Harbor single-task repositories",
+        "harbor-singles",
+        "7 one-task Harbor repositories on GitHub (no licence files), the first that the search index lists with "
+        "an environment/Dockerfile and `fetch` could snapshot: ABHISHEK3209/terminal-bench-tasks-finding-triage-task "
+        "@95908b2, ATU531/mq-auto-restart @dee7b66, Aashu95/dynamo-harbor-assessment @5c896f4, "
+        "AbdulGhaffarcs/sha256 @e52bcfc, Adithya4080/tb2-log-report-fixed @3ee68f4, "
+        "Aishwary121/harbor-log-report-fix @5e991ba, Ajam214/terminal-bench2-log-report-fix @21ee1cb",
+    ),
 )
 """(name, folder under the corpora folder, where it comes from)."""
 BACKENDS = ("bwrap", "docker")

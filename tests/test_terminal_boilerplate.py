@@ -237,3 +237,15 @@ def test_on_the_host_packages_are_found_by_distribution_name_not_module_name(tmp
     lacking = HARBOR_TEST_SH.replace("-w pytest==8.4.1", "-w pytest==8.4.1 -w no-such-distribution-xyz")
     with pytest.raises(TaskFolderError, match=r"installs no-such-distribution-xyz for the tests, which the sandbox's"):
         load_task_folders(_harbor_folder(tmp_path / "b", lacking))
+
+
+def test_debians_pytest_installed_by_apt_is_a_test_tool_the_verdict_brings() -> None:
+    """A Harbor test.sh that apt-installs Debian's pytest and runs it (measured: one of 7
+    single-task Harbor repositories) runs offline on the verdict's pytest; another apt package
+    on the same line stays, for the network check."""
+    script = "#!/bin/bash\napt-get update && apt-get install -y python3-pytest\npytest /tests/test_outputs.py -v\n"
+    runner = offline_runner(script)
+    assert runner is not None and runner.script.splitlines()[1].startswith(":  # rlenvs, offline:")
+    assert runner.script.splitlines()[2] == "python3 -m pytest /tests/test_outputs.py -v"
+    kept = offline_runner(script.replace("python3-pytest", "python3-pytest redis-server"))
+    assert kept is not None and "apt-get install -y python3-pytest redis-server" in kept.script

@@ -44,8 +44,11 @@ OFFLINE_NOTE = "# rlenvs, offline:"
 _COMMENT = re.compile(r"(^|\s)#.*$")
 _QUIET = re.compile(r"\s*(\d?>>?\s*/dev/null|2>&1|\|\|\s*true)")
 """Redirections that only silence a step (and `|| true`): no part of what it does."""
-_APT_TOOLS = frozenset(("curl", "ca-certificates", "python3", "python3-pip", "python3-venv", "python-is-python3"))
-"""What an apt-get install fetches only to run the tests: curl for uv's installer, and Python."""
+_APT_TOOLS = frozenset(
+    ("curl", "ca-certificates", "python3", "python3-pip", "python3-venv", "python-is-python3", "python3-pytest")
+)
+"""What an apt-get install fetches only to run the tests: curl for uv's installer, Python, and
+Debian's pytest (the verdict brings its own)."""
 _PROVISIONING = tuple(
     re.compile(pattern)
     for pattern in (

@@ -12,6 +12,11 @@ images, since rlenvs reaches no registry:
   store and imported into the engine under the FROM name, labelled `rlenvs.stand-in` (with
   what it stands in for) so that the build finds it. `docker rmi` a stand-in and pull the real
   image to build on that instead. A stand-in whose mapping changed is imported again.
+- a FROM image pinned by digest (`python:3.12-slim@sha256:...`, as many Harbor tasks pin
+  theirs) that the engine lacks cannot be imported under its name (an engine names an image by
+  its digest only when that is its digest): its stand-in is imported under a local name
+  (`standin_name`), and the engine builds a copy of the Dockerfile in which that name replaces
+  the pinned one, line for line, so that its messages name the task's own lines.
 
 `BuildOptions.host_certificates` (the default) puts the host's CA bundle into each stand-in,
 since a build cannot mount it for a step as bubblewrap does: on a machine behind a
@@ -133,8 +138,13 @@ def build_with_engine(
     except DockerfileError as error:
         raise ImageBuildError(f"{dockerfile} {error}") from None
     builder, store = engine(engine_name), store or LayerStore()
-    described = [_base(builder, name, bases, store, options, tell) for name in _from_images(found, dockerfile)]
-    image_id = _build(builder, dockerfile, context, found[1], options, tell)
+    described, renamed = [], {}
+    for name in _from_images(found, dockerfile):
+        what, local = _base(builder, name, bases, store, options, tell)
+        described.append(what)
+        if local != name:
+            renamed[name] = local
+    image_id = _build(builder, dockerfile, context, found[1], options, tell, renamed)
     record = builder.inspect("image", image_id)
     if record is None:
         raise EngineUnavailable(f"{engine_name} built {dockerfile} as {image_id}, and then has no such image")
@@ -178,13 +188,21 @@ def _from_images(found: tuple[str, list[Instruction]], dockerfile: Path) -> list
         if len(parts) >= 3 and parts[-2].lower() == "as":
             stages.add(parts[-1].lower())
         if name.lower() not in stages and name != "scratch" and name not in images:
-            if "@" in name:
+            if "@" in name and name not in ins.args:
                 raise ImageBuildError(
-                    f"{dockerfile} (line {ins.line}) pins {name} by digest, which a stand-in cannot carry and rlenvs "
-                    "cannot pull: pull the image into the engine first"
+                    f"{dockerfile} (line {ins.line}) pins {name} by digest through a build argument, which rlenvs "
+                    "cannot replace with a stand-in's name for the engine: write the name on the FROM line, or pull "
+                    "the image into the engine first"
                 )
             images.append(name)
     return images
+
+
+def standin_name(name: str, key: str) -> str:
+    """The local name a stand-in for the digest-pinned `name` is imported under (`key`: its
+    mapping's, so that a changed mapping is a new name)."""
+    readable = re.sub(r"[^a-z0-9._-]+", "-", name.partition("@")[0].lower()).strip("-.")[:80] or "base"
+    return f"rlenvs-stand-in/{readable}:{key}"
 
 
 def _base(
@@ -194,12 +212,13 @@ def _base(
     store: LayerStore,
     options: BuildOptions,
     tell: Callable[[str], None],
-) -> str:
-    """Make sure the engine holds the FROM image `name` (module docstring); what it is."""
+) -> tuple[str, str]:
+    """Make sure the engine holds the FROM image `name` (module docstring); what it is, and
+    the name the build finds it under (`name`, or a digest-pinned one's `standin_name`)."""
     held = _held(builder, name)
     if held is not None and STAND_IN_LABEL not in held:
         tell(f"base image {name}: the {builder.name} engine's own")
-        return f"{name} (the {builder.name} engine's own)"
+        return f"{name} (the {builder.name} engine's own)", name
     ids = IdMap.for_this_user()
     try:
         base = resolve_base(name, bases, store, ids)
@@ -207,12 +226,15 @@ def _base(
         raise BaseImageError(f"{error}; or pull it into the {builder.name} engine, which then builds on it") from None
     config = json.dumps(sorted(base.environment.items()))  # imported as the image's ENV: a change re-imports
     key = hashlib.sha256(f"{base.key()}|{config}|{options.host_certificates}".encode()).hexdigest()[:24]
-    if held is None or held[STAND_IN_LABEL] != key:
+    local = standin_name(name, key) if "@" in name else name
+    if local != name:
+        held = _held(builder, local)
+    if held is None or held.get(STAND_IN_LABEL) != key:
         _, layer, _ = base_layer(name, bases, store, ids, tell)
         tell(f"base image {name}: importing {base.describe()} into the {builder.name} engine")
-        _import(builder, name, base, layer, ids, key, options, store)
+        _import(builder, local, base, layer, ids, key, options, store)
     note = f"; {base.note}" if base.note else ""
-    return f"{name} (stood in for by {base.describe()}{note})"
+    return f"{name} (stood in for by {base.describe()}{note})", local
 
 
 def _held(builder: Engine, name: str) -> dict[str, str] | None:
@@ -272,14 +294,24 @@ def _build(
     found: list[Instruction],
     options: BuildOptions,
     tell: Callable[[str], None],
+    renamed: Mapping[str, str] | None = None,
 ) -> str:
     """Run the engine's build (BuildKit where Docker's client has it); the new image's id.
-    A failing step names its Dockerfile line and the end of the build's output."""
+    `renamed`: FROM names built on under another name (a digest-pinned base's stand-in),
+    replaced in a copy of the Dockerfile. A failing step names its Dockerfile line and the
+    end of the build's output."""
     tag = "rlenvs-task:" + hashlib.sha256(str(dockerfile.resolve()).encode()).hexdigest()[:16]
     buildkit = builder.name == "docker" and has_buildkit(builder.cli)
     with tempfile.TemporaryDirectory() as folder:
         iidfile = Path(folder) / "id"
-        argv = [builder.cli, "build", "--file", str(dockerfile.resolve()), "--tag", tag, "--iidfile", str(iidfile)]
+        built = dockerfile.resolve()
+        if renamed:
+            text = dockerfile.read_text(encoding="utf-8")
+            for name, local in renamed.items():
+                text = text.replace(name, local)
+            built = Path(folder) / "Dockerfile"
+            built.write_text(text, encoding="utf-8")
+        argv = [builder.cli, "build", "--file", str(built), "--tag", tag, "--iidfile", str(iidfile)]
         if builder.name == "podman":
             argv += ["--layers"]
         else:

@@ -1,4 +1,5 @@
-"""The file-chore families (rlenvs.envs.terminal.families.files), played with the host's bash:
+"""The file-chore families (rlenvs.envs.terminal.families: count_files, largest_file, newer_files,
+log_summary, permissions, archive), played with the host's bash:
 every reference solution passes, doing nothing fails, and typical careless work fails too."""
 
 from __future__ import annotations
@@ -8,12 +9,15 @@ import subprocess
 
 import pytest
 
-from rlenvs.envs.terminal.families.files import FAMILIES
+from rlenvs.envs.terminal.families import archive, count_files, largest_file, log_summary, newer_files, permissions
 from rlenvs.envs.terminal.tasks import TerminalTask
 from rlenvs.rewards.workspace import AnswerIs, FileText
 from tests.terminal_util import materialise, play, task
 
 SEEDS = range(20)
+FAMILIES = tuple(
+    module.FAMILY for module in (count_files, largest_file, newer_files, log_summary, permissions, archive)
+)
 
 
 def output_of(t: TerminalTask, root, command: str) -> str:

@@ -1,4 +1,5 @@
-"""The text task families (rlenvs.envs.terminal.families.text), played with the host's bash:
+"""The text task families (rlenvs.envs.terminal.families: csv_column, rename_files, fix_config,
+make_tree, dedupe_sort, replace_text), played with the host's bash:
 every reference solution passes, doing nothing fails, and typical careless work fails too."""
 
 from __future__ import annotations
@@ -7,11 +8,14 @@ import re
 
 import pytest
 
-from rlenvs.envs.terminal.families.text import FAMILIES
+from rlenvs.envs.terminal.families import csv_column, dedupe_sort, fix_config, make_tree, rename_files, replace_text
 from rlenvs.rewards.workspace import AnswerIs, FileLines, FileText
 from tests.terminal_util import play, task
 
 SEEDS = range(20)
+FAMILIES = tuple(
+    module.FAMILY for module in (csv_column, rename_files, fix_config, make_tree, dedupe_sort, replace_text)
+)
 
 
 def test_the_six_families_with_two_levels_each():

@@ -1,4 +1,5 @@
-"""The formula task families (rlenvs.envs.spreadsheet.families.formulas): `truth` of the
+"""The formula task families (rlenvs.envs.spreadsheet.families: row_formula, group_totals, lookup,
+percent_of_total, running_total and conditional_label): `truth` of the
 starting data is the expected answer, every task is well formed and deterministic, changed
 inputs change the answers, and through the env the reference solution scores 1 while
 submitting at once, or typing the right values in instead of formulas, scores 0."""
@@ -13,10 +14,21 @@ import pytest
 
 import rlenvs  # noqa: F401  (registers the envs)
 from rlenvs.envs.spreadsheet.actions import parse_actions, parse_area
-from rlenvs.envs.spreadsheet.families.formulas import FAMILIES, excel_round, near_tie
+from rlenvs.envs.spreadsheet.families import (
+    conditional_label,
+    group_totals,
+    lookup,
+    percent_of_total,
+    row_formula,
+    running_total,
+)
+from rlenvs.envs.spreadsheet.families.rounding import excel_round, near_tie
 from rlenvs.envs.spreadsheet.tasks import SpreadsheetTask, family_task
 from rlenvs.rewards.spreadsheet import cells_match
 
+FAMILIES = tuple(
+    module.FAMILY for module in (row_formula, group_totals, lookup, percent_of_total, running_total, conditional_label)
+)
 BY_NAME = {family.name: family for family in FAMILIES}
 SEEDS = range(20)
 CASES = [(family.name, level) for family in FAMILIES for level in sorted(family.levels)]

@@ -17,8 +17,8 @@ from rlenvs.core import names
 from rlenvs.core.names import WIDE_FIRST_NAMES as FIRST_NAMES
 from rlenvs.envs.spreadsheet.actions import parse_area
 from rlenvs.envs.spreadsheet.families import FAMILIES
+from rlenvs.envs.spreadsheet.families.clean_text import reshaped_phone
 from rlenvs.envs.spreadsheet.families.fresh import FRESH_FIRST_NAMES
-from rlenvs.envs.spreadsheet.families.tables import reshaped_phone
 from rlenvs.envs.spreadsheet.perturb import (
     Blanks,
     Copy,

@@ -1,4 +1,5 @@
-"""The table families of Spreadsheet-v1 (rlenvs.envs.spreadsheet.families.tables): sorting,
+"""The table families of Spreadsheet-v1 (rlenvs.envs.spreadsheet.families: sort_rows, dedupe_rows,
+fill_missing, rank, date_diff and clean_text): sorting,
 deduplicating, filling blanks, ranks, dates and text.
 
 Generation is checked without the env: `truth` reproduces `expected` from the starting
@@ -19,10 +20,12 @@ import pytest
 
 import rlenvs  # noqa: F401  (registers the envs)
 from rlenvs.envs.spreadsheet.actions import parse_actions
-from rlenvs.envs.spreadsheet.families.tables import FAMILIES, SORT_KEY_POOLS
+from rlenvs.envs.spreadsheet.families import clean_text, date_diff, dedupe_rows, fill_missing, rank, sort_rows
+from rlenvs.envs.spreadsheet.families.sort_rows import SORT_KEY_POOLS
 from rlenvs.envs.spreadsheet.tasks import SpreadsheetTask, family_task
 from rlenvs.rewards.spreadsheet import cells_match, compare_cells
 
+FAMILIES = tuple(module.FAMILY for module in (sort_rows, dedupe_rows, fill_missing, rank, date_diff, clean_text))
 BY_NAME = {family.name: family for family in FAMILIES}
 SEEDS = range(20)
 CASES = [(family.name, level) for family in FAMILIES for level in sorted(family.levels)]

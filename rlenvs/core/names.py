@@ -36,7 +36,7 @@ WIDE_FIRST_NAMES = (
 WIDE_LAST_NAMES = (
     *LAST_NAMES, "Alvarez", "Nguyen", "Schmidt", "Jensen", "Hughes", "Romano", "Dubois", "Costa", "Sato", "Ward",
 )  # fmt: skip
-"""Spreadsheet-v1's tables (rlenvs.envs.spreadsheet.families.tables), with WIDE_FIRST_NAMES."""
+"""Spreadsheet-v1's table families (rlenvs.envs.spreadsheet.families.table_pools), with WIDE_FIRST_NAMES."""
 
 
 def person(rng: np.random.Generator, first: Sequence[str] = FIRST_NAMES, last: Sequence[str] = LAST_NAMES) -> str:

@@ -1,5 +1,6 @@
 """Texts the check brings into clean-text tasks that their data never held: first names and
-phone numbers (`perturb.FreshTexts` draws them).
+phone numbers, and the full names, last names, emails and product codes (`perturb.FreshTexts`
+draws them).
 
 Why: a cleaned answer typed into a helper table and fetched by a lookup on some text of
 the row passes as long as that text comes back in every changed copy. Last names, codes and
@@ -18,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from rlenvs.core.draw import coin, draw_from, draw_int, draw_sample
+from rlenvs.core.names import WIDE_LAST_NAMES
+from rlenvs.envs.spreadsheet.families.table_pools import DOMAINS, _email
 
 FRESH_FIRST_NAMES = (
     "Abel", "Adaeze", "Bianca", "Bjorn", "Cyrus", "Dalia", "Emeka", "Freya", "Gideon", "Hana",
@@ -60,3 +63,40 @@ def fresh_phone(rng: np.random.Generator, value: Any) -> Any:
 def same_digits(text: str) -> str:
     """What makes two phones the same number: their digits (`FreshTexts`' `same`)."""
     return _NOT_DIGITS.sub("", text)
+
+
+def _new_last_name(rng: np.random.Generator) -> str:
+    """A last name few tasks hold: two pool names joined by a hyphen, or O' or D' before
+    one (PROPER capitalises after both)."""
+    first, second = draw_sample(rng, WIDE_LAST_NAMES, 2)
+    return draw_from(rng, (f"{first}-{second}", f"O'{first}", f"D'{first}"))
+
+
+def fresh_name(rng: np.random.Generator, value: Any) -> str:
+    """A full name for the check's `FreshTexts`: a new first name and a new last name."""
+    return f"{fresh_first_name(rng, value)} {_new_last_name(rng)}"
+
+
+def fresh_last_name(rng: np.random.Generator, value: Any) -> str:
+    """A last name for the check's `FreshTexts`."""
+    return _new_last_name(rng)
+
+
+def fresh_email(rng: np.random.Generator, value: Any) -> str:
+    """An email address for the check's `FreshTexts`, first.last at a mail domain."""
+    return _email(fresh_first_name(rng, value), _new_last_name(rng), draw_from(rng, DOMAINS))
+
+
+CODE_LETTERS = ("ab", "kx", "lm", "qt", "rv", "zp")
+
+
+CODE_VARIANTS = ("blk", "wht", "red", "gry", "xl", "sm")
+
+
+def _code(rng: np.random.Generator) -> str:
+    return f"{draw_from(rng, CODE_LETTERS)}-{draw_int(rng, 100, 9999)} {draw_from(rng, CODE_VARIANTS)}"
+
+
+def fresh_code(rng: np.random.Generator, value: Any) -> str:
+    """A product code for the check's `FreshTexts`, as the task's codes are made."""
+    return _code(rng)

@@ -279,7 +279,7 @@ def compare(a: Scalar, b: Scalar) -> int | ErrorValue:
     if ra == 1:
         x, y = a.lower(), b.lower()  # type: ignore[union-attr]
         return 0 if x == y else (-1 if x < y else 1)
-    x, y = float(a), float(b)  # type: ignore[arg-type]
+    x, y = float(a), float(b)
     if approx_equal(x, y):
         return 0
     return -1 if x < y else 1

@@ -240,7 +240,7 @@ class Workbook:
         """Name the cells an answer must be computed from (a task's input data), so that
         `reads_data` can tell a formula that uses them from one that only looks like it
         does (`=IF(A1=0,"High","High")` reads a header, `=ROW(B5)` a position)."""
-        keys = set()
+        keys: set[tuple[str, int, int]] = set()
         for area in areas:
             data, r = self._range(area)
             s = data.name.lower()

@@ -30,14 +30,14 @@ _EXCEL_ERRORS = {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N
 
 
 def _xlfn_names() -> frozenset[str]:
-    from openpyxl.utils.formulas import FORMULAE
+    from openpyxl.utils.formulas import FORMULAE  # type: ignore[import-untyped]  # openpyxl ships no types
 
     return frozenset(name for name in FUNCTIONS if name not in FORMULAE)
 
 
 def write_xlsx(wb: Workbook, path: str | os.PathLike[str]) -> None:
     """Write wb to path (see the module docstring)."""
-    from openpyxl import Workbook as XWorkbook
+    from openpyxl import Workbook as XWorkbook  # type: ignore[import-untyped]  # openpyxl ships no types
 
     xlfn = _xlfn_names()
     out = XWorkbook()
@@ -83,7 +83,7 @@ def _constant(value: object, data_type: str) -> object:
 def read_xlsx(path: str | os.PathLike[str]) -> Workbook:
     """Read path into a new Workbook (see the module docstring)."""
     from openpyxl import load_workbook
-    from openpyxl.worksheet.formula import ArrayFormula
+    from openpyxl.worksheet.formula import ArrayFormula  # type: ignore[import-untyped]  # openpyxl ships no types
 
     src = load_workbook(os.fspath(path), data_only=False)
     wb = Workbook([ws.title for ws in src.worksheets])

@@ -161,7 +161,7 @@ def _compile_binop(node: BinOp, sheet: str) -> Compiled:
             a, b = f0(ctx), f1(ctx)
             if type(a) is Grid or type(b) is Grid:
                 return broadcast(op0, [a, b])
-            return op0(a, b)  # type: ignore[arg-type]
+            return op0(a, b)
 
         return pair
     first, rest = fns[0], list(zip(ops, fns[1:]))

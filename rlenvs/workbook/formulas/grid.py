@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
+from typing import final
 
 from rlenvs.workbook.values import (
     DIV0,
@@ -34,6 +35,7 @@ MAX_TEXT = 32767
 """Excel's limit on the length of text in a cell; longer results are #VALUE!."""
 
 
+@final  # no subclasses: `type(v) is Grid` then tells a grid from a scalar, for the checker too
 class Grid:
     """A rectangle of scalar values, `rows[i][j]`, at least 1x1."""
 
@@ -215,7 +217,7 @@ def binary(op: Callable[[Scalar, Scalar], Scalar], a: Value, b: Value) -> Value:
     """A binary operator over scalars or grids."""
     if type(a) is Grid or type(b) is Grid:
         return broadcast(op, [a, b])
-    return op(a, b)  # type: ignore[arg-type]
+    return op(a, b)
 
 
 def negate(a: Scalar) -> Scalar:
@@ -237,18 +239,17 @@ def as_array(a: Value) -> Value:
 def unary(op: Callable[[Scalar], Scalar], a: Value) -> Value:
     if type(a) is Grid:
         return broadcast(op, [a])
-    return op(a)  # type: ignore[arg-type]
+    return op(a)
 
 
 def top_left(v: Value) -> Scalar:
     """What a cell shows for a formula's result: a grid shows its top-left value (Excel
     365 would spill the rest into the neighbours; we do not), an empty reference shows 0
     (as `=A1` of an empty A1 does), a non-finite number is #NUM!."""
-    t = type(v)
-    if t is float:
-        return v if v - v == 0.0 else NUM  # type: ignore[operator]
-    if t is Grid:
-        v = v.rows[0][0]  # type: ignore[union-attr]
+    if type(v) is float:
+        return v if v - v == 0.0 else NUM
+    if type(v) is Grid:
+        v = v.rows[0][0]
     if v is None:
         return 0.0
     if type(v) is float and not math.isfinite(v):

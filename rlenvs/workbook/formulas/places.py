@@ -108,10 +108,10 @@ def compile_place(
         whole = Place(r.sheet.lower() if r.sheet else sheet, r.start.row, r.start.col, r.height, r.width)
         return lambda ctx: whole
     if isinstance(node, Span):
-        ends = [compile_place(end, sheet, compile_node, call_parts) for end in (node.start, node.end)]
-        if ends[0] is None or ends[1] is None:
+        first = compile_place(node.start, sheet, compile_node, call_parts)
+        second = compile_place(node.end, sheet, compile_node, call_parts)
+        if first is None or second is None:
             return lambda ctx: VALUE  # a range operator between values: #VALUE!, as in Excel
-        first, second = ends
         return lambda ctx: _union(first(ctx), second(ctx))
     if isinstance(node, Call) and node.name in DYNAMIC_REFERENCES:
         invoke, args = call_parts(node, sheet)

@@ -147,14 +147,16 @@ def adjust_node(node: Ref | Range, sheet: str, at: int, count: int, formula_shee
     if rr.kind == "cols":
         return node
     r1, r2 = rr.start.row, rr.end.row
+    span: tuple[int, int]
     if count > 0:
-        span: tuple[int, int] | None = (_row_insert(r1, at, count), min(_row_insert(r2, at, count), MAX_ROW))
-        if span[0] > MAX_ROW:  # type: ignore[index]
+        span = (_row_insert(r1, at, count), min(_row_insert(r2, at, count), MAX_ROW))
+        if span[0] > MAX_ROW:
             return _REF_ERROR
     else:
-        span = _span_delete(r1, r2, at, -count)
-        if span is None:
+        kept = _span_delete(r1, r2, at, -count)
+        if kept is None:
             return _REF_ERROR
+        span = kept
     if span == (r1, r2):
         return node
     s, e = rr.start, rr.end

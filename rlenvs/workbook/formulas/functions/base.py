@@ -97,7 +97,7 @@ class FunctionSpec:
             lifted = False
             if scalar:
                 for i, a in enumerate(args):
-                    if type(a) is Grid and (scalar is True or i in scalar):  # type: ignore[operator]
+                    if type(a) is Grid and (scalar is True or i in scalar):
                         if a.height == 1 and a.width == 1:
                             args[i] = a.rows[0][0]
                         elif a.is_ref and not self.ranges:

@@ -136,7 +136,7 @@ def make_matcher(criterion: Scalar) -> Matcher:
     if isinstance(criterion, (ErrorValue, bool)):
         return _equal_to(criterion)
     if is_number(criterion):
-        return _equal_to(float(criterion))  # type: ignore[arg-type]
+        return _equal_to(float(criterion))
     s = str(criterion)
     for op in ("<=", ">=", "<>", "<", ">", "="):
         if s.startswith(op):

@@ -44,6 +44,7 @@ from rlenvs.workbook.values import (
     NA,
     REF,
     VALUE,
+    ErrorValue,
     EvalError,
     Scalar,
     approx_equal,
@@ -165,9 +166,10 @@ def lookup(value: Scalar, lookup_vector: Value, result_vector: Value = None) -> 
         tall = g.height >= g.width
         seq, out = (g.column(0), g.column(g.width - 1)) if tall else (list(g.rows[0]), list(g.rows[-1]))
     else:
-        seq, out = _vector(lookup_vector), _vector(result_vector)
-        if seq is None or out is None:
+        keys, results = _vector(lookup_vector), _vector(result_vector)
+        if keys is None or results is None:
             raise EvalError(NA)
+        seq, out = keys, results
     i = approx_index(x, seq)
     if i is None or i >= len(out):
         raise EvalError(NA)
@@ -224,6 +226,8 @@ def _xfind(x: Scalar, seq: list[Scalar], mode: int, search: int) -> int | None:
         if _kind(v) != _kind(x):
             continue
         c = compare(v, x)
+        # x is a lookup key (`_key`: never an error) and v is of its kind, so no error comes back
+        assert not isinstance(c, ErrorValue)
         if c == 0:
             return i
         if (c < 0 if mode == -1 else c > 0) and (best is None or compare(v, seq[best]) == (1 if mode == -1 else -1)):

@@ -144,7 +144,7 @@ def sumproduct(*arrays: Value) -> float:
         for v in entries:
             if isinstance(v, ErrorValue):
                 raise EvalError(v)
-            p *= float(v) if is_number(v) else 0.0  # type: ignore[arg-type]
+            p *= float(v) if is_number(v) else 0.0
         total.append(p)
     return finite(math.fsum(total))
 

@@ -31,10 +31,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gymnasium.error import ResetNeeded
+
 from rlenvs.core.checks import check_int
 from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.procedural import ProceduralEnv
-from rlenvs.core.task import DatasetSource
+from rlenvs.core.task import DatasetSource, TaskSource
 from rlenvs.envs.spreadsheet.families import FAMILIES
 from rlenvs.envs.spreadsheet.operations import run_reply
 from rlenvs.envs.spreadsheet.oracle import Contents, OracleError, contents, gold_states, rewrite
@@ -77,6 +79,7 @@ class SpreadsheetEnv(ProceduralEnv, TextEnv[SpreadsheetTask]):
         system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
         render_mode: str | None = None,
     ) -> None:
+        source: TaskSource[SpreadsheetTask]
         if task_dir is not None:
             from rlenvs.envs.spreadsheet.folders import load_task_folders
 
@@ -101,19 +104,28 @@ class SpreadsheetEnv(ProceduralEnv, TextEnv[SpreadsheetTask]):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         observation, info = super().reset(seed=seed, options=options)
-        self.workbook = Workbook.from_rows(self.task.sheets)
+        self.workbook = Workbook.from_rows(self.current_task.sheets)
         self.seed_of_episode = int(self.np_random.integers(2**63))
         self.workbook.seed(self.seed_of_episode)  # RAND replays with the episode's seed, and so does the verdict
         self._gold = None
         return observation, info
 
+    @property
+    def _episode_workbook(self) -> Workbook:
+        """The current episode's workbook; gymnasium's `ResetNeeded` before the first `reset()`
+        (as `current_task`)."""
+        if self.workbook is None:
+            raise ResetNeeded(f"{type(self).__name__}: call reset() first; there is no workbook yet")
+        return self.workbook
+
     # --- one turn ----------------------------------------------------------------------------
 
     def judge(self, task: SpreadsheetTask, reply: str) -> Judgement:
         last_turn = self.turn >= self.max_turns
-        report, submitted = run_reply(self.workbook, reply)
+        workbook = self._episode_workbook
+        report, submitted = run_reply(workbook, reply)
         if submitted or last_turn:
-            reward, info = self.verify(task, self.workbook)
+            reward, info = self.verify(task, workbook)
             stop = "submitted" if submitted else "max_turns"
             return Judgement(reward, resolved=submitted, correct=reward == 1.0, stop_reason=stop, info=info)
         return Judgement(0.0, resolved=False, feedback=report or "(no changes)")
@@ -148,19 +160,20 @@ class SpreadsheetEnv(ProceduralEnv, TextEnv[SpreadsheetTask]):
             return "SUBMIT"
         if self._gold is None:
             self._gold = gold_states(task, self.seed_of_episode)
-        now, count, left = contents(self.workbook), len(task.solution), self.max_turns - turn
+        workbook = self._episode_workbook
+        now, count, left = contents(workbook), len(task.solution), self.max_turns - turn
         done = max((k for k in range(min(turn, count) + 1) if self._gold[k] == now), default=None)
         if done == count:
             return "SUBMIT"
         if done is not None and count - done <= left:
             return task.solution[done]
-        replies, lost = rewrite(task, self.workbook, self._gold[count])
+        replies, lost = rewrite(task, workbook, self._gold[count])
         if len(replies) > left:
             raise OracleError(
                 f"task {task.task_id}: the workbook needs {len(replies)} more replies to become the reference's "
                 f"({sum(r.count(chr(10)) for r in replies)} cell writes), and {left} turn(s) are left"
             )
-        trial = self.workbook.copy()  # the verdict decides, not the oracle: play them out on a copy
+        trial = workbook.copy()  # the verdict decides, not the oracle: play them out on a copy
         for reply in replies:
             run_reply(trial, reply)
         if self.verify(task, trial)[0] < 1.0:

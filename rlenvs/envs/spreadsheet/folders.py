@@ -131,7 +131,7 @@ def _corner(rows: int, cols: int) -> str:
 
 def _answers(path: Path, position: str, task_id: str) -> dict[str, Any]:
     """{cell: value} over `answer_position`: Excel's saved values, else our engine's."""
-    import openpyxl
+    import openpyxl  # type: ignore[import-untyped]  # openpyxl ships no types
 
     saved = openpyxl.load_workbook(path, data_only=True)
     computed = read_xlsx(path)

@@ -45,7 +45,7 @@ def run_reply(workbook: Workbook, reply: str) -> tuple[str, bool]:
         actions = parse_actions(reply)
     except ActionError as error:
         return f"Nothing was changed. {error}", False
-    lines = []
+    lines: list[str] = []
     for action in actions:
         if action.verb == "submit":
             return "\n".join(lines), True
@@ -58,8 +58,9 @@ def run_reply(workbook: Workbook, reply: str) -> tuple[str, bool]:
 
 def apply(workbook: Workbook, action: Action) -> str:
     """Carry out one action (not SUBMIT) and say what happened."""
-    sheet = sheet_of(workbook, action.target)
     area = action.target
+    assert area is not None, "every action but SUBMIT has a target (parse_actions)"
+    sheet = sheet_of(workbook, area)
     if action.verb == "set":
         target = ref(sheet, area.top, area.left)
         workbook.set(target, action.content)
@@ -84,14 +85,16 @@ def apply(workbook: Workbook, action: Action) -> str:
 
 
 def _fill(workbook: Workbook, sheet: str, action: Action) -> str:
-    source_sheet = sheet_of(workbook, action.source)
-    source = ref(source_sheet, action.source.top, action.source.left)
+    origin, area = action.source, action.target
+    assert origin is not None and area is not None, "FILL has a source and a target (parse_actions)"
+    source_sheet = sheet_of(workbook, origin)
+    source = ref(source_sheet, origin.top, origin.left)
     content = workbook.content(source)
-    area = action.target
     for row in range(area.top, area.bottom + 1):
         for col in range(area.left, area.right + 1):
+            moved: object
             if isinstance(content, str) and content.startswith("="):
-                moved = shift_formula(content, row - action.source.top, col - action.source.left)
+                moved = shift_formula(content, row - origin.top, col - origin.left)
             else:
                 moved = content
             workbook.set(ref(sheet, row, col), moved)
@@ -104,6 +107,7 @@ def _sort(workbook: Workbook, sheet: str, action: Action) -> str:
     before booleans, empty cells last, text case-insensitively (a spreadsheet's order).
     Formulas move with their row, their relative references moved by as many rows."""
     area = action.target
+    assert area is not None, "SORT has a target (parse_actions)"
     rows = list(range(area.top, area.bottom + 1))
     contents = {
         row: [workbook.content(ref(sheet, row, col)) for col in range(area.left, area.right + 1)] for row in rows

@@ -121,7 +121,8 @@ def _copies(
         holders = sorted(c for c, content in now.items() if content == want and c != cell)
         pending[cell] = min(holders, key=lambda c: (c in copies, target.get(c) != want, c))
     bottom = max((row for sheet, row, _ in (*now, *target) if sheet == 0), default=0)
-    lines, scratch = [], []
+    lines: list[str] = []
+    scratch: list[Cell] = []
     while pending:
         needed = set(pending.values())
         ready = sorted(cell for cell in pending if cell not in needed)

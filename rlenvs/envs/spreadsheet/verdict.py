@@ -66,6 +66,7 @@ def judge(task: SpreadsheetTask, workbook: Workbook, *, seed: int, perturbations
     typed = [cell for cell in task.formula_cells if not base.reads_data(cell)]  # (reading data implies refers_to_cells)
     follows = bool(task.formula_cells) and values.all_match and not typed and not volatile
     for round_ in range(perturbations if follows else 0):
+        assert task.truth is not None, "a task with formula cells has `truth` (SpreadsheetTask.truth)"
         changed, rand_seed = changed_data(task, seed, round_)
         trial = on_data(task, workbook, changed, rand_seed)
         want = {cell: value for cell, value in task.truth(changed).items() if cell in task.formula_cells}

@@ -350,8 +350,8 @@ def _phone_digits(rng: np.random.Generator) -> Scenario:
             area, rest = f"0{draw_int(rng, 1000, 1999)}", f"{draw_int(rng, 100000, 999999)}"
             shapes = (f"{area} {rest}", f"({area}) {rest}", f"{area}-{rest[:3]}-{rest[3:]}")
         else:
-            area, mid, end = draw_int(rng, 201, 989), draw_int(rng, 200, 999), draw_int(rng, 0, 9999)
-            shapes = (f"({area}) {mid}-{end:04d}", f"{area}-{mid}-{end:04d}", f"{area} {mid} {end:04d}")
+            code, mid, end = draw_int(rng, 201, 989), draw_int(rng, 200, 999), draw_int(rng, 0, 9999)
+            shapes = (f"({code}) {mid}-{end:04d}", f"{code}-{mid}-{end:04d}", f"{code} {mid} {end:04d}")
         phones.append(draw_from(rng, shapes))
     people = draw_distinct(lambda: _person(rng), n)
     table = [[name, phone] for name, phone in zip(people, phones, strict=True)]

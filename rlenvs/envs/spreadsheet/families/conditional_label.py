@@ -279,7 +279,7 @@ def _label_and(rng: np.random.Generator) -> Scenario:
     n = draw_int(rng, 8, 40)
     minimum = draw_from(rng, (4, 4.5, 3.5))
     while True:
-        rows = []
+        rows: list[list[Any]] = []  # [name, sales, quota, rating]: a sheet's row of cell values
         for name in people(rng, n):
             quota = draw_int(rng, 8, 40) * 1000
             sales = round(_near(rng, quota, 0, 80) if draw_chance(rng, 60) else quota * draw_int(rng, 50, 160) / 100, 2)
@@ -312,7 +312,7 @@ def _label_or(rng: np.random.Generator) -> Scenario:
     n = draw_int(rng, 8, 40)
     exam_pass, coursework_pass = draw_from(rng, ((50, 40), (40, 40), (50, 50), (45, 35)))
     while True:
-        rows = []
+        rows: list[list[Any]] = []  # [name, exam, coursework]: a sheet's row of cell values
         for name in people(rng, n):
             exam = round(_near(rng, exam_pass, 10, 80)) if draw_chance(rng, 40) else draw_int(rng, 15, 98)
             coursework = round(_near(rng, coursework_pass, 10, 80)) if draw_chance(rng, 40) else draw_int(rng, 20, 100)

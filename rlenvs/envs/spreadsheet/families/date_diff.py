@@ -106,7 +106,7 @@ def date_diff(rng: np.random.Generator, level: int) -> Scenario:
 def _dates_scenario(
     instruction: str,
     sheet: str,
-    headers: Sequence[str],
+    headers: Sequence[str | None],
     table: Sequence[Sequence[Any]],
     truth: Callable[[Sheets], Mapping[str, Any]],
     formulas: Sequence[tuple[int, str]],
@@ -285,11 +285,11 @@ def _tenure_years(rng: np.random.Generator) -> Scenario:
         f"years completed, not counting a year whose anniversary falls after the report date (as "
         f'DATEDIF(...,"Y") counts). {FORMULAS} {SUBMIT}'
     )
-    hired = f"Staff!C2:C{n + 1}"
+    hired_area = f"Staff!C2:C{n + 1}"
     anniversaries = (
         LeapPhase("Staff!F2"),
-        SameDay(hired, unit="Y", cell="Staff!F2"),
-        OtherCount(hired, unit="Y", cell="Staff!F2"),
+        SameDay(hired_area, unit="Y", cell="Staff!F2"),
+        OtherCount(hired_area, unit="Y", cell="Staff!F2"),
     )
     return _dates_scenario(
         instruction, "Staff", headers, table, truth, [(3, '=DATEDIF(C2,$F$2,"Y")')], [2], ("Staff!F2",), anniversaries
@@ -301,7 +301,7 @@ def _subscription_months(rng: np.random.Generator) -> Scenario:
     times the monthly fee."""
     n = draw_int(rng, 8, 40)
     fees = {plan: draw_from(rng, (499, 799, 999, 1299, 1499, 1999, 2499)) / 100 for plan in PLANS}
-    table = []
+    table: list[list[Any]] = []  # rows of cell values: [customer, plan, start, end, fee]
     while True:
         table = []
         for _ in range(n):
@@ -378,10 +378,10 @@ def _monthly_totals(rng: np.random.Generator) -> Scenario:
     customers = draw_sample(rng, COMPANIES, 6)
     start_serial = int(_serial(first))
     end = dt.date(periods[-1][0] + periods[-1][1] // 12, periods[-1][1] % 12 + 1, 1)
-    table = []
-    for row in range(n):
+    table: list[list[Any]] = []  # rows of cell values: [order, date, customer, amount]
+    for i in range(n):
         day = EPOCH + dt.timedelta(days=draw_int(rng, start_serial, int(_serial(end)) - 1))
-        table.append([f"SO-{5000 + row}", day, draw_from(rng, customers), draw_int(rng, 2_000, 480_000) / 100])
+        table.append([f"SO-{5000 + i}", day, draw_from(rng, customers), draw_int(rng, 2_000, 480_000) / 100])
     table.sort(key=lambda row: row[1])
     for index, row in enumerate(table):
         row[0] = f"SO-{5000 + index}"

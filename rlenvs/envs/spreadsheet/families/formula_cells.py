@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rlenvs.envs.spreadsheet.perturb import Change
-from rlenvs.envs.spreadsheet.tasks import Scenario
+from rlenvs.envs.spreadsheet.tasks import Rows, Scenario
 from rlenvs.workbook.cells import column_letters
 
 Sheets = Mapping[str, Sequence[Sequence[Any]]]
@@ -62,7 +62,7 @@ def _block(*lines: str) -> str:
 
 def _column_task(
     instruction: str,
-    sheets: Sheets,
+    sheets: Mapping[str, Rows],
     truth: Any,
     *,
     sheet: str,

@@ -123,7 +123,7 @@ def _group_beside(rng: np.random.Generator) -> Scenario:
         region_of = [draw_from(rng, regions) for _ in range(n)]
         rep_of = _cover(rng, reps, n)
     header = ["Order ID", "Region", "Sales Rep", "Amount"]
-    table = [[*header, None, label]]
+    table: list[list[object]] = [[*header, None, label]]
     for i in range(n):
         row = [f"SO-{first + i}", region_of[i], rep_of[i], _money(rng, 45, 4800)]
         table.append([*row, None, groups[i]] if i < len(groups) else row)
@@ -187,8 +187,8 @@ def _group_summary(rng: np.random.Generator) -> Scenario:
     pool = EXPENSE_CATEGORIES if sheet == "Expenses" else PRODUCT_CATEGORIES
     groups = sorted(draw_sample(rng, pool, draw_int(rng, 3, 5)))
     filtered = draw_chance(rng, 50)
-    ccol, cvalues = draw_from(rng, conditions)
-    cvalues = draw_sample(rng, cvalues, min(len(cvalues), draw_int(rng, 3, 4)))
+    ccol, choices = draw_from(rng, conditions)
+    cvalues = draw_sample(rng, choices, min(len(choices), draw_int(rng, 3, 4)))
     wanted = cvalues[0]
     names = people(rng, draw_int(rng, 4, 8))
     first = draw_int(rng, 1000, 8000)

@@ -117,7 +117,7 @@ def _share(rng: np.random.Generator, level: int) -> Scenario | None:
         rows = [[name, _money(rng, low, high)] for name in labels]
     if level == 1:
         result = "Share (%)"
-        fixed = ((f"{sheet}!C1", result),)
+        fixed: tuple[tuple[str, str], ...] = ((f"{sheet}!C1", result),)
         rows.append(["Total", f"=SUM(B2:B{last})"])
         truth = partial(truth_share, sheet=sheet, rows=n, value=2, out=3, fixed=fixed)
         instruction = (

@@ -94,7 +94,7 @@ def rank(rng: np.random.Generator, level: int) -> Scenario:
     )
     sheets = {sheet: _rows(headers, table)}
     inputs = (f"{sheet}!C2:C{last}",)
-    scores = f"{sheet}!C2:C{last}"
+    score_area = f"{sheet}!C2:C{last}"
     changes: tuple[Change, ...]
     # the scores move along a cycle, so every row meets another score (a rank typed on a row
     # that scaling leaves first or last fails)
@@ -102,11 +102,13 @@ def rank(rng: np.random.Generator, level: int) -> Scenario:
         changes = (
             CycleRows(f"{sheet}!A2:C{last}"),
             CycleRows(f"{sheet}!B2:B{last}"),
-            CycleRows(scores),
-            Distinct(scores),
+            CycleRows(score_area),
+            Distinct(score_area),
         )
     else:  # ties where the task is about ties, none where it promises none
-        changes = (CycleRows(scores), Ties(scores)) if level >= 2 else (CycleRows(scores), Distinct(scores))
+        changes = (
+            (CycleRows(score_area), Ties(score_area)) if level >= 2 else (CycleRows(score_area), Distinct(score_area))
+        )
     return Scenario(
         instruction=instruction,
         sheets=sheets,

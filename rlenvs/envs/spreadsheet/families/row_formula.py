@@ -158,7 +158,7 @@ def _row_net(rng: np.random.Generator, rule: str) -> Scenario:
     extra: list[tuple[str, Any]] = []
     if rule == "overtime":
         sheet, result, out = "Payroll", "Gross Pay", 5
-        header = ["Employee", "Department", "Hours", "Hourly Rate"]
+        header: list[str | None] = ["Employee", "Department", "Hours", "Hourly Rate"]
         regular, factor = draw_from(rng, ((40, 1.5), (38, 1.5), (40, 2)))
         params = (regular, factor)
         rows = []
@@ -189,7 +189,7 @@ def _row_net(rng: np.random.Generator, rule: str) -> Scenario:
             tax = draw_from(rng, (0.05, 0.06, 0.07, 0.08, 0.0825, 0.1, 0.2))
             extra = [("Tax Rate", tax)]
         else:
-            minimum = draw_from(rng, (10, 12, 20, 25))
+            minimum: float = draw_from(rng, (10, 12, 20, 25))
             percent = draw_from(rng, (5, 8, 10, 12, 15))
             params = (minimum, (100 - percent) / 100)
         rows = []

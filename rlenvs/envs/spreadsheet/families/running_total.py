@@ -97,11 +97,11 @@ CREDITS = ("Salary", "Refund", "Transfer from savings", "Interest", "Freelance i
 def _labels(rng: np.random.Generator, kind: str, n: int) -> list[Any]:
     """n consecutive period labels: dates of one stretch of days, weeks, or months."""
     if kind == "days":
-        start = dt.date(2024, draw_int(rng, 1, 10), draw_int(rng, 1, 28))
-        return [start + dt.timedelta(days=i) for i in range(n)]
+        first_day = dt.date(2024, draw_int(rng, 1, 10), draw_int(rng, 1, 28))
+        return [first_day + dt.timedelta(days=i) for i in range(n)]
     if kind == "weeks":
-        start = draw_int(rng, 1, 12)
-        return [f"Week {start + i}" for i in range(n)]
+        first_week = draw_int(rng, 1, 12)
+        return [f"Week {first_week + i}" for i in range(n)]
     start = draw_int(rng, 0, 11)
     year = draw_int(rng, 2019, 2022)
     return [f"{MONTHS[(start + i) % 12]} {year + (start + i) // 12}" for i in range(n)]

@@ -6,23 +6,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from rlenvs.envs.spreadsheet.actions import Area
 
 Sheets = dict[str, list[list[Any]]]
+"""A changed copy being made: rows of cell values, sheet by sheet (the steps write into it)."""
+Starting = Mapping[str, Sequence[Sequence[Any]]]
+"""The task's starting data, sheet by sheet: what the steps read and never write."""
+
+_Rows = TypeVar("_Rows", bound=Sequence[Sequence[Any]])
 
 
 # --- cells of the rows the check changes --------------------------------------------------
 
 
-def _rows_of(sheets: Sheets, area: Area) -> list[list[Any]]:
+def _rows_of(sheets: Mapping[str, _Rows], area: Area) -> _Rows:
+    """The rows of the area's sheet (the first sheet where the area names none)."""
     return sheets[area.sheet or next(iter(sheets))]
 
 
-def _get(rows: list[list[Any]], row: int, col: int) -> Any:
+def _get(rows: Sequence[Sequence[Any]], row: int, col: int) -> Any:
     """The value at 1-based (row, col); None beyond the data."""
     if row - 1 >= len(rows) or col - 1 >= len(rows[row - 1]):
         return None
@@ -107,12 +113,10 @@ class Change:
 
     area: str
 
-    def apply(self, changed: Sheets, original: Mapping[str, Sequence[Sequence[Any]]], rng: np.random.Generator) -> None:
+    def apply(self, changed: Sheets, original: Starting, rng: np.random.Generator) -> None:
         raise NotImplementedError
 
-    def apply_to_copy(
-        self, changed: Sheets, original: Mapping[str, Sequence[Sequence[Any]]], rng: np.random.Generator, copy: Copy
-    ) -> None:
+    def apply_to_copy(self, changed: Sheets, original: Starting, rng: np.random.Generator, copy: Copy) -> None:
         """The step on copy `copy` of an episode. Most steps draw everything from `rng` and
         ignore which copy it is; those that plan across copies (`Copy`) override this."""
         self.apply(changed, original, rng)

@@ -4,6 +4,7 @@ values, and averages that tell the rounding rules apart."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -14,6 +15,8 @@ from rlenvs.envs.spreadsheet.actions import parse_area
 from rlenvs.envs.spreadsheet.perturb.base import (
     Change,
     Copy,
+    Sheets,
+    Starting,
     _get,
     _is_number,
     _put,
@@ -63,14 +66,14 @@ class Blanks(Change):
     rounded: int = -1
     zero: bool = False
 
-    def apply(self, changed, original, rng):
+    def apply(self, changed: Sheets, original: Starting, rng: np.random.Generator) -> None:
         self.apply_to_copy(changed, original, rng, Copy.alone(rng))
 
-    def apply_to_copy(self, changed, original, rng, copy):
+    def apply_to_copy(self, changed: Sheets, original: Starting, rng: np.random.Generator, copy: Copy) -> None:
         from rlenvs.workbook.cells import column_number
 
         area = parse_area(self.area)
-        rows, before = _rows_of(changed, area), _rows_of(original, area)  # type: ignore[arg-type]
+        rows, before = _rows_of(changed, area), _rows_of(original, area)
         key = column_number(self.against) if self.against else 0
         column = _Column(
             rows,
@@ -106,7 +109,7 @@ class _Column:
     a blank's average on a side of rounding."""
 
     rows: list[list[Any]]
-    before: list[list[Any]]
+    before: Sequence[Sequence[Any]]
     span: list[int]
     col: int
     key: int
@@ -120,7 +123,7 @@ class _Column:
         for r in self.span:
             self._rows_of.setdefault(self._group[r], []).append(r)
 
-    def group(self, sheet: list[list[Any]], r: int) -> Any:
+    def group(self, sheet: Sequence[Sequence[Any]], r: int) -> Any:
         return _get(sheet, r, self.key) if self.key else None
 
     def same_group_as_before(self, r: int) -> bool:

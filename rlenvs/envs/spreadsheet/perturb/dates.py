@@ -5,11 +5,14 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from rlenvs.envs.spreadsheet.actions import parse_area
-from rlenvs.envs.spreadsheet.perturb.base import Change, Copy, _get, _put, _rows_of
+from rlenvs.envs.spreadsheet.perturb.base import Change, Copy, Sheets, Starting, _get, _put, _rows_of
 
 AVERAGE_YEAR = 365.2425
 AVERAGE_MONTH = 365 / 12
@@ -75,10 +78,10 @@ class LeapPhase(Change):
     in the one copy and a >= 0.25 in the other, and for any other L the two windows of `a`
     are as far apart, since the anniversary is the same."""
 
-    def apply(self, changed, original, rng):
+    def apply(self, changed: Sheets, original: Starting, rng: np.random.Generator) -> None:
         self.apply_to_copy(changed, original, rng, Copy.alone(rng))
 
-    def apply_to_copy(self, changed, original, rng, copy):
+    def apply_to_copy(self, changed: Sheets, original: Starting, rng: np.random.Generator, copy: Copy) -> None:
         area = parse_area(self.area)
         rows = _rows_of(changed, area)
         date = _get(rows, area.top, area.left)
@@ -116,10 +119,10 @@ class SameDay(Change):
     cell: str = ""
     against: str = ""
 
-    def apply(self, changed, original, rng):
+    def apply(self, changed: Sheets, original: Starting, rng: np.random.Generator) -> None:
         self.apply_to_copy(changed, original, rng, Copy.alone(rng))
 
-    def apply_to_copy(self, changed, original, rng, copy):
+    def apply_to_copy(self, changed: Sheets, original: Starting, rng: np.random.Generator, copy: Copy) -> None:
         from rlenvs.workbook.cells import column_number
 
         area = parse_area(self.area)
@@ -208,15 +211,15 @@ class OtherCount(Change):
     cell: str = ""
     against: str = ""
 
-    def apply(self, changed, original, rng):
+    def apply(self, changed: Sheets, original: Starting, rng: np.random.Generator) -> None:
         from rlenvs.workbook.cells import column_number
 
         area = parse_area(self.area)
-        rows, starting = _rows_of(changed, area), _rows_of(original, area)  # type: ignore[arg-type]
+        rows, starting = _rows_of(changed, area), _rows_of(original, area)
         fixed = parse_area(self.cell, single=True) if self.cell else None
         other = column_number(self.against) if self.against else 0
 
-        def reference(sheet: list[list[Any]], r: int) -> Any:
+        def reference(sheet: Sequence[Sequence[Any]], r: int) -> Any:
             return _get(sheet, fixed.top, fixed.left) if fixed else _get(sheet, r, other)
 
         def count(date: dt.date, ref: dt.date) -> int:
@@ -271,9 +274,9 @@ class DateEdges(Change):
     month after every shorter month, one taken as 30 days misses the 31st, `<` EOMONTH
     misses the last day, `>` the first, and a total by MONTH alone takes in the other year."""
 
-    def apply(self, changed, original, rng):
+    def apply(self, changed: Sheets, original: Starting, rng: np.random.Generator) -> None:
         area = parse_area(self.area)
-        rows, starting = _rows_of(changed, area), _rows_of(original, area)  # type: ignore[arg-type]
+        rows, starting = _rows_of(changed, area), _rows_of(original, area)
         span = [r for r in range(area.top, area.bottom + 1) if isinstance(_get(rows, r, area.left), dt.date)]
         if len(span) < 4:
             return
@@ -305,11 +308,11 @@ class InOrder(Change):
 
     after: str = ""
 
-    def apply(self, changed, original, rng):
+    def apply(self, changed: Sheets, original: Starting, rng: np.random.Generator) -> None:
         from rlenvs.workbook.cells import column_number
 
         area = parse_area(self.area)
-        rows, starting = _rows_of(changed, area), _rows_of(original, area)  # type: ignore[arg-type]
+        rows, starting = _rows_of(changed, area), _rows_of(original, area)
         begin = column_number(self.after)
         for r in range(area.top, area.bottom + 1):
             start, end = _get(rows, r, begin), _get(rows, r, area.left)

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
+
+import numpy as np
 
 from rlenvs.envs.spreadsheet.actions import parse_area
 from rlenvs.envs.spreadsheet.perturb.base import (
     Change,
     Copy,
+    Sheets,
+    Starting,
     _get,
     _is_number,
     _like,
@@ -66,26 +70,26 @@ class OnThreshold(Change):
     label: Callable[..., Any] | None = None
     label_args: tuple[Any, ...] = ()
 
-    def apply(self, changed, original, rng):
+    def apply(self, changed: Sheets, original: Starting, rng: np.random.Generator) -> None:
         self.apply_to_copy(changed, original, rng, Copy.alone(rng))
 
-    def apply_to_copy(self, changed, original, rng, copy):
+    def apply_to_copy(self, changed: Sheets, original: Starting, rng: np.random.Generator, copy: Copy) -> None:
         from rlenvs.workbook.cells import column_number
 
         area = parse_area(self.area)
-        rows, before = _rows_of(changed, area), _rows_of(original, area)  # type: ignore[arg-type]
+        rows, before = _rows_of(changed, area), _rows_of(original, area)
         span = range(area.top, area.bottom + 1)
         relabel = self._planned(span, copy)
 
-        def threshold(sheet: list[list[Any]], r: int, test: Test) -> float | None:
+        def threshold(sheet: Sequence[Sequence[Any]], r: int, test: Test) -> float | None:
             value = _get(sheet, r, column_number(test[2])) if isinstance(test[2], str) else test[2]
             return float(value) if _is_number(value) else None
 
-        def holds(sheet: list[list[Any]], r: int, test: Test) -> bool | None:
+        def holds(sheet: Sequence[Sequence[Any]], r: int, test: Test) -> bool | None:
             value, limit = _get(sheet, r, column_number(test[0])), threshold(sheet, r, test)
             return None if not _is_number(value) or limit is None else _HOLDS[test[1]](float(value), limit)
 
-        def label(sheet: list[list[Any]], r: int) -> Any:
+        def label(sheet: Sequence[Sequence[Any]], r: int) -> Any:
             if self.label is not None:
                 return self.label(*self.label_args, list(sheet[r - 1]) if r - 1 < len(sheet) else [])
             return tuple(holds(sheet, r, test) for test in self.tests)
@@ -190,7 +194,7 @@ class OnThreshold(Change):
 class Ties(Change):
     """A column of numbers where some rows take another row's value: at least two ties."""
 
-    def apply(self, changed, original, rng):
+    def apply(self, changed: Sheets, original: Starting, rng: np.random.Generator) -> None:
         area = parse_area(self.area)
         rows = _rows_of(changed, area)
         span = [r for r in range(area.top, area.bottom + 1) if _is_number(_get(rows, r, area.left))]
@@ -206,12 +210,12 @@ class Distinct(Change):
     """A column of numbers made distinct again after scaling: each repeat moves by the
     column's step until it is new (a rank over distinct scores has one answer)."""
 
-    def apply(self, changed, original, rng):
+    def apply(self, changed: Sheets, original: Starting, rng: np.random.Generator) -> None:
         area = parse_area(self.area)
         rows = _rows_of(changed, area)
         col = area.left
         span = [r for r in range(area.top, area.bottom + 1) if _is_number(_get(rows, r, col))]
-        step = _step([_get(_rows_of(original, area), r, col) for r in span])  # type: ignore[arg-type]
+        step = _step([_get(_rows_of(original, area), r, col) for r in span])
         seen: set[float] = set()
         for r in span:
             value = _get(rows, r, col)

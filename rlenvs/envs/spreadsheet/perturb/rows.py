@@ -5,9 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from rlenvs.envs.spreadsheet.actions import parse_area
 from rlenvs.envs.spreadsheet.perturb.base import (
     Change,
+    Sheets,
+    Starting,
     _cycle,
     _get,
     _put,
@@ -25,7 +29,7 @@ class CycleRows(Change):
 
     within: str = ""
 
-    def apply(self, changed, original, rng):
+    def apply(self, changed: Sheets, original: Starting, rng: np.random.Generator) -> None:
         from rlenvs.workbook.cells import column_number
 
         area = parse_area(self.area)
@@ -45,7 +49,7 @@ class CycleRows(Change):
 class CycleColumns(Change):
     """The area's columns, as wholes, along one cycle through all of them."""
 
-    def apply(self, changed, original, rng):
+    def apply(self, changed: Sheets, original: Starting, rng: np.random.Generator) -> None:
         area = parse_area(self.area)
         rows = _rows_of(changed, area)
         columns = [
@@ -66,11 +70,12 @@ class Runs(Change):
     labels: tuple[str, ...] = ()
     longest: int = 12
 
-    def apply(self, changed, original, rng):
+    def apply(self, changed: Sheets, original: Starting, rng: np.random.Generator) -> None:
         area = parse_area(self.area)
         rows = _rows_of(changed, area)
         keys = [_get(rows, r, area.left) for r in range(area.top, area.bottom + 1)]
-        names, lengths = [], []
+        names: list[object] = []
+        lengths: list[int] = []
         for key in keys:
             if names and names[-1] == key:
                 lengths[-1] += 1
@@ -101,7 +106,7 @@ class SwapColumns(Change):
     """A two-column area where each row has a value in one column (debit or credit): about
     a quarter of the rows, and at least one each way, have it moved to the other column."""
 
-    def apply(self, changed, original, rng):
+    def apply(self, changed: Sheets, original: Starting, rng: np.random.Generator) -> None:
         area = parse_area(self.area)
         rows = _rows_of(changed, area)
         a, b = area.left, area.left + 1

@@ -6,8 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from rlenvs.envs.spreadsheet.actions import parse_area
-from rlenvs.envs.spreadsheet.perturb.base import Change, _get, _put, _rows_of
+from rlenvs.envs.spreadsheet.perturb.base import Change, Sheets, Starting, _get, _put, _rows_of
 
 
 @dataclass(frozen=True)
@@ -22,11 +24,11 @@ class Remap(Change):
     keywords: tuple[tuple[str, Any], ...] = ()
     before: bool = False
 
-    def apply(self, changed, original, rng):
+    def apply(self, changed: Sheets, original: Starting, rng: np.random.Generator) -> None:
         if self.function is None:
             raise ValueError(f"Remap({self.area!r}) needs a function: Remap(area, function, keywords)")
         area = parse_area(self.area)
-        rows, starting = _rows_of(changed, area), _rows_of(original, area)  # type: ignore[arg-type]
+        rows, starting = _rows_of(changed, area), _rows_of(original, area)
         for r in range(area.top, area.bottom + 1):
             for c in range(area.left, area.right + 1):
                 value = _get(rows, r, c)
@@ -55,11 +57,11 @@ class FreshTexts(Change):
     tries: int = 200
     same: Callable[[str], str] = _same_text
 
-    def apply(self, changed, original, rng):
+    def apply(self, changed: Sheets, original: Starting, rng: np.random.Generator) -> None:
         if self.draw is None:
             raise ValueError(f"FreshTexts({self.area!r}) needs a draw function: FreshTexts(area, draw)")
         area = parse_area(self.area)
-        rows, starting = _rows_of(changed, area), _rows_of(original, area)  # type: ignore[arg-type]
+        rows, starting = _rows_of(changed, area), _rows_of(original, area)
         cells = [(r, c) for r in range(area.top, area.bottom + 1) for c in range(area.left, area.right + 1)]
         seen = {self.same(v) for r, c in cells if isinstance(v := _get(starting, r, c), str)}
         for r, c in cells:

@@ -126,8 +126,13 @@ def literal_args(call: str | ast.expr) -> tuple | None:
             return None
     if not isinstance(call, ast.Call) or call.keywords:
         return None
-    values = [literal(argument) for argument in call.args]
-    return None if any(value is None for value in values) else tuple(value[0] for value in values)
+    values = []
+    for argument in call.args:
+        value = literal(argument)
+        if value is None:
+            return None
+        values.append(value[0])
+    return tuple(values)
 
 
 def literal(node: ast.expr | str) -> tuple[object] | None:

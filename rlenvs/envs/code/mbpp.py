@@ -57,10 +57,7 @@ DEFAULT_SYSTEM_PROMPT = (
 
 def mbpp_task(row: Mapping[str, Any], task_id: str, challenge_tests: bool = False) -> CodeTask:
     """One MBPP row as a task; raises ValueError naming the field that is wrong."""
-    text, code = row.get("text"), row.get("code")
-    for name, value in (("text", text), ("code", code)):
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"MBPP row needs a non-empty string {name!r}, got {value!r}")
+    text, code = _nonempty_string(row, "text"), _nonempty_string(row, "code")
     tests = _string_list(row, "test_list", required=True)
     if challenge_tests:
         tests += _string_list(row, "challenge_test_list", required=False)
@@ -91,6 +88,13 @@ def mbpp_task(row: Mapping[str, Any], task_id: str, challenge_tests: bool = Fals
         entry_point=next(iter(remote)),
         shown=count,
     )
+
+
+def _nonempty_string(row: Mapping[str, Any], name: str) -> str:
+    value = row.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"MBPP row needs a non-empty string {name!r}, got {value!r}")
+    return value
 
 
 def _string_list(row: Mapping[str, Any], name: str, *, required: bool) -> list[str]:

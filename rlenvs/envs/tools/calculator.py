@@ -180,7 +180,7 @@ def _parse(source: str) -> ast.Expression:
 def _check_size(tree: ast.Expression) -> None:
     """Node count and nesting depth, without recursion (the evaluator recurses after this)."""
     count = 0
-    stack = [(tree.body, 1)]
+    stack: list[tuple[ast.AST, int]] = [(tree.body, 1)]
     while stack:
         node, depth = stack.pop()
         count += 1

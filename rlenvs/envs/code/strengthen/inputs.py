@@ -37,8 +37,10 @@ def literal_calls(tests: Iterable[str], names: Iterable[str]) -> list[Call]:
     for node in _nodes(tests):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
             args = literal_args(node)
+            if args is None:
+                continue
             call = (node.func.id, args)
-            if args is not None and not any(same_value(call, seen) for seen in calls):
+            if not any(same_value(call, seen) for seen in calls):
                 calls.append(call)
     return calls
 
@@ -112,7 +114,8 @@ class Domain:
         if isinstance(value, bool) or value is None:
             return True
         if isinstance(value, (int, float)):
-            numbers = [float(v) for v in given]
+            given_numbers = [v for v in given if isinstance(v, (int, float))]  # all: each is of value's type
+            numbers = [float(v) for v in given_numbers]
             if all(v >= 0 for v in numbers) and value < 0:
                 return False
             if all(v > 0 for v in numbers) and value <= 0:
@@ -120,7 +123,7 @@ class Domain:
             if all(v <= 0 for v in numbers) and value > 0:
                 return False
             limit = max(abs(v) for v in numbers) * MAX_INT_GROWTH + 1
-            digits = set("".join(str(abs(int(v))) for v in given))
+            digits = set("".join(str(abs(int(v))) for v in given_numbers))
             if isinstance(value, int) and any(abs(v) >= 100 for v in numbers) and not set(str(abs(value))) <= digits:
                 return False  # where numbers are long enough to show it, binary stays binary
             return abs(float(value)) <= limit and (not isinstance(value, float) or math.isfinite(value))
@@ -131,7 +134,7 @@ class Domain:
             if len(value) > max(len(v) for v in sized) + MAX_EXTRA_LENGTH:
                 return False
             if isinstance(value, str):
-                alphabet = set("".join(given))
+                alphabet = set("".join(v for v in given if isinstance(v, str)))  # all: each is a str like value
                 return set(value) <= alphabet
             items = list(value.items()) if isinstance(value, dict) else list(value)
             if isinstance(value, (list, tuple)):
@@ -158,8 +161,10 @@ class Domain:
             for holds in (lambda v: v > 0, lambda v: v >= 0, lambda v: v < 0, lambda v: v <= 0):
                 if all(holds(v) for v in given) and not holds(value):
                     return False
-        emptied = isinstance(value, (str, list, tuple, dict, set)) and not value
-        return not (emptied and all(len(v) for v in given))
+        if isinstance(value, (str, list, tuple, dict, set)) and not value:
+            # every given one is of value's type, so a container too
+            return not all(len(v) for v in given if isinstance(v, (str, list, tuple, dict, set)))
+        return True
 
     def inner(self, *, keys: bool) -> Domain:
         """The domain of the items (or of the keys) of the given containers."""
@@ -245,12 +250,12 @@ def _catalogue(example: tuple) -> Iterator[tuple[Rule, float]]:
         yield rule, RARE
     numbers = [i for i, value in enumerate(example) if type(value) in (int, float)]
     for i in numbers:
-        yield (lambda args, i=i: args[i] % 2 == 0), COIN
-        yield (lambda args, i=i: args[i] % 2 == 1), COIN
+        yield _even(i), COIN
+        yield _odd(i), COIN
         for j in numbers:
             if i != j:
-                yield (lambda args, i=i, j=j: args[i] <= args[j]), COIN
-                yield (lambda args, i=i, j=j: args[i] < args[j]), COIN
+                yield _at_most(i, j), COIN
+                yield _less(i, j), COIN
 
 
 def _format_and_size_rules(example: tuple) -> Iterator[Rule]:
@@ -265,16 +270,59 @@ def _format_and_size_rules(example: tuple) -> Iterator[Rule]:
     for i in sequences:
         for j in sequences:
             if i < j:
-                yield lambda args, i=i, j=j: len(args[i]) == len(args[j])
+                yield _same_length(i, j)
             if i != j:
-                yield lambda args, i=i, j=j: len(args[i]) <= len(args[j])
+                yield _no_longer(i, j)
         for k in numbers:
-            yield lambda args, i=i, k=k: type(args[k]) is int and args[k] == len(args[i])
-            yield lambda args, i=i, k=k: type(args[k]) is int and 0 <= args[k] <= len(args[i])
-            yield lambda args, i=i, k=k: type(args[k]) is int and 0 <= args[k] < len(args[i])
+            yield _length_of(i, k)
+            yield _length_bound(i, k)
+            yield _index_into(i, k)
     for i, value in enumerate(example):
         if isinstance(value, (list, tuple)) and any(type(item) is int for item in value):
             yield from (_numbers_rule(rule, i) for rule in _NUMBERS_RULES)
+
+
+# The relations, each made by a function of the argument positions it relates (a lambda with
+# the positions as default arguments is one mypy cannot type).
+
+
+def _even(i: int) -> Rule:
+    return lambda args: args[i] % 2 == 0
+
+
+def _odd(i: int) -> Rule:
+    return lambda args: args[i] % 2 == 1
+
+
+def _at_most(i: int, j: int) -> Rule:
+    return lambda args: args[i] <= args[j]
+
+
+def _less(i: int, j: int) -> Rule:
+    return lambda args: args[i] < args[j]
+
+
+def _same_length(i: int, j: int) -> Rule:
+    return lambda args: len(args[i]) == len(args[j])
+
+
+def _no_longer(i: int, j: int) -> Rule:
+    return lambda args: len(args[i]) <= len(args[j])
+
+
+def _length_of(i: int, k: int) -> Rule:
+    """The int at `k` is the length of the sequence at `i`."""
+    return lambda args: type(args[k]) is int and args[k] == len(args[i])
+
+
+def _length_bound(i: int, k: int) -> Rule:
+    """The int at `k` is from 0 to the length of the sequence at `i`."""
+    return lambda args: type(args[k]) is int and 0 <= args[k] <= len(args[i])
+
+
+def _index_into(i: int, k: int) -> Rule:
+    """The int at `k` is an index into the sequence at `i`."""
+    return lambda args: type(args[k]) is int and 0 <= args[k] < len(args[i])
 
 
 def _balanced(text: str, pair: str) -> bool:

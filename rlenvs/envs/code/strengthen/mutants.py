@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+
+Change = Callable[[ast.AST], None]
+"""One mutation: edits the node it is given (the copy's node at the site's position) in place."""
 
 MAX_MUTANTS = 40
 """Mutants made per task, at most (the first ones in source order)."""
@@ -75,7 +78,7 @@ def _nth_site(tree: ast.Module, functions: set[str], index: int) -> ast.AST:
     raise IndexError(index)
 
 
-def _changes(node: ast.AST) -> Iterator:
+def _changes(node: ast.AST) -> Iterator[Change]:
     """Functions that each apply one mutation to a copy of `node` (found by position)."""
     if isinstance(node, ast.Compare):
         for position, operator in enumerate(node.ops):
@@ -92,7 +95,7 @@ def _changes(node: ast.AST) -> Iterator:
         yield _shift_constant(-1)
 
 
-def _set_compare(position: int, operator: type) -> object:
+def _set_compare(position: int, operator: type) -> Change:
     def change(node: ast.AST) -> None:
         assert isinstance(node, ast.Compare)
         node.ops[position] = operator()
@@ -100,7 +103,7 @@ def _set_compare(position: int, operator: type) -> object:
     return change
 
 
-def _set_attribute(name: str, operator: type) -> object:
+def _set_attribute(name: str, operator: type) -> Change:
     def change(node: ast.AST) -> None:
         setattr(node, name, operator())
 
@@ -113,9 +116,11 @@ def _drop_not(node: ast.AST) -> None:
     node.operand = ast.UnaryOp(ast.Not(), node.operand)
 
 
-def _shift_constant(step: int) -> object:
+def _shift_constant(step: int) -> Change:
     def change(node: ast.AST) -> None:
         assert isinstance(node, ast.Constant)
-        node.value = node.value + step
+        value = node.value
+        assert type(value) is int  # `_changes` shifts only int constants
+        node.value = value + step
 
     return change

@@ -23,8 +23,8 @@ def _generated_same(got: object, expected: object) -> bool:
     if isinstance(expected, (list, tuple)):
         return (
             type(got) is type(expected)
-            and len(got) == len(expected)  # type: ignore[arg-type]
-            and all(_generated_same(a, b) for a, b in zip(got, expected))  # type: ignore[call-overload]
+            and len(got) == len(expected)
+            and all(_generated_same(a, b) for a, b in zip(got, expected))
         )
     if isinstance(expected, dict):
         return (

@@ -108,7 +108,7 @@ def determinant(matrix: Sequence[Sequence[int]]) -> int:
         (a, b), (c, d) = matrix
         return a * d - b * c
     return sum(
-        (-1) ** column * matrix[0][column] * determinant([row[:column] + row[column + 1 :] for row in matrix[1:]])
+        (-1) ** column * matrix[0][column] * determinant([[*row[:column], *row[column + 1 :]] for row in matrix[1:]])
         for column in range(3)
     )
 

@@ -129,8 +129,10 @@ def _product_steps(a: int, b: int) -> str:
 
 # --- level 4: expressions with parentheses, word problems ------------------------------------
 
-Expression = int | tuple[str, "Expression", "Expression"]
-"""A leaf number, or (operator, left, right) with operator one of + - × ÷."""
+Operation = tuple[str, "Expression", "Expression"]
+"""(operator, left, right) with operator one of + - × ÷."""
+Expression = int | Operation
+"""A leaf number, or an operation."""
 
 PRECEDENCE = {"+": 1, "-": 1, "×": 2, "÷": 2}
 EXPRESSION_OPERATIONS = 3
@@ -168,15 +170,14 @@ def _operand(child: Expression, parent: str, is_right: bool) -> str:
     return f"({text})" if needs else text
 
 
-def reduce_once(expression: Expression) -> Expression:
-    """Evaluate the first operation (in evaluation order) whose operands are both numbers;
-    `expression` must hold an operation."""
+def reduce_once(expression: Operation) -> Expression:
+    """Evaluate the first operation (in evaluation order) whose operands are both numbers."""
     operator, left, right = expression
-    if isinstance(left, int) and isinstance(right, int):
-        return int(evaluate(expression))
     if not isinstance(left, int):
         return (operator, reduce_once(left), right)
-    return (operator, left, reduce_once(right))
+    if not isinstance(right, int):
+        return (operator, left, reduce_once(right))
+    return int(evaluate(expression))
 
 
 def random_expression(rng: np.random.Generator, operations: int) -> Expression:

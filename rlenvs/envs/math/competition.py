@@ -116,8 +116,8 @@ class CompetitionMathEnv(TextEnv[CompetitionTask]):
     ) -> None:
         if split not in SPLITS:
             raise ValueError(f"unknown MATH split {split!r}: choose one of {list(SPLITS)}")
-        subjects = _chosen(subjects, SUBJECTS, "subject")
-        levels = _chosen(levels, LEVELS, "level")
+        chosen_subjects = _chosen(subjects, SUBJECTS, "subject")
+        chosen_levels = _chosen(levels, LEVELS, "level")
         tasks = DATA.load(split, data_files=data_files, task_from_row=competition_task)
         unanswerable = [t.task_id for t in tasks if not t.answer]
         if unanswerable:
@@ -129,11 +129,13 @@ class CompetitionMathEnv(TextEnv[CompetitionTask]):
         chosen = [
             t
             for t in tasks
-            if t.answer and (subjects is None or t.subject in subjects) and (levels is None or t.level in levels)
+            if t.answer
+            and (chosen_subjects is None or t.subject in chosen_subjects)
+            and (chosen_levels is None or t.level in chosen_levels)
         ]
         if not chosen:
             raise ValueError(
-                f"no MATH {split} task has subject in {subjects} and level in {levels}: "
+                f"no MATH {split} task has subject in {chosen_subjects} and level in {chosen_levels}: "
                 f"the data has subjects {sorted({t.subject for t in tasks})} and levels {sorted({t.level for t in tasks if t.level})}"
             )
         name = f"{DATASET}/{split}"
@@ -153,8 +155,11 @@ class CompetitionMathEnv(TextEnv[CompetitionTask]):
     def judge(self, task: CompetitionTask, reply: str) -> Judgement:
         check = check_answer(reply, task.answer, budget=self.check_budget, problem=task.prompt)
         # Only an answer equal to the gold can be a restatement (a second check costs a budget).
+        # A correct check always has its answer: `check.answer is not None` only says so to mypy.
         restated = (
-            restates_question(check.answer, task.answer, task.prompt, self.check_budget) if check.correct else None
+            restates_question(check.answer, task.answer, task.prompt, self.check_budget)
+            if check.correct and check.answer is not None
+            else None
         )
         correct = check.correct and not restated
         info = {"parsed_answer": check.answer, "hedged": check.hedged, "restated_problem": restated}

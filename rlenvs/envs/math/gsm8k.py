@@ -17,7 +17,7 @@ from typing import Any
 from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.task import DatasetSource, content_task_id
 from rlenvs.data import DataFiles, DataSpec, HubDataset
-from rlenvs.envs.math.tasks import MathTask
+from rlenvs.envs.math.tasks import MathTask, row_string
 from rlenvs.rewards.math import check_answer, parse_number
 
 DATASET = "gsm8k"
@@ -59,10 +59,8 @@ def worked_solution(solution: str) -> str:
 
 def gsm8k_task(row: Mapping[str, Any], task_id: str) -> MathTask:
     """One GSM8K row as a task; raises ValueError naming the field that is wrong."""
-    question, answer = row.get("question"), row.get("answer")
-    for field, value in (("question", question), ("answer", answer)):
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"GSM8K row needs a non-empty string {field!r}, got {value!r}")
+    question = row_string(row.get("question"), "question", "GSM8K")
+    answer = row_string(row.get("answer"), "answer", "GSM8K")
     if "####" in answer:
         final = answer.rsplit("####", 1)[1].strip()
         solution = answer

@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from rlenvs.core.procedural import Family, ProceduralEnv
 from rlenvs.core.procedural import Level as FamilyLevel
 from rlenvs.core.procedural import task_rng as task_rng  # the families' seeding, kept importable here
 from rlenvs.core.task import content_task_id
-from rlenvs.envs.math.tasks import MathTask
+from rlenvs.envs.math.tasks import MathTask, row_string
 from rlenvs.rewards.math import AnswerCheck, check_answer, parse_number, warm_up
 from rlenvs.rewards.math.equivalence import read_form, stated_value
 from rlenvs.rewards.math.normalize import normalize_answer
@@ -192,6 +192,7 @@ def states_an_expanded_polynomial(answer: str) -> bool:
     position = 0
     while position < len(text):
         term = _POLYNOMIAL_TERM.match(text, position)
+        assert term is not None  # every part of the pattern is optional: it matches, if only ""
         sign, coefficient, power = term.group(1), term.group(2), term.group(3)
         has_x = "x" in term.group()
         if (position > 0 and not sign) or not (coefficient or has_x):
@@ -310,8 +311,12 @@ class ProceduralMathEnv(ProceduralEnv, TextEnv[MathTask]):
     """The family's levels, for what the env needs of one (`symbolic`)."""
     task_families: ClassVar[Mapping[str, Family[Problem]]]
     """{family: its Family}: the one family whose levels `ProceduralEnv` checks."""
-    task_at: ClassVar[Callable[[int, int], MathTask]]
-    """The family's module-level `(level, index) -> task`: picklable, unlike a closure."""
+    if TYPE_CHECKING:  # each subclass sets it, `task_at = staticmethod(its_task)`
+
+        @staticmethod
+        def task_at(level: int, index: int) -> MathTask:
+            """The family's module-level `(level, index) -> task`: picklable, unlike a closure."""
+
     format_reminder: ClassVar[str] = (
         "I could not find a final answer in your reply. End your reply with the final answer as \\boxed{...}."
     )
@@ -364,13 +369,11 @@ def math_row_task(row: Mapping[str, Any], task_id: str, env_name: str) -> MathTa
     given solution must end in that answer, so that `oracle_action` still earns the maximum
     reward; either failing is a ValueError that names the field.
     """
-    question, answer = row.get("question"), row.get("answer")
-    if isinstance(answer, int) and not isinstance(answer, bool):
-        answer = str(answer)
-    for field_name, value in (("question", question), ("answer", answer)):
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"{env_name} row needs a non-empty string {field_name!r}, got {value!r}")
-    answer = answer.strip()
+    given_answer = row.get("answer")
+    if isinstance(given_answer, int) and not isinstance(given_answer, bool):
+        given_answer = str(given_answer)
+    question = row_string(row.get("question"), "question", env_name)
+    answer = row_string(given_answer, "answer", env_name).strip()
     if not verdict(boxed(answer), answer).correct:
         raise ValueError(
             f"{env_name} row answer {answer!r} is not an answer the verifier can read: write it in "

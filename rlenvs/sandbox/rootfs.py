@@ -204,10 +204,15 @@ class EpisodeImage(Protocol):
     episode gets a copy-on-write view of its own, under bubblewrap (`RootImage`) or in a
     container of a daemon's (rlenvs.sandbox.containers.ContainerImage)."""
 
-    backend: str
-    """What runs the episodes, as `info["backend"]` reports it."""
-    stood_in: str
-    """What ran in place of the image's base ("" where nothing did), as `info["stood_in"]`."""
+    @property
+    def backend(self) -> str:
+        """What runs the episodes, as `info["backend"]` reports it."""
+        ...
+
+    @property
+    def stood_in(self) -> str:
+        """What ran in place of the image's base ("" where nothing did), as `info["stood_in"]`."""
+        ...
 
     def launch(self, limits: Limits, workspace: str) -> WorkerLaunch:
         """A worker on a new view of the image under `limits` (its writable tmpfs, its memory

@@ -86,6 +86,13 @@ def exports(environment: Mapping[str, str]) -> str:
     return "".join(f"export {name}={shlex.quote(value)}\n" for name, value in environment.items())
 
 
+def _compose_setting(item: str) -> tuple[str, str | None]:
+    """One item of a compose service's `environment` list: `NAME=value`, or `NAME` alone
+    (None: its value would come from the host)."""
+    name, equals, value = item.partition("=")
+    return name, value if equals else None
+
+
 def env_table(table: Any, where: str, *, compose: bool = False) -> dict[str, str]:
     """Literal NAME=value settings: a task.toml env table, or (`compose`) a compose service's
     `environment`, a list or a mapping. A value taken from the host is refused (`${...}`; in
@@ -94,7 +101,7 @@ def env_table(table: Any, where: str, *, compose: bool = False) -> dict[str, str
     if not table:
         return {}
     if compose and isinstance(table, list):
-        table = dict(item.split("=", 1) if "=" in item else (item, None) for item in map(str, table))
+        table = dict(_compose_setting(item) for item in map(str, table))
     if not isinstance(table, dict):
         raise TaskFolderError(f'{where} must be a table of NAME = "value"')
     environment = {}
@@ -191,7 +198,9 @@ def _parse_dockerfile(text: str, where: str) -> tuple[str, list[Copy], dict[str,
             '"auto") to build its image without Docker (rlenvs.images), or move set-up that needs no network '
             "into setup.sh (run in the workspace before the agent starts)"
         )
-    workdir, copies, env, stages = PurePosixPath(DEFAULT_WORKDIR), [], {}, 0
+    workdir, stages = PurePosixPath(DEFAULT_WORKDIR), 0
+    copies: list[Copy] = []
+    env: dict[str, str] = {}
     for ins in found:
         with _at(where, ins):
             if ins.keyword == "FROM":

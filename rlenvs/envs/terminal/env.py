@@ -32,10 +32,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from gymnasium.error import ResetNeeded
+
 from rlenvs.core.checks import check_flag, check_int
 from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.procedural import ProceduralEnv
-from rlenvs.core.task import DatasetSource, content_task_id
+from rlenvs.core.task import DatasetSource, TaskSource, content_task_id
 from rlenvs.envs.terminal.families import FAMILIES
 from rlenvs.envs.terminal.oracle import (
     Mark,
@@ -162,6 +164,7 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
         backend: str = "host",
         network: bool = False,
     ) -> None:
+        source: TaskSource[TerminalTask]
         if task_dir is not None:
             from rlenvs.envs.terminal.folders import load_task_folders
 
@@ -198,23 +201,21 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         observation, info = super().reset(seed=seed, options=options)
+        task = self.current_task
         self._restore = None
-        environment = "".join(
-            f"builtin declare -x {name}={shlex.quote(value)}\n" for name, value in self.task.environment
-        )
-        setup = self._session_for(self.task).reset(self.task.files, self.task.setup_script, environment)
+        environment = "".join(f"builtin declare -x {name}={shlex.quote(value)}\n" for name, value in task.environment)
+        session = self._session_for(task)
+        setup = session.reset(task.files, task.setup_script, environment)
         if setup is not None and not setup.ok:
             raise RuntimeError(
-                f"task {self.task.task_id}: its setup script failed ({setup.status}, exit code "
+                f"task {task.task_id}: its setup script failed ({setup.status}, exit code "
                 f"{setup.exit_code}): {setup.stdout[-500:]}{setup.detail}"
             )
-        self._oracle_start = read_tree(self.session)
+        self._oracle_start = read_tree(session)
         self._oracle_mark, self._oracle_pending = Mark(0, 0, self._oracle_start, None), None
-        info["backend"] = (
-            self.task.image.backend if self.task.image is not None else "unsafe" if self.unsafe_sandbox else "host"
-        )
-        if self.task.image is not None and self.task.image.stood_in:
-            info["stood_in"] = self.task.image.stood_in
+        info["backend"] = task.image.backend if task.image is not None else "unsafe" if self.unsafe_sandbox else "host"
+        if task.image is not None and task.image.stood_in:
+            info["stood_in"] = task.image.stood_in
         return observation, info
 
     def _session_for(self, task: TerminalTask) -> ShellSession:
@@ -303,7 +304,7 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
         how it ended."""
         text = cut_middle(result.stdout + result.stderr, self.max_output_chars)
         if result.status == "timeout":
-            limit = self.command_timeout(self.task)
+            limit = self.command_timeout(self.current_task)
             ending = f"[the command timed out after {limit:g} s and was killed; the shell is as it was before it]"
         elif result.status == "output_limit":
             ending = f"[the command wrote more than {self.limits.output_bytes} bytes and was stopped]"
@@ -417,7 +418,7 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
                 "solution/solve.sh) and no answer to submit: the oracle has nothing to run"
             )
         session = self._session_for(task)
-        mark, pending, self._oracle_pending = self._oracle_mark, self._oracle_pending, None
+        mark, pending, self._oracle_pending = self._reference_mark, self._oracle_pending, None
         last = next((m["content"] for m in reversed(self.transcript) if m["role"] == "assistant"), None)
         tree = None
         if pending is not None and pending == (turn - 1, last):  # the reference command ran from `mark`
@@ -455,6 +456,14 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
         restore = restore_script(task, self._oracle_start, tree, session.unsafe)
         return block(self._replay(session, restore, start_lines(task.environment), task.solution), then_submit=task)
 
+    @property
+    def _reference_mark(self) -> Mark:
+        """Where the reference plan stands (`_oracle_mark`); gymnasium's `ResetNeeded` before
+        the first `reset()` (as `current_task`)."""
+        if self._oracle_mark is None:
+            raise ResetNeeded(f"{type(self).__name__}: call reset() first; the reference plan has not started")
+        return self._oracle_mark
+
     def _workdir(self, session: ShellSession) -> str:
         """The workspace as the shell sees it (in unsafe mode, a host folder)."""
         return session.workspace_path if session.unsafe else session.workdir
@@ -463,10 +472,11 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
         """The re-planning command. A same-shell task's tests read the shell too, and the replay
         runs the reference commands in a bash of its own: its last step saves the state they
         left, which the agent's shell then takes on (its exported variables replaced by it)."""
-        umask = umask_of(start_state(session, self._workdir(session), self.task.environment))
-        if not self.task.same_shell:
-            return replay_command(self.task, self._workdir(session), umask, restore, shell, commands)
-        command = replay_command(self.task, self._workdir(session), umask, restore, shell, (*commands, _SAVE_SHELL))
+        task = self.current_task
+        umask = umask_of(start_state(session, self._workdir(session), task.environment))
+        if not task.same_shell:
+            return replay_command(task, self._workdir(session), umask, restore, shell, commands)
+        command = replay_command(task, self._workdir(session), umask, restore, shell, (*commands, _SAVE_SHELL))
         return f"{command}\n{_ADOPT_SHELL}"
 
     def _passes_now(self, task: TerminalTask, session: ShellSession) -> bool:

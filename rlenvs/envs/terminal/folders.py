@@ -154,6 +154,10 @@ from rlenvs.sandbox.verdict_packages import (
 
 ModuleCheck = Callable[[str], bool]
 """Whether the python3 the tests run has a module (the host's, or an image's)."""
+BuiltImage = RootImage | ContainerImage
+"""A task folder's image, as built for the bwrap backend or a container engine's: a frozen
+dataclass, which the loader labels or extends with `dataclasses.replace` (its stand-in, the
+verdict's packages) before the task runs on it as an `EpisodeImage`."""
 SOLUTION_DIR = "/tmp/rlenvs-solution"
 """Where a Harbor solution of several files is written before its solve.sh runs."""
 LOGS_DIR = f"{TESTS_DIR}/{LOGS_NAME}"
@@ -641,9 +645,9 @@ def _test_tools(
     runner: Path,
     tests_dir: Path,
     offline: OfflineRunner | None,
-    root: EpisodeImage | None,
+    root: BuiltImage | None,
     has_module: ModuleCheck | None,
-) -> tuple[EpisodeImage | None, ModuleCheck | None, dict[str, str]]:
+) -> tuple[BuiltImage | None, ModuleCheck | None, dict[str, str]]:
     """What the tests run with: on an image (bubblewrap, Docker, Podman), the verdict's own
     packages (rlenvs.sandbox.verdict_packages: pytest and what the runner installs, from PyPI,
     cached), a layer on top of the image's under bubblewrap, a read-only volume in a
@@ -699,7 +703,7 @@ def _test_tools(
 
 def _machine(
     folder: Path, base: Path, extra: Mapping[str, str], backend: str, network: bool
-) -> tuple[dockerfile.Image, EpisodeImage | None, ModuleCheck | None]:
+) -> tuple[dockerfile.Image, BuiltImage | None, ModuleCheck | None]:
     """The task's machine: read from its Dockerfile for the host backend (no image), or
     built (rlenvs.images) for the others, and how to tell whether its python3 has a module."""
     context, path, compose_env = dockerfile.build_source(folder, base)
@@ -713,7 +717,7 @@ def _machine(
         built: Image | EngineImage
         if backend == "bwrap":
             built = build_image(path, context)
-            root: EpisodeImage = built.root()
+            root: BuiltImage = built.root()
         else:  # network: load_task_folders allows it for ENGINES only
             built = build_with_engine(path, context, engine_name=backend)
             root = built.root(network=network)

@@ -41,6 +41,7 @@ from rlenvs.envs.terminal.tasks import Entry, TerminalTask
 from rlenvs.rewards.tree import WorkspaceUnreadable, walk
 from rlenvs.rewards.workspace import read_file
 from rlenvs.sandbox.guest.shell import SAFE_ENV, SHELL_SESSION
+from rlenvs.sandbox.rootfs import EpisodeImage
 from rlenvs.sandbox.session import MAX_COMMAND_BYTES, SessionError, ShellSession
 from rlenvs.sandbox.verdict import SCRATCH_FOLDERS
 
@@ -168,8 +169,8 @@ def _volatile(line: str) -> bool:
     return match is not None and match.group(1) in VOLATILE
 
 
-_START_STATES: dict[tuple[bool, str, tuple[tuple[str, str], ...]], str] = {}
-"""The shell state a session starts an episode in, as its commands save it, by (unsafe,
+_START_STATES: dict[tuple[bool, EpisodeImage | None, str, tuple[tuple[str, str], ...]], str] = {}
+"""The shell state a session starts an episode in, as its commands save it, by (unsafe, image,
 workspace, the task's variables): the same for every episode with those."""
 
 
@@ -238,7 +239,13 @@ def _differences(files: Sequence[Entry], start: Tree, now: Tree) -> str | None:
         elif node.kind == "f":
             if node.nlink > 1 or (old is not None and old.nlink > 1 and present and old.digest != node.digest):
                 return None
-            if not present or old.digest != node.digest or old.size != node.size or old.change is not None:
+            if (
+                not present
+                or old is None
+                or old.digest != node.digest
+                or old.size != node.size
+                or old.change is not None
+            ):
                 data = contents.get(node.digest) if node.digest is not None else None
                 if data is None:
                     return None

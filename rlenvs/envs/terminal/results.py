@@ -88,7 +88,8 @@ def _summaries(output: str) -> tuple[list[Summary], str]:
     """The summaries in `output`, in order, and why the output is not whole ("" when it is)."""
     every = [_ANSI.sub("", line).strip() for line in output.splitlines()]
     lines = [line for line, skipped in zip(every, _not_results(every), strict=True) if not skipped]
-    found, open_header, in_short_summary = [], False, False
+    found: list[Summary] = []
+    open_header, in_short_summary = False, False
     for index, line in enumerate(lines):
         if _PYTEST_HEADER.fullmatch(line):
             if open_header:
@@ -144,7 +145,7 @@ def _is_pytests(counts: str) -> bool:
 
 
 def _pytest_summary(line: str, counts: str) -> Summary:
-    numbers = {}
+    numbers: dict[str, int] = {}
     if counts != "no tests ran":
         for item in counts.split(", "):
             number, word = item.split(" ", 1)

@@ -82,6 +82,11 @@ def _test_near(rng: np.random.Generator) -> str:
     return draw_from(rng, (f"{m}_test.py", f"test_{m}.pyc", f"test_{m}.py.orig", f"testing_{m}.py", "conftest.py"))
 
 
+def _always(name: str) -> Callable[[np.random.Generator], str]:
+    """A name maker that draws nothing: `name` itself."""
+    return lambda _rng: name
+
+
 def _doc_name(rng: np.random.Generator) -> str:
     return draw_from(rng, (*WORDS, "README", "CHANGELOG", "CONTRIBUTING", "install", "faq"))
 
@@ -173,7 +178,7 @@ def count_tree(rng: np.random.Generator) -> Scenario:
         put(normal[-1], match)
     elif hidden_files:
         for name in draw_sample(rng, hidden_files, draw_int(rng, 1, 2)):
-            put(draw_from(rng, normal), lambda _, name=name: name)
+            put(draw_from(rng, normal), _always(name))
     for folder in draw_sample(rng, normal, 3):
         put(folder, match)
         put(folder, near)

@@ -129,13 +129,29 @@ CSV_DATASETS: tuple[tuple[str, tuple[Column, ...]], ...] = (
 )
 
 
+def _values(arg: object) -> tuple[str, ...]:
+    """A "cat" column's argument: the values it draws from."""
+    match arg:
+        case tuple() if all(isinstance(value, str) for value in arg):
+            return arg
+    raise TypeError(f'a "cat" column takes a tuple of values, not {arg!r}')
+
+
+def _bounds(arg: object) -> tuple[int, int]:
+    """An "int" or "dec" column's argument: (low, high)."""
+    match arg:
+        case (int() as low, int() as high):
+            return low, high
+    raise TypeError(f'an "int" or "dec" column takes (low, high), not {arg!r}')
+
+
 def _csv_table(rng: np.random.Generator, columns: Sequence[Column], rows: int) -> list[list[str]]:
     """`rows` data rows; categorical columns draw from a few values each so they repeat."""
     pools: list[Sequence[str]] = []
     for _name, kind, arg in columns:
         if kind == "cat":
-            pool = arg  # type: ignore[assignment]
-            pools.append(draw_sample(rng, pool, min(len(pool), draw_int(rng, 3, 6))))
+            values = _values(arg)
+            pools.append(draw_sample(rng, values, min(len(values), draw_int(rng, 3, 6))))
         elif kind == "person":
             pools.append(people(rng, draw_int(rng, 4, 7)))
         else:
@@ -155,10 +171,10 @@ def _csv_table(rng: np.random.Generator, columns: Sequence[Column], rows: int) -
             elif kind in ("cat", "person"):
                 cells.append(draw_from(rng, pool))
             elif kind == "int":
-                low, high = arg  # type: ignore[misc]
+                low, high = _bounds(arg)
                 cells.append(str(draw_int(rng, low, high)))
             else:
-                low, high = arg  # type: ignore[misc]
+                low, high = _bounds(arg)
                 cells.append(_cents(draw_int(rng, low, high)))
         table.append(cells)
     return table

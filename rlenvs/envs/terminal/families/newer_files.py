@@ -83,9 +83,9 @@ def newer_tree(rng: np.random.Generator) -> Scenario:
     other extensions changed too (compiled output, notes), and one old file of the extension
     sits just before the stamp."""
     ext = draw_from(rng, sorted(LANGUAGES))
-    folders, others, stems = LANGUAGES[ext]
+    layout, others, stems = LANGUAGES[ext]
     root, pkg = draw_from(rng, ("project", "service", "backend")), draw_from(rng, PACKAGES)
-    folders = [f.format(pkg=pkg) for f in draw_sample(rng, folders, draw_int(rng, 3, len(folders)))]
+    folders = [f.format(pkg=pkg) for f in draw_sample(rng, layout, draw_int(rng, 3, len(layout)))]
     newer, older, other_newer, other_older = (
         draw_int(rng, 3, 7),
         draw_int(rng, 3, 6),

@@ -4,17 +4,20 @@ entries in path order."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
 from rlenvs.envs.terminal.tasks import Entry
 
 
-def distinct(rng: np.random.Generator, k: int, make: Callable[[np.random.Generator], str], taken=()) -> list[str]:
+def distinct(
+    rng: np.random.Generator, k: int, make: Callable[[np.random.Generator], str], taken: Iterable[str] = ()
+) -> list[str]:
     """`k` different values of `make(rng)`, none already in `taken`: two files must never
     share a path, and a name drawn twice would silently shrink a count."""
-    seen, out = set(taken), []
+    seen = set(taken)
+    out: list[str] = []
     for _ in range(100 * k + 100):
         if len(out) == k:
             return out
@@ -27,6 +30,6 @@ def distinct(rng: np.random.Generator, k: int, make: Callable[[np.random.Generat
     raise RuntimeError(f"could not draw {k} different names")  # a pool too small for the level: a bug here
 
 
-def entries(files: dict[str, str | bytes]) -> tuple[Entry, ...]:
+def entries(files: Mapping[str, str | bytes]) -> tuple[Entry, ...]:
     """The files as workspace entries, in path order."""
     return tuple(Entry(path, content) for path, content in sorted(files.items()))

@@ -42,6 +42,7 @@ from typing import Any
 import yaml
 
 from rlenvs.files import atomic_path
+from rlenvs_train.backends.kinds import BACKENDS, KINDS
 from rlenvs_train.model_path import model_path_problem
 from rlenvs_train.rollout import SCHEDULES
 
@@ -68,8 +69,6 @@ __all__ = [
     "validate",
 ]
 
-BACKENDS = ("vllm", "vllm-server", "hf")
-COLOCATED_BACKENDS = ("vllm", "hf")
 LOGGERS = ("none", "tensorboard", "wandb")
 STRATEGIES = ("ddp", "fsdp2")
 LOSS_TYPES = ("grpo", "dapo", "dr_grpo", "bnpo")
@@ -599,21 +598,30 @@ def _cross_field_problems(config: TrainConfig, bad: set[str]) -> list[str]:
                 f"use one of {shown}, or change train_batch_size"
             )
     if ok("trainer.placement.colocate_all", "inference.backend"):
-        colocate = t.placement.colocate_all
-        if colocate and inf.backend not in COLOCATED_BACKENDS:
+        colocate, kind = t.placement.colocate_all, KINDS[inf.backend]
+        colocated = " or ".join(name for name, each in KINDS.items() if each.colocated)
+        served = " or ".join(name for name, each in KINDS.items() if not each.colocated)
+        if colocate and not kind.colocated:
             problems.append(
                 f"trainer.placement.colocate_all: true runs generation inside the training processes, which needs "
-                f"inference.backend vllm or hf, not {inf.backend!r}; set colocate_all=false to use a separate vLLM server"
+                f"inference.backend {colocated}, not {inf.backend!r}; set colocate_all=false to use a separate vLLM "
+                "server"
             )
-        elif not colocate and inf.backend != "vllm-server":
+        elif not colocate and kind.colocated:
             problems.append(
                 f"trainer.placement.colocate_all: false means generation runs on a separate `trl vllm-serve` server, "
-                f"which needs inference.backend vllm-server, not {inf.backend!r}; or set colocate_all=true"
+                f"which needs inference.backend {served}, not {inf.backend!r}; or set colocate_all=true"
             )
-    if ok("inference.schedule", "inference.backend") and inf.schedule == "continuous" and inf.backend == "hf":
+    if (
+        ok("inference.schedule", "inference.backend")
+        and inf.schedule == "continuous"
+        and not KINDS[inf.backend].streams
+    ):
+        streaming = [name for name, each in KINDS.items() if each.streams]
         problems.append(
-            "inference.schedule: continuous needs a backend that streams (vllm or vllm-server); the hf backend "
-            "generates in rounds: set inference.schedule=auto (or rounds), or inference.backend=vllm"
+            f"inference.schedule: continuous needs a backend that streams ({' or '.join(streaming)}); the "
+            f"{inf.backend} backend generates in rounds: set inference.schedule=auto (or rounds), or "
+            f"inference.backend={streaming[0]}"
         )
     if ok("trainer.max_episode_tokens", "trainer.max_tokens_per_turn") and t.max_episode_tokens < t.max_tokens_per_turn:
         problems.append(
@@ -659,7 +667,8 @@ def _environment_problems(config: TrainConfig, bad: set[str]) -> list[str]:
                 problems.append(
                     f"data.{key}: file {file!r} does not exist (write it with `rlenvs export`, or fix the path)"
                 )
-    if ok("inference.backend") and config.inference.backend == "vllm" and importlib.util.find_spec("vllm") is None:
+    needs_vllm = ok("inference.backend") and KINDS[config.inference.backend].needs_vllm
+    if needs_vllm and importlib.util.find_spec("vllm") is None:
         problems.append(vllm_missing_message())
     if ok("env_workers.kind") and config.env_workers.kind == "ray" and importlib.util.find_spec("ray") is None:
         problems.append("env_workers.kind: 'ray' needs Ray: pip install 'rlenvs[ray]', or set env_workers.kind=local")

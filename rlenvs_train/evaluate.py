@@ -62,13 +62,13 @@ from rlenvs.core.task import task_source
 from rlenvs.files import atomic_path
 from rlenvs.vector import ENV_FAILURES, EnvPool
 from rlenvs_train.backends.base import Backend
+from rlenvs_train.backends.kinds import BACKENDS, KINDS
 from rlenvs_train.grpo import TASK_INDEX, _task_indices
 from rlenvs_train.model_path import model_path_problem
 from rlenvs_train.rollout import Episode, RolloutEngine
 
 __all__ = ["BACKENDS", "RECORD_FIELDS", "EvalResult", "evaluate", "pass_at_k"]
 
-BACKENDS = ("hf", "vllm", "vllm-server")
 RECORD_FIELDS = (
     "task_index",
     "task_id",
@@ -297,11 +297,12 @@ def evaluate(
             "model must be a local folder or hub id, a rlenvs_train Backend (generate(prompts, params)) or a "
             f"transformers model, got {type(model).__name__}"
         )
-    if server_url is not None and (built or backend != "vllm-server"):
-        raise ValueError("server_url is for backend='vllm-server' only")
-    if not built and backend == "vllm" and importlib.util.find_spec("vllm") is None:
+    if server_url is not None and (built or KINDS[backend].colocated):
+        served = " or ".join(repr(kind.name) for kind in KINDS.values() if not kind.colocated)
+        raise ValueError(f"server_url is for backend={served} only")
+    if not built and KINDS[backend].needs_vllm and importlib.util.find_spec("vllm") is None:
         raise ImportError(
-            "backend='vllm' needs vLLM, which is not installed: pip install 'rlenvs[vllm]' (or use backend='hf')"
+            f"backend={backend!r} needs vLLM, which is not installed: pip install 'rlenvs[vllm]' (or use backend='hf')"
         )
     if isinstance(tokenizer, os.PathLike):
         tokenizer = os.fspath(tokenizer)
@@ -456,23 +457,8 @@ def _tasks(env_id: str, env_kwargs: dict[str, Any], episodes: int, seed: int) ->
 
 
 def _build_backend(model: Any, backend: str, seed: int, server_url: str | None, kwargs: dict[str, Any]) -> Backend:
-    if backend == "hf" or _is_hf_model(model):
-        from rlenvs_train.backends.hf import HFBackend
-
-        if isinstance(model, str) and "device" not in kwargs:
-            import torch
-
-            kwargs["device"] = "cuda" if torch.cuda.is_available() else "cpu"
-        return HFBackend(model, **kwargs)
-    if backend == "vllm":
-        from rlenvs_train.backends.vllm import VLLMBackend
-
-        return VLLMBackend.from_model(model, **{"seed": seed, **kwargs})
-    from rlenvs_train.backends.vllm_server import VLLMServerBackend
-
-    if server_url is not None:
-        kwargs["base_url"] = server_url
-    return VLLMServerBackend(**kwargs)
+    kind = KINDS["hf"] if _is_hf_model(model) else KINDS[backend]  # a transformers model is hf's to run
+    return kind.for_model(model, seed=seed, server_url=server_url, kwargs=kwargs)
 
 
 # --- records and the output file ------------------------------------------------------------

@@ -70,6 +70,7 @@ from rlenvs.core.checks import check_int
 from rlenvs.core.task import INFINITE_DRAW_RANGE, task_source
 from rlenvs.vector import ENV_FAILURES, EnvPool
 from rlenvs_train.backends.base import Backend
+from rlenvs_train.backends.kinds import BACKENDS, KINDS, BackendKind
 from rlenvs_train.rollout import SCHEDULES, Episode, RolloutEngine
 
 __all__ = [
@@ -103,7 +104,6 @@ advantage compares an episode with the others of its group, and one alone has no
 give it advantage 0, yet count its tokens in the loss's denominators)."""
 SCORED_ONLY_MARK = "__rlenvs_scored_only__"
 """The attribute `scored_only` sets on the reward functions it wraps."""
-BACKENDS = ("hf", "vllm", "vllm-server")
 
 
 # --- the data set ---------------------------------------------------------------------------
@@ -316,9 +316,11 @@ class EnvRolloutFunc:
         check_int("max_turns", max_turns, at_least=1, or_none="no limit")
         if schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {list(SCHEDULES)}, got {schedule!r}")
-        if schedule == "continuous" and backend == "hf":
+        self.kind: BackendKind | None = KINDS[backend] if isinstance(backend, str) else None
+        if schedule == "continuous" and self.kind is not None and not self.kind.streams:
+            streaming = ", ".join(repr(kind.name) for kind in KINDS.values() if kind.streams)
             raise ValueError(
-                "schedule='continuous' needs a streaming backend ('vllm', 'vllm-server'); 'hf' runs in rounds: "
+                f"schedule='continuous' needs a streaming backend ({streaming}); {backend!r} runs in rounds: "
                 "use schedule='auto' (or 'rounds') with it"
             )
         self.env_id = env_id
@@ -337,10 +339,8 @@ class EnvRolloutFunc:
         self._tasks: dict[str, dict[str, Any]] | None = None
         self._pool: EnvPool | None = None
         self._finalizer: weakref.finalize | None = None
-        if backend == "vllm":
-            from rlenvs_train.compat import install_cpu_colocate_weight_sync
-
-            install_cpu_colocate_weight_sync()
+        if self.kind is not None:
+            self.kind.prepare()
 
     def __repr__(self) -> str:
         backend = self.backend_spec if isinstance(self.backend_spec, str) else type(self.backend_spec).__name__
@@ -356,32 +356,11 @@ class EnvRolloutFunc:
         tasks = [self._task_for(prompt, trainer) for prompt in prompts]
         pool = self._pool_for(len(prompts))
         assert self.engine is not None
-        if self.backend_spec == "hf":
-            from trl.models import unwrap_model_for_generation
-
-            from rlenvs_train.backends.hf import HFBackend
-
-            # The policy being trained, unwrapped from DDP/DeepSpeed (ZeRO-3 parameters gathered)
-            # for the length of the rollout: the engine samples from the live weights, not a copy.
-            with unwrap_model_for_generation(
-                trainer.model_wrapped,
-                trainer.accelerator,
-                gather_deepspeed3_params=getattr(trainer.args, "ds3_gather_for_generation", True),
-                gradient_checkpointing_kwargs=getattr(trainer.args, "gradient_checkpointing_kwargs", None),
-            ) as model:
-                self.engine.backend = HFBackend(model)
-                episodes = self.engine.run(pool, tasks)
+        if self.kind is None:  # a Backend of the caller's, used as it is
+            episodes = self.engine.run(pool, tasks)
         else:
-            if self.backend_spec == "vllm-server":
-                # Only the main process pushes new weights to the server; no rank may sample
-                # before that push is done.
-                trainer.accelerator.wait_for_everyone()
-            try:
+            with self.kind.during_rollout(trainer, self.engine):
                 episodes = self.engine.run(pool, tasks)
-            finally:
-                sleep = getattr(self.engine.backend, "sleep", None)
-                if self.backend_spec == "vllm" and callable(sleep):
-                    sleep()  # gives the colocated engine's memory back to training (sleep mode only)
         self.episodes = episodes
         for prompt, episode in zip(prompts, episodes):
             self._check_prompt(prompt, episode)
@@ -458,18 +437,7 @@ class EnvRolloutFunc:
         self._trainer_ref = weakref.ref(trainer)
 
     def _backend(self, trainer: Any) -> Any:
-        spec = self.backend_spec
-        if spec == "hf":
-            return _PendingBackend()  # replaced on each call by the unwrapped live model
-        if spec == "vllm":
-            from rlenvs_train.backends.vllm import VLLMBackend
-
-            return VLLMBackend.from_trainer(trainer)
-        if spec == "vllm-server":
-            from rlenvs_train.backends.vllm_server import VLLMServerBackend
-
-            return VLLMServerBackend.from_trainer(trainer)
-        return spec
+        return self.backend_spec if self.kind is None else self.kind.for_trainer(trainer)
 
     def _pool_for(self, size: int) -> EnvPool:
         if self._pool is None or self._pool.num_envs < size:
@@ -534,13 +502,6 @@ class EnvRolloutFunc:
                 f"{_short(posed)}, but the data set row reads {_short(prompt)}: build the data set with the same "
                 "env id and make_kwargs as the rollout function"
             )
-
-
-class _PendingBackend:
-    """Stands in for the hf backend until a call supplies the unwrapped live model."""
-
-    def generate(self, prompts: Any, params: Any) -> Any:
-        raise RuntimeError("the hf backend is set for each rollout_func call")
 
 
 def _task_option(refs: Mapping[str, Any]) -> dict[str, Any] | None:

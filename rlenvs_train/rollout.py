@@ -48,12 +48,13 @@ import math
 import queue
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from rlenvs.core.checks import check_int
+from rlenvs.vector.results import ResetResult, StepResult
 from rlenvs_train.backends.base import Backend, FinishReason, Generation, SamplingParams, StreamingBackend
 from rlenvs_train.chat import ChatTemplate
 
@@ -183,6 +184,25 @@ class _Turn:
     reply: str
 
 
+class EpisodePool(Protocol):
+    """What the engine needs of a pool of envs: `rlenvs.vector.EnvPool` (threads, processes,
+    Ray, remote sessions), or anything of its shape. A pool may also say `concurrent_calls`
+    (calls on different envs from several threads run at once), which the continuous schedule
+    uses where it is there."""
+
+    num_envs: int
+
+    def reset(
+        self,
+        indices: Iterable[int] | None = None,
+        *,
+        seeds: Sequence[int | None] | None = None,
+        options: Sequence[Mapping[str, Any] | None] | None = None,
+    ) -> list[ResetResult]: ...
+
+    def step(self, actions: Sequence[tuple[int, str]]) -> list[StepResult]: ...
+
+
 class RolloutEngine:
     """Runs batches of multi-turn episodes with one backend and one chat template.
 
@@ -256,7 +276,7 @@ class RolloutEngine:
 
     def run(
         self,
-        pool: Any,
+        pool: EpisodePool,
         tasks: Sequence[Mapping[str, Any] | None],
         *,
         seeds: Sequence[int | None] | None = None,
@@ -311,7 +331,7 @@ class RolloutEngine:
                 )
         return episodes
 
-    def _run_rounds(self, pool: Any, episodes: list[Episode]) -> float:
+    def _run_rounds(self, pool: EpisodePool, episodes: list[Episode]) -> float:
         """Play `episodes` round by round; return the time spent in `pool.step`."""
         env_wait_s = 0.0
         while active := [e for e in episodes if e.stop_reason is None]:
@@ -326,7 +346,7 @@ class RolloutEngine:
 
     # --- the continuous schedule ----------------------------------------------------------------
 
-    def _run_continuous(self, pool: Any, episodes: list[Episode]) -> float:
+    def _run_continuous(self, pool: EpisodePool, episodes: list[Episode]) -> float:
         """Play `episodes` one by one; return the time the engine's thread spent stepping envs
         itself or waiting for them with nothing in flight."""
         backend = self.backend
@@ -491,7 +511,7 @@ class _EnvStepper:
     this was the continuous schedule's loss to the round one with a free env. The first turns
     are always handed off, so a slow env never blocks the engine before its latency is known."""
 
-    def __init__(self, pool: Any) -> None:
+    def __init__(self, pool: EpisodePool) -> None:
         self.pool = pool
         self.pending = 0
         """Turns put and not yet taken back."""

@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from rlenvs.files import atomic_path
+from rlenvs_train.backends.kinds import KINDS
 from rlenvs_train.config import TrainConfig, connect_ray, dump_config, pool_kwargs, validate
 from rlenvs_train.heldout import (
     HeldoutAccuracy,
@@ -357,16 +358,7 @@ def grpo_args(
     }
     if validation:  # the validation tasks' mean reward every save_steps, at the training temperature
         args.update(eval_strategy="steps", eval_steps=t.save_steps, per_device_eval_batch_size=t.micro_batch_size)
-    if inference.backend in ("vllm", "vllm-server"):
-        args.update(use_vllm=True, vllm_mode="colocate" if inference.backend == "vllm" else "server")
-        if inference.backend == "vllm":
-            args["vllm_gpu_memory_utilization"] = inference.gpu_memory_utilization
-        else:
-            args.update(
-                vllm_server_host=inference.server_host,
-                vllm_server_port=inference.server_port,
-                vllm_server_timeout=inference.server_timeout_s,
-            )
+    args.update(KINDS[inference.backend].trl_args(inference))
     if t.strategy == "fsdp2":
         args.update(fsdp=True, fsdp_config={"version": 2})
     return GRPOConfig(**args)

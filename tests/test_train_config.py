@@ -335,7 +335,7 @@ def test_cross_field_rules():
         ),
         (
             "trainer.placement.colocate_all: true runs generation inside the training processes, which needs "
-            "inference.backend vllm or hf, not 'vllm-server'; set colocate_all=false to use a separate vLLM server"
+            "inference.backend hf or vllm, not 'vllm-server'; set colocate_all=false to use a separate vLLM server"
         ),
         (
             "trainer.max_episode_tokens: 32 is less than max_tokens_per_turn 64, so one turn could overrun the "

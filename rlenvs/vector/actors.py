@@ -284,6 +284,7 @@ class RayRunner:
                 now = time.monotonic()
                 for ref, (actor, position, deadline) in list(busy.items()):
                     if deadline <= now:
+                        assert self.timeout_s is not None  # without a timeout every deadline is inf
                         del busy[ref]
                         call = calls[position]
                         outcomes[position] = overran(

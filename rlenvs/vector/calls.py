@@ -12,7 +12,7 @@ import contextlib
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 import gymnasium as gym
 
@@ -87,7 +87,7 @@ def short_error(exc: BaseException) -> str:
 SERVER_SCHEMES = ("http://", "https://", "ws://", "wss://")
 
 
-def is_server_url(make_env: object) -> bool:
+def is_server_url(make_env: object) -> TypeGuard[str]:
     """Whether `make_env` names an env server (`rlenvs serve`) rather than an env id."""
     return isinstance(make_env, str) and make_env.startswith(SERVER_SCHEMES)
 

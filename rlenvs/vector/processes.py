@@ -48,7 +48,7 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import gymnasium as gym
 
@@ -64,7 +64,7 @@ from rlenvs.vector.calls import (
     overran,
 )
 
-START_METHOD = "spawn"
+START_METHOD: Final = "spawn"
 START_TIMEOUT_S = 120.0
 """How long a worker may take to start and make its envs (an import plus loading data)."""
 CLOSE_TIMEOUT_S = 5.0
@@ -167,8 +167,20 @@ class _Worker:
         self.ready = False
         self.started_at = 0.0
 
+    @property
+    def started_process(self) -> multiprocessing.process.BaseProcess:
+        """The process, for a worker that is started (`start` ran and `stop` has not since)."""
+        assert self.process is not None, f"EnvPool worker {self.slot} is not started"
+        return self.process
+
+    @property
+    def started_conn(self) -> multiprocessing.connection.Connection:
+        """The parent's end of the pipe, for a worker that is started (set and cleared with `process`)."""
+        assert self.conn is not None, f"EnvPool worker {self.slot} is not started"
+        return self.conn
+
     def start(
-        self, context: multiprocessing.context.BaseContext, make_env: Any, make_kwargs: Mapping[str, Any]
+        self, context: multiprocessing.context.SpawnContext, make_env: Any, make_kwargs: Mapping[str, Any]
     ) -> None:
         parent_end, child_end = context.Pipe()
         process = context.Process(
@@ -187,6 +199,7 @@ class _Worker:
         self.process, self.conn, self.ready = None, None, False
         if process is None:
             return
+        assert conn is not None  # set and cleared together with process
         if not kill:
             try:
                 conn.send(("close", None, None))
@@ -205,9 +218,10 @@ class _Worker:
 
 
 def _start_death(worker: _Worker) -> RuntimeError:
-    worker.process.join(EXIT_CODE_WAIT_S)
+    process = worker.started_process
+    process.join(EXIT_CODE_WAIT_S)
     return RuntimeError(
-        f"EnvPool worker {worker.slot} died while starting (exit code {worker.process.exitcode}) before making "
+        f"EnvPool worker {worker.slot} died while starting (exit code {process.exitcode}) before making "
         f"envs {worker.indices}; its stderr says why. Workers are spawned: the main script must be a file "
         f"whose top-level code is guarded by `if __name__ == '__main__':`"
     )
@@ -265,7 +279,7 @@ class ProcessRunner:
         while starting:
             deadline = min(worker.started_at for worker in starting) + START_TIMEOUT_S
             multiprocessing.connection.wait(
-                [w.conn for w in starting] + [w.process.sentinel for w in starting],
+                [w.started_conn for w in starting] + [w.started_process.sentinel for w in starting],
                 max(0.0, deadline - time.monotonic()),
             )
             for worker in list(starting):
@@ -279,9 +293,9 @@ class ProcessRunner:
         """Read a starting worker's first message: None while it is still starting (or is now
         ready); the error that stopped it otherwise (the worker is then stopped)."""
         failure: BaseException | None = None
-        if worker.conn.poll():
+        if worker.started_conn.poll():
             try:
-                status, value = worker.conn.recv()
+                status, value = worker.started_conn.recv()
             except (EOFError, OSError):
                 failure = _start_death(worker)
             else:
@@ -290,7 +304,7 @@ class ProcessRunner:
                     return None
                 failure = value
                 failure.add_note(f"while making envs {worker.indices} in EnvPool worker {worker.slot}")
-        elif not worker.process.is_alive():
+        elif not worker.started_process.is_alive():
             failure = _start_death(worker)
         elif time.monotonic() - worker.started_at > START_TIMEOUT_S:
             failure = TimeoutError(
@@ -353,7 +367,7 @@ class ProcessRunner:
                         worker.start(self.context, self.make_env, self.make_kwargs)
                     if not worker.ready:
                         continue
-                    if not worker.process.is_alive():  # died while idle
+                    if not worker.started_process.is_alive():  # died while idle
                         crashed(worker)
                         continue
                     position = queue.popleft()
@@ -363,7 +377,7 @@ class ProcessRunner:
                     deadline = time.monotonic() + self.timeout_s if self.timeout_s is not None else float("inf")
                     busy[worker.slot] = (position, deadline)
                     try:
-                        worker.conn.send((call.op, call.index, call.args))
+                        worker.started_conn.send((call.op, call.index, call.args))
                     except (OSError, ValueError):
                         crashed(worker)
                 waiting = [w for w in self.workers if w.slot in busy or (queues[w.slot] and not w.ready)]
@@ -372,7 +386,9 @@ class ProcessRunner:
                 deadlines = [deadline for _, deadline in busy.values()]
                 deadlines += [w.started_at + START_TIMEOUT_S for w in waiting if not w.ready]
                 wait = max(0.0, min(deadlines) - time.monotonic()) if min(deadlines) != float("inf") else None
-                multiprocessing.connection.wait([w.conn for w in waiting] + [w.process.sentinel for w in waiting], wait)
+                multiprocessing.connection.wait(
+                    [w.started_conn for w in waiting] + [w.started_process.sentinel for w in waiting], wait
+                )
                 for worker in waiting:
                     if not worker.ready:
                         failure = self._check_start(worker)
@@ -380,9 +396,9 @@ class ProcessRunner:
                             for position in queues[worker.slot]:
                                 outcomes[position] = Outcome("error", failure)
                             queues[worker.slot].clear()
-                    elif worker.conn.poll():
+                    elif worker.started_conn.poll():
                         try:
-                            status, value = worker.conn.recv()
+                            status, value = worker.started_conn.recv()
                         except (EOFError, OSError):
                             crashed(worker)
                         else:
@@ -390,11 +406,12 @@ class ProcessRunner:
                             outcomes[position] = failed(value) if status == "error" else Outcome(status, value)
                             if status == "ok" and calls[position].op == "reset":
                                 self.replaced.discard(calls[position].index)  # a new episode on the new env
-                    elif not worker.process.is_alive():
+                    elif not worker.started_process.is_alive():
                         crashed(worker)
                 now = time.monotonic()
                 for slot, (position, deadline) in list(busy.items()):
                     if deadline <= now:
+                        assert self.timeout_s is not None  # without a timeout every deadline is inf
                         del busy[slot]
                         call = calls[position]
                         outcomes[position] = overran(

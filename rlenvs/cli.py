@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import gymnasium as gym
 
@@ -292,6 +292,7 @@ def _import_module(name: str) -> Any:
     if not path.is_file():
         raise FileNotFoundError(f"no file {name!r}: pass an existing path/to/file.py:FUNCTION or MODULE:FUNCTION")
     spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None  # a .py file always gets a source loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[path.stem] = module  # dataclasses and pickling look the module up by name
     spec.loader.exec_module(module)
@@ -313,7 +314,7 @@ def play(args: argparse.Namespace) -> int:
             if reply is None:
                 return 0
             _, reward, terminated, truncated, step_info = env.step(reply)
-            total += reward
+            total += float(reward)
             done = terminated or truncated
             _print_messages(step_info["messages"])
             print(f"(reward {reward:g})")
@@ -322,7 +323,7 @@ def play(args: argparse.Namespace) -> int:
 
 def _read_reply() -> str | None:
     print("> your reply:", flush=True)
-    lines = []
+    lines: list[str] = []
     for line in sys.stdin:
         line = line.rstrip("\n")
         if line == QUIT:
@@ -399,6 +400,15 @@ def _env_kwargs(pairs: Sequence[str]) -> dict[str, Any]:
     return kwargs
 
 
+class _ArgumentOptions(TypedDict):
+    """`add_argument` keywords that several subcommands' options share."""
+
+    action: str
+    default: list[str]
+    metavar: str
+    help: str
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rlenvs", description=rlenvs.__doc__.splitlines()[0])
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
@@ -419,7 +429,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = command("info", info, "what an env poses, rewards and accepts")
     sub.add_argument("env_id", metavar="ID")
 
-    env_arg = {
+    env_arg: _ArgumentOptions = {
         "action": "append",
         "default": [],
         "metavar": "KEY=VALUE",
@@ -589,11 +599,13 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--seed", type=int, default=0, help="the seed the --limit sample is drawn with (default 0)")
     sub.add_argument(
         "--env-arg",
-        **{
-            **env_arg,
-            "help": "a TerminalEnv keyword argument, e.g. timeout_s=600 or memory_mb=4096 (repeatable; the check's "
-            "defaults: timeout_s=180, max_turns=50)",
-        },
+        **(
+            env_arg
+            | {
+                "help": "a TerminalEnv keyword argument, e.g. timeout_s=600 or memory_mb=4096 (repeatable; the "
+                "check's defaults: timeout_s=180, max_turns=50)",
+            }
+        ),
     )
     sub.add_argument("--quiet", action="store_true", help="no progress line per folder on stderr")
 

@@ -334,11 +334,11 @@ def read_exported(
     train on prompts whose rewards the rollout env computes for different tasks."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    paths = [Path(p) for p in paths]
-    if not paths:
+    files = [Path(p) for p in paths]
+    if not files:
         raise ValueError(f"no files given: pass the train.parquet/validation.parquet paths; {WRITE_HINT}")
     tasks: list[ExportedTask] = []
-    for path in paths:
+    for path in files:
         tasks.extend(_read_file(path, env_id))
     return tasks
 

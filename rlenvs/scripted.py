@@ -13,11 +13,17 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol, cast
 
 import gymnasium as gym
 
 from rlenvs.data import DataFormatError, read_rows
+
+
+class _OracleEnv(Protocol):
+    """An env with a gold reply for its current state, as every rlenvs `TextEnv` has."""
+
+    def oracle_action(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -94,7 +100,8 @@ def run_episode(env: gym.Env, plan: EpisodePlan, episode: int) -> EpisodeResult:
     failed: tuple[str, ...] = ()
     while True:
         if plan.replies is None:
-            reply = env.unwrapped.oracle_action()
+            # Duck-typed (an env of another package may have one too); one without raises AttributeError.
+            reply = cast(_OracleEnv, env.unwrapped).oracle_action()
         elif turns < len(plan.replies):
             reply = plan.replies[turns]
         else:
@@ -102,7 +109,7 @@ def run_episode(env: gym.Env, plan: EpisodePlan, episode: int) -> EpisodeResult:
         started = time.perf_counter()
         _, reward, terminated, truncated, info = env.step(reply)
         check_seconds += time.perf_counter() - started
-        total += reward
+        total += float(reward)
         turns += 1
         correct = info.get("correct")
         failed = tuple(str(check) for check in info.get("failed_checks") or ())

@@ -25,7 +25,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import gymnasium as gym
-from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
+
+# skyrl_gym ships no type information (no py.typed marker, no stubs): its classes are Any here.
+from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput  # type: ignore[import-untyped]
 
 ENTRY_POINT = "rlenvs.skyrl:SkyRLEnv"
 
@@ -96,7 +98,7 @@ class SkyRLEnv(BaseTextEnv):
 def register(env_ids: Iterable[str] | None = None) -> list[str]:
     """Register `env_ids` (default: every rlenvs id) as SkyRL env classes; returns them.
     Ids skyrl_gym already knows are left as they are, so calling this twice is harmless."""
-    from skyrl_gym.envs.registration import register as skyrl_register
+    from skyrl_gym.envs.registration import register as skyrl_register  # type: ignore[import-untyped]
     from skyrl_gym.envs.registration import registry
 
     if env_ids is None:

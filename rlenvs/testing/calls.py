@@ -44,19 +44,24 @@ class Outcome:
         return f"{type(self.error).__name__}: {self.error}"
 
 
+_Request = tuple[Callable[[], Any], list[Outcome], threading.Event]
+"""A call to run, the list its outcome is appended to, and the event set once it is there."""
+
+
 class CallThread:
     """Runs calls one at a time on a daemon thread; a call over its timeout is abandoned."""
 
     def __init__(self) -> None:
-        self._requests: queue.SimpleQueue | None = None
-        self._start()
+        self._requests = self._start()
 
-    def _start(self) -> None:
-        self._requests = queue.SimpleQueue()
-        threading.Thread(target=self._serve, args=(self._requests,), name="rlenvs-reward-call", daemon=True).start()
+    def _start(self) -> queue.SimpleQueue[_Request | None]:
+        """A fresh thread serving a fresh queue; returns the queue (None on it stops the thread)."""
+        requests: queue.SimpleQueue[_Request | None] = queue.SimpleQueue()
+        threading.Thread(target=self._serve, args=(requests,), name="rlenvs-reward-call", daemon=True).start()
+        return requests
 
     @staticmethod
-    def _serve(requests: queue.SimpleQueue) -> None:
+    def _serve(requests: queue.SimpleQueue[_Request | None]) -> None:
         while (request := requests.get()) is not None:
             call, reply, done = request
             started = time.perf_counter()
@@ -75,7 +80,7 @@ class CallThread:
         if done.wait(timeout):
             return reply[0]
         self._requests.put(None)  # the abandoned thread exits once its call returns
-        self._start()
+        self._requests = self._start()
         return Outcome(hung=True, seconds=timeout)
 
     def close(self) -> None:

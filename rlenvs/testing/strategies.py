@@ -94,7 +94,9 @@ def decimal_truths(max_places: int = 3, max_magnitude: int = 10**6) -> SearchStr
 
     def build(units: int, places: int) -> Truth:
         value = Fraction(units, 10**places)
-        return Truth(value, _Number(value).decimal)
+        text = _Number(value).decimal
+        assert text is not None  # a whole number over a power of ten always terminates
+        return Truth(value, text)
 
     limit = max_magnitude * 10**max_places
     return st.builds(build, st.integers(-limit, limit), st.integers(1, max_places)).filter(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+from typing import Any
 
 import gymnasium as gym
 
@@ -60,7 +61,7 @@ def _seeding_determinism(target: _Target) -> str:
                 counterexample={"seed": seed, "first": actions[0], "second": actions[1]},
             )
         outcomes = [copy.deepcopy(env.step(actions[0])[:4]) for env in (first, second)]
-        difference = _first_difference(*outcomes, names=STEP_PARTS)
+        difference = _first_difference(outcomes[0], outcomes[1], names=STEP_PARTS)
         if difference is not None:
             raise _Failed(
                 f"the same reply on the same seed={seed} gives a different {difference[0]}: a reward that is not "
@@ -75,7 +76,7 @@ def _seed_variety(target: _Target) -> str:
     """Different seeds draw different tasks: an env that ignores the seed poses one task."""
     seeds = target.settings.seeds
     env = target.make()
-    firsts = {}
+    firsts: dict[tuple[Any, str], int] = {}  # (observation, task id) -> the first seed that drew it
     for seed in seeds:
         obs, info = env.reset(seed=seed)
         firsts.setdefault((obs, str(info.get("task_id", ""))), seed)
@@ -96,6 +97,6 @@ def _task_count(env: gym.Env) -> int | None:
     """How many tasks the env draws from, where it says (rlenvs' `env.tasks`)."""
     tasks = getattr(env, "tasks", None)
     try:
-        return len(tasks) if tasks is not None else None  # type: ignore[arg-type]
+        return len(tasks) if tasks is not None else None
     except TypeError:  # an endless generator, or no length at all
         return None

@@ -60,6 +60,8 @@ def _vector_envs(target: _Target) -> str:
             **target.make_kwargs,
         )
         try:
+            # What make_vec builds in these two modes; the VectorEnv it is typed to return has no call().
+            assert isinstance(envs, (gym.vector.SyncVectorEnv, gym.vector.AsyncVectorEnv))
             observations, _ = envs.reset(seed=VECTOR_SEED)
             if list(observations) != expected:
                 raise _Failed(

@@ -53,7 +53,8 @@ from typing import Any
 
 from rlenvs.files import atomic_path
 from rlenvs_train.backends.kinds import KINDS
-from rlenvs_train.config import TrainConfig, connect_ray, dump_config, pool_kwargs, validate
+from rlenvs_train.config import TrainConfig, dump_config, validate
+from rlenvs_train.env_workers import connect_ray, pool_kwargs
 from rlenvs_train.heldout import (
     HeldoutAccuracy,
     HeldoutTasks,

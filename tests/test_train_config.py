@@ -28,10 +28,10 @@ from rlenvs_train.config import (
     config_to_dict,
     dump_config,
     load_config,
-    pool_kwargs,
     validate,
-    vllm_missing_message,
 )
+from rlenvs_train.config.machine import vllm_missing_message
+from rlenvs_train.env_workers import pool_kwargs
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from rlenvs_train.backends.base import Backend
 
 if TYPE_CHECKING:
-    from rlenvs_train.config import InferenceConfig
+    from rlenvs_train.config.schema import InferenceConfig
     from rlenvs_train.rollout import RolloutEngine
 
 

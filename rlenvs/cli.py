@@ -97,7 +97,7 @@ def info(args: argparse.Namespace) -> int:
 
 def eval_command(args: argparse.Namespace) -> int:
     plans = plan_episodes(args.policy, args.episodes, args.seed)
-    env = gym.make(args.env_id, **_env_kwargs(args.env_arg))
+    env = gym.make(args.env_id, **env_kwargs_from_args(args.env_arg))
     with open(args.output, "w", encoding="utf-8") if args.output else contextlib.nullcontext() as output:
         summary = evaluate(env, plans, output=output, progress=not args.no_progress)
     print(f"{args.env_id} · policy {args.policy} · seed {args.seed}")
@@ -114,7 +114,7 @@ def check_env_command(args: argparse.Namespace) -> int:
 
     report = check_text_env(
         args.env_id,
-        make_kwargs=_env_kwargs(args.env_arg),
+        make_kwargs=env_kwargs_from_args(args.env_arg),
         seeds=DEFAULT_SEEDS if args.seeds is None else range(args.seeds),
         vector=not args.no_vector,
         skip=args.skip,
@@ -137,7 +137,7 @@ def certify_command(args: argparse.Namespace) -> int:
     progress = None if args.json else (lambda line: print(line, file=sys.stderr))
     report = certify(
         args.env_id,
-        env_kwargs=_env_kwargs(args.env_arg),
+        env_kwargs=env_kwargs_from_args(args.env_arg),
         tasks=args.tasks if args.tasks is not None else 10,
         seed=args.seed,
         per_type=args.per_type,
@@ -164,7 +164,7 @@ def tasks_check_command(args: argparse.Namespace) -> int:
         records, totals = check_corpus(
             args.dir,
             backend=args.backend,
-            env_kwargs=_env_kwargs(args.env_arg),
+            env_kwargs=env_kwargs_from_args(args.env_arg),
             limit=args.limit,
             seed=args.seed,
             report=args.json,
@@ -192,7 +192,7 @@ def export_command(args: argparse.Namespace) -> int:
     paths = export_env(
         args.env_id,
         args.output_dir,
-        env_kwargs=_env_kwargs(args.env_arg),
+        env_kwargs=env_kwargs_from_args(args.env_arg),
         train_split=args.train_split,
         val_split=args.val_split,
         num_train=args.num_train,
@@ -208,7 +208,9 @@ def sft_data_command(args: argparse.Namespace) -> int:
     """Write oracle conversations as chat JSONL (`rlenvs.sft.oracle_conversations`)."""
     from rlenvs.sft import oracle_conversations, write_jsonl
 
-    records = oracle_conversations(args.env_id, args.episodes, seed=args.seed, env_kwargs=_env_kwargs(args.env_arg))
+    records = oracle_conversations(
+        args.env_id, args.episodes, seed=args.seed, env_kwargs=env_kwargs_from_args(args.env_arg)
+    )
     write_jsonl(records, args.output)
     skipped = args.episodes - len(records)
     print(
@@ -301,7 +303,7 @@ def _import_module(name: str) -> Any:
 
 def play(args: argparse.Namespace) -> int:
     """A person types the replies; a reply ends with a line holding only "." (or EOF)."""
-    env = gym.make(args.env_id, **_env_kwargs(args.env_arg))
+    env = gym.make(args.env_id, **env_kwargs_from_args(args.env_arg))
     print(f"Playing {args.env_id}. End each reply with a line holding only '{END_OF_REPLY}'; {QUIT} quits.\n")
     seed = args.seed
     while True:
@@ -347,7 +349,7 @@ def serve_command(args: argparse.Namespace) -> int:
         per_client = default_sessions_per_client(args.max_sessions, args.host)
     server = EnvServer(
         args.env_id,
-        _env_kwargs(args.env_arg),
+        env_kwargs_from_args(args.env_arg),
         max_sessions=args.max_sessions,
         max_sessions_per_client=per_client,
         max_connections=args.max_connections,
@@ -386,8 +388,9 @@ def _port(text: str) -> int:
     return port
 
 
-def _env_kwargs(pairs: Sequence[str]) -> dict[str, Any]:
-    """`KEY=VALUE` pairs; VALUE is read as JSON when it parses (3, null, ["a"]), else a string."""
+def env_kwargs_from_args(pairs: Sequence[str]) -> dict[str, Any]:
+    """The env keyword arguments of `--env-arg KEY=VALUE` options (rlenvs' commands and
+    `rlenvs-train`'s share them): VALUE is read as JSON when it parses (3, null, ["a"]), else a string."""
     kwargs = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")

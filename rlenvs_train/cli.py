@@ -89,7 +89,7 @@ def _eval(argv: list[str]) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", default=None, metavar="FILE.jsonl", help="write every episode's trajectory here")
     args = parser.parse_args(argv)
-    from rlenvs.cli import _env_kwargs
+    from rlenvs.cli import env_kwargs_from_args
     from rlenvs_train.evaluate import evaluate
 
     try:
@@ -101,7 +101,7 @@ def _eval(argv: list[str]) -> int:
             max_turns=args.max_turns,
             backend=args.backend,
             server_url=args.server_url,
-            env_kwargs=_env_kwargs(args.env_arg),
+            env_kwargs=env_kwargs_from_args(args.env_arg),
             max_tokens_per_turn=args.max_tokens_per_turn,
             max_episode_tokens=args.max_episode_tokens,
             temperature=args.temperature,

@@ -30,10 +30,10 @@ import httpx  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
 
 import rlenvs  # noqa: E402, F401 - registers the ids
+from rlenvs.core.failures import EnvLostError, EnvTimeoutError  # noqa: E402
 from rlenvs.remote import RemoteEnv, RemoteEnvError, wire  # noqa: E402
 from rlenvs.remote.server import EnvServer, serving  # noqa: E402
 from rlenvs.vector import ENV_LOST, EnvPool  # noqa: E402
-from rlenvs.vector.results import EnvLostError, EnvTimeoutError  # noqa: E402
 from tests.test_vector import RELEASE, ScriptedArithmeticEnv  # noqa: E402
 
 ARITHMETIC = "rlenvs/Arithmetic-v1"

@@ -29,10 +29,10 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
 
 import rlenvs  # noqa: E402, F401 - registers the ids
+from rlenvs.core.failures import EnvLostError  # noqa: E402
 from rlenvs.remote import RemoteEnv, RemoteEnvError, wire  # noqa: E402
 from rlenvs.remote.server import EnvServer, default_sessions_per_client, serving  # noqa: E402
 from rlenvs.vector import EnvPool  # noqa: E402
-from rlenvs.vector.results import EnvLostError  # noqa: E402
 from tests.test_remote import _free_port, _health, _wait_for  # noqa: E402
 
 ARITHMETIC = "rlenvs/Arithmetic-v1"

@@ -16,7 +16,7 @@ import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic
+from typing import Any, Generic
 
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
@@ -25,9 +25,6 @@ from rlenvs.core.checks import check_int
 from rlenvs.core.registration import UnknownKeywordError, keyword_parameters, keyword_problem
 from rlenvs.core.spaces import DEFAULT_MAX_TEXT_LENGTH, UnicodeText
 from rlenvs.core.task import TaskSource, TaskT, select_task
-
-if TYPE_CHECKING:
-    from rlenvs.data.loading import DataSpec
 
 Message = dict[str, str]
 
@@ -61,9 +58,6 @@ class TextEnv(gym.Env[str, str], abc.ABC, Generic[TaskT]):
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
     reward_range: tuple[float, float] = (0.0, 1.0)
-    data_spec: ClassVar[DataSpec | None] = None
-    """The data set the env's tasks come from (what `rlenvs data` lists and checks); None
-    for an env that needs none (procedural, or tasks the caller passes in)."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> TextEnv[Any]:
         # A keyword typo (`gym.make(id, max_turn=2)`) would otherwise surface as Python's bare

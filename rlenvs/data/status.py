@@ -1,8 +1,9 @@
 """`rlenvs data`: which files each env reads, where the loaders look, and what this machine has.
 
 The answer is computed from what the loaders use (each env class's `data_spec`, the
-`$RLENVS_DATA_DIR` lookup, the hub probe), so it cannot drift from them: a file reported as
-found is the file `gym.make` reads.
+`rlenvs.data.loading.DataSpec` its tasks are loaded by, declared on the class where the env
+reads a data set; the `$RLENVS_DATA_DIR` lookup, the hub probe), so it cannot drift from them:
+a file reported as found is the file `gym.make` reads.
 """
 
 from __future__ import annotations

@@ -33,10 +33,9 @@ from urllib.parse import urlsplit, urlunsplit
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
+from rlenvs.core.failures import EnvLostError, EnvTimeoutError, short_error
 from rlenvs.core.spaces import UnicodeText
 from rlenvs.remote import auth, wire
-from rlenvs.vector.calls import short_error
-from rlenvs.vector.results import EnvLostError, EnvTimeoutError
 
 TIMEOUT_MARGIN_S = 30.0
 """By default a call waits for the server's own step limit plus this, so that the server's

@@ -56,8 +56,8 @@ from starlette.requests import HTTPConnection
 
 from rlenvs.core.checks import check_int, check_seconds
 from rlenvs.core.clock import MIN_WAIT_S, CallClock, Tenant, timing
+from rlenvs.core.failures import close_quietly, short_error
 from rlenvs.remote import auth, guard, wire
-from rlenvs.vector.calls import close_quietly, short_error
 
 logger = logging.getLogger(__name__)
 WS_PING_INTERVAL_S = 20.0

@@ -34,7 +34,7 @@ import json
 import re
 from typing import Any
 
-from rlenvs.vector.calls import short_error
+from rlenvs.core.failures import short_error
 
 ACTION_FIELD = "message"
 DEFAULT_MAX_SESSIONS = 64

@@ -37,7 +37,8 @@ from typing import Any
 
 import gymnasium as gym
 
-from rlenvs.vector.calls import Call, Outcome, apply, close_quietly, discards, env_factory, failed, overran, short_error
+from rlenvs.core.failures import close_quietly, short_error
+from rlenvs.vector.calls import Call, Outcome, apply, discards, env_factory, failed, overran
 
 START_TIMEOUT_S = 120.0
 """How long the pool's actors may take to be placed, start and make their envs."""

@@ -8,7 +8,6 @@ failures cost the env object), so the two modes behave the same.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -16,7 +15,7 @@ from typing import Any, Literal, TypeGuard
 
 import gymnasium as gym
 
-from rlenvs.vector.results import EnvLostError, EnvTimeoutError
+from rlenvs.core.failures import EnvLostError, EnvTimeoutError
 
 Op = Literal["reset", "step", "oracle"]
 RESET_ATTEMPTS = 3
@@ -79,11 +78,6 @@ def overran(call: Call, timeout_s: float, consequence: str) -> Outcome:
     )
 
 
-def short_error(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
 SERVER_SCHEMES = ("http://", "https://", "ws://", "wss://")
 
 
@@ -102,11 +96,3 @@ def env_factory(make_env: str | Callable[..., gym.Env], make_kwargs: Mapping[str
     if isinstance(make_env, str):
         return functools.partial(gym.make, make_env, **make_kwargs)
     return functools.partial(make_env, **make_kwargs)
-
-
-def close_quietly(env: gym.Env | None) -> None:
-    """Close an env being thrown away; a failure to close must not hide why it is thrown away."""
-    if env is None:
-        return
-    with contextlib.suppress(Exception):  # the env is discarded either way
-        env.close()

@@ -34,13 +34,13 @@ import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
 from rlenvs.core.checks import check_seconds, is_int
-from rlenvs.vector.calls import RESET_ATTEMPTS, Call, Outcome, env_factory, is_server_url, short_error
+from rlenvs.core.failures import EnvLostError, short_error
+from rlenvs.vector.calls import RESET_ATTEMPTS, Call, Outcome, env_factory, is_server_url
 from rlenvs.vector.processes import ProcessRunner
 from rlenvs.vector.results import (
     ENV_ERROR,
     ENV_LOST,
     ENV_TIMEOUT,
-    EnvLostError,
     ResetResult,
     StepResult,
     failed_step,

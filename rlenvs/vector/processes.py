@@ -52,12 +52,12 @@ from typing import Any, Final
 
 import gymnasium as gym
 
+from rlenvs.core.failures import close_quietly
 from rlenvs.vector.calls import (
     RESET_ATTEMPTS,
     Call,
     Outcome,
     apply,
-    close_quietly,
     discards,
     env_factory,
     failed,

@@ -63,13 +63,3 @@ def failed_step(index: int, stop_reason: str, error: str) -> StepResult:
         info=info,
         error=error,
     )
-
-
-class EnvLostError(ConnectionError):
-    """Raised by an env whose host went away mid-call (a served env's server or connection, a
-    Ray actor or node): `EnvPool` reports `env_lost` for a step and runs a reset again."""
-
-
-class EnvTimeoutError(TimeoutError):
-    """Raised by an env whose host gave up on a call that overran (a served env's per-step
-    limit): `EnvPool` reports `env_timeout`, as for its own `step_timeout_s`."""

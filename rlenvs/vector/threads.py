@@ -27,7 +27,8 @@ from collections.abc import Callable, Iterable, Sequence
 import gymnasium as gym
 
 from rlenvs.core.clock import MIN_WAIT_S, CallClock, Tenant, timing
-from rlenvs.vector.calls import Call, Outcome, apply, close_quietly, discards, failed, overran
+from rlenvs.core.failures import close_quietly
+from rlenvs.vector.calls import Call, Outcome, apply, discards, failed, overran
 
 THREAD_NAME_PREFIX = "rlenvs-envpool"
 IDLE_THREAD_NAME = f"{THREAD_NAME_PREFIX}-idle"

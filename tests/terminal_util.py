@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rlenvs.envs.terminal.families import FAMILIES
 from rlenvs.envs.terminal.tasks import TerminalTask, family_task
-from rlenvs.rewards.workspace import Verdict, judge_workspace
+from rlenvs.envs.terminal.workspace import Verdict, judge_workspace
 
 
 def materialise(task: TerminalTask, root: Path) -> None:

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from rlenvs.envs.terminal.tasks import Entry
-from rlenvs.rewards.workspace import read_workspace
+from rlenvs.envs.terminal.workspace import read_workspace
 from rlenvs.sandbox import Limits
 from rlenvs.sandbox.session import MAX_COMMAND_BYTES, ReadOnlyFolder, SessionError, ShellSession
 

@@ -11,7 +11,7 @@ import pytest
 
 from rlenvs.envs.terminal.families import archive, count_files, largest_file, log_summary, newer_files, permissions
 from rlenvs.envs.terminal.tasks import TerminalTask
-from rlenvs.rewards.workspace import AnswerIs, FileText
+from rlenvs.envs.terminal.workspace import AnswerIs, FileText
 from tests.terminal_util import materialise, play, task
 
 SEEDS = range(20)

@@ -1,5 +1,5 @@
-"""Workspace links a task's tests must not read (rlenvs.rewards.links), and the host's walk of
-the workspace they are found by (rlenvs.rewards.tree): any depth, any width up to its cap,
+"""Workspace links a task's tests must not read (rlenvs.envs.terminal.links), and the host's walk of
+the workspace they are found by (rlenvs.envs.terminal.tree): any depth, any width up to its cap,
 no symlink followed."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from rlenvs.rewards.links import forbidden_links, workspace_links
-from rlenvs.rewards.tree import WorkspaceUnreadable, walk
+from rlenvs.envs.terminal.links import forbidden_links, workspace_links
+from rlenvs.envs.terminal.tree import WorkspaceUnreadable, walk
 from rlenvs.sandbox.verdict import SCRATCH_FOLDERS, VERDICT_ROOT
 
 LINKS = {

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from rlenvs.envs.terminal.families import csv_column, dedupe_sort, fix_config, make_tree, rename_files, replace_text
-from rlenvs.rewards.workspace import AnswerIs, FileLines, FileText
+from rlenvs.envs.terminal.workspace import AnswerIs, FileLines, FileText
 from tests.terminal_util import play, task
 
 SEEDS = range(20)

@@ -1,4 +1,4 @@
-"""The host-side workspace reader and the expectations (rlenvs.rewards.workspace), on real
+"""The host-side workspace reader and the expectations (rlenvs.envs.terminal.workspace), on real
 folders: nothing is followed, nothing hangs, every record round-trips through JSON."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rlenvs.rewards.workspace import (
+from rlenvs.envs.terminal.workspace import (
     EXPECTATIONS,
     AnswerIs,
     DirEntries,

@@ -13,7 +13,7 @@ own files while its tests run, which code of the agent's they run must not rewri
 
 The workspace is a size-capped tmpfs inside the sandbox. The host reads it through
 /proc/<sandbox pid 1>/root (`workspace_path`), with its own code and without following
-symlinks (`rlenvs.rewards.workspace.read_workspace`): nothing the agent can run takes part.
+symlinks (`rlenvs.envs.terminal.workspace.read_workspace`): nothing the agent can run takes part.
 
     with ShellSession() as session:
         session.reset([])                       # an empty workspace

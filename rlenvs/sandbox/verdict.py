@@ -15,7 +15,7 @@ So a test run (`VerdictRun`) is built from nothing the agent wrote, but for the 
   not exist before they are copied in, so no symlink the agent left can point into it; the
   name `TESTS_DIR` in the tests' text, their command and their variables is rewritten to it
   (links into /proc, the reading process's own files, or into /tmp and /dev/shm, are refused
-  before: `rlenvs.rewards.links`);
+  before: `rlenvs.envs.terminal.links`);
 - they start in the workspace (`cwd`), as Terminal-Bench and Harbor start them in the WORKDIR,
   with a fresh HOME, and see the verdict's folders read-only (`VerdictRun.read_only`, below);
 - with exactly `VerdictRun.environment()`, nothing inherited: the system PATH, that HOME,

@@ -17,7 +17,7 @@ Task source → prompt → action → transition → reward:
   (stdout and stderr together, long output cut in the middle with a marker) and exit code.
 - Reward, once the episode ends (submit, or the last turn): 1.0 when every expectation of
   the task holds for the workspace (and the submitted answer), read from the host with
-  `rlenvs.rewards.workspace` (no symlink followed, no tool of the agent's used); task
+  `rlenvs.envs.terminal.workspace` (no symlink followed, no tool of the agent's used); task
   folders add their own tests, run after the agent's processes are gone, from nothing the
   agent wrote but the workspace (fresh /tmp and HOME, clean environment, a folder of their
   own: `rlenvs.sandbox.verdict`); a `run_tests_in_same_shell` folder's tests start where the
@@ -39,6 +39,7 @@ from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.procedural import ProceduralEnv
 from rlenvs.core.task import DatasetSource, TaskSource, content_task_id
 from rlenvs.envs.terminal.families import FAMILIES
+from rlenvs.envs.terminal.links import forbidden_links, workspace_links
 from rlenvs.envs.terminal.oracle import (
     Mark,
     OracleError,
@@ -56,8 +57,7 @@ from rlenvs.envs.terminal.oracle import (
 from rlenvs.envs.terminal.results import results_problem
 from rlenvs.envs.terminal.snapshot import Snapshot
 from rlenvs.envs.terminal.tasks import TerminalTask, family_task, task_from_row
-from rlenvs.rewards.links import forbidden_links, workspace_links
-from rlenvs.rewards.workspace import Check, Verdict, WorkspaceUnreadable, check_all, read_workspace
+from rlenvs.envs.terminal.workspace import Check, Verdict, WorkspaceUnreadable, check_all, read_workspace
 from rlenvs.sandbox import ExecResult, Limits
 from rlenvs.sandbox.launch import find_bwrap
 from rlenvs.sandbox.session import SessionError, ShellSession
@@ -321,7 +321,7 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
     def verify(self, task: TerminalTask, answer: str | None) -> Verdict:
         """Judge the workspace as it is now (and the answer), from the host; then a task
         folder's tests, unless a workspace link would hand them their own files
-        (`rlenvs.rewards.links`): a link into /proc, or into /tmp or /dev/shm, which are
+        (`rlenvs.envs.terminal.links`): a link into /proc, or into /tmp or /dev/shm, which are
         emptied before the tests run and then hold only the verdict's folders and the tests'
         own scratch (a reference output they write there). A task with tests and no
         expectations reads only the workspace's links, at any depth: its tests decide, not

@@ -38,8 +38,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rlenvs.envs.terminal.tasks import Entry, TerminalTask
-from rlenvs.rewards.tree import WorkspaceUnreadable, walk
-from rlenvs.rewards.workspace import read_file
+from rlenvs.envs.terminal.tree import WorkspaceUnreadable, walk
+from rlenvs.envs.terminal.workspace import read_file
 from rlenvs.sandbox.guest.shell import SAFE_ENV, SHELL_SESSION
 from rlenvs.sandbox.rootfs import EpisodeImage
 from rlenvs.sandbox.session import MAX_COMMAND_BYTES, SessionError, ShellSession

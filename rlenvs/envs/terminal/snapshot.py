@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rlenvs.envs.terminal.tasks import Entry
-from rlenvs.rewards.tree import MAX_TREE_ENTRIES, WorkspaceUnreadable, walk
-from rlenvs.rewards.workspace import read_file
+from rlenvs.envs.terminal.tree import MAX_TREE_ENTRIES, WorkspaceUnreadable, walk
+from rlenvs.envs.terminal.workspace import read_file
 from rlenvs.sandbox.session import SessionError, ShellSession
 
 LINKS_DIR = "/tmp/rlenvs-restore"

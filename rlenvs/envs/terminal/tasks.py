@@ -19,7 +19,7 @@ from typing import Any
 from rlenvs.core.procedural import Family as Family
 from rlenvs.core.procedural import task_rng as task_rng  # the seeding of every family, kept importable here
 from rlenvs.core.task import Task
-from rlenvs.rewards.workspace import Expectation, expectation_from_dict, normalise_path
+from rlenvs.envs.terminal.workspace import Expectation, expectation_from_dict, normalise_path
 from rlenvs.sandbox.rootfs import EpisodeImage
 from rlenvs.sandbox.verdict import TESTS_DIR as TESTS_DIR  # the name task folders' tests use for their folder
 from rlenvs.sandbox.verdict_shell import words
@@ -185,7 +185,7 @@ def task_from_row(row: Mapping[str, Any], task_id: str) -> TerminalTask:
     if not isinstance(expect, Sequence) or isinstance(expect, str) or not expect:
         raise ValueError(
             "a Terminal-v1 task row needs 'expect': a non-empty list of expectations such as "
-            '{"kind": "file_text", "path": "out.txt", "text": "42"} (see rlenvs.rewards.workspace)'
+            '{"kind": "file_text", "path": "out.txt", "text": "42"} (see rlenvs.envs.terminal.workspace)'
         )
     solution = row.get("solution", ())
     if isinstance(solution, str) or not all(isinstance(command, str) for command in solution):

@@ -2,7 +2,7 @@
 
 A task is a pure function of (family, level, index) through the `rng` its generator gets
 (task ids are `terminal/{family}/L{level}/{index}`), and every one is judged from the host by
-what it can read in the workspace (contents, modes, folder listings; `rlenvs.rewards.workspace`)
+what it can read in the workspace (contents, modes, folder listings; `rlenvs.envs.terminal.workspace`)
 or by the submitted answer, never by what the agent's commands print. Each module's docstring
 says what its family asks and why its verdict holds.
 

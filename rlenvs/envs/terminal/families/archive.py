@@ -24,7 +24,7 @@ from rlenvs.envs.terminal.families.contents import content_for, sentence
 from rlenvs.envs.terminal.families.instructions import DONE
 from rlenvs.envs.terminal.families.words import MODULES, PACKAGES, USERS, WORDS
 from rlenvs.envs.terminal.tasks import Entry, Scenario
-from rlenvs.rewards.workspace import DirEntries, Expectation, FileText
+from rlenvs.envs.terminal.workspace import DirEntries, Expectation, FileText
 
 STAGE = ".stage"
 """Where a setup script builds an archive from the task's files; it removes the folder after."""

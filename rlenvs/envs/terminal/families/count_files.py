@@ -31,7 +31,7 @@ from rlenvs.envs.terminal.families.contents import content_for
 from rlenvs.envs.terminal.families.paths import distinct, entries
 from rlenvs.envs.terminal.families.words import COMPONENTS, MODULES, PACKAGES, USERS, WORDS
 from rlenvs.envs.terminal.tasks import Scenario
-from rlenvs.rewards.workspace import AnswerIs
+from rlenvs.envs.terminal.workspace import AnswerIs
 
 
 def name_test(globs: Sequence[str]) -> str:

@@ -24,7 +24,7 @@ from rlenvs.envs.terminal.families.byte_order import BYTE_ORDER, byte_sorted
 from rlenvs.envs.terminal.families.instructions import DONE
 from rlenvs.envs.terminal.families.shell import quote
 from rlenvs.envs.terminal.tasks import Entry, Scenario
-from rlenvs.rewards.workspace import AnswerIs, FileLines
+from rlenvs.envs.terminal.workspace import AnswerIs, FileLines
 
 
 def _cents(cents: int) -> str:

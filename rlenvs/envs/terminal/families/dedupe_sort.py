@@ -26,7 +26,7 @@ from rlenvs.envs.terminal.families.byte_order import BYTE_ORDER, byte_sorted
 from rlenvs.envs.terminal.families.instructions import DONE
 from rlenvs.envs.terminal.families.shell import quote
 from rlenvs.envs.terminal.tasks import Entry, Scenario
-from rlenvs.rewards.workspace import FileLines
+from rlenvs.envs.terminal.workspace import FileLines
 
 DEDUPE_LISTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (

@@ -23,7 +23,7 @@ from rlenvs.core.procedural import Family
 from rlenvs.envs.terminal.families.instructions import DONE
 from rlenvs.envs.terminal.families.shell import quote
 from rlenvs.envs.terminal.tasks import Entry, Scenario
-from rlenvs.rewards.workspace import FileText
+from rlenvs.envs.terminal.workspace import FileText
 
 # A value spec: ("int", low, high) or ("choice", options) or ("fixed", text).
 ValueSpec = tuple

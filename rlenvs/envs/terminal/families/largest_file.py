@@ -23,7 +23,7 @@ from rlenvs.envs.terminal.families.instructions import DONE
 from rlenvs.envs.terminal.families.paths import distinct, entries
 from rlenvs.envs.terminal.families.words import MODULES, PROSE, WORDS
 from rlenvs.envs.terminal.tasks import Scenario
-from rlenvs.rewards.workspace import AnswerIs, FileText
+from rlenvs.envs.terminal.workspace import AnswerIs, FileText
 
 
 def sized_text(rng: np.random.Generator, size: int, width: int) -> str:

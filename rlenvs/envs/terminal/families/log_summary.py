@@ -27,7 +27,7 @@ from rlenvs.envs.terminal.families.paths import entries
 from rlenvs.envs.terminal.families.times import BASE_TIME, DAY
 from rlenvs.envs.terminal.families.words import COMPONENTS, USERS
 from rlenvs.envs.terminal.tasks import Entry, Scenario
-from rlenvs.rewards.workspace import FileLines
+from rlenvs.envs.terminal.workspace import FileLines
 
 MESSAGES = {
     "DEBUG": ("payload size {n} bytes", "opening connection to db-{d}", "error_count=0 in the last window",

@@ -21,7 +21,7 @@ from rlenvs.envs.terminal.families.byte_order import byte_sorted
 from rlenvs.envs.terminal.families.instructions import DONE
 from rlenvs.envs.terminal.families.shell import quote
 from rlenvs.envs.terminal.tasks import Entry, Scenario
-from rlenvs.rewards.workspace import DirEntries, Expectation, FileText, IsDir
+from rlenvs.envs.terminal.workspace import DirEntries, Expectation, FileText, IsDir
 
 # A tree theme for level 1: root names, and (folder, file names) choices below the root.
 TREE_THEMES: tuple[tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]], ...] = (

@@ -24,7 +24,7 @@ from rlenvs.envs.terminal.families.paths import distinct
 from rlenvs.envs.terminal.families.times import BASE_TIME, DAY
 from rlenvs.envs.terminal.families.words import MODULES, PACKAGES, USERS, WORDS
 from rlenvs.envs.terminal.tasks import Entry, Scenario
-from rlenvs.rewards.workspace import FileLines
+from rlenvs.envs.terminal.workspace import FileLines
 
 
 def file_times(rng: np.random.Generator, stamp: float, newer: int, older: int) -> tuple[list[float], list[float]]:

@@ -22,7 +22,7 @@ from rlenvs.core.procedural import Family, Level
 from rlenvs.envs.terminal.families.contents import content_for, sentence
 from rlenvs.envs.terminal.families.instructions import DONE
 from rlenvs.envs.terminal.tasks import Entry, Scenario
-from rlenvs.rewards.workspace import Expectation, FileMode, FileText
+from rlenvs.envs.terminal.workspace import Expectation, FileMode, FileText
 
 SCRIPTS = ("deploy", "backup", "rotate_logs", "healthcheck", "migrate_db", "sync_assets", "cleanup", "build", "release",
            "restart_workers", "seed_data", "renew_certs")  # fmt: skip

@@ -21,7 +21,7 @@ from rlenvs.core.procedural import Family
 from rlenvs.envs.terminal.families.instructions import DONE
 from rlenvs.envs.terminal.families.shell import quote
 from rlenvs.envs.terminal.tasks import Entry, Scenario
-from rlenvs.rewards.workspace import DirEntries, Expectation, FileText
+from rlenvs.envs.terminal.workspace import DirEntries, Expectation, FileText
 
 PROSE_NOTES = (
     "Call the venue about the projector.",

@@ -23,7 +23,7 @@ from rlenvs.core.procedural import Family
 from rlenvs.envs.terminal.families.instructions import DONE
 from rlenvs.envs.terminal.families.shell import quote
 from rlenvs.envs.terminal.tasks import Entry, Scenario
-from rlenvs.rewards.workspace import Expectation, FileText
+from rlenvs.envs.terminal.workspace import Expectation, FileText
 
 FILLER_SENTENCES = (
     "Lunch is provided on Fridays.",

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
-from rlenvs.rewards.tree import MAX_TREE_ENTRIES, walk
+from rlenvs.envs.terminal.tree import MAX_TREE_ENTRIES, walk
 
 PROCESS_FILES = ("/proc", "/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/core")
 """Where a path leads into the files of the process that reads it (or the kernel's)."""

@@ -25,7 +25,7 @@ from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import PurePosixPath
 from typing import Any, ClassVar
 
-from rlenvs.rewards.tree import WorkspaceUnreadable, open_no_follow, walk
+from rlenvs.envs.terminal.tree import WorkspaceUnreadable, open_no_follow, walk
 
 MAX_FILE_BYTES = 1 << 20
 """Bytes read from one file; a longer file is recorded with its size and no content."""

@@ -28,7 +28,8 @@ from gymnasium.utils.env_checker import check_env
 import rlenvs  # noqa: F401  (registers the ids)
 from rlenvs.envs.math.algebra import AlgebraEnv, algebra_task
 from rlenvs.envs.math.arithmetic import ArithmeticEnv, arithmetic_task
-from rlenvs.envs.math.procedural import (
+from rlenvs.rewards.math import math_answer_score
+from rlenvs.rewards.math.answer_form import (
     ANY_FORM,
     EXPANDED_POLYNOMIAL,
     NUMBER,
@@ -36,7 +37,6 @@ from rlenvs.envs.math.procedural import (
     answer_form,
     has_form,
 )
-from rlenvs.rewards.math import math_answer_score
 
 LEVELS = (1, 2, 3, 4, 5)
 ARITHMETIC = "rlenvs/Arithmetic-v1"

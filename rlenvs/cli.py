@@ -184,10 +184,10 @@ def tasks_check_command(args: argparse.Namespace) -> int:
 
 
 def export_command(args: argparse.Namespace) -> int:
-    """Write train.parquet and validation.parquet (`rlenvs.export.export_env`)."""
+    """Write train.parquet and validation.parquet (`rlenvs.integrations.parquet.export_env`)."""
     import pyarrow.parquet as pq
 
-    from rlenvs.export import export_env
+    from rlenvs.integrations.parquet import export_env
 
     paths = export_env(
         args.env_id,
@@ -205,8 +205,8 @@ def export_command(args: argparse.Namespace) -> int:
 
 
 def sft_data_command(args: argparse.Namespace) -> int:
-    """Write oracle conversations as chat JSONL (`rlenvs.sft.oracle_conversations`)."""
-    from rlenvs.sft import oracle_conversations, write_jsonl
+    """Write oracle conversations as chat JSONL (`rlenvs.integrations.sft.oracle_conversations`)."""
+    from rlenvs.integrations.sft import oracle_conversations, write_jsonl
 
     records = oracle_conversations(
         args.env_id, args.episodes, seed=args.seed, env_kwargs=env_kwargs_from_args(args.env_arg)

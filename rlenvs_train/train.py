@@ -12,7 +12,7 @@ The run, in order, everything under `trainer.output_dir`:
 2. The model: `trainer.policy.model.path`, or for "tiny" a random model built into
    `tiny-model/` (the offline quickstart: no download).
 3. An optional SFT warm-up (`trainer.sft_warmup.episodes > 0`) with TRL's `SFTTrainer` on
-   the env's oracle conversations (`rlenvs.sft`), one example per assistant turn with the
+   the env's oracle conversations (`rlenvs.integrations.sft`), one example per assistant turn with the
    loss on that turn only, saved to `sft-model/`: a model that never writes the answer
    format earns no reward for GRPO to climb.
 4. GRPO with TRL's `GRPOTrainer`, its rollouts played by `rlenvs_train.grpo`'s rollout
@@ -253,7 +253,7 @@ def _sft_warmup(
     from transformers import AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
-    from rlenvs.sft import oracle_conversations
+    from rlenvs.integrations.sft import oracle_conversations
 
     t, warmup = config.trainer, config.trainer.sft_warmup
     # Seeds far from the GRPO task draw's, so the warm-up does not pre-solve the train tasks.
@@ -393,7 +393,7 @@ def task_datasets(config: TrainConfig, output_dir: Path) -> tuple[Any, Any, Held
 
 
 def _train_and_validation(config: TrainConfig, output_dir: Path) -> tuple[Any, Any]:
-    from rlenvs.export import export_env
+    from rlenvs.integrations.parquet import export_env
     from rlenvs_train.grpo import env_dataset
 
     data, seed = config.data, config.trainer.seed
@@ -427,7 +427,7 @@ def _train_and_validation(config: TrainConfig, output_dir: Path) -> tuple[Any, A
 def _exported_rows(config: TrainConfig, files: Any, key: str) -> Any:
     from datasets import Dataset
 
-    from rlenvs.export import read_exported, rebuild_check
+    from rlenvs.integrations.parquet import read_exported, rebuild_check
     from rlenvs_train.grpo import TASK_ID, TASK_INDEX
 
     tasks = read_exported([str(f) for f in files], env_id=config.data.env)

@@ -1,4 +1,4 @@
-"""`rlenvs export` and `rlenvs.export`: real Parquet files, read back with pyarrow, and the
+"""`rlenvs export` and `rlenvs.integrations.parquet`: real Parquet files, read back with pyarrow, and the
 round trip a training driver makes (`read_exported` + `rebuild_check`)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import rlenvs
-from rlenvs.export import (
+from rlenvs.integrations.parquet import (
     EXPORT_SCHEMA,
     ExportedTask,
     atomic_path,

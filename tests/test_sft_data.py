@@ -1,4 +1,4 @@
-"""`rlenvs sft-data` and `rlenvs.sft`: oracle conversations from real envs, written as JSONL."""
+"""`rlenvs sft-data` and `rlenvs.integrations.sft`: oracle conversations from real envs, written as JSONL."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import gymnasium as gym
 import pytest
 
 from rlenvs.envs.math.gsm8k import worked_solution
-from rlenvs.sft import oracle_conversations, write_jsonl
+from rlenvs.integrations.sft import oracle_conversations, write_jsonl
 from tests.conftest import GSM8K_TEST
 
 GSM8K = "rlenvs/GSM8K-v1"

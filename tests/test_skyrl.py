@@ -11,8 +11,8 @@ import pytest
 skyrl_gym = pytest.importorskip("skyrl_gym", reason="SkyRL's env API: pip install skyrl-gym (.ci/run installs it)")
 
 import rlenvs  # noqa: E402 - registers the ids
-import rlenvs.skyrl  # noqa: E402
-from rlenvs.export import export_env  # noqa: E402
+import rlenvs.integrations.skyrl  # noqa: E402
+from rlenvs.integrations.parquet import export_env  # noqa: E402
 
 ARITHMETIC = "rlenvs/Arithmetic-v1"
 
@@ -47,13 +47,13 @@ def _gold(row: dict) -> str:
 
 
 def test_register_makes_every_rlenvs_id_a_skyrl_env_class():
-    ids = rlenvs.skyrl.register()
+    ids = rlenvs.integrations.skyrl.register()
     assert ARITHMETIC in ids and "rlenvs/HumanEval-v2" in ids
-    assert rlenvs.skyrl.register() == ids  # twice is harmless
+    assert rlenvs.integrations.skyrl.register() == ids  # twice is harmless
 
 
 def test_skyrls_generator_calls_play_exported_tasks(rows):
-    rlenvs.skyrl.register([ARITHMETIC])
+    rlenvs.integrations.skyrl.register([ARITHMETIC])
     for row in rows:
         assert _generator_episode(row, [_gold(row)])[:2] == (1.0, 1)
         reward, turns, chat = _generator_episode(row, ["no answer here", _gold(row)])
@@ -66,7 +66,7 @@ def test_a_served_env_under_skyrl(rows):
     pytest.importorskip("fastapi", reason="the env server: pip install -e '.[dev]'")
     from rlenvs.remote.server import EnvServer, serving
 
-    rlenvs.skyrl.register([ARITHMETIC])
+    rlenvs.integrations.skyrl.register([ARITHMETIC])
     with serving(EnvServer(ARITHMETIC, {"max_turns": 2})) as url:
         for row in rows[:3]:
             assert _generator_episode(row, [_gold(row)], {"url": url})[0] == 1.0
@@ -75,7 +75,7 @@ def test_a_served_env_under_skyrl(rows):
 
 
 def test_a_row_whose_task_changed_fails_loudly(rows):
-    rlenvs.skyrl.register([ARITHMETIC])
+    rlenvs.integrations.skyrl.register([ARITHMETIC])
     row = dict(rows[0], prompt=[{"role": "user", "content": "What is 1 + 1?"}])
     with pytest.raises(ValueError, match="changed since the export"):
         _generator_episode(row, [""])

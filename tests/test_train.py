@@ -180,7 +180,7 @@ def test_vllm_missing_fails_before_any_work(tmp_path: Path, monkeypatch: pytest.
 def test_trains_on_exported_parquet(tmp_path: Path) -> None:
     """`rlenvs export` then `rlenvs-train` on the file: the rows are checked against the env
     and played as their tasks; kwargs that pose other tasks are refused."""
-    from rlenvs.export import export_env
+    from rlenvs.integrations.parquet import export_env
 
     quickstart = load_config(EXAMPLES / "quickstart.yaml")  # what the run below trains unless told otherwise
     files = export_env(
@@ -294,7 +294,7 @@ def test_heldout_problems_are_apart_from_every_train_task(tmp_path: Path) -> Non
     assert again == heldout  # seeded: the same problems on every run with this seed
 
     # The SFT warm-up's oracle episodes are told apart by the same key (what _sft_warmup drops).
-    from rlenvs.sft import oracle_conversations
+    from rlenvs.integrations.sft import oracle_conversations
 
     conversations = oracle_conversations(config.data.env, 200, seed=7, env_kwargs=dict(config.data.env_kwargs))
     posing = [c for c in conversations if heldout.excludes_episode(c["messages"])]

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from rlenvs.core.checks import check_int
-from rlenvs.export import make_env
 from rlenvs.files import atomic_path
+from rlenvs.integrations.parquet import make_env
 
 __all__ = ["oracle_conversations", "write_jsonl"]
 

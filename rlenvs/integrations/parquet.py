@@ -90,7 +90,7 @@ and SkyRL/verl read nested structs by field name."""
 READ_COLUMNS = ("prompt", "extra_info")
 """What `read_exported` needs of a file; the rest is for the other trainers."""
 EXTRA_INFO_FIELDS = tuple(_EXTRA_INFO.names)
-WRITE_HINT = "export the file with `rlenvs export ENV_ID --output-dir DIR` (or rlenvs.export.export_env)"
+WRITE_HINT = "export the file with `rlenvs export ENV_ID --output-dir DIR` (or rlenvs.integrations.parquet.export_env)"
 
 
 @dataclass(frozen=True)

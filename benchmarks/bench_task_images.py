@@ -70,7 +70,7 @@ def _pss_kb(pid: int) -> int:
 
 
 def _upper_kb(pid: int) -> int:
-    from rlenvs.sandbox.rootfs import EPISODE_STAGE
+    from rlenvs.sandbox.shells.rootfs import EPISODE_STAGE
 
     stats = os.statvfs(f"/proc/{pid}/root{EPISODE_STAGE}")
     return (stats.f_blocks - stats.f_bfree) * stats.f_frsize // 1024
@@ -103,7 +103,7 @@ def _engine_builds(store_dir: Path, name: str) -> tuple[list[dict[str, Any]], An
     (the base root is the store's, made above: every backend stands in with the same root)."""
     from rlenvs.images.engine_build import build_with_engine
     from rlenvs.images.layers import LayerStore
-    from rlenvs.sandbox.containers import engine
+    from rlenvs.sandbox.shells.containers import engine
 
     base, cli = "ghcr.io/laude-institute/t-bench/ubuntu-24-04:20250624", engine(name).cli
     subprocess.run([cli, "rmi", "-f", base], capture_output=True, check=False)
@@ -136,7 +136,7 @@ def _engine_builds(store_dir: Path, name: str) -> tuple[list[dict[str, Any]], An
 
 def _latency(images: dict[str, Any]) -> list[dict[str, Any]]:
     """`true` in a warm session on each backend's image and on the host's /usr, interleaved."""
-    from rlenvs.sandbox.session import ShellSession
+    from rlenvs.sandbox.shells.session import ShellSession
 
     sessions = {name: ShellSession(image=image.root(), workdir=image.workdir) for name, image in images.items()}
     sessions["host"] = ShellSession(workdir="/app")
@@ -182,7 +182,7 @@ def _latency(images: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _memory(image: Any, backend: str) -> list[dict[str, Any]]:
-    from rlenvs.sandbox.session import ShellSession
+    from rlenvs.sandbox.shells.session import ShellSession
 
     sessions = [ShellSession(image=image.root(), workdir=image.workdir) for _ in range(EPISODES)]
     try:
@@ -318,7 +318,7 @@ def run() -> dict[str, Any]:
 
 
 def _docker_version() -> str:
-    from rlenvs.sandbox.containers import DockerEngine, engine
+    from rlenvs.sandbox.shells.containers import DockerEngine, engine
 
     docker = engine("docker")
     assert isinstance(docker, DockerEngine)

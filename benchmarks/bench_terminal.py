@@ -76,7 +76,7 @@ def _fresh_sandbox_argv() -> list[str]:
 
 
 def latency_rows() -> list[dict[str, Any]]:
-    from rlenvs.sandbox.session import ShellSession
+    from rlenvs.sandbox.shells.session import ShellSession
 
     fresh_argv = _fresh_sandbox_argv()
     with ShellSession() as session:

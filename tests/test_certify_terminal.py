@@ -11,7 +11,7 @@ import base64
 import pytest
 
 import rlenvs  # noqa: F401 - registers the ids
-from rlenvs.sandbox.verdict import modules_tests_import
+from rlenvs.sandbox.shells.verdict import modules_tests_import
 from rlenvs.testing.certify import CertifyReport, certify
 from tests.conftest import SHARED_DATA
 

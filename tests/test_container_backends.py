@@ -1,4 +1,4 @@
-"""The container backends (rlenvs.images.engine_build, rlenvs.sandbox.containers) against a
+"""The container backends (rlenvs.images.engine_build, rlenvs.sandbox.shells.containers) against a
 real Docker daemon and a real Podman: their stand-ins for bases they cannot pull, their build
 failures and refusals, and episodes, one container each. The Terminal-v1 verdicts on them are
 in test_terminal_images.py (its Harbor fixture runs on every backend that builds)."""
@@ -16,9 +16,10 @@ from rlenvs.envs.terminal.folders import load_task_folders
 from rlenvs.images.bases import BaseImageError
 from rlenvs.images.build import ImageBuildError
 from rlenvs.images.engine_build import STAND_IN_LABEL, build_with_engine
-from rlenvs.sandbox import Limits, containers
-from rlenvs.sandbox.containers import EngineUnavailable, check_daemon, engine
-from rlenvs.sandbox.session import ShellSession
+from rlenvs.sandbox import Limits
+from rlenvs.sandbox.shells import containers
+from rlenvs.sandbox.shells.containers import EngineUnavailable, check_daemon, engine
+from rlenvs.sandbox.shells.session import ShellSession
 
 HARBOR_TASK = Path(__file__).parent / "data" / "images" / "harbor-task"
 T_BENCH_UBUNTU = "ghcr.io/laude-institute/t-bench/ubuntu-24-04:20250624"

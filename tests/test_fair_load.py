@@ -23,8 +23,8 @@ from rlenvs.core.clock import CallCancelled, CallClock, Tenant, timing
 from rlenvs.remote import RemoteEnv
 from rlenvs.remote.server import EnvServer, serving
 from rlenvs.sandbox import Limits
-from rlenvs.sandbox.shared import shared_sandbox
-from rlenvs.sandbox.slots import FairSlots
+from rlenvs.sandbox.execution.shared import shared_sandbox
+from rlenvs.sandbox.execution.slots import FairSlots
 from rlenvs.vector import EnvPool
 
 HUMANEVAL = "rlenvs/HumanEval-v2"

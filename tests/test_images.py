@@ -16,7 +16,7 @@ from rlenvs.images.bases import BaseImageError, DebianRoot, LocalRoot, base_for
 from rlenvs.images.build import BuildOptions, ImageBuildError, build_image
 from rlenvs.images.dockerfile import instructions
 from rlenvs.images.layers import LayerStore, lookup
-from rlenvs.sandbox.session import ShellSession
+from rlenvs.sandbox.shells.session import ShellSession
 
 FIXTURE = Path(__file__).parent / "data" / "images" / "harbor-task" / "environment"
 """A Harbor task's environment in the shape measured over public Harbor tasks, its base the

@@ -21,7 +21,7 @@ from rlenvs.sandbox.cgroups import MemoryHierarchy, locate_memory_hierarchy, mem
 from rlenvs.sandbox.guest import seccomp
 from rlenvs.sandbox.launch import staged_guest_dir
 from rlenvs.sandbox.requests import BYTES_PER_INODE, MIN_INODES
-from rlenvs.sandbox.session import SessionError, ShellSession
+from rlenvs.sandbox.shells.session import SessionError, ShellSession
 
 MACHINE = os.uname().machine
 NUMBERS = seccomp.SYSCALLS.get(MACHINE, {})

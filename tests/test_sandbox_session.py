@@ -1,4 +1,4 @@
-"""The persistent shell session (rlenvs.sandbox.session): state between commands, limits per
+"""The persistent shell session (rlenvs.sandbox.shells.session): state between commands, limits per
 command, the workspace as the host reads it, isolation between sessions. Real bubblewrap."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from rlenvs.envs.terminal.tasks import Entry
 from rlenvs.envs.terminal.workspace import read_workspace
 from rlenvs.sandbox import Limits
-from rlenvs.sandbox.session import MAX_COMMAND_BYTES, ReadOnlyFolder, SessionError, ShellSession
+from rlenvs.sandbox.shells.session import MAX_COMMAND_BYTES, ReadOnlyFolder, SessionError, ShellSession
 
 pytestmark = pytest.mark.sandbox  # shell sessions run in the sandbox
 

@@ -16,7 +16,7 @@ import rlenvs  # noqa: F401 - registers the ids
 from rlenvs.envs.terminal import folders
 from rlenvs.envs.terminal.folders import TaskFolderError, load_task_folders
 from rlenvs.envs.terminal.tasks import TESTS_DIR, Entry
-from rlenvs.sandbox.verdict import VerdictRun
+from rlenvs.sandbox.shells.verdict import VerdictRun
 from tests.redteam.terminal import write_task_folder
 
 TEST_OUTPUTS = """\

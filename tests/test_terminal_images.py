@@ -153,7 +153,7 @@ def test_a_standard_module_name_in_the_workdir_is_not_imported_by_the_tests(harb
 def test_more_changes_than_can_be_read_get_no_test_run(harbor_env, monkeypatch) -> None:
     """Changes past the reader's cap are unread: they might hide a rewritten tool (red team,
     2026-12-02: 210,000 files, then a python3 on the tests' PATH, scored 1)."""
-    monkeypatch.setattr("rlenvs.sandbox.rootfs.MAX_CHANGES", 1000)
+    monkeypatch.setattr("rlenvs.sandbox.shells.rootfs.MAX_CHANGES", 1000)
     filler = "mkdir /opt/zz && cd /opt/zz && seq 1 1100 | xargs touch"
     plant = "printf '#!/bin/sh\\nexit 0\\n' > /opt/tools/python3 && chmod +x /opt/tools/python3"
     reward, info = _play(harbor_env, iter([f"```bash\n{filler}\n```", f"```bash\n{plant}\n```", "submit"]))

@@ -11,7 +11,7 @@ import pytest
 
 from rlenvs.envs.terminal.links import forbidden_links, workspace_links
 from rlenvs.envs.terminal.tree import WorkspaceUnreadable, walk
-from rlenvs.sandbox.verdict import SCRATCH_FOLDERS, VERDICT_ROOT
+from rlenvs.sandbox.shells.verdict import SCRATCH_FOLDERS, VERDICT_ROOT
 
 LINKS = {
     # into the reading process's files, directly or through the sandbox's /dev links

@@ -1,4 +1,4 @@
-"""A task folder's test run (rlenvs.sandbox.verdict.run_tests) in a real bubblewrap session:
+"""A task folder's test run (rlenvs.sandbox.shells.verdict.run_tests) in a real bubblewrap session:
 what the verdict enforces over the task's own variables, git's hardening, and the verdict's
 own folders, read-only for the run but for the tests' logs and TMPDIR."""
 
@@ -13,10 +13,10 @@ import pytest
 
 from rlenvs.envs.terminal.tasks import TESTS_DIR, Entry
 from rlenvs.sandbox import Limits
-from rlenvs.sandbox.rootfs import EpisodeChanges
-from rlenvs.sandbox.search_paths import LATE_PYTHONPATH
-from rlenvs.sandbox.session import ReadOnlyFolder, ShellSession
-from rlenvs.sandbox.verdict import (
+from rlenvs.sandbox.shells.rootfs import EpisodeChanges
+from rlenvs.sandbox.shells.search_paths import LATE_PYTHONPATH
+from rlenvs.sandbox.shells.session import ReadOnlyFolder, ShellSession
+from rlenvs.sandbox.shells.verdict import (
     LOGS_NAME,
     SITECUSTOMIZE,
     USERCUSTOMIZE,
@@ -298,7 +298,7 @@ def test_python_started_in_the_workdir_finds_the_workspaces_modules_after_python
     assert outcome.stdout == "/app\n5 /app\n5\nisolated: 0\n", outcome.stdout
 
 
-# --- on an image, what the tests run on is the image's (rlenvs.sandbox.verdict.toolchain_changes) -----
+# --- on an image, what the tests run on is the image's (rlenvs.sandbox.shells.verdict.toolchain_changes) -----
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""`run_tests_in_same_shell` (rlenvs.sandbox.verdict_shell): the tests see the shell the agent
+"""`run_tests_in_same_shell` (rlenvs.sandbox.shells.verdict_shell): the tests see the shell the agent
 left (its folder, the variables they name, its PATH after the system's), read by the host from
 the saved state, and nothing of it that changes how the tests run. The red-team cases of such
 a task are in tests/redteam/terminal.py."""
@@ -11,9 +11,9 @@ import pytest
 
 from rlenvs.envs.terminal.env import TerminalEnv
 from rlenvs.envs.terminal.folders import load_task_folders
-from rlenvs.sandbox.session import ShellSession
-from rlenvs.sandbox.verdict import SYSTEM_PATH, VerdictRun, run_tests
-from rlenvs.sandbox.verdict_shell import (
+from rlenvs.sandbox.shells.session import ShellSession
+from rlenvs.sandbox.shells.verdict import SYSTEM_PATH, VerdictRun, run_tests
+from rlenvs.sandbox.shells.verdict_shell import (
     SameShell,
     ShellState,
     denied,

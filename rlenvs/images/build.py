@@ -10,7 +10,7 @@ What a build does, instruction by instruction:
   root or a mapped image's, the last stage is the image, and a stage it needs nothing of is
   never built.
 - RUN (shell and JSON forms, and heredocs as BuildKit runs them: _heredoc_command):
-  bubblewrap over the layers (rlenvs.sandbox.rootfs), as the
+  bubblewrap over the layers (rlenvs.sandbox.shells.rootfs), as the
   image's root (or USER) in a user namespace, with the network (apt from the Debian
   archive, pip from the package index), Docker's default capabilities, the ENV and ARG
   values as its environment, in the WORKDIR. A failing step stops the build, naming the
@@ -75,7 +75,7 @@ from rlenvs.images.layers import (
     walk_image,
 )
 from rlenvs.sandbox.launch import find_bwrap
-from rlenvs.sandbox.rootfs import AGENT_CAPS, IdMap, Overlay, RootImage, bwrap_over_root, spawn
+from rlenvs.sandbox.shells.rootfs import AGENT_CAPS, IdMap, Overlay, RootImage, bwrap_over_root, spawn
 
 LOG = logging.getLogger("rlenvs.images")
 STEP_TIMEOUT_S = 1800.0

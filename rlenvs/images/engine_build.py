@@ -1,6 +1,6 @@
 """Images built by a container engine (the docker and podman backends): `docker build` (or
 `podman build`) of the task's own build context, episodes in containers of the result
-(rlenvs.sandbox.containers).
+(rlenvs.sandbox.shells.containers).
 
 The build is the engine's own, so every instruction it knows works, multi-stage builds
 included, and its layer cache is the engine's. What differs from a plain build is the FROM
@@ -56,7 +56,7 @@ from rlenvs.images.build import (
 )
 from rlenvs.images.dockerfile import DockerfileError, Instruction, instructions, words
 from rlenvs.images.layers import ImageUser, Layer, LayerStore, has_python_module, image_python, image_user
-from rlenvs.sandbox.containers import (
+from rlenvs.sandbox.shells.containers import (
     ENGINE_OPAQUE_XATTR,
     RLIMITS_FIX,
     RLIMITS_REFUSED,
@@ -65,7 +65,7 @@ from rlenvs.sandbox.containers import (
     EngineUnavailable,
     engine,
 )
-from rlenvs.sandbox.rootfs import IdMap
+from rlenvs.sandbox.shells.rootfs import IdMap
 
 STAND_IN_LABEL = "rlenvs.stand-in"
 """On a base image rlenvs imported: the key of the root it was made from."""

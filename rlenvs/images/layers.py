@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rlenvs.sandbox.rootfs import OPAQUE_XATTR, image_entry, merged_entry
+from rlenvs.sandbox.shells.rootfs import OPAQUE_XATTR, image_entry, merged_entry
 
 STORE_VARIABLE = "RLENVS_IMAGE_CACHE"
 
@@ -146,7 +146,7 @@ def _remove(path: Path) -> None:
 
 def lookup(layers: Sequence[Layer], path: str) -> tuple[Layer, os.stat_result] | None:
     """The entry at absolute `path` in the image the layers (base first) make, and the layer
-    it comes from (rlenvs.sandbox.rootfs.image_entry: overlayfs' rules). None: no such entry."""
+    it comes from (rlenvs.sandbox.shells.rootfs.image_entry: overlayfs' rules). None: no such entry."""
     by_folder = {str(layer.diff): layer for layer in layers}
     found = image_entry(tuple(reversed(by_folder)), path)
     return None if found is None else (by_folder[found[0]], found[1])

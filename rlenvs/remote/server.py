@@ -494,7 +494,7 @@ class Session:
         self.phase = "new"  # new | active | over
         self.tenant = Tenant()
         """The session as a tenant of the process's shared workers (sandbox slots go to the
-        tenant that has used them least: `rlenvs.sandbox.slots`)."""
+        tenant that has used them least: `rlenvs.sandbox.execution.slots`)."""
         self.clock: CallClock | None = None
         """The env call in flight, if any: cancelled when the session ends."""
         self._receiving: asyncio.Future[Any] | None = None

@@ -6,12 +6,16 @@
         program = TestProgram(tests=("assert add(2, 3) == 5",), remote={"add": "add"})
         sandbox.run_tests("def add(a, b): return a + b", program).all_passed   # True
 
-See `launch` for what the sandbox isolates, `pool` for the worker pool, `guest/` for the
-code that runs inside, and `requests` / `results` for what goes in and comes out.
+Two systems on one launcher: `execution/`, the pool of warm workers that run one program or
+test run per call (`Sandbox`), and `shells/`, persistent shell sessions for an agent's episode
+on the host, an image's root or a container, with the verdict that runs a task's tests there.
+Both start their workers through `launch` (what the sandbox isolates), `worker` and `cgroups`
+(the memory cap); `guest/` is the code that runs inside, `requests` / `results` what goes in
+and comes out.
 """
 
+from rlenvs.sandbox.execution.pool import Sandbox
 from rlenvs.sandbox.launch import SandboxUnavailable
-from rlenvs.sandbox.pool import Sandbox
 from rlenvs.sandbox.requests import Limits, TestProgram
 from rlenvs.sandbox.results import STATUSES, ExecResult, TestOutcome, TestReport
 

@@ -66,9 +66,9 @@ class WorkerLaunch:
     workspace through /proc/<that pid>/root."""
     spawn: Callable[..., subprocess.Popen[bytes]] | None = None
     """What starts `argv` (subprocess.Popen's arguments): None, Popen itself; a sandbox over
-    an image's root enters its namespace first (`rlenvs.sandbox.rootfs.spawn`)."""
+    an image's root enters its namespace first (`rlenvs.sandbox.shells.rootfs.spawn`)."""
     container: str | None = None
-    """The name of the Docker container the worker runs in (rlenvs.sandbox.containers)."""
+    """The name of the Docker container the worker runs in (rlenvs.sandbox.shells.containers)."""
     cleanup: Callable[[], None] | None = None
     """Run once the worker is killed: killing a `docker run` client leaves its container to
     the daemon, which this removes."""

@@ -72,7 +72,7 @@ class EnvPool:
     `executor="thread"` (default): the envs live in this process and each call runs on its
     own thread, at most `max_workers` at once (default `min(num_envs, 32)`): for steps that
     wait on the sandbox or the network. The sandbox has its own, smaller pool of workers,
-    shared fairly between the envs' episodes (`rlenvs.sandbox.slots`).
+    shared fairly between the envs' episodes (`rlenvs.sandbox.execution.slots`).
     `executor="process"`: env `i` lives in worker process `i % max_workers` (default
     `min(num_envs, os.cpu_count())`): for CPU-bound steps. See `rlenvs.vector.threads` and
     `rlenvs.vector.processes` for how each mode bounds and recovers from a stuck env.

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from rlenvs.envs.terminal.env import TerminalEnv
-from rlenvs.sandbox.verdict import SYSTEM_PATH
+from rlenvs.sandbox.shells.verdict import SYSTEM_PATH
 from tests.redteam import Case
 
 HELLO = "echo 'Hello, world!' > /app/hello.txt"

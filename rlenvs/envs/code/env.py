@@ -28,7 +28,7 @@ from rlenvs.core.task import Task, TaskSource
 from rlenvs.envs.code.feedback import failure_feedback
 from rlenvs.rewards.code import complete_function, extract_code, tests_reward
 from rlenvs.sandbox import Limits, Sandbox, TestProgram
-from rlenvs.sandbox.shared import shared_sandbox
+from rlenvs.sandbox.execution.shared import shared_sandbox
 
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_MEMORY_MB = 1024

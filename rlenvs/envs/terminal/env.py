@@ -20,8 +20,8 @@ Task source → prompt → action → transition → reward:
   `rlenvs.envs.terminal.workspace` (no symlink followed, no tool of the agent's used); task
   folders add their own tests, run after the agent's processes are gone, from nothing the
   agent wrote but the workspace (fresh /tmp and HOME, clean environment, a folder of their
-  own: `rlenvs.sandbox.verdict`); a `run_tests_in_same_shell` folder's tests start where the
-  agent's shell was and see some of its exported variables (`rlenvs.sandbox.verdict_shell`).
+  own: `rlenvs.sandbox.shells.verdict`); a `run_tests_in_same_shell` folder's tests start where the
+  agent's shell was and see some of its exported variables (`rlenvs.sandbox.shells.verdict_shell`).
 """
 
 from __future__ import annotations
@@ -60,9 +60,9 @@ from rlenvs.envs.terminal.tasks import TerminalTask, family_task, task_from_row
 from rlenvs.envs.terminal.workspace import Check, Verdict, WorkspaceUnreadable, check_all, read_workspace
 from rlenvs.sandbox import ExecResult, Limits
 from rlenvs.sandbox.launch import find_bwrap
-from rlenvs.sandbox.session import SessionError, ShellSession
-from rlenvs.sandbox.verdict import SCRATCH_FOLDERS, VERDICT_OUTPUT_BYTES, run_tests
-from rlenvs.sandbox.verdict_shell import SameShell, parse_shell_state, real_folder_inside, same_shell
+from rlenvs.sandbox.shells.session import SessionError, ShellSession
+from rlenvs.sandbox.shells.verdict import SCRATCH_FOLDERS, VERDICT_OUTPUT_BYTES, run_tests
+from rlenvs.sandbox.shells.verdict_shell import SameShell, parse_shell_state, real_folder_inside, same_shell
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are working in a Linux shell (bash) inside a sandbox with no network. Each reply runs one "
@@ -345,7 +345,7 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
                 "files through it, so they are not run; write the answer as a file"
             )
             return Verdict((*verdict.checks, Check("the task's tests pass", False, detail)), verdict.unreadable)
-        try:  # out of the agent's reach: see rlenvs.sandbox.verdict
+        try:  # out of the agent's reach: see rlenvs.sandbox.shells.verdict
             run = run_tests(
                 session,
                 task.tests,
@@ -362,7 +362,7 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
 
     def _same_shell(self, task: TerminalTask, session: ShellSession) -> SameShell:
         """What a same-shell task's tests take from the shell the agent left, read by the host
-        from its saved state (`rlenvs.sandbox.verdict_shell`): the working folder where it is
+        from its saved state (`rlenvs.sandbox.shells.verdict_shell`): the working folder where it is
         a real folder of the workspace, the exported variables the task's own variables or the
         tests' text name (none of the harness's test variables: TEST_DIR, ...), the PATH."""
         state = parse_shell_state(session.shell_state)

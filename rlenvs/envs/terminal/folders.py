@@ -55,7 +55,7 @@ is refused):
   nor /logs, so in the test files' text (UTF-8 ones) `/tests` is rewritten to TESTS_DIR
   and `/logs` to a folder inside it. Harbor's `[verifier].env` is set for the tests
   and `[solution].env` exported for the solution (literal values only).
-- where the tests run: out of the agent's reach (`rlenvs.sandbox.verdict`): after its
+- where the tests run: out of the agent's reach (`rlenvs.sandbox.shells.verdict`): after its
   processes are gone, with /tmp emptied, in a tests folder of a random name (the path
   TESTS_DIR in their text is rewritten to it), with a fresh HOME, a clean environment (the
   task's variables, the system PATH, no user site for python3, the verdict's own
@@ -68,7 +68,7 @@ is refused):
   into the agent's own shell) keeps all of that, and the tests start where the agent's shell
   was (a real folder of the workspace), with the exported variables the task's ENV or the
   tests' text name (never a loader's, bash's, Python's, pytest's, git's, ... knob) and the
-  agent's PATH entries after the system's: `rlenvs.sandbox.verdict_shell` says what is carried
+  agent's PATH entries after the system's: `rlenvs.sandbox.shells.verdict_shell` says what is carried
   and why no more.
 - timeouts: `max_test_timeout_sec` / `[verifier].timeout_sec` is the tests' time limit
   (`test_timeout_s`); without it, the harness's own default (Terminal-Bench 60 s, Harbor
@@ -98,7 +98,7 @@ each line is read): the steps of a test script that fetch its test tools and pac
 install curl, uv's installer, `uv venv`, `uv pip install`, `uv add`, `pip install`, `uvx
 --with`) are taken out and its pytest run becomes `python3 -m pytest ...`. On the backends
 that build an image, what they install, and pytest, are the verdict's own packages, installed
-from PyPI as the folder loads (`rlenvs.sandbox.verdict_packages`, cached), read-only (a layer
+from PyPI as the folder loads (`rlenvs.sandbox.shells.verdict_packages`, cached), read-only (a layer
 over the image under bubblewrap, a volume in a container) and first on the tests' PYTHONPATH:
 the image needs no pytest. On the host they must already be there (a distribution is found by
 its name, `pyyaml`, through its metadata, not by the module it provides).
@@ -138,12 +138,12 @@ from rlenvs.images.bases import BaseImageError
 from rlenvs.images.build import Image, ImageBuildError, build_image
 from rlenvs.images.engine_build import EngineImage, build_with_engine
 from rlenvs.images.layers import StoreError
-from rlenvs.sandbox.containers import ENGINE_OPAQUE_XATTR, ENGINES, ContainerImage, EngineUnavailable, engine
 from rlenvs.sandbox.launch import SYSTEM_PYTHON, check_workspace_path
-from rlenvs.sandbox.rootfs import OPAQUE_XATTR, EpisodeImage, RootImage, RootUnavailable
-from rlenvs.sandbox.session import MAX_COMMAND_BYTES
-from rlenvs.sandbox.verdict import LOGS_NAME, PACKAGES_VARIABLE, VERDICT_PACKAGES
-from rlenvs.sandbox.verdict_packages import (
+from rlenvs.sandbox.shells.containers import ENGINE_OPAQUE_XATTR, ENGINES, ContainerImage, EngineUnavailable, engine
+from rlenvs.sandbox.shells.rootfs import OPAQUE_XATTR, EpisodeImage, RootImage, RootUnavailable
+from rlenvs.sandbox.shells.session import MAX_COMMAND_BYTES
+from rlenvs.sandbox.shells.verdict import LOGS_NAME, PACKAGES_VARIABLE, VERDICT_PACKAGES
+from rlenvs.sandbox.shells.verdict_packages import (
     PackagesError,
     distribution_imports,
     image_pytest_plugins,
@@ -317,7 +317,7 @@ def _terminal_bench(folder: Path, backend: str, network: bool) -> TerminalTask:
         folder, instruction.strip(), image, solution, tests, test_command, test_timeout_s, verdict_env, root, network
     )
     # run_tests_in_same_shell: the tests still run out of the agent's reach, taking from its
-    # shell only what rlenvs.sandbox.verdict_shell allows (its folder, named variables, PATH)
+    # shell only what rlenvs.sandbox.shells.verdict_shell allows (its folder, named variables, PATH)
     return dataclasses.replace(task, test_parser="pytest", same_shell=same_shell)
 
 
@@ -649,7 +649,7 @@ def _test_tools(
     has_module: ModuleCheck | None,
 ) -> tuple[BuiltImage | None, ModuleCheck | None, dict[str, str]]:
     """What the tests run with: on an image (bubblewrap, Docker, Podman), the verdict's own
-    packages (rlenvs.sandbox.verdict_packages: pytest and what the runner installs, from PyPI,
+    packages (rlenvs.sandbox.shells.verdict_packages: pytest and what the runner installs, from PyPI,
     cached), a layer on top of the image's under bubblewrap, a read-only volume in a
     container, with the variables that put them on the tests' PYTHONPATH and load the pytest
     plugins among them and those the image's own build installed; the image then needs no

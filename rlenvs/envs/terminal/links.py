@@ -15,7 +15,7 @@ The rule (`forbidden_links`): a workspace link fails the verdict when its target
 through the workspace's other links with "." and ".." applied step by step (".." stops at
 "/"), is at any step under /proc, /dev/fd, /dev/stdin, /dev/stdout, /dev/stderr, /dev/core
 (the links of the sandbox's /dev into /proc) or one of the folders the caller names (the
-env: /tmp and /dev/shm, `rlenvs.sandbox.verdict.SCRATCH_FOLDERS`). "At any step",
+env: /tmp and /dev/shm, `rlenvs.sandbox.shells.verdict.SCRATCH_FOLDERS`). "At any step",
 because the kernel resolves what follows a /proc link from where that link leads, which no
 reading of the text can know (`/proc/self/cwd/../..`). Links anywhere else are fine: to
 /dev/null, to /etc or /usr, to another workspace file, to nothing at all.

@@ -41,9 +41,9 @@ from rlenvs.envs.terminal.tasks import Entry, TerminalTask
 from rlenvs.envs.terminal.tree import WorkspaceUnreadable, walk
 from rlenvs.envs.terminal.workspace import read_file
 from rlenvs.sandbox.guest.shell import SAFE_ENV, SHELL_SESSION
-from rlenvs.sandbox.rootfs import EpisodeImage
-from rlenvs.sandbox.session import MAX_COMMAND_BYTES, SessionError, ShellSession
-from rlenvs.sandbox.verdict import SCRATCH_FOLDERS
+from rlenvs.sandbox.shells.rootfs import EpisodeImage
+from rlenvs.sandbox.shells.session import MAX_COMMAND_BYTES, SessionError, ShellSession
+from rlenvs.sandbox.shells.verdict import SCRATCH_FOLDERS
 
 DIGEST_LIMIT = 1 << 20
 """Files up to this size are compared by content; a larger one by its size, times and inode

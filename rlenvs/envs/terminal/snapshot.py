@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from rlenvs.envs.terminal.tasks import Entry
 from rlenvs.envs.terminal.tree import MAX_TREE_ENTRIES, WorkspaceUnreadable, walk
 from rlenvs.envs.terminal.workspace import read_file
-from rlenvs.sandbox.session import SessionError, ShellSession
+from rlenvs.sandbox.shells.session import SessionError, ShellSession
 
 LINKS_DIR = "/tmp/rlenvs-restore"
 """Where a restore writes the list of links and FIFOs to make, in the new sandbox's /tmp

@@ -20,9 +20,9 @@ from rlenvs.core.procedural import Family as Family
 from rlenvs.core.procedural import task_rng as task_rng  # the seeding of every family, kept importable here
 from rlenvs.core.task import Task
 from rlenvs.envs.terminal.workspace import Expectation, expectation_from_dict, normalise_path
-from rlenvs.sandbox.rootfs import EpisodeImage
-from rlenvs.sandbox.verdict import TESTS_DIR as TESTS_DIR  # the name task folders' tests use for their folder
-from rlenvs.sandbox.verdict_shell import words
+from rlenvs.sandbox.shells.rootfs import EpisodeImage
+from rlenvs.sandbox.shells.verdict import TESTS_DIR as TESTS_DIR  # the name task folders' tests use for their folder
+from rlenvs.sandbox.shells.verdict_shell import words
 
 MAX_SETUP_BYTES = 16 << 20
 """The initial workspace's total size: it is sent to the sandbox once per episode."""
@@ -110,7 +110,7 @@ class TerminalTask(Task):
     tests: tuple[Entry, ...] = ()
     """Test files copied in after the agent finished (task folders), out of the agent's sight."""
     test_command: str = ""
-    """Run after the agent finished as a `rlenvs.sandbox.verdict` test run (fresh /tmp and
+    """Run after the agent finished as a `rlenvs.sandbox.shells.verdict` test run (fresh /tmp and
     HOME, clean environment, started in the workspace), with `tests` in the folder TESTS_DIR
     names; exit status 0 (and `test_parser`'s reading) is one more expectation met. Empty:
     the expectations alone decide."""
@@ -135,7 +135,7 @@ class TerminalTask(Task):
     same_shell: bool = False
     """Terminal-Bench's `run_tests_in_same_shell`: the tests start where the agent's shell was
     and see some of its exported variables and PATH, still out of its reach
-    (`rlenvs.sandbox.verdict_shell` says what is carried and why no more)."""
+    (`rlenvs.sandbox.shells.verdict_shell` says what is carried and why no more)."""
 
     @functools.cached_property
     def test_words(self) -> frozenset[str]:

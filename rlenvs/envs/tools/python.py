@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from rlenvs.core.checks import check_int
 from rlenvs.rewards.code import python_blocks
 from rlenvs.sandbox import ExecResult, Limits
-from rlenvs.sandbox.shared import shared_sandbox
+from rlenvs.sandbox.execution.shared import shared_sandbox
 
 DEFAULT_LIMITS = Limits(timeout_s=5.0, memory_mb=512, output_bytes=16 * 1024)
 

@@ -31,7 +31,7 @@ import re
 import shlex
 from collections.abc import Callable, Iterator, Sequence
 
-from rlenvs.sandbox.verdict import VERDICT_ROOT, imported_modules
+from rlenvs.sandbox.shells.verdict import VERDICT_ROOT, imported_modules
 from rlenvs.testing.certify.probes import Probe, Subject
 
 PAYLOAD = "import os\nos._exit(0)\n"

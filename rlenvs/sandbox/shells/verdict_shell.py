@@ -7,7 +7,7 @@ BASHOPTS where exported), and nothing else of it: not its unexported variables, 
 aliases or options. So a task may check the shell the agent leaves: `cd` into the project,
 `export GREETING=...`, an activated venv.
 
-Here the tests still run out of the agent's reach (`rlenvs.sandbox.verdict`): after its
+Here the tests still run out of the agent's reach (`rlenvs.sandbox.shells.verdict`): after its
 processes are gone, in a clean environment, with the verdict's protections. What they take from
 the agent's shell is read from its saved state (`ShellSession.shell_state`, `declare -p`
 output) by the host, with `parse_shell_state` (nothing of the agent's runs to read it), and is
@@ -238,7 +238,7 @@ def words(texts: Iterable[bytes]) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class SameShell:
-    """What a test run takes from the agent's shell (`rlenvs.sandbox.verdict.run_tests(shell=)`)."""
+    """What a test run takes from the agent's shell (`rlenvs.sandbox.shells.verdict.run_tests(shell=)`)."""
 
     cwd: str
     """Where the tests start: the workspace or a real folder in it."""

@@ -1,4 +1,4 @@
-"""Enter an image's root: the first process of a sandbox over a built image (rlenvs.sandbox.rootfs).
+"""Enter an image's root: the first process of a sandbox over a built image (rlenvs.sandbox.shells.rootfs).
 
 Run as its own process, with the standard library only (`python -I -S enter_root.py SPEC`),
 it makes a user and a mount namespace, waits while the host writes its uid and gid maps

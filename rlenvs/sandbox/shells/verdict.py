@@ -22,7 +22,7 @@ So a test run (`VerdictRun`) is built from nothing the agent wrote, but for the 
   TMPDIR (a folder of the run's own), LANG, then the task's own variables, then what the
   verdict enforces over them: the task's PATH and PYTHONPATH with the entries the agent could
   write (its `/app`) after the system's folders and Python's own modules
-  (`rlenvs.sandbox.search_paths`), PYTHONNOUSERSITE=1 (no user site: python3 -s),
+  (`rlenvs.sandbox.shells.search_paths`), PYTHONNOUSERSITE=1 (no user site: python3 -s),
   PYTHONDONTWRITEBYTECODE=1, PYTHONSAFEPATH=1 with PYTHONPATH led by a folder of the
   verdict's own holding its `sitecustomize.py` (`SITECUSTOMIZE`: for -m, -c and stdin the
   start folder goes at the end of sys.path, not the front, so the workspace's `unittest.py`
@@ -49,7 +49,7 @@ So a test run (`VerdictRun`) is built from nothing the agent wrote, but for the 
   starts with exactly those variables (`ShellSession.run(environment=...)`): no shell of the
   session's and no `env -i` before it;
 - for a task whose tests Terminal-Bench runs in the agent's own shell (`run_tests_in_same_shell`),
-  `run_tests(shell=...)` adds what `rlenvs.sandbox.verdict_shell` allows of the shell the agent
+  `run_tests(shell=...)` adds what `rlenvs.sandbox.shells.verdict_shell` allows of the shell the agent
   left, and nothing that changes how the tests run: they start in its folder where that is a
   real folder of the workspace, get the exported variables the task or the tests name (never
   a loader's, bash's, Python's, pytest's, git's, ... knob; all that the verdict enforces comes
@@ -88,10 +88,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlenvs.sandbox.results import ExecResult
-from rlenvs.sandbox.rootfs import MAX_CHANGES, EpisodeChanges
-from rlenvs.sandbox.search_paths import LATE_PYTHONPATH, ordered_path, split_python_path, writable
-from rlenvs.sandbox.session import ReadOnlyFolder, ShellSession, WorkspaceEntry
-from rlenvs.sandbox.verdict_shell import GUARDED, SameShell, extra_path, guard_script
+from rlenvs.sandbox.shells.rootfs import MAX_CHANGES, EpisodeChanges
+from rlenvs.sandbox.shells.search_paths import LATE_PYTHONPATH, ordered_path, split_python_path, writable
+from rlenvs.sandbox.shells.session import ReadOnlyFolder, ShellSession, WorkspaceEntry
+from rlenvs.sandbox.shells.verdict_shell import GUARDED, SameShell, extra_path, guard_script
 
 TESTS_DIR = "/tmp/rlenvs-tests"
 """The name a task's tests and test command use for the tests' folder; each run rewrites it to
@@ -250,7 +250,7 @@ and defines in its .git/config, which git names one by one. What they run is a p
 the agent's that runs as the tests do, like any program of the agent's the tests run: it
 cannot rewrite the tests or the verdict's files, which are read-only for the run."""
 VERDICT_PACKAGES = "/opt/rlenvs-verdict/packages"
-"""Where an image's tests find the verdict's own packages (`rlenvs.sandbox.verdict_packages`:
+"""Where an image's tests find the verdict's own packages (`rlenvs.sandbox.shells.verdict_packages`:
 pytest and what the task's test script installs, built from PyPI when the folder loads, a
 read-only layer on top of the image); first on their PYTHONPATH after `site` when the task's
 variables name it (PACKAGES_VARIABLE)."""
@@ -274,7 +274,7 @@ class VerdictRun:
     root: str = VERDICT_ROOT
     shell: SameShell | None = None
     """What a `run_tests_in_same_shell` task's tests take from the agent's shell
-    (`rlenvs.sandbox.verdict_shell`): where they start, some variables, PATH entries."""
+    (`rlenvs.sandbox.shells.verdict_shell`): where they start, some variables, PATH entries."""
 
     @classmethod
     def new(cls, workdir: str, shell: SameShell | None = None) -> VerdictRun:
@@ -310,7 +310,7 @@ class VerdictRun:
     @property
     def guard(self) -> str:
         """A same-shell run's folder of stand-ins for `GUARDED` program names, on PATH between
-        the system's folders and the agent's (`rlenvs.sandbox.verdict_shell`)."""
+        the system's folders and the agent's (`rlenvs.sandbox.shells.verdict_shell`)."""
         return f"{self.root}/bin"
 
     def agent_path(self, present: str) -> list[str]:
@@ -338,7 +338,7 @@ class VerdictRun:
 
     def writable(self, entry: str) -> bool:
         """Whether the agent, or what the tests run, could write below the search-path `entry`
-        (`rlenvs.sandbox.search_paths.writable`): the workspace, the scratch folders, the
+        (`rlenvs.sandbox.shells.search_paths.writable`): the workspace, the scratch folders, the
         writable folders of `read_only`, anything relative."""
         scratch = (self.workdir, *SCRATCH_FOLDERS)
         return writable(entry, scratch=scratch, read_only=self.root, inside=(self.logs, self.tmp))
@@ -404,7 +404,7 @@ class VerdictRun:
         variables (`task_environment`, TESTS_DIR in them rewritten) over them, and over those
         what the verdict enforces (a task's PYTHONPATH and PYTEST_ADDOPTS come after its own,
         and the entries of its PATH and PYTHONPATH that the agent could write after the
-        system's: `rlenvs.sandbox.search_paths`). `imports`: the top-level modules the tests
+        system's: `rlenvs.sandbox.shells.search_paths`). `imports`: the top-level modules the tests
         import by name (`modules_tests_import`), the only ones the toolchain may take from the agent's
         folders."""
         task = {name: value.replace(TESTS_DIR, self.tests_dir) for name, value in task_environment}
@@ -609,7 +609,7 @@ def run_tests(
     command: scratch folders emptied, the tests copied in, the script run in a fresh shell
     with the task's `environment` (name, value pairs) and the verdict's folders read-only.
     `shell`: for a `run_tests_in_same_shell` task, what the tests take from the agent's shell
-    (`rlenvs.sandbox.verdict_shell`; on an image the folders of its PATH count among those
+    (`rlenvs.sandbox.shells.verdict_shell`; on an image the folders of its PATH count among those
     the episode must not have changed). Raises SessionError when the sandbox cannot be set up
     for it (the tests then did not run); a run whose folders could not be made read-only did
     not run either and fails, saying so in its output."""

@@ -202,7 +202,7 @@ def bwrap_over_root(
 class EpisodeImage(Protocol):
     """What a shell session runs on (`ShellSession(image=...)`): a built image whose every
     episode gets a copy-on-write view of its own, under bubblewrap (`RootImage`) or in a
-    container of a daemon's (rlenvs.sandbox.containers.ContainerImage)."""
+    container of a daemon's (rlenvs.sandbox.shells.containers.ContainerImage)."""
 
     @property
     def backend(self) -> str:

@@ -12,7 +12,7 @@ and its C library, read from its layers (`image_python_target`), never by runnin
 of the image's. They are a layer of their own (`packages_layer`), cached in the image store
 by (Python version, C library, machine, requirements), put on top of the image's layers at
 VERDICT_PACKAGES, and first on the tests' PYTHONPATH after the verdict's sitecustomize
-(rlenvs.sandbox.verdict). Out of the agent's reach: the layer's files belong to the host's
+(rlenvs.sandbox.shells.verdict). Out of the agent's reach: the layer's files belong to the host's
 root, which is no id of the sandbox's when rlenvs runs as root (the image's root cannot
 write them); on a host where it is, an episode that changed anything there gets no test
 run (verdict.toolchain_changes), as for the image's own interpreter.
@@ -44,8 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rlenvs.images.layers import LayerStore, image_python, layer_key
-from rlenvs.sandbox.rootfs import OPAQUE_XATTR, IdMap, image_entry
-from rlenvs.sandbox.verdict import VERDICT_PACKAGES
+from rlenvs.sandbox.shells.rootfs import OPAQUE_XATTR, IdMap, image_entry
+from rlenvs.sandbox.shells.verdict import VERDICT_PACKAGES
 
 DEFAULT_PYTEST = "pytest==8.4.1"
 """The pytest the verdict brings when the script names none (Terminal-Bench's own pin)."""

@@ -11,7 +11,7 @@ import atexit
 import os
 import threading
 
-from rlenvs.sandbox.pool import Sandbox
+from rlenvs.sandbox.execution.pool import Sandbox
 
 _lock = threading.Lock()
 _pools: dict[bool, Sandbox] = {}

@@ -27,6 +27,7 @@ from typing import Self
 
 from rlenvs.core.checks import check_int
 from rlenvs.core.clock import CallCancelled, current_clock
+from rlenvs.sandbox.execution.slots import FairSlots
 from rlenvs.sandbox.launch import (
     WorkerLaunch,
     bwrap_launch,
@@ -35,7 +36,6 @@ from rlenvs.sandbox.launch import (
 )
 from rlenvs.sandbox.requests import Limits, TestProgram
 from rlenvs.sandbox.results import ExecResult, TestOutcome, TestReport
-from rlenvs.sandbox.slots import FairSlots
 from rlenvs.sandbox.worker import RECORDS, Worker, WorkerFailed, unsafe_workdir
 
 DEFAULT_MAX_USES = 1000

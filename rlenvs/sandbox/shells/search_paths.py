@@ -13,7 +13,7 @@ workspace's, /tmp's, /dev/shm's and relative ones, keep the task's meaning (its 
 import, its tools run) but come after what the system has:
 
 - PATH (`ordered_path`): the task's other entries in their order, then the system folders of
-  `rlenvs.sandbox.verdict.SYSTEM_PATH` it left out, then the writable entries;
+  `rlenvs.sandbox.shells.verdict.SYSTEM_PATH` it left out, then the writable entries;
 - PYTHONPATH (`split_python_path`): the others stay on PYTHONPATH, after the verdict's own site
   folder; the writable ones move to `LATE_PYTHONPATH`, which the verdict's sitecustomize
   puts at the end of sys.path, after the standard library and what is installed, as it puts

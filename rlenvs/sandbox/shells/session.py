@@ -29,7 +29,6 @@ import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol, Self
 
-from rlenvs.sandbox.containers import ContainerImage
 from rlenvs.sandbox.launch import (
     DEFAULT_WORKSPACE,
     WorkerLaunch,
@@ -41,7 +40,8 @@ from rlenvs.sandbox.launch import (
 )
 from rlenvs.sandbox.requests import Limits
 from rlenvs.sandbox.results import ExecResult
-from rlenvs.sandbox.rootfs import EpisodeChanges, EpisodeImage, RootImage
+from rlenvs.sandbox.shells.containers import ContainerImage
+from rlenvs.sandbox.shells.rootfs import EpisodeChanges, EpisodeImage, RootImage
 from rlenvs.sandbox.worker import Worker, WorkerFailed, unsafe_workdir
 
 LOST = "the session's sandbox died and its workspace with it; reset() starts a new one"
@@ -57,7 +57,7 @@ class SessionError(RuntimeError):
 class ReadOnlyFolder:
     """A folder one command sees read-only (`ShellSession.run`), but for the folders inside it
     in `writable`: a verdict's own files, which the code its tests run must not rewrite for
-    the tests after it (`rlenvs.sandbox.verdict`; guest `readonly`)."""
+    the tests after it (`rlenvs.sandbox.shells.verdict`; guest `readonly`)."""
 
     folder: str
     writable: tuple[str, ...] = ()
@@ -112,8 +112,8 @@ class ShellSession:
             raise TypeError(f"limits must be a rlenvs.sandbox.Limits, got {type(limits).__name__}")
         if image is not None and not isinstance(image, (RootImage, ContainerImage)):
             raise TypeError(
-                "image must be a rlenvs.sandbox.rootfs.RootImage (Image.root()) or a "
-                f"rlenvs.sandbox.containers.ContainerImage, got {type(image).__name__}"
+                "image must be a rlenvs.sandbox.shells.rootfs.RootImage (Image.root()) or a "
+                f"rlenvs.sandbox.shells.containers.ContainerImage, got {type(image).__name__}"
             )
         if image is not None and unsafe:
             raise ValueError("a session on an image needs the sandbox: unsafe=True has no image to run on")
@@ -163,7 +163,7 @@ class ShellSession:
 
     def image_changes(self, skip: Sequence[str] = ()) -> EpisodeChanges:
         """On an image: the paths this episode changed in it, but at or below `skip`
-        (rlenvs.sandbox.rootfs.episode_changes)."""
+        (rlenvs.sandbox.shells.rootfs.episode_changes)."""
         worker = self._episode_worker()
         if self.image is None or worker is None:
             raise SessionError("image_changes needs a live session on an image" if worker else LOST)

@@ -11,7 +11,7 @@ import pytest
 
 from rlenvs.envs.math.gsm8k import worked_solution
 from rlenvs.envs.math.gsm8k_tool import DEFAULT_SYSTEM_PROMPT, TOOL_FORMAT_REMINDER, GSM8KToolEnv
-from rlenvs.envs.tools.calculator_turns import MAX_CALLS_PER_REPLY, find_calculator_calls
+from rlenvs.envs.tools.calculator_calls import MAX_CALLS_PER_REPLY, find_calculator_calls
 from rlenvs.rewards.math import parse_number
 from tests.conftest import GSM8K_TEST
 

@@ -1,7 +1,7 @@
 """rlenvs/Arithmetic-Tool-v1: Arithmetic-v1's problems over several turns, with a calculator.
 
 The tasks, levels, task ids and reward are Arithmetic-v1's; the turn structure is the
-calculator protocol of `rlenvs.envs.tools.calculator_turns` (as in GSM8K-Tool-v1): a reply
+calculator protocol of `rlenvs.envs.tools.turns` and `.calculator_calls` (as in GSM8K-Tool-v1): a reply
 with a final answer is scored as in Arithmetic-v1, a reply with calculator calls gets their
 results as the next observation (`<result>16</result>`), and anything else gets a reminder
 of both formats. Truncated after `max_turns` replies (default 3) without a final answer.
@@ -31,7 +31,8 @@ from rlenvs.envs.math.arithmetic import DEFAULT_LEVEL, ArithmeticEnv
 from rlenvs.envs.math.procedural import boxed
 from rlenvs.envs.math.tasks import MathTask
 from rlenvs.envs.tools.calculator import CalculatorError, calculate
-from rlenvs.envs.tools.calculator_turns import CalculatorTurns, calculator_call
+from rlenvs.envs.tools.calculator_calls import Calculator, calculator_call
+from rlenvs.envs.tools.turns import ToolTurns
 
 DEFAULT_MAX_TURNS = 3
 """A call, one more if the first went wrong, an answer."""
@@ -65,10 +66,11 @@ def share_point(task_id: str) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-class ArithmeticToolEnv(CalculatorTurns, ArithmeticEnv):
+class ArithmeticToolEnv(ToolTurns, ArithmeticEnv):
     """Arithmetic with a calculator tool: call `<calculator>...</calculator>`, answer `\\boxed{N}`."""
 
     env_name = "Arithmetic-Tool-v1"
+    tools = (Calculator(),)
     tool_format_reminder = TOOL_FORMAT_REMINDER
 
     def __init__(

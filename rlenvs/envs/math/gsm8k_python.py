@@ -1,8 +1,8 @@
 """rlenvs/GSM8K-Python-v2: GSM8K over several turns, with a sandboxed Python interpreter.
 
 Tasks, data and reward are GSM8K-v1's (this env subclasses `GSM8KEnv`); the model may run
-Python (`rlenvs.envs.tools.python.PythonTool`, in the sandbox) before answering. Each reply
-is read in this order:
+Python (`rlenvs.envs.tools.python.PythonTool`, in the sandbox) before answering, through
+`rlenvs.envs.tools.turns.ToolTurns`. Each reply is read in this order:
 
 1. A marked final answer (`\\boxed{N}`, `#### N`, "The answer is N") ends the episode and is
    scored as in GSM8K-v1; code blocks in the same reply are not run (an answer cannot
@@ -18,18 +18,13 @@ gold solution's last `<<expression=result>>` calculation with Python, then answe
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping
-from typing import Any
-
 from rlenvs.core.checks import check_flag
-from rlenvs.core.env import Judgement
 from rlenvs.data import DataFiles
 from rlenvs.envs.math.gsm8k import GSM8KEnv
 from rlenvs.envs.math.gsm8k_tool import last_annotated_calculation
 from rlenvs.envs.math.tasks import MathTask
 from rlenvs.envs.tools.python import PythonTool
-from rlenvs.rewards.math import extract_final_answer
+from rlenvs.envs.tools.turns import ToolTurns
 
 DEFAULT_MAX_TURNS = 5
 ANSWER_FORMAT = (
@@ -38,7 +33,7 @@ ANSWER_FORMAT = (
 )
 
 
-class GSM8KPythonEnv(GSM8KEnv):
+class GSM8KPythonEnv(ToolTurns, GSM8KEnv):
     """GSM8K with a Python tool: run ```python blocks in the sandbox, answer `\\boxed{N}`."""
 
     def __init__(
@@ -54,6 +49,7 @@ class GSM8KPythonEnv(GSM8KEnv):
         check_flag("oracle_uses_python", oracle_uses_python)
         check_flag("unsafe_sandbox", unsafe_sandbox)
         self.tool = PythonTool(unsafe_sandbox=unsafe_sandbox)
+        self.tools = (self.tool,)
         if system_prompt is None:
             system_prompt = f"Solve the math word problem. {self.tool.usage} {ANSWER_FORMAT}"
         super().__init__(
@@ -64,19 +60,9 @@ class GSM8KPythonEnv(GSM8KEnv):
             render_mode=render_mode,
         )
         self.oracle_uses_python = oracle_uses_python
-        self.format_reminder = (
+        self.tool_format_reminder = (
             f"I found neither a final answer nor a code block in your reply. {self.tool.usage} {ANSWER_FORMAT}"
         )
-
-    def judge(self, task: MathTask, reply: str) -> Judgement:
-        blocks = self.tool.calls(reply)
-        if not blocks or extract_final_answer(reply).answer is not None:
-            verdict = super().judge(task, reply)
-            feedback = verdict.feedback if verdict.resolved else self.format_reminder
-            return dataclasses.replace(verdict, feedback=feedback, info=_tool_info(verdict.info, 0, 0))
-        observation, failures = self.tool.run(blocks)
-        info = _tool_info({"parsed_answer": None, "hedged": False}, min(len(blocks), self.tool.max_calls), failures)
-        return Judgement(0.0, resolved=False, correct=False, feedback=observation, info=info)
 
     def oracle_reply(self, task: MathTask, turn: int) -> str:
         solution = super().oracle_reply(task, turn)
@@ -85,7 +71,3 @@ class GSM8KPythonEnv(GSM8KEnv):
             if calculation is not None:
                 return f"Let me compute it.\n```python\nprint({calculation[0]})\n```"
         return solution
-
-
-def _tool_info(info: Mapping[str, Any], calls: int, failures: int) -> dict[str, Any]:
-    return {**info, "tool_calls": calls, "tool_errors": failures}

@@ -1,7 +1,8 @@
 """rlenvs/GSM8K-Tool-v1: GSM8K over several turns, with a calculator the model can call.
 
 The tasks, data loading and reward are GSM8K-v1's (this env subclasses `GSM8KEnv`); what
-differs is the turn structure, `rlenvs.envs.tools.calculator_turns`: a reply with a marked
+differs is the turn structure, `rlenvs.envs.tools.turns` with the calculator of
+`rlenvs.envs.tools.calculator_calls`: a reply with a marked
 final answer is scored exactly as in GSM8K-v1; otherwise its calculator calls
 `<calculator>EXPRESSION</calculator>` are run and the next observation holds their results
 (`<result>24</result>` or `<error>what was wrong</error>`, one line each); otherwise
@@ -23,24 +24,15 @@ from rlenvs.core.checks import check_flag
 from rlenvs.data import DataFiles
 from rlenvs.envs.math.gsm8k import GSM8KEnv
 from rlenvs.envs.math.tasks import MathTask
-from rlenvs.envs.tools.calculator_turns import (
-    MAX_CALLS_PER_REPLY,
-    CalculatorTurns,
-    calculator_call,
-)
+from rlenvs.envs.tools.calculator_calls import USAGE, Calculator, calculator_call
+from rlenvs.envs.tools.turns import ToolTurns
 
 DEFAULT_MAX_TURNS = 5
 
 DEFAULT_SYSTEM_PROMPT = (
-    "Solve the math word problem. You have a calculator: write "
-    f"{calculator_call('EXPRESSION')} in a reply, e.g. {calculator_call('48 / 2')}, "
-    "and stop there; the next message gives the result of each call in order, as "
-    "<result>24</result> or <error>what was wrong</error>. Expressions use numbers (no "
-    "thousands separators), + - * / // % ** and parentheses, and the functions abs, sqrt, "
-    f"floor, ceil, round, min, max; at most {MAX_CALLS_PER_REPLY} calls per reply. When you "
-    "know the answer, reason step by step and end your reply with the final answer, a number "
-    "only, as \\boxed{N}. A reply with a final answer ends the episode: its calculator calls "
-    "are not run."
+    f"Solve the math word problem. {USAGE} When you know the answer, reason step by step and end your "
+    "reply with the final answer, a number only, as \\boxed{N}. A reply with a final answer ends the "
+    "episode: its calculator calls are not run."
 )
 TOOL_FORMAT_REMINDER = (
     "I found neither a final answer nor a calculator call in your reply. To compute, write "
@@ -56,9 +48,10 @@ def last_annotated_calculation(solution: str) -> tuple[str, str] | None:
     return (matches[-1][0].strip(), matches[-1][1].strip()) if matches else None
 
 
-class GSM8KToolEnv(CalculatorTurns, GSM8KEnv):
+class GSM8KToolEnv(ToolTurns, GSM8KEnv):
     """GSM8K with a calculator tool: call `<calculator>...</calculator>`, answer `\\boxed{N}`."""
 
+    tools = (Calculator(),)
     tool_format_reminder = TOOL_FORMAT_REMINDER
 
     def __init__(

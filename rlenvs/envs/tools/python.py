@@ -1,5 +1,5 @@
-"""A Python tool any env can give the model: it writes code, the sandbox runs it, it reads
-the output.
+"""A Python tool any env can give the model (a rlenvs.envs.tools.turns `Tool`): it writes code,
+the sandbox runs it, it reads the output.
 
 Call format (the one tool-integrated reasoning models are trained on): each ```python
 fenced block in a reply is one call; the env's next message holds one ```output block per
@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rlenvs.core.checks import check_int
+from rlenvs.envs.tools.turns import ToolCalls
 from rlenvs.rewards.code import python_blocks
 from rlenvs.sandbox import ExecResult, Limits
 from rlenvs.sandbox.execution.shared import shared_sandbox
@@ -45,22 +46,21 @@ class PythonTool:
         """The sentence a system prompt uses to explain the tool."""
         return USAGE.format(timeout=self.limits.timeout_s)
 
-    def calls(self, reply: str) -> list[str]:
-        """The code blocks of a reply that are calls (all python blocks, in order)."""
-        return python_blocks(reply)
+    def find_calls(self, reply: str) -> ToolCalls:
+        """The reply's ```python blocks, in order: the first `max_calls` run, the rest are skipped."""
+        blocks = python_blocks(reply)
+        return ToolCalls(tuple(blocks[: self.max_calls]), max(len(blocks) - self.max_calls, 0))
 
-    def run(self, blocks: list[str]) -> tuple[str, int]:
-        """The observation for a reply's calls, and how many of them failed."""
+    def run(self, found: ToolCalls) -> tuple[str, int]:
+        """The observation for a reply's calls (one ```output block each), and how many failed."""
         sandbox = shared_sandbox(unsafe=self.unsafe_sandbox)
         parts, failures = [], 0
-        for code in blocks[: self.max_calls]:
+        for code in found.calls:
             result = sandbox.run_python(code, limits=self.limits)
             failures += not result.ok
             parts.append(f"```output\n{self.render(result)}\n```")
-        if len(blocks) > self.max_calls:
-            parts.append(
-                f"(only the first {self.max_calls} code blocks of a reply run; {len(blocks) - self.max_calls} skipped)"
-            )
+        if found.skipped:
+            parts.append(f"(only the first {self.max_calls} code blocks of a reply run; {found.skipped} skipped)")
         return "\n".join(parts), failures
 
     def render(self, result: ExecResult) -> str:

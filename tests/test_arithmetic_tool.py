@@ -8,7 +8,7 @@ import pytest
 
 import rlenvs  # noqa: F401 - registers the ids
 from rlenvs.envs.math.arithmetic_tool import TOOL_FORMAT_REMINDER, ArithmeticToolEnv, calculator_expression
-from rlenvs.envs.tools.calculator_turns import CALL_OPEN
+from rlenvs.envs.tools.calculator_calls import CALL_OPEN
 
 
 def make(**kwargs) -> ArithmeticToolEnv:

@@ -2,8 +2,11 @@
 
 Every `benchmarks/bench_*.py` whose name contains SUBSTRING (all of them if none is given)
 is imported and its `run()` called. All results go, as JSON, to
-`benchmarks/results/<UTC timestamp>.json`, and a dated section with one table per benchmark
-is appended to `benchmarks/RESULTS.md`, so the history of figures is kept in the repository.
+`benchmarks/results/<UTC timestamp>.json`; a dated section with one table per benchmark is
+appended to `benchmarks/HISTORY.md` (the log, with notes added by hand), and
+`benchmarks/RESULTS.md` is written anew from every JSON file there: the latest figures of each
+benchmark, with their date and machine (`write_latest`; `python -m benchmarks --latest`
+rewrites it without running anything).
 
 A benchmark that fails is reported (and the exit status is 1) without losing the others;
 if every one fails, nothing is recorded.
@@ -28,14 +31,16 @@ from benchmarks import DATA_DIR_VARIABLE, version
 HERE = Path(__file__).resolve().parent
 RESULTS_DIR = HERE / "results"
 RESULTS_MD = HERE / "RESULTS.md"
+HISTORY_MD = HERE / "HISTORY.md"
 ALWAYS_REPORTED = ("rlenvs",)
 """Packages whose versions every section lists; benchmarks add their peers via `PACKAGES`."""
 
 HEADER = """\
-# Benchmark results
+# Benchmark history
 
 Appended by `python -m benchmarks` (see README.md); the newest section is at the bottom and
-the raw figures of each run are in `results/<timestamp>.json`.
+the raw figures of each run are in `results/<timestamp>.json`. RESULTS.md has the latest
+figures of each benchmark.
 
 Read the **ratios**, not the absolute times: every ratio compares scorers measured in the
 same process, in the same run, one after the other, because the machines these run on are
@@ -51,7 +56,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--data", metavar="DIR", help=f"data folder (like ${DATA_DIR_VARIABLE}), e.g. DIR/gsm8k/test.jsonl"
     )
+    parser.add_argument("--latest", action="store_true", help="only write RESULTS.md again from results/*.json")
     args = parser.parse_args(argv)
+    if args.latest:
+        write_latest()
+        print(f"wrote {RESULTS_MD}", file=sys.stderr)
+        return 0
     if args.data:
         # Through the environment so that benchmarks and any rlenvs loader they use agree.
         os.environ[DATA_DIR_VARIABLE] = str(Path(args.data).resolve())
@@ -84,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     record = {"utc": started.isoformat(timespec="seconds"), "machine": machine(packages), "benchmarks": results}
     print(f"wrote {write_json(record, started)}", file=sys.stderr)
     append_markdown(record, started)
-    print(f"appended to {RESULTS_MD}", file=sys.stderr)
+    write_latest()
+    print(f"appended to {HISTORY_MD}; wrote {RESULTS_MD}", file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -121,18 +132,58 @@ def write_json(record: dict[str, Any], started: datetime) -> Path:
 
 
 def append_markdown(record: dict[str, Any], started: datetime) -> None:
-    m = record["machine"]
-    versions = ", ".join(f"{p} {v}" for p, v in m["packages"].items())
     lines = [
         f"## {started.strftime('%Y-%m-%d %H:%M:%S')} UTC",
         "",
-        f"Machine: {m['cpu_count']} CPUs ({m['cpus_usable']} usable), {m['cpu']}; Python {m['python']}; {versions}.",
+        f"Machine: {machine_line(record['machine'])}",
         "",
     ]
     lines += [render(result, level="###") + "\n" for result in record["benchmarks"].values()]
-    new_file = not RESULTS_MD.exists()
-    with RESULTS_MD.open("a") as out:
+    new_file = not HISTORY_MD.exists()
+    with HISTORY_MD.open("a") as out:
         out.write((HEADER if new_file else "") + "\n" + "\n".join(lines))
+
+
+LATEST_HEADER = """\
+# Benchmark results: the latest figures of each benchmark
+
+Written by `python -m benchmarks` from `results/*.json` (do not edit: `python -m benchmarks
+--latest` writes it again); each benchmark's newest run that did not fail, with its date and
+machine. HISTORY.md is the dated log of every run, with the notes added to it since.
+
+Read the **ratios**, not the absolute times: every ratio compares scorers measured in the
+same process, in the same run, one after the other, because the machines these run on are
+shared and noisy.
+"""
+
+
+def latest_markdown(results_dir: Path = RESULTS_DIR) -> str:
+    """RESULTS.md's text: for each benchmark (by module name), its newest successful result."""
+    latest: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    for path in sorted(results_dir.glob("*.json")):  # timestamped names: oldest first
+        record = json.loads(path.read_text(encoding="utf-8"))
+        for name, result in record["benchmarks"].items():
+            if "error" not in result:
+                latest[name] = (record, result)
+    parts = [LATEST_HEADER]
+    for name in sorted(latest):
+        record, result = latest[name]
+        heading, table = render(result, level="##").split("\n", 1)
+        when = f"{record['utc'][:16].replace('T', ' ')} UTC, `{name}`; {machine_line(record['machine'])}"
+        parts.append(f"{heading}\n\n{when}\n{table}\n")
+    return "\n".join(parts)
+
+
+def write_latest() -> None:
+    """RESULTS.md written anew from results/*.json, through a temporary file."""
+    tmp = RESULTS_MD.with_suffix(".tmp")
+    tmp.write_text(latest_markdown(), encoding="utf-8")
+    tmp.replace(RESULTS_MD)
+
+
+def machine_line(m: dict[str, Any]) -> str:
+    versions = ", ".join(f"{p} {v}" for p, v in m["packages"].items())
+    return f"{m['cpu_count']} CPUs ({m['cpus_usable']} usable), {m['cpu']}; Python {m['python']}; {versions}."
 
 
 def render(result: dict[str, Any], level: str = "##") -> str:

@@ -93,3 +93,13 @@ def test_rlenvs_info_shows_the_catalog_text_without_markdown():
             shown = plain(getattr(entry, field))
             assert "`" not in shown.replace("```", ""), f"{entry.id} {field}: {shown}"
             assert "](" not in shown, f"{entry.id} {field}: {shown}"
+
+
+def test_every_catalog_family_has_its_docs_page_and_nav_line():
+    """CONTRIBUTING.md's step 5: an env of a new family brings docs/envs/<family>.md and its line
+    in mkdocs.yml's nav (mkdocs --strict would only warn about a page no nav lists)."""
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    for family in sorted({entry.family for entry in CATALOG}):
+        page = f"envs/{family}.md"
+        assert (ROOT / "docs" / page).is_file(), f"the {family} family has no docs/{page}: write it (CONTRIBUTING.md)"
+        assert re.search(rf":\s*{re.escape(page)}\s*$", nav, re.M), f"mkdocs.yml's nav lists no {page}"

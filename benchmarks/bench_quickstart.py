@@ -272,6 +272,7 @@ def _child(out_path: Path, output_dir: Path, overrides: list[str]) -> None:
     import rlenvs_train.train as train_module
     from rlenvs_train.cli import quickstart_config_path
     from rlenvs_train.config import config_to_dict, load_config
+    from rlenvs_train.run_metrics import METRICS_FILE
 
     import_s = time.perf_counter() - start
     config = load_config(quickstart_config_path(), [f"trainer.output_dir={output_dir}", *overrides])
@@ -295,7 +296,7 @@ def _child(out_path: Path, output_dir: Path, overrides: list[str]) -> None:
         return wrapper
 
     train_module._base_model = timed("model", train_module._base_model)
-    train_module._sft_warmup = timed("sft", train_module._sft_warmup)
+    train_module.sft_warmup = timed("sft", train_module.sft_warmup)
     train_module._grpo = timed("grpo", train_module._grpo)
 
     load_start = os.getloadavg()[0]
@@ -310,7 +311,7 @@ def _child(out_path: Path, output_dir: Path, overrides: list[str]) -> None:
     phases["grpo_setup_s"] = ready - marks["grpo_start"]
     phases["grpo_steps_s"] = last_step - ready
     phases["grpo_end_s"] = marks["grpo_end"] - last_step
-    history = json.loads((output_dir / train_module.METRICS_FILE).read_text())["steps"]
+    history = json.loads((output_dir / METRICS_FILE).read_text())["steps"]
     steps = [e for e in history if "reward" in e]
     if [e["reward"] for e in steps] != list(run.rewards):
         raise AssertionError("metrics.json's rewards differ from TrainResult.rewards")

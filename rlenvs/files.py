@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,3 +44,19 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def atomic_folder(folder: Path) -> Iterator[Path]:
+    """A staging folder beside `folder`, renamed onto it when the block succeeds (`atomic_path`
+    for a folder): a crash mid-save leaves no half-written model that a resumed run would load."""
+    staging = folder.with_name(f".{folder.name}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    shutil.rmtree(folder, ignore_errors=True)
+    staging.rename(folder)

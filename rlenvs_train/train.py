@@ -14,20 +14,20 @@ The run, in order, everything under `trainer.output_dir`:
 3. An optional SFT warm-up (`trainer.sft_warmup.episodes > 0`) with TRL's `SFTTrainer` on
    the env's oracle conversations (`rlenvs.integrations.sft`), one example per assistant turn with the
    loss on that turn only, saved to `sft-model/`: a model that never writes the answer
-   format earns no reward for GRPO to climb.
+   format earns no reward for GRPO to climb (`rlenvs_train.sft_warmup`).
 4. GRPO with TRL's `GRPOTrainer`, its rollouts played by `rlenvs_train.grpo`'s rollout
    function (multi-turn, token in / token out) on the train tasks: `data.train_data`
    Parquet files from `rlenvs export` (checked against the env), else
    `data.num_train_tasks` tasks drawn from the env with the seed.
-5. Metrics: every logged step goes to `metrics.json` (rewritten whole, atomically) and the
-   reward curve to `reward.png`; checkpoints every `trainer.save_steps` in `checkpoint-N/`.
+5. Metrics (`rlenvs_train.run_metrics`): every logged step goes to `metrics.json` (rewritten
+   whole, atomically) and the reward curve to `reward.png`; checkpoints every `trainer.save_steps` in `checkpoint-N/`.
    With `data.heldout_tasks: N`, N problems are set aside before anything trains, apart by
    content from every training episode (GRPO's and the SFT warm-up's), and the policy's
    greedy accuracy on them is measured at the start of GRPO, every `save_steps` and at the
    end (`rlenvs_train.heldout`): the figure that tells learning from memorising. It goes to `metrics.json` ("heldout"), `reward.png` and
    the run's closing lines.
 
-The console shows one line per event and GRPO step and the progress bars; `verbose=True`
+The console (`rlenvs_train.console`) shows one line per event and GRPO step and the progress bars; `verbose=True`
 (`--verbose`) adds the trainers' own per-step metric dicts and the third-party warnings that
 are known and harmless here (TRL's vLLM version range, its experimental `rollout_func`
 notice, library FutureWarnings).
@@ -42,33 +42,29 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
-import signal
 import statistics
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rlenvs.files import atomic_path
+from rlenvs.files import atomic_folder
 from rlenvs_train.backends.kinds import KINDS
 from rlenvs_train.config import TrainConfig, dump_config, validate
+from rlenvs_train.console import console_output, quiet_progress, stop_on_signals
 from rlenvs_train.env_workers import connect_ray, pool_kwargs
 from rlenvs_train.heldout import (
     HeldoutAccuracy,
     HeldoutTasks,
     accuracy_line,
     draw_heldout,
-    entry_text,
 )
+from rlenvs_train.run_metrics import CURVE_FILE, METRICS_FILE, RunMetrics
+from rlenvs_train.sft_warmup import device_args, sft_warmup
 
 __all__ = ["RunInputError", "TrainResult", "console_line", "grpo_args", "reward_gain", "train", "world_size"]
 
 TINY_MODEL = "tiny"
-SFT_MODEL_DIR = "sft-model"
-METRICS_FILE = "metrics.json"
-CURVE_FILE = "reward.png"
 SCALE_REWARDS = {"grpo": "group", "dr_grpo": "none"}
 """`algorithm.advantage_estimator` -> TRL's `scale_rewards`: divide by the group's std, or not."""
 
@@ -123,7 +119,7 @@ def train(
     output_dir = Path(config.trainer.output_dir)
     try:
         _check_placement(config)
-        _device_args(config.trainer.bf16)
+        device_args(config.trainer.bf16)
         _check_output_dir(output_dir, resume)
         datasets = task_datasets(config, output_dir)
     except (ValueError, TypeError, FileNotFoundError, FileExistsError) as error:
@@ -132,11 +128,11 @@ def train(
     dump_config(config, output_dir / "config.yaml")
     log(f"rlenvs-train: {config.data.env} {dict(config.data.env_kwargs)} -> {output_dir}")
 
-    with _console(verbose):
+    with console_output(verbose):
         base_model = _base_model(config, output_dir, log)
         model_path = base_model
         if config.trainer.sft_warmup.episodes > 0:
-            model_path = _sft_warmup(config, model_path, output_dir, log, verbose, heldout=datasets[2])
+            model_path = sft_warmup(config, model_path, output_dir, log, verbose, heldout=datasets[2])
         return _grpo(config, datasets, base_model, model_path, output_dir, resume, log, verbose)
 
 
@@ -200,118 +196,10 @@ def _base_model(config: TrainConfig, output_dir: Path, log: Callable[[str], None
 
     folder = output_dir / "tiny-model"
     if not (folder / "config.json").exists():
-        with _fresh_folder(folder) as staging:
+        with atomic_folder(folder) as staging:
             build_tiny_model(staging, seed=config.trainer.seed)
         log(f"built a tiny random model in {folder}")
     return str(folder)
-
-
-@contextmanager
-def _fresh_folder(folder: Path) -> Iterator[Path]:
-    """A staging folder beside `folder`, renamed onto it when the block succeeds: a crash
-    mid-save leaves no half-written model that a resumed run would load."""
-    staging = folder.with_name(f".{folder.name}.partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    try:
-        yield staging
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    shutil.rmtree(folder, ignore_errors=True)
-    staging.rename(folder)
-
-
-# --- SFT warm-up -------------------------------------------------------------------------------
-
-
-def sft_examples(conversations: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Prompt-completion examples, one per assistant turn: the chat so far as the prompt and
-    that turn as the completion (TRL then puts the loss on the completion only)."""
-    examples = []
-    for conversation in conversations:
-        messages = conversation["messages"]
-        for i, message in enumerate(messages):
-            if message["role"] == "assistant":
-                examples.append({"prompt": messages[:i], "completion": [message]})
-    return examples
-
-
-def _sft_warmup(
-    config: TrainConfig,
-    model_path: str,
-    output_dir: Path,
-    log: Callable[[str], None],
-    verbose: bool = False,
-    heldout: HeldoutTasks | None = None,
-) -> str:
-    folder = output_dir / SFT_MODEL_DIR
-    if (folder / "config.json").exists():
-        log(f"SFT warm-up: reusing {folder}")
-        return str(folder)
-    from datasets import Dataset
-    from transformers import AutoTokenizer
-    from trl import SFTConfig, SFTTrainer
-
-    from rlenvs.integrations.sft import oracle_conversations
-
-    t, warmup = config.trainer, config.trainer.sft_warmup
-    # Seeds far from the GRPO task draw's, so the warm-up does not pre-solve the train tasks.
-    conversations = oracle_conversations(
-        config.data.env, warmup.episodes, seed=t.seed + 1_000_000, env_kwargs=dict(config.data.env_kwargs)
-    )
-    apart = ""
-    if heldout is not None:  # the held-out problems are apart from every training task, the warm-up's too
-        kept = [c for c in conversations if not heldout.excludes_episode(c["messages"])]
-        apart = f" ({len(conversations) - len(kept)} episodes posing a held-out problem left out)"
-        conversations = kept
-    examples = sft_examples(conversations)
-    if not examples:
-        raise RuntimeError(f"SFT warm-up: the oracle of {config.data.env} solved none of {warmup.episodes} episodes")
-    log(f"SFT warm-up: {len(examples)} oracle turns from {len(conversations)} episodes{apart}, {warmup.epochs} epochs")
-    tokenizer = AutoTokenizer.from_pretrained(model_path)
-    trainer = SFTTrainer(
-        model=model_path,
-        train_dataset=Dataset.from_list(examples),
-        processing_class=tokenizer,
-        args=SFTConfig(
-            output_dir=str(output_dir / ".sft-run"),
-            per_device_train_batch_size=warmup.batch_size,
-            num_train_epochs=warmup.epochs,
-            learning_rate=warmup.learning_rate,
-            lr_scheduler_type="linear",
-            completion_only_loss=True,
-            logging_steps=max(1, len(examples) // warmup.batch_size // 4),
-            save_strategy="no",
-            report_to="none",
-            seed=t.seed,
-            **_device_args(t.bf16),
-        ),
-    )
-    _quiet_progress(trainer, verbose)
-    trainer.train()
-    losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
-    if losses:
-        log(f"SFT warm-up: loss {losses[0]:.3f} -> {losses[-1]:.3f}")
-    with _fresh_folder(folder) as staging:
-        trainer.save_model(str(staging))
-        tokenizer.save_pretrained(str(staging))
-    shutil.rmtree(output_dir / ".sft-run", ignore_errors=True)
-    return str(folder)
-
-
-def _device_args(bf16: bool | None) -> dict[str, Any]:
-    """`use_cpu` without a GPU; bf16 where asked, or (None) where the GPU supports it."""
-    import torch
-
-    gpu = torch.cuda.is_available()
-    if bf16 is None:
-        bf16 = gpu and torch.cuda.is_bf16_supported()
-    if bf16 and not gpu:
-        raise ValueError(
-            "trainer.bf16: true needs a GPU with bf16; this machine has none: set trainer.bf16=false or null"
-        )
-    return {"use_cpu": not gpu, "bf16": bool(bf16)}
 
 
 # --- GRPO --------------------------------------------------------------------------------------
@@ -355,7 +243,7 @@ def grpo_args(
         "save_steps": t.save_steps,
         "report_to": [] if config.logger == "none" else [config.logger],
         "dataloader_num_workers": 0,
-        **_device_args(t.bf16),
+        **device_args(t.bf16),
     }
     if validation:  # the validation tasks' mean reward every save_steps, at the training temperature
         args.update(eval_strategy="steps", eval_steps=t.save_steps, per_device_eval_batch_size=t.micro_batch_size)
@@ -479,7 +367,7 @@ def _grpo(
     )  # it finds each prompt's task in the trainer's train_dataset and eval_dataset
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     measure = None if heldout is None else HeldoutAccuracy(config, heldout, tokenizer)
-    metrics = _Metrics(output_dir, log, measure, t.save_steps)
+    metrics = RunMetrics(output_dir, log, measure, t.save_steps)
     card = ModelCardCallback(base_model, start=model_path, model_path=str(output_dir / "final-model"))
     trainer = GRPOTrainer(
         model=model_path,
@@ -491,13 +379,13 @@ def _grpo(
         rollout_func=rollout,
         callbacks=[metrics.callback(), card],
     )
-    _quiet_progress(trainer, verbose)
+    quiet_progress(trainer, verbose)
     if resume:
         metrics.load()
     apart = f", {len(heldout)} held-out problems apart from them" if heldout is not None else ""
     log(f"GRPO: {len(dataset)} tasks x {t.num_generations} generations, {t.train_batch_size} tasks per step{apart}")
     try:
-        with _stop_on_signals(metrics):
+        with stop_on_signals(metrics):
             trainer.train(resume_from_checkpoint=True if resume else None)
             if not metrics.stop_requested:
                 metrics.measure_heldout(trainer.model, trainer.state.global_step)
@@ -511,7 +399,7 @@ def _grpo(
     else:
         model_dir, note = output_dir / "final-model", ""
         if trainer.accelerator.is_main_process:
-            with _fresh_folder(model_dir) as staging:
+            with atomic_folder(model_dir) as staging:
                 trainer.save_model(str(staging))
                 if trainer.processing_class is not None:  # always: train() passes the tokenizer
                     trainer.processing_class.save_pretrained(str(staging))
@@ -525,194 +413,3 @@ def _grpo(
     return TrainResult(
         output_dir, model_dir, trainer.state.global_step, rewards, metrics.stop_requested, tuple(metrics.heldout)
     )
-
-
-class _Metrics:
-    """Keeps every logged GRPO step, prints one line per step, rewrites `metrics.json` and
-    `reward.png` (atomically) as it goes, measures the held-out accuracy (`measure`, at the
-    start, every `every` steps and at the end), and stops training cleanly on request."""
-
-    def __init__(
-        self, output_dir: Path, log: Callable[[str], None], measure: HeldoutAccuracy | None = None, every: int = 1
-    ) -> None:
-        self.output_dir = output_dir
-        self.log = log
-        self.measure, self.every = measure, every
-        self.history: list[dict[str, Any]] = []
-        self.validation: list[dict[str, Any]] = []
-        self.heldout: list[dict[str, Any]] = []
-        self.stop_requested = False
-
-    def load(self) -> None:
-        """On resume: the steps logged before the interruption (the checkpoint's own log
-        history may stop short of them, so they are kept up to the resumed step)."""
-        path = self.output_dir / METRICS_FILE
-        if path.exists():
-            saved = json.loads(path.read_text(encoding="utf-8"))
-            self.history, self.validation = saved["steps"], saved.get("validation", [])
-            self.heldout = saved.get("heldout", [])
-
-    def rewards(self) -> list[float]:
-        return [entry["reward"] for entry in self.history if "reward" in entry]
-
-    def record(self, step: int, logs: Mapping[str, Any]) -> None:
-        entry = {"step": step, **{k: v for k, v in logs.items() if isinstance(v, (int, float))}}
-        if "reward" in logs:
-            self.history = [e for e in self.history if e["step"] < step] + [entry]
-            self.log(
-                f"step {step}: reward {logs['reward']:.3f}"
-                + (f" loss {logs['loss']:.4f}" if "loss" in logs else "")
-                + (f" ({logs['step_time']:.1f} s)" if "step_time" in logs else "")
-            )
-        elif "eval_reward" in logs:
-            self.validation = [e for e in self.validation if e["step"] < step] + [entry]
-            self.log(f"step {step}: validation reward {logs['eval_reward']:.3f}")
-        else:
-            return
-        self.save()
-
-    def measure_heldout(self, model: Any, step: int) -> None:
-        """The held-out accuracy of `model` at `step`, once per step."""
-        if self.measure is None or any(e["step"] == step for e in self.heldout):
-            return
-        entry = self.measure.measure(model, step)
-        self.heldout = [e for e in self.heldout if e["step"] < step] + [entry]
-        self.log(f"step {step}: held-out greedy accuracy {entry_text(entry)}")
-        self.save()
-
-    def save(self) -> None:
-        saved = {"steps": self.history, "validation": self.validation, "heldout": self.heldout}
-        with atomic_path(self.output_dir / METRICS_FILE) as temporary:
-            temporary.write_text(json.dumps(saved, indent=1), encoding="utf-8")
-        if self.rewards():
-            plot_rewards(self.history, self.output_dir / CURVE_FILE, self.validation, self.heldout)
-
-    def callback(self) -> Any:
-        from transformers import TrainerCallback
-
-        metrics = self
-
-        class MetricsCallback(TrainerCallback):
-            def on_train_begin(self, args, state, control, model=None, **kwargs):
-                if state.is_world_process_zero and not metrics.heldout:  # a resumed run has its start's
-                    metrics.measure_heldout(model, 0)
-
-            def on_log(self, args, state, control, logs=None, **kwargs):
-                if state.is_world_process_zero and logs:
-                    metrics.record(state.global_step, logs)
-
-            def on_step_end(self, args, state, control, model=None, **kwargs):
-                if metrics.stop_requested:
-                    control.should_save = True
-                    control.should_training_stop = True
-                elif state.is_world_process_zero and state.global_step % metrics.every == 0:
-                    metrics.measure_heldout(model, state.global_step)
-
-        return MetricsCallback()
-
-
-KNOWN_WARNINGS = (
-    (UserWarning, r"TRL currently supports vLLM versions", ""),
-    (UserWarning, r"You are using 'rollout_func', which is an experimental feature", ""),
-    (FutureWarning, "", r"(transformers|trl|accelerate|torch|datasets)(\.|$)"),
-)
-"""(category, message regex, module regex) of the third-party warnings a run prints that say
-nothing about it: vLLM 0.32 is outside the range TRL 1.16 names but is what rlenvs pins and
-tests, `rollout_func` is the TRL API this adapter is built on, and the libraries'
-deprecation notices are for their own maintainers. Shown with `verbose`."""
-
-
-@contextmanager
-def _console(verbose: bool) -> Iterator[None]:
-    """The run's console: the known warnings filtered out unless `verbose`."""
-    import warnings
-
-    with warnings.catch_warnings():
-        if not verbose:
-            for category, message, module in KNOWN_WARNINGS:
-                warnings.filterwarnings("ignore", message=message, category=category, module=module)
-        yield
-
-
-def _quiet_progress(trainer: Any, verbose: bool) -> None:
-    """Keep the trainer's progress bar but, unless `verbose`, not the metrics dict it prints
-    at every logging step (dozens of keys per line, between which the step lines this module
-    prints get lost; they are all in metrics.json)."""
-    from transformers.trainer_callback import ProgressCallback
-
-    if verbose:
-        return
-
-    class BarOnly(ProgressCallback):
-        def on_log(self, args, state, control, logs=None, **kwargs):
-            return None
-
-    trainer.remove_callback(ProgressCallback)
-    trainer.add_callback(BarOnly())
-
-
-@contextmanager
-def _stop_on_signals(metrics: _Metrics) -> Iterator[None]:
-    """SIGINT and SIGTERM ask the trainer to stop after the current step and save a
-    checkpoint; a second signal is not caught (the default handler ends the process)."""
-    previous: dict[int, Any] = {}
-
-    def request_stop(signum: int, _frame: Any) -> None:
-        metrics.stop_requested = True
-        metrics.log(f"{signal.Signals(signum).name}: stopping after this step and saving a checkpoint")
-        signal.signal(signum, previous[signum])
-
-    for number in (signal.SIGINT, signal.SIGTERM):
-        previous[number] = signal.signal(number, request_stop)
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-
-
-def plot_rewards(
-    history: list[dict[str, Any]],
-    path: Path,
-    validation: Sequence[Mapping[str, Any]] = (),
-    heldout: Sequence[Mapping[str, Any]] = (),
-) -> None:
-    """The mean training reward per step and its running mean over a fifth of the run, the
-    validation tasks' mean reward and the held-out greedy accuracy where they were measured,
-    on one figure (both are shares of 1: one y axis), as a PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
-
-    steps = [e["step"] for e in history if "reward" in e]
-    rewards = [e["reward"] for e in history if "reward" in e]
-    window = max(1, len(rewards) // 5)
-    smooth = [statistics.fmean(rewards[max(0, i - window + 1) : i + 1]) for i in range(len(rewards))]
-    figure, axes = plt.subplots(figsize=(6, 3.5), dpi=100)
-    axes.plot(steps, rewards, color="0.75", linewidth=1, label="training reward (mean of the step, sampled)")
-    axes.plot(steps, smooth, color="C0", linewidth=2, label=f"training reward, running mean over {window} steps")
-    if validation:
-        axes.plot(
-            [e["step"] for e in validation],
-            [e["eval_reward"] for e in validation],
-            "o-",
-            color="C1",
-            label="validation reward",
-        )
-    if heldout:
-        axes.plot(
-            [e["step"] for e in heldout],
-            [float("nan") if e["accuracy"] is None else e["accuracy"] for e in heldout],
-            "s-",
-            color="C2",
-            label=f"held-out greedy accuracy ({heldout[0]['tasks']} problems)",
-        )
-    axes.set_xlabel("GRPO step")
-    axes.set_ylabel("reward / accuracy")
-    axes.set_ylim(-0.02, 1.02)
-    axes.legend(loc="best", fontsize=7)
-    figure.tight_layout()
-    with atomic_path(path) as temporary:
-        figure.savefig(temporary, format="png")
-    plt.close(figure)

@@ -17,7 +17,8 @@ import pytest
 from rlenvs_train.cli import main, quickstart_config_path
 from rlenvs_train.config import load_config
 from rlenvs_train.heldout import accuracy_line, entry_text
-from rlenvs_train.train import grpo_args, reward_gain, sft_examples
+from rlenvs_train.sft_warmup import sft_examples
+from rlenvs_train.train import grpo_args, reward_gain
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"

@@ -244,7 +244,96 @@ def evaluate(
     `chat_template_kwargs` go to every chat-template call (e.g. `enable_thinking=False`).
     `progress`: show a progress bar of episodes.
     """
-    # --- everything is checked before anything is loaded ---------------------------------
+    plan = _checked(
+        model,
+        env_id,
+        episodes=episodes,
+        task_indices=task_indices,
+        k=k,
+        samples_per_task=samples_per_task,
+        max_turns=max_turns,
+        backend=backend,
+        env_kwargs=env_kwargs,
+        max_tokens_per_turn=max_tokens_per_turn,
+        max_episode_tokens=max_episode_tokens,
+        temperature=temperature,
+        seed=seed,
+        output=output,
+        batch_size=batch_size,
+        tokenizer=tokenizer,
+        server_url=server_url,
+        backend_kwargs=backend_kwargs,
+        pool_kwargs=pool_kwargs,
+    )
+    indices = plan.task_indices or _tasks(env_id, plan.env_kwargs, plan.episodes or 0, seed)
+    engine = _engine(plan, chat_template_kwargs)
+    records, wall_s = _play(plan, engine, indices, progress)
+    return EvalResult(
+        env_id=env_id,
+        episodes=len(indices),
+        samples=len(records),
+        k=k,
+        samples_per_task=plan.samples_per_task,
+        temperature=plan.temperature,
+        seed=seed,
+        **_measure(records, indices, k),
+        stop_reasons=Counter(str(r["stop_reason"]) for r in records),
+        wall_s=wall_s,
+        output=plan.output,
+        records=records,
+    )
+
+
+# --- the jobs of an evaluation: check everything, load the model, play -----------------------
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """`evaluate`'s arguments, checked and with their defaults resolved, before anything loads."""
+
+    model: Any
+    env_id: str
+    episodes: int | None
+    task_indices: list[int] | None
+    samples_per_task: int
+    max_turns: int | None
+    backend: str
+    env_kwargs: dict[str, Any]
+    max_tokens_per_turn: int
+    max_episode_tokens: int | None
+    temperature: float
+    seed: int
+    output: Path | None
+    batch_size: int
+    tokenizer: Any
+    server_url: str | None
+    backend_kwargs: dict[str, Any]
+    pool_kwargs: dict[str, Any]
+
+
+def _checked(
+    model: Any,
+    env_id: str,
+    *,
+    episodes: int | None,
+    task_indices: Sequence[int] | None,
+    k: int,
+    samples_per_task: int | None,
+    max_turns: int | None,
+    backend: str,
+    env_kwargs: Mapping[str, Any] | None,
+    max_tokens_per_turn: int,
+    max_episode_tokens: int | None,
+    temperature: float | None,
+    seed: int,
+    output: str | os.PathLike[str] | None,
+    batch_size: int,
+    tokenizer: Any,
+    server_url: str | None,
+    backend_kwargs: Mapping[str, Any] | None,
+    pool_kwargs: Mapping[str, Any] | None,
+) -> _Plan:
+    """Every argument checked, each mistake named with its fix, before a model loads."""
     if not isinstance(backend, str) or backend not in BACKENDS:
         raise ValueError(
             f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)} (or pass a Backend as model)"
@@ -312,39 +401,70 @@ def evaluate(
     if out_path is not None and out_path.is_dir():
         raise IsADirectoryError(f"output must be a file path for the JSONL lines, got the folder {out_path}")
 
-    if task_indices is None:
-        assert episodes is not None  # checked above: exactly one of the two is given
-        indices = _tasks(env_id, env_kwargs, episodes, seed)
-    else:
-        indices = task_indices
+    return _Plan(
+        model=model,
+        env_id=env_id,
+        episodes=episodes,
+        task_indices=None if task_indices is None else list(task_indices),
+        samples_per_task=n,
+        max_turns=max_turns,
+        backend=backend,
+        env_kwargs=env_kwargs,
+        max_tokens_per_turn=max_tokens_per_turn,
+        max_episode_tokens=max_episode_tokens,
+        temperature=temperature,
+        seed=seed,
+        output=out_path,
+        batch_size=batch_size,
+        tokenizer=tokenizer,
+        server_url=server_url,
+        backend_kwargs=backend_kwargs,
+        pool_kwargs=pool_kwargs,
+    )
 
-    # --- load, then play ------------------------------------------------------------------
+
+def _engine(plan: _Plan, chat_template_kwargs: Mapping[str, Any] | None) -> RolloutEngine:
+    """The tokenizer and the backend loaded, in the engine that plays the episodes."""
+    tokenizer = plan.tokenizer
     if tokenizer is None or isinstance(tokenizer, str):
         from transformers import AutoTokenizer
 
-        tokenizer = AutoTokenizer.from_pretrained(tokenizer if isinstance(tokenizer, str) else model)
-    generator = model if _is_backend(model) else _build_backend(model, backend, seed, server_url, backend_kwargs)
-    engine = RolloutEngine(
+        tokenizer = AutoTokenizer.from_pretrained(tokenizer if isinstance(tokenizer, str) else plan.model)
+    model = plan.model
+    generator = (
+        model
+        if _is_backend(model)
+        else _build_backend(model, plan.backend, plan.seed, plan.server_url, plan.backend_kwargs)
+    )
+    return RolloutEngine(
         generator,
         tokenizer,
-        max_tokens_per_turn=max_tokens_per_turn,
-        max_episode_tokens=max_episode_tokens,
-        max_turns=max_turns,
-        temperature=temperature,
-        seed=seed,
+        max_tokens_per_turn=plan.max_tokens_per_turn,
+        max_episode_tokens=plan.max_episode_tokens,
+        max_turns=plan.max_turns,
+        temperature=plan.temperature,
+        seed=plan.seed,
         chat_template_kwargs=chat_template_kwargs,
     )
+
+
+def _play(
+    plan: _Plan, engine: RolloutEngine, indices: Sequence[int], progress: bool
+) -> tuple[list[dict[str, Any]], float]:
+    """Every (task, sample) played in batches of `plan.batch_size`, each batch's records written
+    to the output file as it ends (an interrupted run keeps them); the records and the wall time."""
+    out_path = plan.output
     if out_path is not None:
         out_path.parent.mkdir(parents=True, exist_ok=True)
         _publish(out_path, [])  # an earlier run's file would pass for this one's if this one stops early
-
-    plays = [(task, sample) for task in range(len(indices)) for sample in range(n)]
+    plays = [(task, sample) for task in range(len(indices)) for sample in range(plan.samples_per_task)]
     records: list[dict[str, Any]] = []
     lines: list[str] = []
     bar = _progress_bar(len(plays)) if progress else None
     started = time.perf_counter()
+    batch_size = plan.batch_size
     try:
-        with EnvPool(env_id, min(batch_size, len(plays)), make_kwargs=env_kwargs, **pool_kwargs) as pool:
+        with EnvPool(plan.env_id, min(batch_size, len(plays)), make_kwargs=plan.env_kwargs, **plan.pool_kwargs) as pool:
             for start in range(0, len(plays), batch_size):
                 batch = plays[start : start + batch_size]
                 played = engine.run(pool, [{TASK_INDEX: indices[task]} for task, _ in batch])
@@ -358,22 +478,7 @@ def evaluate(
     finally:
         if bar is not None:
             bar.close()
-    wall_s = time.perf_counter() - started
-
-    return EvalResult(
-        env_id=env_id,
-        episodes=len(indices),
-        samples=len(records),
-        k=k,
-        samples_per_task=n,
-        temperature=temperature,
-        seed=seed,
-        **_measure(records, indices, k),
-        stop_reasons=Counter(str(r["stop_reason"]) for r in records),
-        wall_s=wall_s,
-        output=out_path,
-        records=records,
-    )
+    return records, time.perf_counter() - started
 
 
 def _measure(records: Sequence[dict[str, Any]], indices: Sequence[int], k: int) -> dict[str, Any]:

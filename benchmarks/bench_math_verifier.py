@@ -43,7 +43,7 @@ GSM8K_TARGET = 20.0
 CASES_TARGET = 3.0
 PEER = "math-verify"
 RATIO = f"x faster than {PEER} (median)"
-TRIAGE_FILE = REPO_ROOT / "tests" / "test_math_verifier.py"
+TRIAGE_FILE = REPO_ROOT / "tests" / "rewards" / "math" / "test_equivalence.py"
 TRIAGE_NAME = "DISAGREEMENTS"
 UNMARKED_KEY = "UNMARKED"
 """The name the triage file gives to its one recurring reason (a reply with no answer marker)."""
@@ -350,7 +350,7 @@ def triage_note(disagreements: list[int], last_disagreements: list[int], last_ro
     triage = triaged()
     head = (
         f"rlenvs (default policy) disagrees with {len(disagreements)} of the labels; each is triaged one by "
-        f"one in tests/test_math_verifier.py (`{TRIAGE_NAME}`)"
+        f"one in tests/rewards/math/test_equivalence.py (`{TRIAGE_NAME}`)"
     )
     if triage is None:
         return head + " (that dict could not be read here, so this run was not compared with it)."

@@ -11,7 +11,7 @@ agent that solved it would leave.
   recalculated on `perturbations=2` changed copies of its inputs (median ms per episode).
 - Verification, LibreOffice round trip: what a SpreadsheetBench-style judge pays to get
   recalculated values: the solved workbook written to .xlsx, `soffice --headless
-  --convert-to xlsx` with recalculation on load forced (tests/libreoffice.py), the values
+  --convert-to xlsx` with recalculation on load forced (tests/support/libreoffice.py), the values
   read back with openpyxl. Once per workbook (one soffice start each, as a judge of single
   episodes runs), on `LIBREOFFICE_EPISODES` of the tasks, and once for all of them in one
   soffice call (its start shared), per workbook. Skipped, and said so, without soffice.
@@ -88,7 +88,7 @@ def verification_ms(episodes: list[tuple[Any, Any, Any]]) -> list[float]:
 def libreoffice_ms(episodes: list[tuple[Any, Any, Any]]) -> tuple[list[float], float] | None:
     """Per-workbook round trips (ms each), and the per-workbook ms of one batch call."""
     from rlenvs.workbook.xlsx import write_xlsx
-    from tests.libreoffice import find_soffice, recalculate_with_libreoffice
+    from tests.support.libreoffice import find_soffice, recalculate_with_libreoffice
 
     if find_soffice() is None:
         return None

@@ -131,7 +131,7 @@ def _missing_engine(name: str) -> str | None:
 
 
 def _missing_libreoffice() -> str | None:
-    from tests.libreoffice import INSTALL_HINT, find_soffice
+    from tests.support.libreoffice import INSTALL_HINT, find_soffice
 
     return None if find_soffice() else f"needs LibreOffice (soffice): {INSTALL_HINT}"
 

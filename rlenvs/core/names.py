@@ -1,7 +1,7 @@
 """People's names for procedural tasks: one pool, so that every env's families draw the
 same kind of names the same way (a task depends on the pools' order: append, never reorder).
 FIRST_NAMES and LAST_NAMES are the common pool; the other pools are those families drew before
-this one existed, kept as they were because tests/test_task_hashes.py pins the tasks drawn
+this one existed, kept as they were because tests/project/test_task_hashes.py pins the tasks drawn
 from them."""
 
 from __future__ import annotations

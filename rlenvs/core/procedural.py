@@ -13,7 +13,7 @@ needs, with errors that list what is valid, and the source that interleaves fami
 
 Why one module: the families, their levels, their seeding and their checks used to be
 written once per env, each slightly differently, so a new procedural env began by copying
-the least fitting one. The pinned hashes of tests/test_task_hashes.py hold every generated
+the least fitting one. The pinned hashes of tests/project/test_task_hashes.py hold every generated
 task byte for byte across this sharing.
 """
 
@@ -150,7 +150,7 @@ class ProceduralEnv(abc.ABC):
     @abc.abstractmethod
     def task_of(cls, family: str, level: int, index: int) -> Task:
         """Task `index` at `level` of `family`, exactly as the env poses it: what tools that
-        walk every procedural env use (tests/test_task_hashes.py pins them all through it)."""
+        walk every procedural env use (tests/project/test_task_hashes.py pins them all through it)."""
 
     @classmethod
     def choose_families(cls, families: str | Sequence[str] | None) -> tuple[str, ...]:

@@ -6,7 +6,7 @@ its entry here.
 Markdown: one line each, code in code spans (one backslash: `\\boxed{N}`), links relative to
 docs/ (`[the verifier](rewards.md)`). After editing them run `python -m
 rlenvs.envs.catalog_docs` to rewrite both tables (rlenvs/envs/catalog_docs.py renders them;
-tests/test_catalog_docs.py fails while a committed table is stale); `rlenvs info` prints the
+tests/project/test_catalog_docs.py fails while a committed table is stale); `rlenvs info` prints the
 same text without the Markdown."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The tables were written by hand beside the catalog and drifted from it (the catalog said one
 thing in `rlenvs info`, the README another). Now the catalog entries hold the table's text, in
-Markdown, and this module renders it; tests/test_catalog_docs.py fails when a committed table
+Markdown, and this module renders it; tests/project/test_catalog_docs.py fails when a committed table
 differs from the rendered one. To regenerate both tables after editing the catalog:
 
     python -m rlenvs.envs.catalog_docs            # rewrites the tables in place
@@ -40,7 +40,7 @@ PAGES: dict[str, str] = {"README.md": "docs/", "docs/index.md": ""}
 HEADER = ("id", "family", "the agent sees", "the agent does", "reward", "turns")
 
 # A Markdown code span: a run of backticks, text, the same run (CommonMark's rule, as
-# tests/test_readme.py reads them).
+# tests/project/test_readme.py reads them).
 CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 # An inline link whose target is a relative path (not a web address, not an anchor on the page).
 RELATIVE_LINK = re.compile(r"\]\((?!https?://|#)([^)\s]+)\)")

@@ -60,7 +60,7 @@ _COMMON = {  # the numbers every architecture that came after 4.20 shares
 }  # fmt: skip
 SYSCALLS = {
     # From the kernel's tables (x86_64: asm/unistd_64.h; aarch64: asm-generic/unistd.h);
-    # tests/test_sandbox_confinement.py checks them against the headers where they are installed.
+    # tests/sandbox/test_confinement.py checks them against the headers where they are installed.
     "x86_64": {
         **_COMMON, "acct": 163, "add_key": 248, "adjtimex": 159, "bpf": 321, "clock_adjtime": 305,
         "clock_settime": 227, "clone": 56, "create_module": 174, "delete_module": 176, "fanotify_init": 300,

@@ -12,7 +12,7 @@ What several families share lives in modules named for what they hold: `words` (
 (`LC_ALL=C sort`'s order) and `shell` (quoting for the reference solutions).
 
 Adding a family: write its module, ending in `FAMILY`, and list it at the end of FAMILIES (the
-order is the one the families have always had; tests/test_task_hashes.py pins their tasks).
+order is the one the families have always had; tests/project/test_task_hashes.py pins their tasks).
 """
 
 from __future__ import annotations

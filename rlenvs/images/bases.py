@@ -16,7 +16,7 @@ Debian package there: in the Python images pip is installed as python.org's imag
 /usr/local, where `pip install --upgrade pip` can replace it (Debian's python3-pip cannot be
 uninstalled by pip: "no RECORD file ... installed by debian"). What the image lacks is added
 only where the sandbox or the tests need it (python3, tmux, curl). Not pytest: the verdict
-brings its own (rlenvs.sandbox.shells.verdict_packages), so a task's `pip install pytest==8.4.1` meets
+brings its own (rlenvs.images.verdict_packages), so a task's `pip install pytest==8.4.1` meets
 none of Debian's (whose pluggy, iniconfig and packaging pip could not replace either).
 
 Ubuntu images get a real Ubuntu root where the Ubuntu archive can be reached, checked with the

@@ -15,7 +15,7 @@ line of a script is read for what it does (`offline_runner`):
 - an install of test packages (`uv pip install`, `uv add`, `pip install`, `python3 -m pip
   install`, and `uvx --with`) becomes `:` too, and what it names joins `requirements`: the
   loader installs those when the folder loads, from PyPI, into the verdict's own packages
-  (rlenvs.sandbox.shells.verdict_packages) on the backends that build images, or checks that the
+  (rlenvs.images.verdict_packages) on the backends that build images, or checks that the
   host's python3 has them;
 - a run of pytest through uv (`uv run pytest`, `uvx ... pytest`) or through the venv
   (`pytest`, `python -m pytest`) becomes `python3 -m pytest` with the same arguments, but

@@ -98,7 +98,7 @@ each line is read): the steps of a test script that fetch its test tools and pac
 install curl, uv's installer, `uv venv`, `uv pip install`, `uv add`, `pip install`, `uvx
 --with`) are taken out and its pytest run becomes `python3 -m pytest ...`. On the backends
 that build an image, what they install, and pytest, are the verdict's own packages, installed
-from PyPI as the folder loads (`rlenvs.sandbox.shells.verdict_packages`, cached), read-only (a layer
+from PyPI as the folder loads (`rlenvs.images.verdict_packages`, cached), read-only (a layer
 over the image under bubblewrap, a volume in a container) and first on the tests' PYTHONPATH:
 the image needs no pytest. On the host they must already be there (a distribution is found by
 its name, `pyyaml`, through its metadata, not by the module it provides).
@@ -138,12 +138,7 @@ from rlenvs.images.bases import BaseImageError
 from rlenvs.images.build import Image, ImageBuildError, build_image
 from rlenvs.images.engine_build import EngineImage, build_with_engine
 from rlenvs.images.layers import StoreError
-from rlenvs.sandbox.launch import SYSTEM_PYTHON, check_workspace_path
-from rlenvs.sandbox.shells.containers import ENGINE_OPAQUE_XATTR, ENGINES, ContainerImage, EngineUnavailable, engine
-from rlenvs.sandbox.shells.rootfs import OPAQUE_XATTR, EpisodeImage, RootImage, RootUnavailable
-from rlenvs.sandbox.shells.session import MAX_COMMAND_BYTES
-from rlenvs.sandbox.shells.verdict import LOGS_NAME, PACKAGES_VARIABLE, VERDICT_PACKAGES
-from rlenvs.sandbox.shells.verdict_packages import (
+from rlenvs.images.verdict_packages import (
     PackagesError,
     distribution_imports,
     image_pytest_plugins,
@@ -151,6 +146,11 @@ from rlenvs.sandbox.shells.verdict_packages import (
     packages_layer,
     pytest_plugins,
 )
+from rlenvs.sandbox.launch import SYSTEM_PYTHON, check_workspace_path
+from rlenvs.sandbox.shells.containers import ENGINE_OPAQUE_XATTR, ENGINES, ContainerImage, EngineUnavailable, engine
+from rlenvs.sandbox.shells.rootfs import OPAQUE_XATTR, EpisodeImage, RootImage, RootUnavailable
+from rlenvs.sandbox.shells.session import MAX_COMMAND_BYTES
+from rlenvs.sandbox.shells.verdict import LOGS_NAME, PACKAGES_VARIABLE, VERDICT_PACKAGES
 
 ModuleCheck = Callable[[str], bool]
 """Whether the python3 the tests run has a module (the host's, or an image's)."""
@@ -649,7 +649,7 @@ def _test_tools(
     has_module: ModuleCheck | None,
 ) -> tuple[BuiltImage | None, ModuleCheck | None, dict[str, str]]:
     """What the tests run with: on an image (bubblewrap, Docker, Podman), the verdict's own
-    packages (rlenvs.sandbox.shells.verdict_packages: pytest and what the runner installs, from PyPI,
+    packages (rlenvs.images.verdict_packages: pytest and what the runner installs, from PyPI,
     cached), a layer on top of the image's under bubblewrap, a read-only volume in a
     container, with the variables that put them on the tests' PYTHONPATH and load the pytest
     plugins among them and those the image's own build installed; the image then needs no

@@ -289,7 +289,7 @@ class ContainerImage:
     """Its layer folders in the engine's storage, top first: what the host reads of the image."""
     read_only: tuple[tuple[str, str], ...] = ()
     """(host folder, path in the container) mounted read-only in every episode: the verdict's
-    own pytest and test packages (rlenvs.sandbox.shells.verdict_packages), which the image then needs
+    own pytest and test packages (rlenvs.images.verdict_packages), which the image then needs
     not have. The agent has no CAP_SYS_ADMIN to mount over them."""
     stood_in: str = ""
     """What ran in place of the image's base, where rlenvs stood in for it (its FROM, the root

@@ -250,7 +250,7 @@ and defines in its .git/config, which git names one by one. What they run is a p
 the agent's that runs as the tests do, like any program of the agent's the tests run: it
 cannot rewrite the tests or the verdict's files, which are read-only for the run."""
 VERDICT_PACKAGES = "/opt/rlenvs-verdict/packages"
-"""Where an image's tests find the verdict's own packages (`rlenvs.sandbox.shells.verdict_packages`:
+"""Where an image's tests find the verdict's own packages (`rlenvs.images.verdict_packages`:
 pytest and what the task's test script installs, built from PyPI when the folder loads, a
 read-only layer on top of the image); first on their PYTHONPATH after `site` when the task's
 variables name it (PACKAGES_VARIABLE)."""

@@ -1,4 +1,4 @@
-"""The verdict's own packages (rlenvs.sandbox.shells.verdict_packages): what a task's test script
+"""The verdict's own packages (rlenvs.images.verdict_packages): what a task's test script
 installs, installed from PyPI when the folder loads, for the image's Python, and the tests'
 folder under a name pytest imports as a package. Real pip, real PyPI, real bubblewrap."""
 
@@ -13,16 +13,16 @@ import pytest
 
 from rlenvs.envs.terminal.env import TerminalEnv
 from rlenvs.envs.terminal.folders import TaskFolderError, load_task_folders
-from rlenvs.sandbox.shells.verdict import PACKAGES_VARIABLE, VERDICT_PACKAGES, VerdictRun
-from rlenvs.sandbox.shells.verdict_packages import (
+from rlenvs.images.verdict_packages import (
     PackagesError,
     PythonTarget,
     check_requirements,
     packages_layer,
     with_pytest,
 )
+from rlenvs.sandbox.shells.verdict import PACKAGES_VARIABLE, VERDICT_PACKAGES, VerdictRun
 
-PACKAGE_TESTS = Path(__file__).parents[2] / "data" / "images" / "tb-package-tests"
+PACKAGE_TESTS = Path(__file__).parents[1] / "data" / "images" / "tb-package-tests"
 """run-tests.sh in the official `uv venv` / `uv pip install pytest==8.4.1 PyYAML==6.0.2` shape;
 tests/ a package whose test imports its helper relatively and imports `yaml`."""
 
@@ -100,7 +100,7 @@ def test_the_pytest_plugins_the_images_build_installed_are_named_and_no_others(t
     """Real pytest loads every installed plugin; the verdict loads only those it names. A
     Dockerfile's `pip install pytest-json-ctrf` (its test script then passes `--ctrf`) is named,
     for the tests' python3 only, under /usr only, and not where a higher layer deleted it."""
-    from rlenvs.sandbox.shells.verdict_packages import image_pytest_plugins
+    from rlenvs.images.verdict_packages import image_pytest_plugins
 
     base, top = tmp_path / "base", tmp_path / "top"
 

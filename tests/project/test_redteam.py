@@ -1,5 +1,6 @@
-"""Replays every family's red-team corpus (tests/support/redteam): each case's episode must earn
-the reward a correct verifier gives it."""
+"""Replays every family's red-team corpus (tests/data/redteam/<family>.jsonl, replayed by
+tests/support/redteam/<family>.py): each case's episode must earn the reward a correct
+verifier gives it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pkgutil
 import pytest
 
 import tests.support.redteam
-from tests.support.redteam import Case
+from tests.support.redteam import Case, load_cases
 
 FAMILIES = ("math", "code", "terminal", "spreadsheet")
 SANDBOX_FAMILIES = ("code", "terminal")
@@ -18,12 +19,13 @@ CORPORA = {
     module.name: importlib.import_module(f"tests.support.redteam.{module.name}")
     for module in pkgutil.iter_modules(tests.support.redteam.__path__)
 }
+CASES = {family: load_cases(family) for family in CORPORA}
 
 
 def _cases() -> list:
     params = []
-    for family, corpus in sorted(CORPORA.items()):
-        for number, case in enumerate(corpus.CASES):
+    for family, cases in sorted(CASES.items()):
+        for number, case in enumerate(cases):
             marks = [pytest.mark.sandbox] if family in SANDBOX_FAMILIES else []
             params.append(pytest.param(family, case, id=f"{family}-{number:03d}-{case.kind}", marks=marks))
     return params
@@ -38,6 +40,5 @@ def test_red_team_case(family: str, case: Case) -> None:
 def test_every_family_keeps_a_corpus() -> None:
     assert set(CORPORA) == set(FAMILIES)
     for family in FAMILIES:
-        corpus = CORPORA[family]
-        assert corpus.CASES, f"the {family} red-team corpus is empty"
-        assert all(isinstance(case, Case) and case.why for case in corpus.CASES)
+        assert CASES[family], f"the {family} red-team corpus is empty"
+        assert all(isinstance(case, Case) and case.why for case in CASES[family])

@@ -4,7 +4,7 @@ comparison) is right on the starting data and scores 0, and the honest formulas,
 reference's and the natural alternatives, score 1.
 
 The shortcut replies are built from each task's own data, as a policy that did the lookup
-or the grouping by hand would write them; `tests/support/redteam/spreadsheet.py` keeps one of each,
+or the grouping by hand would write them; `tests/data/redteam/spreadsheet.jsonl` keeps one of each,
 written out for a fixed task id. (The steps themselves: tests/envs/spreadsheet/test_perturb.py.)
 """
 

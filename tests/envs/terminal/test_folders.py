@@ -402,7 +402,7 @@ def test_a_reward_the_agent_planted_does_not_count(tmp_path):
 def test_the_tests_start_from_nothing_the_agent_wrote(tmp_path):
     """The WORKDIR to start in (as Terminal-Bench starts them), a fresh HOME and /tmp, exactly
     the verdict's variables, a shell with no function or alias of the agent's (the attacks
-    each vector allows are in tests/support/redteam/terminal.py)."""
+    each vector allows are in tests/data/redteam/terminal.jsonl)."""
     folder = terminal_bench_task(tmp_path)
     write(
         folder / "run-tests.sh",

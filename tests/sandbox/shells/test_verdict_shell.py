@@ -1,7 +1,7 @@
 """`run_tests_in_same_shell` (rlenvs.sandbox.shells.verdict_shell): the tests see the shell the agent
 left (its folder, the variables they name, its PATH after the system's), read by the host from
 the saved state, and nothing of it that changes how the tests run. The red-team cases of such
-a task are in tests/support/redteam/terminal.py."""
+a task are in tests/data/redteam/terminal.jsonl."""
 
 from __future__ import annotations
 

@@ -97,7 +97,7 @@ RUNTIME_NETWORK = "tests need the network (at run time)"
 """The class of a folder that loaded but whose reference solution scored 0 because its tests
 reached for the network, which the sandbox refused (`_NETWORK_REFUSED`): a folder that cannot
 score here, counted with the refusals, not as a failed reference. The static scan at load
-(rlenvs.envs.terminal.network_scan) misses what it cannot read (an address built at run time,
+(rlenvs.envs.terminal.network) misses what it cannot read (an address built at run time,
 a program the tests run); this catches the rest, for the report only."""
 BUILD_HOST_OUT_OF_REACH = "RUN step fetches from a host out of reach"
 """A build step that failed because a host it fetches from (golang.org, NodeSource, a PPA) did

@@ -91,7 +91,7 @@ solution scripts that install or download (curl, wget, pip/uv/apt/npm install, g
 but for addresses on this machine only, such as `curl http://localhost:8080`) or run pytest
 when the python3 the tests run (the host's, or the image's) has none, and tests that connect to
 a host off this machine (read from their Python with `ast` and from their scripts:
-rlenvs.envs.terminal.network_scan). With `network=True` on Docker or Podman the episodes have
+rlenvs.envs.terminal.network). With `network=True` on Docker or Podman the episodes have
 the engine's network, and neither downloads nor connections are refused. A folder without its instruction or its tests gets an
 error naming the missing file. The exception (`rlenvs.envs.terminal.boilerplate` says how
 each line is read): the steps of a test script that fetch its test tools and packages (apt-get
@@ -131,7 +131,8 @@ from rlenvs.envs.terminal.folder_files import (  # TaskFolderError: imported fro
     tree,
     walk,
 )
-from rlenvs.envs.terminal.network_scan import find_connection, only_local
+from rlenvs.envs.terminal.network import find_connection
+from rlenvs.envs.terminal.network.shell_code import only_local
 from rlenvs.envs.terminal.tasks import TESTS_DIR, Entry, TerminalTask
 from rlenvs.envs.terminal.tool_downloads import wrapper_download
 from rlenvs.images.bases import BaseImageError
@@ -531,7 +532,7 @@ _SPOKEN = re.compile(r"""(?<![\w.-])(echo|printf)\b(?:'[^']*'|"(?:\\.|[^"\\])*"|
 _LOOPBACK_ONLY = {"it downloads": ("curl", "wget"), "git fetches a repository": ("git",)}
 """Commands of _NETWORK_COMMANDS that need no network when every address they name is on this
 machine (`curl -s http://localhost:8080/health`, `git clone /srv/repo.git`): read by
-rlenvs.envs.terminal.network_scan.only_local, so a task's own server or repository is no refusal."""
+rlenvs.envs.terminal.network.shell_code.only_local, so a task's own server or repository is no refusal."""
 
 
 def _check_script(
@@ -573,7 +574,7 @@ def _check_script(
 def _check_test_network(
     folder: Path, context: Path, tests_dir: Path, runner: Path, network: bool, *, forbidden: bool = False
 ) -> None:
-    """Refuse tests that connect to a host off this machine (rlenvs.envs.terminal.network_scan:
+    """Refuse tests that connect to a host off this machine (rlenvs.envs.terminal.network:
     Python read with `ast`, shell scripts by command) or run a build tool that would download
     itself (rlenvs.envs.terminal.tool_downloads: a Gradle wrapper in the build `context` whose
     release the image lacks), unless the user gave the episodes a network (`network=True` on

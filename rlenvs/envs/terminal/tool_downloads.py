@@ -8,7 +8,7 @@ Polyglot's Java tasks in terminal-bench-datasets, measured: the reference soluti
 `UnknownHostException: services.gradle.org`). Unless the image's own build already ran the wrapper
 (a `RUN ./gradlew build` step leaves the release in the image, fetched on the build's network),
 such a folder is refused when it loads (rlenvs.envs.terminal.folders), by the file and the host,
-as rlenvs.envs.terminal.network_scan refuses tests that connect off the machine.
+as rlenvs.envs.terminal.network refuses tests that connect off the machine.
 
 Read from files, never guessed from a shared script's text: Aider Polyglot's one run-tests.sh
 names `./gradlew` in every language's copy, and only the folders that ship a wrapper run it.
@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from rlenvs.envs.terminal.network_scan import host_of, is_local
+from rlenvs.envs.terminal.network.addresses import host_of, is_local
 
 WRAPPER_PROPERTIES = "gradle/wrapper/gradle-wrapper.properties"
 _RUNS_WRAPPER = re.compile(r"(?<![\w.-])(?:\./|\S*/)?gradlew\s+[\w:-]")

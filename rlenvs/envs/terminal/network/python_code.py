@@ -1,156 +1,22 @@
-"""Tests that reach for the network: found in their text, so a folder that can never score is
-refused when it loads rather than played for a 0.
-
-The sandbox has no network when a task's tests run (bubblewrap's own network namespace; Docker
-and Podman's `--network none` unless the user opts in). A test that POSTs the agent's answer to
-a remote judge, downloads its expected output or clones a repository from a forge fails there
-whatever the agent did: every episode of that task scores 0, a reward with no signal in it that
-trains nothing and looks, in a corpus report, like a broken reference solution. So the loader
-scans the tests (`find_connection`) and refuses such a folder by file, line and host.
-
-What the scan must never do is refuse a test that only talks to the agent's own machine: tasks
-ask for a web server on port 8080, a socket service, an SSH daemon, and their tests connect to
-`localhost`. A false refusal costs a real task, so the rules only refuse what is certain to need
-a route off the machine, and read code as code:
-
-- Python (`python_connections`), every `.py` file under the tests folder, read with `ast`
-  (comments, docstrings and strings that are only data are never calls): a call of a network
-  client (requests, httpx, urllib.request, urllib3, http.client, aiohttp, socket, websocket(s),
-  grpc, smtplib, ftplib, telnetlib, asyncio.open_connection, paramiko), directly or through an
-  object one made (`requests.Session()`, `socket.socket()`, `httpx.Client()`), whose address is
-  a literal naming a host off this machine, or a name whose every binding the module shows is
-  such a literal (`os.environ.get("BASE_URL", "http://203.0.113.5")` counts by its default).
-  An address the module cannot pin down (a parameter, `os.environ["URL"]`) is refused only when
-  the same module holds a literal URL with a remote host (an `http://`, `https://`, `ws://`,
-  `wss://` or `ftp://` string outside a docstring): the judge's address written in the file and
-  passed around, as in LiveCodeBench Pro's tests.
-- Shell (`shell_connections`), the test scripts (the runner as it will run, its fetching of test
-  tools taken out): curl, wget, nc/ncat/netcat, ssh, scp, sftp, rsync, telnet, ftp and git
-  (clone, fetch, pull, ls-remote) with a literal remote host; `$VAR` addresses are left to the
-  loader's command check.
-
-Local, never refused: `localhost` and `*.localhost`, loopback (127.0.0.0/8, ::1), the unspecified
-address (0.0.0.0, ::, ""), unix sockets (a path, `unix:`, `http+unix://`), and one-label names
-(`db`, `sandbox`): a compose service or the machine's own name, which reach no outside network
-(a compose file of several services is refused on its own). A file that is not valid Python
-(Python 2, a template) is not scanned: its tests fail on their own, visibly.
-
-The scan reads the tests only; it never sees, and never changes, what an agent does or scores.
-"""
+"""Connections in the tests' Python, read with `ast` (rlenvs.envs.terminal.network explains the
+rules): network clients called with an address that names a host off this machine."""
 
 from __future__ import annotations
 
 import ast
 import dataclasses
-import ipaddress
-import os
 import re
-import shlex
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
-from urllib.parse import urlsplit
 
-from rlenvs.envs.terminal.boilerplate import offline_runner
-from rlenvs.envs.terminal.folder_files import short
-
-MAX_SCANNED_BYTES = 2_000_000
-"""A test file larger than this is not read (generated data, not test code)."""
-
-
-@dataclass(frozen=True)
-class Connection:
-    """A place in a test file that opens a connection to a host off this machine."""
-
-    line: int
-    host: str
-    """The remote host, as written (`38.80.122.117`, `api.github.com`)."""
-    call: str
-    """What connects: `requests.get`, `socket.create_connection`, `curl`, ..."""
-    via: str | None = None
-    """When the address is not a literal at the call: the name it came through (`BASE`)."""
-    literal_line: int | None = None
-    """Where the remote host is written, when that is not `line`."""
-    code: str | None = None
-    """The shell command line, for a script's connection."""
-    path: Path | None = None
-    """The file, set by `find_connection`."""
-
-    def describe(self, relative: str) -> str:
-        """`tests/test_outputs.py (line 12) calls requests.get with the address in `BASE`, which
-        needs the network (it connects to 38.80.122.117, written on line 3)`."""
-        if self.code is not None:
-            what = f"runs `{short(self.code)}`"
-        else:
-            what = f"calls {self.call}" + (f" with the address in `{self.via}`" if self.via is not None else "")
-        written = ""
-        if self.literal_line is not None and self.literal_line != self.line:
-            written = f", written on line {self.literal_line}"
-        return f"{relative} (line {self.line}) {what}, which needs the network (it connects to {self.host}{written})"
-
-
-# --- hosts ---------------------------------------------------------------------------------------
-
-_HOSTNAME = re.compile(r"^[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?$")
-_URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://")
-_REMOTE_SCHEMES = frozenset(("http", "https", "ws", "wss", "ftp", "ftps", "sftp", "ssh", "git", "rsync"))
-"""Schemes whose URLs name a host to reach; a module literal of one of them with a remote host
-is what lets an address from a variable count as remote."""
-
-
-def is_local(host: str) -> bool:
-    """Whether `host` stays on this machine (or is no host of the internet's): loopback, the
-    unspecified address, `localhost`, a unix socket path, a one-label name."""
-    host = host.strip().strip("[]").lower().rstrip(".")
-    if host in ("", "localhost", "ip6-localhost", "ip6-loopback", "*") or host.endswith(".localhost"):
-        return True
-    if host.startswith(("/", "unix:", "@", "%2f")):  # unix sockets (also abstract, URL-quoted)
-        return True
-    try:
-        address = ipaddress.ip_address(host.split("%", 1)[0])
-    except ValueError:
-        return "." not in host  # a compose service or the machine's own name
-    return address.is_loopback or address.is_unspecified
-
-
-def host_of(text: str) -> str | None:
-    """The host an address string names (`http://h:80/x`, `h:80`, `h`, `[::1]:80`), or None
-    when it is not an address (a phrase, a path, an HTTP method)."""
-    text = text.strip()
-    if not text:
-        return ""  # `("", port)`: every interface of this machine
-    if len(text) > 2048 or any(c.isspace() for c in text):
-        return None
-    lowered = text.lower()
-    if lowered.startswith(("unix:", "http+unix://", "unix+", "/", "./", "../")):
-        return "/"  # a socket or a file: local
-    if _URL.match(text):
-        try:
-            parts = urlsplit(text)
-            host = parts.hostname
-        except ValueError:
-            return None
-        return host if host is not None else ("/" if parts.scheme == "file" else None)
-    if "@" in text:  # user@host or user@host:path
-        text = text.rsplit("@", 1)[1]
-    if text.startswith("["):
-        end = text.find("]")
-        return text[1:end] if end > 0 else None
-    host = re.split(r"[:/?#]", text, maxsplit=1)[0]
-    if host.count(":") >= 2:  # a bare IPv6 address
-        host = text
-    try:
-        ipaddress.ip_address(host)
-        return host
-    except ValueError:
-        pass
-    return host if _HOSTNAME.match(host) and not host.isdigit() else None
-
-
-def _remote(text: str) -> str | None:
-    host = host_of(text)
-    return host if host is not None and not is_local(host) else None
-
+from rlenvs.envs.terminal.network.addresses import (
+    REMOTE_SCHEMES,
+    URL_PREFIX,
+    Connection,
+    host_of,
+    is_local,
+    remote_host,
+)
 
 # --- Python --------------------------------------------------------------------------------------
 
@@ -250,10 +116,10 @@ def python_connections(source: str) -> list[Connection]:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
-    return _Module(tree).connections()
+    return PythonModule(tree).connections()
 
 
-class _Module:
+class PythonModule:
     """One parsed module: its imports (what a call's name means), and where each name is bound
     (per function, as Python scopes them, so that a `url` of one test is not another's)."""
 
@@ -471,7 +337,7 @@ class _Module:
         if text.complete:
             return host_of(text.prefix)
         prefix = text.prefix
-        match = _URL.match(prefix)
+        match = URL_PREFIX.match(prefix)
         if match is None:
             if prefix.startswith(("/", "unix:")):
                 return "/"
@@ -608,7 +474,7 @@ class _Module:
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in self.docstrings:
                 for match in re.finditer(r"\b([A-Za-z][A-Za-z0-9+.-]*)://[^\s'\"<>]+", node.value):
-                    if match.group(1).lower() in _REMOTE_SCHEMES and (host := _remote(match.group(0))) is not None:
+                    if match.group(1).lower() in REMOTE_SCHEMES and (host := remote_host(match.group(0))) is not None:
                         return host, node.lineno
         return None
 
@@ -620,249 +486,3 @@ def _dotted(node: ast.expr) -> str | None:
         base = _dotted(node.value)
         return f"{base}.{node.attr}" if base is not None else None
     return None
-
-
-# --- shell ---------------------------------------------------------------------------------------
-
-_SEPARATORS = re.compile(r"\$\(|`|(?<![$\w])\(|\)|&&|\|\||[;&|]|\bthen\b|\bdo\b|\belse\b")
-_SHELL_COMMENT = re.compile(r"(^|\s)#.*$")
-_VALUE_OPTIONS = {
-    "curl": frozenset("-o -O -H -d -X -u -w -A -e -m -F -T -x -b -c -K -E -r -y -Y -z -C -U -Q".split())
-    | frozenset(("--output", "--header", "--data", "--data-raw", "--data-binary", "--data-urlencode",
-                 "--request", "--user", "--write-out", "--user-agent", "--referer", "--max-time", "--form",
-                 "--upload-file", "--proxy", "--cookie", "--cookie-jar", "--config", "--cert", "--retry",
-                 "--retry-delay", "--connect-timeout", "--resolve", "--unix-socket", "--cacert", "--key",
-                 "--json", "--variable", "--expand-url")),
-    "wget": frozenset("-O -o -a -P -U -t -T -e -i -B".split()),
-    "nc": frozenset("-p -s -w -i -q -X -x -O -P -T -I -W -e -c".split()),
-    "ssh": frozenset("-p -i -o -l -F -J -L -R -D -E -b -c -m -O -S -W -w -Q -e -B -I".split()),
-    "scp": frozenset("-P -i -o -F -J -l -c -S".split()),
-    "sftp": frozenset("-P -i -o -F -J -l -c -S -b -B -R -s".split()),
-    "rsync": frozenset(("-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--port")),
-    "telnet": frozenset("-l -n -e".split()),
-}  # fmt: skip
-"""Options that take the next word as their value (a file, a header): not an address."""
-_ALIASES = {"ncat": "nc", "netcat": "nc", "ftp": "telnet"}
-_GIT_REMOTE = frozenset(("clone", "fetch", "pull", "ls-remote", "push"))
-_SCP_LIKE = re.compile(r"^(?:[\w.-]+@)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_][\w.-]*):")
-
-
-def shell_connections(text: str) -> list[Connection]:
-    """The connections to remote hosts the shell script `text` makes (module docstring)."""
-    found = []
-    for line, number in _lines(text):
-        for words in _commands(line):
-            for host in _targets(words):
-                if not is_local(host):
-                    found.append(Connection(number, host, _program(words) or words[0], code=line.strip()))
-    return found
-
-
-def only_local(line: str, programs: Iterable[str]) -> bool:
-    """Whether every run of `programs` in the shell `line` names an address, each local
-    (`curl -s http://localhost:8080/health`): such a line needs no network. A run with no
-    address it can read (`curl $URL`) or a remote one makes it False."""
-    wanted, seen = set(programs), False
-    for words in _commands(_SHELL_COMMENT.sub("", line)):
-        program = _program(words)
-        if program is None or program.split()[0] not in wanted:
-            continue
-        targets = _targets(words)
-        if not targets or not all(is_local(host) for host in targets) or _has_unknown(words):
-            return False
-        seen = True
-    return seen
-
-
-def _lines(text: str) -> Iterator[tuple[str, int]]:
-    """Logical lines (backslash continuations joined), comments out, with their first line's number."""
-    pending, start = "", 0
-    for number, raw in enumerate(text.splitlines(), 1):
-        if not pending:
-            start = number
-        if raw.endswith("\\"):
-            pending += raw[:-1] + " "
-            continue
-        yield _SHELL_COMMENT.sub("", pending + raw), start
-        pending = ""
-    if pending:
-        yield _SHELL_COMMENT.sub("", pending), start
-
-
-def _commands(line: str) -> Iterator[list[str]]:
-    for part in _SEPARATORS.split(line):
-        try:
-            words = shlex.split(part)
-        except ValueError:
-            words = part.split()
-        while words and (
-            ("=" in words[0] and not words[0].startswith("-"))
-            or words[0] in ("sudo", "exec", "time", "timeout", "env", "!")
-        ):
-            words = words[1:]
-            if words and words[0].replace(".", "").isdigit():  # timeout 10 curl ...
-                words = words[1:]
-        if words:
-            yield words
-
-
-def _program(words: list[str]) -> str | None:
-    name = words[0].rsplit("/", 1)[-1]
-    name = _ALIASES.get(name, name)
-    if name == "git":
-        verb = next((w for w in words[1:] if not w.startswith("-")), None)
-        return f"git {verb}" if verb in _GIT_REMOTE else None
-    return name if name in _VALUE_OPTIONS else None
-
-
-def _operands(words: list[str], program: str) -> list[str]:
-    takes_value = _VALUE_OPTIONS.get(program.split()[0], frozenset())
-    operands, skip = [], False
-    for word in words[1:]:
-        if skip:
-            skip = False
-            continue
-        if word.startswith("-"):
-            skip = word in takes_value
-            continue
-        operands.append(word)
-    return operands
-
-
-def _targets(words: list[str]) -> list[str]:
-    """The hosts one simple command addresses, where they are literal."""
-    program = _program(words)
-    if program is None:
-        return []
-    operands = [word for word in _operands(words, program) if "$" not in word]
-    if program in ("curl", "wget"):
-        return [h for w in operands if (h := host_of(w)) is not None and ("://" in w or _IPISH.match(w))]
-    if program == "nc":
-        if any(
-            w in ("-l", "-U", "--listen") or (w.startswith("-") and not w.startswith("--") and ("l" in w or "U" in w))
-            for w in words[1:]
-        ):
-            return ["localhost"]  # listening, or a unix socket
-        return [h for h in (host_of(w) for w in operands[:1]) if h is not None]
-    if program in ("ssh", "telnet"):
-        return [h for h in (host_of(w) for w in operands[:1]) if h is not None]
-    if program.startswith("git "):
-        operands = operands[1:]  # the verb
-        found = []
-        for word in operands:
-            if "://" in word or _SCP_LIKE.match(word):
-                host = host_of(word) if "://" in word else _SCP_LIKE.match(word).group(1)  # type: ignore[union-attr]
-                if host is not None:
-                    found.append(host)
-            elif word.startswith(("/", ".", "~")):
-                found.append("/")
-        return found
-    # scp, sftp, rsync: host:path operands
-    found = []
-    for word in operands:
-        if "://" in word:
-            if (host := host_of(word)) is not None:
-                found.append(host)
-        elif (match := _SCP_LIKE.match(word)) is not None and not word.startswith("/"):
-            found.append(match.group(1).strip("[]"))
-        elif program == "sftp" and (host := host_of(word)) is not None:
-            found.append(host)
-    return found
-
-
-_IPISH = re.compile(r"^(localhost|\d{1,3}(\.\d{1,3}){3}|\[[0-9A-Fa-f:.]+\])(:\d+)?(/|$)")
-"""A bare curl/wget operand that is an address (`localhost:8080/x`, `10.0.0.5`), not a file name."""
-
-
-def _has_unknown(words: list[str]) -> bool:
-    program = _program(words)
-    return program is not None and any("$" in word for word in _operands(words, program))
-
-
-# --- a tests folder ------------------------------------------------------------------------------
-
-
-def find_connection(tests_dir: Path, runner: Path) -> tuple[Connection, int] | None:
-    """The first connection to a remote host in the tests, with how many places in all
-    connect; None when none does. What is read is what runs: the `runner` script, the
-    folder's shell scripts it names (and those they name), each as the loader will run it
-    (its steps that fetch test tools, such as uv's installer from astral.sh, taken out by
-    rlenvs.envs.terminal.boilerplate: not the tests' own reach, and no refusal of theirs), the
-    `.py` files under `tests_dir` that pytest collects (`test_*.py`, `*_test.py`,
-    `conftest.py`) or a script names, with the folder's modules these import. A file nothing
-    runs (a fixture generator kept beside the tests, a helper the runner's rewrite no longer
-    sources) is no part of the tests; names in comments do not count."""
-    shell: dict[str, list[Path]] = {}
-    python: dict[str, list[Path]] = {}
-    for root, _, files in os.walk(tests_dir):  # follows no symlinked folder
-        for name in files:
-            path = Path(root, name)
-            if path.is_symlink() or not path.is_file():
-                continue
-            if name.endswith(".sh"):
-                shell.setdefault(name, []).append(path)
-            elif name.endswith(".py"):
-                python.setdefault(name[:-3], []).append(path)
-    found: list[Connection] = []
-    texts: list[str] = []
-    queue = [runner] if runner.is_file() else []
-    seen = set(queue)
-    while queue:
-        path = queue.pop(0)
-        text = _read(path)
-        offline = offline_runner(text)
-        text = text if offline is None else offline.script
-        found += [_at(path, c) for c in shell_connections(text)]
-        code = "\n".join(line for line, _ in _lines(text))
-        texts.append(code)
-        for name, paths in sorted(shell.items()):
-            for other in paths:
-                if name in code and other not in seen:
-                    seen.add(other)
-                    queue.append(other)
-    named = "\n".join(texts)
-    modules = sorted(
-        path
-        for stem, paths in python.items()
-        for path in paths
-        if stem.startswith("test_") or stem.endswith("_test") or stem == "conftest" or path.name in named
-    )
-    read: set[Path] = set()
-    while modules:
-        path = modules.pop(0)
-        if path in read:
-            continue
-        read.add(path)
-        connections, imported = _python_file(_read(path))
-        found += [_at(path, c) for c in connections]
-        modules += sorted(p for stem in imported for p in python.get(stem, ()) if p not in read)
-    return (found[0], len(found)) if found else None
-
-
-def _read(path: Path) -> str:
-    try:
-        if path.stat().st_size > MAX_SCANNED_BYTES:
-            return ""
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-
-
-def _python_file(source: str) -> tuple[list[Connection], set[str]]:
-    """A test module's connections, and the names of the modules it imports (each part of
-    a dotted name: `from helpers.net import x` may be `helpers/net.py` of the folder)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return [], set()
-    imported: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported |= {part for alias in node.names for part in alias.name.split(".")}
-        elif isinstance(node, ast.ImportFrom):
-            imported |= set((node.module or "").split(".")) | {alias.name for alias in node.names}
-    return _Module(tree).connections(), imported - {""}
-
-
-def _at(path: Path, connection: Connection) -> Connection:
-    return dataclasses.replace(connection, path=path)

@@ -1,4 +1,4 @@
-"""Tests that reach for the network (rlenvs.envs.terminal.network_scan): refused at load by file,
+"""Tests that reach for the network (rlenvs.envs.terminal.network): refused at load by file,
 line and host, while tests that talk to the agent's own machine load; and, in `rlenvs tasks
 check`, a folder whose tests met the sandbox's missing network when played counted apart from a
 failed reference (rlenvs.envs.terminal.coverage)."""
@@ -11,13 +11,10 @@ import pytest
 
 from rlenvs.envs.terminal import coverage
 from rlenvs.envs.terminal.folders import load_task_folders
-from rlenvs.envs.terminal.network_scan import (
-    find_connection,
-    is_local,
-    only_local,
-    python_connections,
-    shell_connections,
-)
+from rlenvs.envs.terminal.network import find_connection
+from rlenvs.envs.terminal.network.addresses import is_local
+from rlenvs.envs.terminal.network.python_code import python_connections
+from rlenvs.envs.terminal.network.shell_code import only_local, shell_connections
 from tests.envs.terminal.test_folders import harbor_task, refused, terminal_bench_task, write
 
 JUDGE = """\

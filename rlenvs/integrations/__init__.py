@@ -5,6 +5,7 @@
   read (`rlenvs export`), and those rows read back;
 - `sft`: oracle episodes as chat JSON Lines for supervised fine-tuning (`rlenvs sft-data`).
 
-The OpenEnv wire protocol is the env server's own (rlenvs.remote), and Ray is one of
-`EnvPool`'s executors (rlenvs.vector.actors): each lives where it runs.
+Two adapters live where they run, and are named there: OpenEnv's wire protocol is the env
+server's own (rlenvs.remote: `wire` the protocol, `server` and `client` its two ends), and Ray
+is one of `EnvPool`'s executors (rlenvs.vector.ray_actors).
 """

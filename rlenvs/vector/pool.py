@@ -48,7 +48,7 @@ from rlenvs.vector.results import (
 from rlenvs.vector.threads import ThreadRunner
 
 if TYPE_CHECKING:
-    from rlenvs.vector.actors import RayRunner
+    from rlenvs.vector.ray_actors import RayRunner
 
 EXECUTORS = ("thread", "process", "ray")
 MAX_DEFAULT_THREADS = 32
@@ -81,7 +81,7 @@ class EnvPool:
     actors, or as many as the cluster has CPUs if fewer), placed by `ray_actor_options`
     (default `{"num_cpus": 1}`; e.g. `{"num_cpus": 1, "resources": {"sandbox": 1}}`) on the
     nodes of the Ray cluster this process is connected to (`ray.init(address=...)` first;
-    else a local one is started). See `rlenvs.vector.actors`.
+    else a local one is started). See `rlenvs.vector.ray_actors`.
 
     `step_timeout_s`: the longest any one call (step, reset, oracle_action) may work, timed
     from when it starts, not from when the batch was submitted, and (on threads) less the
@@ -156,7 +156,7 @@ class EnvPool:
         self._stop_reason: list[str | None] = [None] * self.num_envs
         self._runner: ThreadRunner | ProcessRunner | RayRunner
         if executor == "ray":
-            from rlenvs.vector.actors import RayRunner
+            from rlenvs.vector.ray_actors import RayRunner
 
             self._runner = RayRunner(
                 make_env, make_kwargs, self.num_envs, self.max_workers, self.step_timeout_s, ray_actor_options
@@ -328,7 +328,7 @@ class EnvPool:
 
     def actor_nodes(self) -> list[str | None]:
         """Ray mode: the Ray node id of each actor (changes when an actor is replaced)."""
-        from rlenvs.vector.actors import RayRunner
+        from rlenvs.vector.ray_actors import RayRunner
 
         if not isinstance(self._runner, RayRunner):
             raise RuntimeError(f"actor_nodes() is for executor='ray'; this pool's executor is {self.executor!r}")

@@ -159,7 +159,7 @@ class InferenceConfig:
 
 @dataclass(frozen=True)
 class RayWorkersConfig:
-    """Ray actors for the rollout envs (env_workers.kind "ray"): rlenvs.vector.actors."""
+    """Ray actors for the rollout envs (env_workers.kind "ray"): rlenvs.vector.ray_actors."""
 
     address: str | None = "auto"
     """`ray.init(address=...)`: "auto" joins the cluster this machine is part of (`ray start`);

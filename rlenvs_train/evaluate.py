@@ -244,96 +244,7 @@ def evaluate(
     `chat_template_kwargs` go to every chat-template call (e.g. `enable_thinking=False`).
     `progress`: show a progress bar of episodes.
     """
-    plan = _checked(
-        model,
-        env_id,
-        episodes=episodes,
-        task_indices=task_indices,
-        k=k,
-        samples_per_task=samples_per_task,
-        max_turns=max_turns,
-        backend=backend,
-        env_kwargs=env_kwargs,
-        max_tokens_per_turn=max_tokens_per_turn,
-        max_episode_tokens=max_episode_tokens,
-        temperature=temperature,
-        seed=seed,
-        output=output,
-        batch_size=batch_size,
-        tokenizer=tokenizer,
-        server_url=server_url,
-        backend_kwargs=backend_kwargs,
-        pool_kwargs=pool_kwargs,
-    )
-    indices = plan.task_indices or _tasks(env_id, plan.env_kwargs, plan.episodes or 0, seed)
-    engine = _engine(plan, chat_template_kwargs)
-    records, wall_s = _play(plan, engine, indices, progress)
-    return EvalResult(
-        env_id=env_id,
-        episodes=len(indices),
-        samples=len(records),
-        k=k,
-        samples_per_task=plan.samples_per_task,
-        temperature=plan.temperature,
-        seed=seed,
-        **_measure(records, indices, k),
-        stop_reasons=Counter(str(r["stop_reason"]) for r in records),
-        wall_s=wall_s,
-        output=plan.output,
-        records=records,
-    )
-
-
-# --- the jobs of an evaluation: check everything, load the model, play -----------------------
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """`evaluate`'s arguments, checked and with their defaults resolved, before anything loads."""
-
-    model: Any
-    env_id: str
-    episodes: int | None
-    task_indices: list[int] | None
-    samples_per_task: int
-    max_turns: int | None
-    backend: str
-    env_kwargs: dict[str, Any]
-    max_tokens_per_turn: int
-    max_episode_tokens: int | None
-    temperature: float
-    seed: int
-    output: Path | None
-    batch_size: int
-    tokenizer: Any
-    server_url: str | None
-    backend_kwargs: dict[str, Any]
-    pool_kwargs: dict[str, Any]
-
-
-def _checked(
-    model: Any,
-    env_id: str,
-    *,
-    episodes: int | None,
-    task_indices: Sequence[int] | None,
-    k: int,
-    samples_per_task: int | None,
-    max_turns: int | None,
-    backend: str,
-    env_kwargs: Mapping[str, Any] | None,
-    max_tokens_per_turn: int,
-    max_episode_tokens: int | None,
-    temperature: float | None,
-    seed: int,
-    output: str | os.PathLike[str] | None,
-    batch_size: int,
-    tokenizer: Any,
-    server_url: str | None,
-    backend_kwargs: Mapping[str, Any] | None,
-    pool_kwargs: Mapping[str, Any] | None,
-) -> _Plan:
-    """Every argument checked, each mistake named with its fix, before a model loads."""
+    # --- everything is checked before anything is loaded ---------------------------------
     if not isinstance(backend, str) or backend not in BACKENDS:
         raise ValueError(
             f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)} (or pass a Backend as model)"
@@ -401,7 +312,7 @@ def _checked(
     if out_path is not None and out_path.is_dir():
         raise IsADirectoryError(f"output must be a file path for the JSONL lines, got the folder {out_path}")
 
-    return _Plan(
+    plan = _Plan(
         model=model,
         env_id=env_id,
         episodes=episodes,
@@ -421,6 +332,50 @@ def _checked(
         backend_kwargs=backend_kwargs,
         pool_kwargs=pool_kwargs,
     )
+    indices = plan.task_indices or _tasks(env_id, plan.env_kwargs, plan.episodes or 0, seed)
+    engine = _engine(plan, chat_template_kwargs)
+    records, wall_s = _play(plan, engine, indices, progress)
+    return EvalResult(
+        env_id=env_id,
+        episodes=len(indices),
+        samples=len(records),
+        k=k,
+        samples_per_task=plan.samples_per_task,
+        temperature=plan.temperature,
+        seed=seed,
+        **_measure(records, indices, k),
+        stop_reasons=Counter(str(r["stop_reason"]) for r in records),
+        wall_s=wall_s,
+        output=plan.output,
+        records=records,
+    )
+
+
+# --- the jobs of an evaluation after the checks: load the model, play -------------------------
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """`evaluate`'s arguments, checked and with their defaults resolved: what loading and playing read."""
+
+    model: Any
+    env_id: str
+    episodes: int | None
+    task_indices: list[int] | None
+    samples_per_task: int
+    max_turns: int | None
+    backend: str
+    env_kwargs: dict[str, Any]
+    max_tokens_per_turn: int
+    max_episode_tokens: int | None
+    temperature: float
+    seed: int
+    output: Path | None
+    batch_size: int
+    tokenizer: Any
+    server_url: str | None
+    backend_kwargs: dict[str, Any]
+    pool_kwargs: dict[str, Any]
 
 
 def _engine(plan: _Plan, chat_template_kwargs: Mapping[str, Any] | None) -> RolloutEngine:

@@ -10,6 +10,7 @@ which the config check and the rollout function read instead of lists of names.
 
 from __future__ import annotations
 
+import abc
 import contextlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from rlenvs_train.rollout import RolloutEngine
 
 
-class BackendKind:
+class BackendKind(abc.ABC):
     """One way of generating: its name, what it can do, and how to build its `Backend`."""
 
     name: ClassVar[str]
@@ -33,22 +34,22 @@ class BackendKind:
     needs_vllm: ClassVar[bool]
     """Imports vLLM in this process."""
 
-    def prepare(self) -> None:
+    def prepare(self) -> None:  # noqa: B027 - a hook: most kinds need nothing, so no override is required
         """What this process needs before a trainer uses the kind (once; idempotent)."""
 
+    @abc.abstractmethod
     def for_trainer(self, trainer: Any) -> Backend:
         """The backend the rollout function's engine samples with, made from `trainer`."""
-        raise NotImplementedError
 
     @contextlib.contextmanager
     def during_rollout(self, trainer: Any, engine: RolloutEngine) -> Iterator[None]:
         """Around one `rollout_func` call's episodes (what must hold while they generate)."""
         yield
 
+    @abc.abstractmethod
     def for_model(self, model: Any, *, seed: int, server_url: str | None, kwargs: dict[str, Any]) -> Backend:
         """The backend `evaluate` samples `model` with (a folder or hub id; `kwargs`: the
         backend's own keywords)."""
-        raise NotImplementedError
 
     def trl_args(self, inference: InferenceConfig) -> dict[str, Any]:
         """GRPOConfig's arguments for this kind (`rlenvs-train`'s inference section)."""

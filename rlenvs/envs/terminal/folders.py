@@ -131,7 +131,7 @@ from rlenvs.envs.terminal.folder_files import (  # TaskFolderError: imported fro
     tree,
     walk,
 )
-from rlenvs.envs.terminal.network import find_connection
+from rlenvs.envs.terminal.network import find_connection, read_scanned
 from rlenvs.envs.terminal.network.shell_code import only_local
 from rlenvs.envs.terminal.tasks import TESTS_DIR, Entry, TerminalTask
 from rlenvs.envs.terminal.tool_downloads import wrapper_download
@@ -590,7 +590,7 @@ def _check_test_network(
         more = f" (and {places - 1} more place{'s' if places > 2 else ''} in the tests)" if places > 1 else ""
         what = f"{connection.describe(rel(connection.path, folder))}{more}"
     elif runner.is_file() and (
-        download := wrapper_download(context, _read_quietly(runner), _read_quietly(context / "Dockerfile"))
+        download := wrapper_download(context, read_scanned(runner), read_scanned(context / "Dockerfile"))
     ):
         what = (
             f"{rel(runner, folder)} runs the Gradle wrapper, which needs the network (it downloads Gradle from "
@@ -611,14 +611,6 @@ def _check_test_network(
         f"{what}, and the sandbox has none when the tests run: they would fail whatever the agent did (every "
         f"episode scoring 0). {fix}"
     )
-
-
-def _read_quietly(path: Path) -> str:
-    """A script's text for a scan, "" when it is missing (its absence is refused elsewhere, by name)."""
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
 
 
 def _check_tests(

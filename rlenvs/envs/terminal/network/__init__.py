@@ -84,7 +84,7 @@ def find_connection(tests_dir: Path, runner: Path) -> tuple[Connection, int] | N
     seen = set(queue)
     while queue:
         path = queue.pop(0)
-        text = _read(path)
+        text = read_scanned(path)
         offline = offline_runner(text)
         text = text if offline is None else offline.script
         found += [_at(path, c) for c in shell_connections(text)]
@@ -108,13 +108,15 @@ def find_connection(tests_dir: Path, runner: Path) -> tuple[Connection, int] | N
         if path in read:
             continue
         read.add(path)
-        connections, imported = _python_file(_read(path))
+        connections, imported = _python_file(read_scanned(path))
         found += [_at(path, c) for c in connections]
         modules += sorted(p for stem in imported for p in python.get(stem, ()) if p not in read)
     return (found[0], len(found)) if found else None
 
 
-def _read(path: Path) -> str:
+def read_scanned(path: Path) -> str:
+    """A file's text for a scan: "" when it is missing, unreadable or over MAX_SCANNED_BYTES
+    (generated data, not code); undecodable bytes replaced."""
     try:
         if path.stat().st_size > MAX_SCANNED_BYTES:
             return ""

@@ -10,8 +10,16 @@ holds a reward function or an env to its properties.
     def test_my_env(env_properties):
         env_properties.check("my_pkg:MyEnv-v0")
 
+    def test_my_tasks_are_pinned(task_hashes):
+        task_hashes.check("my_ns/MyEnv-v0", "task_hashes.json")
+
 `reward_properties.check` runs `rlenvs.testing.check_reward`, `env_properties.check` runs
-`rlenvs.testing.check_text_env`; both take the kit function's keyword arguments. A failing
+`rlenvs.testing.check_text_env`; both take the kit function's keyword arguments.
+`task_hashes.check` holds a procedural env's generated tasks to the hashes a JSON file beside
+the test pins (`rlenvs.testing.task_hashes`): tasks that moved fail with the families and
+levels that moved and the rule (bump the id's -vN, then re-pin); `--rlenvs-pin-hashes` writes
+what is not pinned yet and never overwrites a pinned hash, and without it a missing file fails
+with the command that creates it, so CI never pins anything. A failing
 check fails the test with the kit's report (every failing property with its shrunk
 counterexample) and no traceback, because the report is what says what went wrong; a
 passing check returns the report.
@@ -31,8 +39,10 @@ sees the kit's ImportError, which names the install command, only in a test that
 from __future__ import annotations
 
 import argparse
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -43,6 +53,8 @@ if TYPE_CHECKING:
 
 MARKER = "rlenvs_examples"
 OPTION = "--rlenvs-examples"
+PIN_OPTION = "--rlenvs-pin-hashes"
+"""Also `rlenvs.testing.task_hashes.PIN_OPTION`; spelled here so that this module imports no kit."""
 
 
 def _example_count(text: str) -> int:
@@ -58,7 +70,7 @@ def _example_count(text: str) -> int:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("rlenvs", "rlenvs property checks (reward_properties, env_properties)")
+    group = parser.getgroup("rlenvs", "rlenvs checks (reward_properties, env_properties, task_hashes)")
     group.addoption(
         OPTION,
         dest="rlenvs_examples",
@@ -67,6 +79,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="N",
         help="hypothesis examples per check for the reward_properties and env_properties fixtures, in tests "
         "without @pytest.mark.rlenvs_examples (default: the kit's own)",
+    )
+    group.addoption(
+        PIN_OPTION,
+        dest="rlenvs_pin_hashes",
+        action="store_true",
+        default=False,
+        help="task_hashes fixture: write the task hashes not pinned yet (a new file, id, family or level); "
+        "pinned hashes are never overwritten (tasks that moved need a new -vN first)",
     )
 
 
@@ -141,6 +161,40 @@ class EnvProperties:
         return report
 
 
+class TaskHashesPinned(pytest.PytestWarning):
+    """Task hashes were written (`--rlenvs-pin-hashes`): commit the file."""
+
+
+@dataclass(frozen=True)
+class TaskHashes:
+    """What the `task_hashes` fixture gives a test."""
+
+    pin: bool
+    """`--rlenvs-pin-hashes` was given: write what is not pinned yet."""
+    folder: Path
+    """The requesting test file's folder: a relative pinned path is read from there."""
+    nodeid: str
+    check_pinned: Callable[..., str]
+
+    def check(self, env: Any, pinned_path: str | Path, *, env_id: str | None = None) -> str:
+        """Hold the generated tasks of `env` (a registered id or a ProceduralEnv class) to the
+        hashes `pinned_path` pins for its id (`rlenvs.testing.task_hashes.check_pinned`); fail
+        the test with what moved and the rule. Returns what was checked or pinned."""
+        path = Path(pinned_path)
+        path = path if path.is_absolute() else self.folder / path
+        from rlenvs.testing.task_hashes import TaskHashesError
+
+        try:
+            said = self.check_pinned(
+                env, path, env_id=env_id, pin=self.pin, pin_command=f'pytest "{self.nodeid}" {PIN_OPTION}'
+            )
+        except TaskHashesError as error:
+            pytest.fail(str(error), pytrace=False)
+        if said.startswith("pinned "):
+            warnings.warn(TaskHashesPinned(f"{said}: commit it"), stacklevel=2)
+        return said
+
+
 @pytest.fixture
 def reward_properties(request: pytest.FixtureRequest) -> RewardProperties:
     """`reward_properties.check(my_reward, truth_strategy=...)`: the seven reward-function
@@ -159,3 +213,14 @@ def env_properties(request: pytest.FixtureRequest) -> EnvProperties:
     from rlenvs.testing.envs import check_text_env
 
     return EnvProperties(examples, check_text_env)
+
+
+@pytest.fixture
+def task_hashes(request: pytest.FixtureRequest) -> TaskHashes:
+    """`task_hashes.check("my_ns/MyEnv-v0", "task_hashes.json")`: the env's generated tasks are
+    the ones the file beside the test pins; `--rlenvs-pin-hashes` pins what is new."""
+    from rlenvs.testing.task_hashes import check_pinned
+
+    return TaskHashes(
+        request.config.getoption("rlenvs_pin_hashes"), Path(request.path).parent, request.node.nodeid, check_pinned
+    )

@@ -10,113 +10,37 @@ expectations, sheets, expected cells, perturbation steps, and for a spreadsheet 
 `truth`, both as written and as its values on the verdict's first changed copy of the data).
 
 A failure names the families whose tasks moved. If that was intended, bump the env's version
-and print the new table with `python -m tests.project.test_task_hashes`.
+and print the new table with `python -m tests.project.test_task_hashes`. What a hash covers is
+`rlenvs.testing.task_hashes`, the same machinery a user's package pins its envs with (the
+`task_hashes` pytest fixture).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import datetime as dt
-import enum
-import functools
-import hashlib
 import importlib
 import json
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any
 
 import pytest
 
 from rlenvs.core.procedural import ProceduralEnv
-from rlenvs.core.task import Task
 from rlenvs.envs.catalog import CATALOG
-
-TASKS_PER_LEVEL = 8
-
-
-def canonical(value: Any) -> Any:
-    """`value` as plain JSON data that says exactly what it is: types are named (so 1, 1.0,
-    True and "1" differ), floats by `repr` (every bit), bytes in hex, mappings in their own
-    order (a workbook's sheet order is content). Callables are named by qualified name, not
-    module, so that moving a family's module is not a change of its tasks."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, enum.Enum):
-        return {"enum": f"{type(value).__name__}.{value.name}"}
-    if isinstance(value, int):
-        return {"int": str(value)} if type(value) is not int else value
-    if isinstance(value, float):
-        return {"float" if type(value) is float else type(value).__name__: repr(float(value))}
-    if isinstance(value, bytes):
-        return {"bytes": value.hex()}
-    if isinstance(value, (dt.datetime, dt.date, dt.time, dt.timedelta)):
-        return {type(value).__name__: str(value)}
-    if isinstance(value, (list, tuple)):
-        return [canonical(item) for item in value]
-    if isinstance(value, (set, frozenset)):
-        return {"set": sorted(json.dumps(canonical(item), sort_keys=True) for item in value)}
-    if isinstance(value, Mapping):
-        return {"map": [[canonical(key), canonical(item)] for key, item in value.items()]}
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = {field.name: canonical(getattr(value, field.name)) for field in dataclasses.fields(value)}
-        return {"type": type(value).__name__, "fields": fields}
-    if isinstance(value, functools.partial):
-        keywords = {key: canonical(item) for key, item in sorted(value.keywords.items())}
-        return {"partial": canonical(value.func), "args": canonical(value.args), "keywords": keywords}
-    if callable(value) and hasattr(value, "__qualname__"):
-        return {"function": value.__qualname__}
-    if type(value).__module__ == "numpy":
-        return canonical(value.item())
-    raise TypeError(f"no canonical form for {type(value).__name__} {value!r}: teach `canonical` its content")
+from rlenvs.testing.task_hashes import TASKS_PER_LEVEL, task_hashes
 
 
-def task_record(task: Task) -> Any:
-    """Everything that defines `task`, plus, for a task that recomputes its targets, what its
-    `truth` says on changed data: `truth` is code, and its spelling alone would not show an
-    edit of the function it names."""
-    record = canonical(task)
-    truth = getattr(task, "truth", None)
-    if truth is not None:
-        from rlenvs.envs.spreadsheet.verdict import changed_data
-
-        changed, rand_seed = changed_data(task, seed=0, round_=0)
-        record = {
-            "task": record,
-            "changed": canonical(changed),
-            "rand_seed": rand_seed,
-            "truth": canonical(truth(changed)),
-        }
-    return record
-
-
-def levels_digest(task_at: Callable[[int], Task]) -> str:
-    """The sha256 of the first TASKS_PER_LEVEL tasks of one family at one level."""
-    digest = hashlib.sha256()
-    for index in range(TASKS_PER_LEVEL):
-        digest.update(json.dumps(task_record(task_at(index)), sort_keys=True, ensure_ascii=True).encode())
-        digest.update(b"\n")
-    return digest.hexdigest()
-
-
-def procedural_levels() -> Iterator[tuple[str, str, int, Callable[[int], Task]]]:
-    """(env id, family, level, index -> task) for every family and level of every catalog
-    env that is a `ProceduralEnv`, built as the env builds them (`task_of`): found, not
-    listed here, so that a new env, family or level fails
-    `test_every_family_and_level_is_pinned` until it is pinned."""
+def procedural_classes() -> dict[str, type[ProceduralEnv]]:
+    """Every catalog env that is a `ProceduralEnv`, by id: found, not listed here, so that a new
+    env, family or level fails `test_every_family_and_level_is_pinned` until it is pinned."""
+    found = {}
     for entry in CATALOG:
         module, _, name = entry.entry_point.partition(":")
         env = getattr(importlib.import_module(module), name)
         if isinstance(env, type) and issubclass(env, ProceduralEnv):
-            for family_name, family in env.task_families.items():
-                for level in family.levels:
-                    yield entry.id, family_name, level, functools.partial(env.task_of, family_name, level)
+            found[entry.id] = env
+    return found
 
 
 def current_hashes() -> dict[str, dict[str, str]]:
-    table: dict[str, dict[str, str]] = {}
-    for env_id, family, level, task_at in procedural_levels():
-        table.setdefault(env_id, {})[f"{family}/L{level}"] = levels_digest(task_at)
-    return table
+    return {env_id: task_hashes(env) for env_id, env in procedural_classes().items()}
 
 
 PINNED: dict[str, dict[str, str]] = {
@@ -215,14 +139,6 @@ def test_generated_tasks_are_unchanged(env_id: str) -> None:
         f"{env_id}: the first {TASKS_PER_LEVEL} tasks of {moved} are no longer what they were. If the change is "
         "meant, bump the env's -vN and re-pin (python -m tests.project.test_task_hashes); if not, the refactor changed behaviour"
     )
-
-
-def test_canonical_form_tells_apart_what_json_would_merge() -> None:
-    """1, 1.0, True and "1" are different cell values; two sheet orders are two workbooks."""
-    forms = [canonical(item) for item in (1, 1.0, True, "1", b"1", dt.date(2024, 1, 1), "2024-01-01")]
-    assert len({json.dumps(form, sort_keys=True) for form in forms}) == len(forms)
-    assert canonical({"A": 1, "B": 2}) != canonical({"B": 2, "A": 1})
-    assert canonical(0.1 + 0.2) != canonical(0.3)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from rlenvs.core import (
     TextEnv,
     UnicodeText,
 )
+from rlenvs.core.dataset_env import dataset_env
 from rlenvs.envs.catalog import CATALOG, register_envs
 
 __version__ = "0.1.0"
@@ -28,6 +29,7 @@ __all__ = [
     "Task",
     "TextEnv",
     "UnicodeText",
+    "dataset_env",
     "register_envs",
 ]
 

@@ -154,8 +154,9 @@ def dataset_env(
     One of rlenvs' verifiers fits as it is: `rlenvs.rewards.text.text_answer_score` (short
     text answers, aliases), `rlenvs.rewards.math.math_answer_score` (math answers).
     `oracle`: `answer -> reply`, the gold reply (`oracle_action`, SFT data, self-checks);
-    default: the answer itself as text (the first alias), which rlenvs' verifiers read as a
-    bare answer.
+    default: the answer boxed, `\\boxed{Paris}` (the first alias), the marked final answer
+    rlenvs' verifiers read first and the format their envs' prompts ask for. Pass one where
+    the reward reads another format, or the prompt asks for one (it is what SFT data teaches).
     `system_prompt`: the system message of every episode (also a keyword of the class).
     """
     if not isinstance(name, str) or not name.isidentifier():
@@ -486,7 +487,7 @@ def _score(definition: DatasetEnvDefinition, task: AnswerTask, reply: str) -> fl
 def _oracle_reply(definition: DatasetEnvDefinition, task: AnswerTask) -> str:
     if definition.oracle is None:
         gold = task.answer[0] if isinstance(task.answer, tuple) else task.answer
-        return str(gold)
+        return f"\\boxed{{{gold}}}"
     reply = definition.oracle(task.answer)
     if not isinstance(reply, str):
         raise RewardFunctionError(

@@ -31,12 +31,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from rlenvs.rewards.code_blocks import THINK_END
 from rlenvs.rewards.completions import completion_text
-from rlenvs.rewards.math.extraction import extract_final_answer, prose, unwrap_formatting
+from rlenvs.rewards.math.extraction import BOX_OPEN, extract_final_answer, prose, unwrap_formatting
 from rlenvs.rewards.math.hedging import visible
 from rlenvs.rewards.math.numbers import parse_number
 
@@ -50,8 +50,9 @@ _MARKUP = re.compile(r"\*\*|__|`|\$|\\[ ,;:!]|~")
 _QUOTES = re.compile(r"[\"'‘’“”«»]")
 _POINT = re.compile(r"(?<!\d)[.,]|[.,](?!\d)")
 """A period or comma that is not between two digits (`D.C.`, `Washington,`; not `3.5`, `1,000`)."""
-_DASHES = re.compile(r"(?<=[^\W\d])[-‐‑‒–—_]+(?=[^\W\d])")
-"""A dash or underscore between two letters (`Port-au-Prince`), not a minus sign (`-5`, `1-2`)."""
+_DASHES = re.compile(r"(?<=[^\W\d])\s*[-‐‑‒–—_]+\s*(?=[^\W\d])")
+"""A dash or underscore between two letters (`Port-au-Prince`, `Port - au - Prince`), not a minus
+sign (`-5`, `1-2`)."""
 _END_PUNCTUATION = re.compile(r"[\s!?;:]+$")
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+(?=\S)")
 _SPACES = re.compile(r"\s+")
@@ -62,6 +63,19 @@ _ANSWER_LINE = re.compile(
 )
 """An answer line: "Answer: Paris", "**Final answer:** Paris", and an R1-style `<answer>Paris</answer>`,
 which `prose` writes as one."""
+_TAIL_CHARS = 1000
+"""How far after the final answer a second one is looked for."""
+_SPAN = re.compile(r"\$\$(.+?)\$\$|\$([^$]+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
+"""A math span (`prose` has made inline code one)."""
+_CLOSING = re.compile(r"^[ \t]*(?:\$\$|\$|\\\)|\\\])")
+"""The end of the math span the final box stands in (`$\\boxed{Paris}$`), which opens no other."""
+_LETTER = re.compile(r"[^\W\d_]")
+_OFFER = re.compile(
+    r"[\s,.;:*$)\-–—]*\(?\s*(?:or|maybe|perhaps|possibly|alternatively|otherwise|either|unless|vs\.?|versus|if not)\b"
+    r"[\s,:]*(?P<offer>[^.,;:!?()\n$`]*[^\W\d_][^.,;:!?()\n$`]*)",
+    re.IGNORECASE,
+)
+"""A second answer offered in words right after the final one: "or Caracas", "(maybe Lima)"."""
 
 
 def text_answer_score(completion: str, ground_truth: str | float | Sequence[str | float]) -> float:
@@ -80,19 +94,72 @@ def text_answer_score(completion: str, ground_truth: str | float | Sequence[str 
 def final_text_answer(completion: str) -> str | None:
     """The completion's final answer, normalised (`normalize_text_answer`); None when it
     states none, or several that differ (a hedge)."""
-    shown = _after_thinking(completion)
-    lines = [match["answer"] for match in _ANSWER_LINE.finditer(prose(visible(shown)))]
+    completion = without_accents(completion)
+    shown = prose(visible(_after_thinking(completion)))
+    lines = list(_ANSWER_LINE.finditer(shown))
     extraction = extract_final_answer(completion)
     if extraction.answer is not None:
-        stated = [extraction.answer.text, *(other.text for other in extraction.stated), *lines]
+        stated = [extraction.answer.text, *(other.text for other in extraction.stated)]
     elif extraction.hedged:
         return None
-    elif lines:
-        stated = lines
-    else:
+    elif not lines:
         return _bare_answer(shown)
+    else:
+        stated = []
+    stated += [line["answer"] for line in lines]
     answers = {normalize_text_answer(text) for text in stated}
-    return answers.pop() if len(answers) == 1 and "" not in answers else None
+    if len(answers) != 1 or "" in answers:
+        return None
+    answer = answers.pop()
+    if parse_number(answer) is None and any(other != answer for other in _offered_after(shown, lines)):
+        return None
+    return answer
+
+
+def _offered_after(shown: str, lines: list[re.Match[str]]) -> Iterator[str]:
+    """The text answers stated after the final one (its box or answer line), normalised: each
+    math span or inline code holding words (`$\\text{Lyon}$`, `` `Lyon` ``), and what an "or",
+    "maybe", ... right after it offers ("\\boxed{Port of Spain} or Caracas"). The extraction
+    reads these for answers of one or two Latin words only; a city is often longer."""
+    ends = [line.end() for line in lines]
+    if (box := _last_box_end(shown)) is not None:
+        ends.append(box)
+    if not ends:
+        return
+    tail = _CLOSING.sub("", shown[max(ends) : max(ends) + _TAIL_CHARS], count=1)
+    if offer := _OFFER.match(tail):
+        yield normalize_text_answer(offer["offer"])
+    for span in _SPAN.finditer(tail):
+        text = next(group for group in span.groups() if group is not None)
+        if "box" not in text.lower() and _LETTER.search(text):
+            yield normalize_text_answer(text)
+
+
+def _last_box_end(text: str) -> int | None:
+    """Where the last box's argument ends (after its closing brace), or None without a box."""
+    opening = max(BOX_OPEN.finditer(text), key=lambda match: match.start(), default=None)
+    if opening is None:
+        return None
+    position, depth = opening.end(), 0
+    for position in range(opening.end(), min(len(text), opening.end() + _TAIL_CHARS)):
+        char = text[position]
+        if char == "{" and text[position - 1] != "\\":
+            depth += 1
+        elif char == "}" and text[position - 1] != "\\":
+            depth -= 1
+        if depth <= 0:
+            return position + 1
+    return position + 1
+
+
+def without_accents(text: str) -> str:
+    """`text` with the accents of its letters taken off (`Reykjavík`: `Reykjavik`). Done to the
+    whole reply before its answers are read, not only to the answers compared: the extraction's
+    rules for a second word offered after an answer ("or ...", "Alternatively, ...") are written
+    for Latin letters, and an accent hid the second word from them."""
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
 
 
 def normalize_text_answer(text: str) -> str:
@@ -104,7 +171,7 @@ def normalize_text_answer(text: str) -> str:
             break
         text = unwrapped
     text = _MARKUP.sub(" ", text)
-    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).casefold()
+    text = without_accents(unicodedata.normalize("NFKC", text)).casefold()
     text = _POINT.sub("", _QUOTES.sub("", text))
     text = _SPACES.sub(" ", _DASHES.sub(" ", text)).strip()
     return _ARTICLE.sub("", _END_PUNCTUATION.sub("", text))
@@ -146,9 +213,9 @@ def _after_thinking(completion: str) -> str:
     return completion[completion.rfind(THINK_END) + len(THINK_END) :] if THINK_END in completion else completion
 
 
-def _bare_answer(completion: str) -> str | None:
-    """The whole reply as the answer, when it is one short line with no marker."""
-    text = prose(completion).strip()
+def _bare_answer(shown: str) -> str | None:
+    """The whole reply (as `prose` shows it) as the answer, when it is one short line with no marker."""
+    text = shown.strip()
     if not text or "\n" in text or len(text) > BARE_ANSWER_MAX_CHARS:
         return None
     return normalize_text_answer(text) or None

@@ -61,13 +61,16 @@ def _first_letter(reply: str, answer: str) -> float:
     return 1.0 if reply == answer else 0.5 if reply[:1] == answer[:1] else 0.0
 
 
-PartialEnv = dataset_env("PartialEnv", data=ROWS[:2], prompt="country", answer="capital", reward=_first_letter)
+PartialEnv = dataset_env(
+    "PartialEnv", data=ROWS[:2], prompt="country", answer="capital", reward=_first_letter, oracle=lambda gold: gold
+)
 RaisingEnv = dataset_env(  # a reward that chokes on any reply that is not ASCII
     "RaisingEnv",
     data=ROWS[:1],
     prompt="country",
     answer="capital",
     reward=lambda reply, gold: reply.encode("ascii") == gold.encode(),
+    oracle=lambda gold: gold,
 )
 Misnamed = dataset_env("NotItsName", data=ROWS, prompt="country", answer="capital", reward=text_answer_score)
 
@@ -106,7 +109,7 @@ def test_a_task_is_posed_judged_and_rebuilt_as_every_env_does(bind) -> None:
     prompt, info = env.reset(options={"task_index": 0})
     assert prompt == "What is the capital of France?"
     assert info["messages"][0] == {"role": "system", "content": "Answer with the city only, as \\boxed{City}."}
-    assert env.oracle_action() == "Paris"
+    assert env.oracle_action() == "\\boxed{Paris}"
     assert env.step("\\boxed{Paris} or \\boxed{Lyon}")[1:3] == (0.0, True)
     clone = pickle.loads(pickle.dumps(env))  # by reference to the class: what vector workers and Ray do
     assert type(clone) is CapitalsEnv and clone.current_task == env.current_task
@@ -169,12 +172,17 @@ def test_a_reward_function_that_raises_or_strays_is_named_not_scored_zero(bind) 
 
 
 def test_make_fails_on_an_oracle_the_reward_does_not_pay_or_a_reward_that_pays_silence(bind) -> None:
-    boxed_only = bind(dataset_env("BoxedOnly", data=ROWS, prompt="country", answer="capital", reward=lambda r, a: float(r == f"\\boxed{{{a}}}")))  # fmt: skip
-    with pytest.raises(RewardFunctionError, match=r"pays 0.0 for the oracle's reply 'Paris'.*pass oracle="):
-        boxed_only()
-    swapped = bind(dataset_env("Swapped", data=ROWS[:2], prompt="country", answer="capital", reward=lambda reply, answer: float(reply in answer)))  # fmt: skip
+    bare_only = bind(dataset_env("BareOnly", data=ROWS, prompt="country", answer="capital", reward=lambda r, a: float(r == a)))  # fmt: skip
+    with pytest.raises(
+        RewardFunctionError, match=r"pays 0.0 for the oracle's reply '\\\\boxed\{Paris\}'.*pass oracle="
+    ):
+        bare_only()
+    swapped = bind(dataset_env("Swapped", data=ROWS[:2], prompt="country", answer="capital", reward=lambda answer, reply: float(answer in reply)))  # fmt: skip
+    with pytest.raises(RewardFunctionError, match=r"pays 0.0 for the oracle's reply"):
+        swapped()  # called as (reply, answer) whatever its parameters are named: `reply in answer`
+    always = bind(dataset_env("Always", data=ROWS[:2], prompt="country", answer="capital", reward=lambda reply, answer: 1.0))  # fmt: skip
     with pytest.raises(RewardFunctionError, match=r"pays 1.0 for an empty reply.*\(reply, answer\)"):
-        swapped()
+        always()
 
 
 def test_a_class_not_bound_to_its_name_is_refused_with_the_line_to_write() -> None:
@@ -235,4 +243,6 @@ def test_files_are_read_on_make_not_on_definition_and_reread_when_edited(tmp_pat
     relative = dataset_env(
         "Relative", data="capitals.jsonl", prompt="country", answer="capital", reward=text_answer_score
     )
-    assert relative.definition.source == Path(__file__).resolve().parent / "capitals.jsonl"  # beside the defining module
+    assert (
+        relative.definition.source == Path(__file__).resolve().parent / "capitals.jsonl"
+    )  # beside the defining module

@@ -31,6 +31,9 @@ ALIASES = ["Washington, D.C.", "Washington"]
         ("\\boxed{Washington}", ALIASES),
         ("\\boxed{1000}", "1,000"),
         ("\\boxed{-5}", -5),
+        ("\\boxed{Paris}\n\nThe Eiffel Tower there is $324$ m tall.", "Paris"),  # a number is no second city
+        ("\\boxed{Paris} is the capital of France.", "Paris"),
+        ("$\\boxed{東京}$", "東京"),
     ],
 )
 def test_the_answer_in_any_form_it_is_read_from_scores(reply: str, gold) -> None:
@@ -57,6 +60,13 @@ def test_the_answer_in_any_form_it_is_read_from_scores(reply: str, gold) -> None
         ("\\boxed{C}", "C++", "symbols count"),
         ("\\boxed{5}", "-5", "a minus sign counts"),
         ("\\boxed{35}", "3.5", "a decimal point counts"),
+        # a second answer after the box, in any script and of any length: the extraction's own
+        # rules see one or two Latin words only
+        ("$\\boxed{Reykjavík}$\n\nAlternatively, $\\text{Akureyri}$.", "Reykjavík", "accents"),
+        ("$\\boxed{Port of Spain}$\n\n($\\text{Caracas}$)", "Port of Spain", "three words"),
+        ("\\boxed{Port of Spain} or San Fernando", "Port of Spain", "an offer in words"),
+        ("$\\boxed{東京}$; $\\text{大阪}$ is also plausible.", "東京", "CJK"),
+        ("\\boxed{Москва} (or maybe Казань)", "Москва", "Cyrillic"),
     ],
 )
 def test_a_hedge_a_misplaced_or_a_near_answer_scores_zero(reply: str, gold, why: str) -> None:

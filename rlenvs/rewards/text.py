@@ -8,14 +8,20 @@ and a reply that states two which do not normalise to the same text hedges and s
 1. The math verifier's final answer (`rlenvs.rewards.math.extraction`: the last `\\boxed{}`,
    else `#### X`, else "The answer is X" where X reads as math), with every other answer it
    finds stated (every box, an "or X" after one, ...);
-2. answer lines ("Answer: Paris", "**Final answer:** Paris", R1's `<answer>Paris</answer>`):
-   every one must agree with the box, where there is one, and with each other;
+2. answer lines ("Answer: Paris", "**Final answer:** Paris", R1's `<answer>Paris</answer>`),
+   each read whole: every one must agree with the box, where there is one, and with each other;
 3. with neither, the whole reply when it is one short line ("Paris" scores; "It is Paris or
-   Lyon" is the answer "it is paris or lyon", which is not "paris").
+   Lyon" is the answer "it is paris or lyon", which is not "paris");
+4. after the final answer, every math span or inline code holding words (`$\\text{Lyon}$`,
+   `` `Lyon` ``) and whatever an "or", "maybe", "alternatively", ... right after it offers
+   ("\\boxed{Port of Spain} or Caracas"), in any script: the extraction's own rules for a
+   second word are written for one or two Latin words, and a city is often longer, accented,
+   or not Latin. A number there is no second text answer ("The tower is $324$ m tall").
 
 A box holding a list ("\\boxed{Paris, Lyon}") is the answer "paris lyon", so no box can hedge
 either. Code blocks, tool calls and tool results state no answer; a reasoning model's answer is
-read after its last `</think>`.
+read after its last `</think>`. What a reply says in plain prose in a later sentence is not
+read: it is not paid either, only the final answer is.
 
 What normalising removes, on both sides alike, is only what does not change which answer is
 meant: case, accents (`São Tomé` is `Sao Tome`), formatting (`\\text{}`, `\\textbf{}`, `**`,

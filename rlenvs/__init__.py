@@ -7,6 +7,10 @@ Importing the package registers every env id in gymnasium's `rlenvs` namespace:
     env = gym.make("rlenvs/GSM8K-v1")
 
 Without the import, `gym.make("rlenvs:rlenvs/GSM8K-v1")` imports it for you.
+
+It registers too the envs of every installed package that declares them in the `rlenvs.envs`
+entry-point group (rlenvs/envs/plugins.py): `gym.make("capitals/Capitals-v0")` after
+`import rlenvs`, or `gym.make("rlenvs:capitals/Capitals-v0")`.
 """
 
 from rlenvs.core import (
@@ -18,14 +22,18 @@ from rlenvs.core import (
     UnicodeText,
 )
 from rlenvs.core.dataset_env import dataset_env
+from rlenvs.core.registration import EnvEntry
 from rlenvs.envs.catalog import CATALOG, register_envs
+from rlenvs.envs.plugins import PluginWarning, register_plugins
 
 __version__ = "0.1.0"
 __all__ = [
     "CATALOG",
     "DatasetSource",
+    "EnvEntry",
     "GeneratorSource",
     "Judgement",
+    "PluginWarning",
     "Task",
     "TextEnv",
     "UnicodeText",
@@ -34,3 +42,6 @@ __all__ = [
 ]
 
 register_envs()
+# Last, after every name above is bound: a plugin's module runs `from rlenvs import EnvEntry`
+# while this module is still being imported.
+register_plugins()

@@ -20,9 +20,9 @@ from typing import Any, TypedDict
 import gymnasium as gym
 
 import rlenvs
-from rlenvs.core.registration import check_env_id
-from rlenvs.envs.catalog import CATALOG, catalog_entry
+from rlenvs.core.registration import NAMESPACE, check_env_id
 from rlenvs.envs.catalog_docs import plain
+from rlenvs.envs.plugins import all_entries, find_entry
 from rlenvs.remote.wire import (
     CONNECTION_HEADROOM,
     DEFAULT_DRAIN_TIMEOUT_S,
@@ -54,11 +54,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def list_envs(args: argparse.Namespace) -> int:
+    """id, family and summary of every id, rlenvs' first; when other packages' envs are installed
+    (the `rlenvs.envs` entry points), a package column says which distribution gives each id."""
+    entries = all_entries()
+    rows = [[entry.id, entry.family or "-"] for entry in entries]
+    if any(entry.package != NAMESPACE for entry in entries):
+        for row, entry in zip(rows, entries):
+            row.append(entry.package)
     # Each column as wide as its widest cell ("spreadsheet" overran a fixed 6).
-    id_width = max(len(entry.id) for entry in CATALOG)
-    family_width = max(len(entry.family) for entry in CATALOG)
-    for entry in CATALOG:
-        print(f"{entry.id:<{id_width}}  {entry.family:<{family_width}}  {entry.summary}")
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    for row, entry in zip(rows, entries):
+        print("  ".join(f"{cell:<{width}}" for cell, width in zip(row, widths)) + f"  {entry.summary}")
     return 0
 
 
@@ -68,25 +74,35 @@ def data_command(args: argparse.Namespace) -> int:
 
     for env_id in args.env_ids:
         check_env_id(env_id)
-    entries = [catalog_entry(env_id) for env_id in args.env_ids] if args.env_ids else list(CATALOG)
+    entries = [find_entry(env_id) for env_id in args.env_ids] if args.env_ids else list(all_entries())
     report, available = data_report(entries)
     print(report)
     return 0 if available else 1
 
 
 def info(args: argparse.Namespace) -> int:
-    entry = catalog_entry(args.env_id)
+    entry = find_entry(args.env_id)
     module_name, class_name = entry.entry_point.split(":")
     env_class = getattr(importlib.import_module(module_name), class_name)
     parameters = inspect.signature(env_class.__init__).parameters.values()
     keywords = [f"{p.name}={p.default!r}" for p in parameters if p.name != "self"]
+    described = [
+        (label, text)
+        for label, text in (
+            ("observes", entry.observes),
+            ("acts", entry.acts),
+            ("reward", entry.reward),
+            ("turns", entry.turns),
+        )
+        if text  # another package's entry may leave them out
+    ]
+    origin = (
+        entry.family if entry.package == NAMESPACE else " ".join(filter(None, [entry.family, "from", entry.package]))
+    )
     lines = [
-        f"{entry.id}  ({entry.family})",
+        f"{entry.id}  ({origin})",
         f"  {entry.summary}",
-        f"  observes:    {plain(entry.observes)}",
-        f"  acts:        {plain(entry.acts)}",
-        f"  reward:      {plain(entry.reward)}",
-        f"  turns:       {plain(entry.turns)}",
+        *(f"  {label + ':':<12} {plain(text)}" for label, text in described),
         f"  entry point: {entry.entry_point}",
         "  make kwargs: " + ", ".join(keywords),
         f"  make:        gym.make({entry.id!r}) after `import rlenvs`, or gym.make('rlenvs:{entry.id}')",

@@ -9,8 +9,17 @@ import sys
 
 import pytest
 
-import rlenvs
+from rlenvs.envs.plugins import all_entries
 from tests.conftest import GSM8K_TEST
+from tests.support.plugins import (
+    GOOD,
+    GOOD_BARE_ID,
+    GOOD_ENTRY_POINTS,
+    GOOD_ID,
+    GOOD_SUMMARY,
+    run_python,
+    write_distribution,
+)
 
 ROWS = [json.loads(line) for line in GSM8K_TEST.read_text().splitlines()]
 
@@ -34,13 +43,40 @@ def test_list_names_every_env() -> None:
 
 def test_list_columns_are_aligned() -> None:
     """Each column starts at one offset on every line (a fixed-width family column was overrun
-    by "spreadsheet" and "terminal")."""
+    by "spreadsheet" and "terminal"). Installed packages' envs (the example packages, in CI)
+    follow rlenvs' own, with a package column."""
+    entries = all_entries()
     lines = rlenvs_cli("list").stdout.splitlines()
-    assert len(lines) == len(rlenvs.CATALOG)
-    families = {line.index(f"  {entry.family}  ") for line, entry in zip(lines, rlenvs.CATALOG)}
-    summaries = {line.index(entry.summary) for line, entry in zip(lines, rlenvs.CATALOG)}
-    assert len(families) == 1 and len(summaries) == 1, lines
-    assert summaries.pop() == max(len(e.id) for e in rlenvs.CATALOG) + max(len(e.family) for e in rlenvs.CATALOG) + 4
+    assert [line.split()[0] for line in lines] == [entry.id for entry in entries]
+    columns = [[entry.id for entry in entries], [entry.family or "-" for entry in entries]]
+    if any(entry.package != "rlenvs" for entry in entries):
+        columns.append([entry.package for entry in entries])
+    summary_offset = sum(max(map(len, column)) + 2 for column in columns)
+    assert {line.index(entry.summary) for line, entry in zip(lines, entries)} == {summary_offset}, lines
+    families = {line.index(f"  {entry.family or '-'}  ") for line, entry in zip(lines, entries)}
+    assert len(families) == 1, lines
+
+
+def test_list_and_info_show_an_installed_packages_envs(tmp_path) -> None:
+    """A package declaring envs in the `rlenvs.envs` entry points (tests/support/plugins.py)."""
+    write_distribution(tmp_path, "good-plugin", GOOD, GOOD_ENTRY_POINTS)
+    commands = [
+        ["list"],
+        ["info", GOOD_ID],
+        ["info", GOOD_BARE_ID],
+        ["eval", GOOD_ID, "--policy", "oracle", "--episodes", "2", "--no-progress"],
+    ]
+    script = f"from rlenvs.cli import main\nfor argv in {commands!r}:\n    print('#', main(argv), flush=True)\n"
+    result = run_python(tmp_path, "-c", script)
+    assert result.returncode == 0 and "Warning" not in result.stderr, result.stderr
+    listing, full, bare, evaluation, _ = result.stdout.split("# 0\n")
+    (row,) = [line for line in listing.splitlines() if line.startswith(GOOD_ID + " ")]
+    assert row.split()[:3] == [GOOD_ID, "words", "good-plugin"] and row.endswith(GOOD_SUMMARY)
+    assert listing.splitlines()[0].split()[:3] == ["rlenvs/GSM8K-v1", "math", "rlenvs"]
+    assert full.startswith(f"{GOOD_ID}  (words from good-plugin)\n  {GOOD_SUMMARY}\n  observes:    a word\n")
+    assert "entry point: good_plugin.env:GoodEnv" in full and "make kwargs: level=1, max_turns=1" in full
+    assert bare.startswith(f"{GOOD_BARE_ID}  (from good-plugin)\n") and "observes" not in bare
+    assert "|        2 |      1.0000 |" in evaluation
 
 
 def test_info_describes_an_env() -> None:

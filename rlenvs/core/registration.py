@@ -35,33 +35,52 @@ class UnknownKeywordError(TypeError):
 @dataclass(frozen=True)
 class EnvEntry:
     """One registered id and what `rlenvs list`, `rlenvs info` and the env tables (README.md,
-    docs/index.md) say about it."""
+    docs/index.md) say about it.
+
+    rlenvs' own catalog (rlenvs/envs/catalog.py) fills in every field. Another package's entry,
+    found through the `rlenvs.envs` entry-point group (rlenvs/envs/plugins.py), needs only `id`,
+    `entry_point` and `summary`: the descriptive fields default to "" (shown as "-"), since a
+    made-up family or reward line would be worse than none. `entry_point` is a string
+    ("package.module:EnvClass") so that the env's module, and what it imports, loads on the
+    first `gym.make`, not on `import rlenvs`."""
 
     id: str
+    """`namespace/Name-vN`; the namespace `rlenvs` is rlenvs' own."""
     entry_point: str
-    family: str
     summary: str
     """One line: what the task is."""
-    observes: str
+    family: str = ""
+    """The docs page and table group of an rlenvs env (math, code, ...); free text for another package's."""
+    observes: str = ""
     """What the agent sees."""
-    acts: str
+    acts: str = ""
     """What the agent does."""
-    reward: str
-    turns: str
+    reward: str = ""
+    turns: str = ""
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     nondeterministic: bool = False
     """True where the reward is not a pure function of the actions (a judge, wall-clock)."""
+    package: str = NAMESPACE
+    """The distribution (the name `pip install` takes) that provides the id: "rlenvs" for the
+    catalog; plugin discovery sets it from the entry point's distribution, whatever the entry said."""
 
 
 def register(entries: Iterable[EnvEntry]) -> None:
-    """Register every entry with gymnasium; calling it again is a no-op.
+    """Register every entry with gymnasium; calling it again is a no-op. An entry of rlenvs'
+    own (`package` "rlenvs") must be in the `rlenvs` namespace, and any other must not.
 
     No `max_episode_steps`: gymnasium's TimeLimit would report `terminated` and `truncated`
     together on a single-turn env, so each env enforces its own `max_turns`.
     """
     for entry in entries:
-        if not entry.id.startswith(NAMESPACE + "/"):
-            raise ValueError(f"env id {entry.id!r} must be in the {NAMESPACE!r} namespace")
+        ours = entry.package == NAMESPACE
+        if ours != entry.id.startswith(NAMESPACE + "/"):
+            raise ValueError(
+                f"env id {entry.id!r} must be in the {NAMESPACE!r} namespace"
+                if ours
+                else f"env id {entry.id!r} of package {entry.package!r} must not be in the reserved {NAMESPACE!r} "
+                "namespace (rlenvs' own envs): give it the package's own namespace"
+            )
         existing = gym.registry.get(entry.id)
         if existing is not None:
             if existing.entry_point != entry.entry_point:

@@ -7,11 +7,12 @@ Markdown: one line each, code in code spans (one backslash: `\\boxed{N}`), links
 docs/ (`[the verifier](rewards.md)`). After editing them run `python -m
 rlenvs.envs.catalog_docs` to rewrite both tables (rlenvs/envs/catalog_docs.py renders them;
 tests/project/test_catalog_docs.py fails while a committed table is stale); `rlenvs info` prints the
-same text without the Markdown."""
+same text without the Markdown. Other packages' envs are not here: rlenvs/envs/plugins.py finds
+them through the `rlenvs.envs` entry points, and its `all_entries()` is this list and theirs."""
 
 from __future__ import annotations
 
-from rlenvs.core.registration import EnvEntry, check_env_id, register
+from rlenvs.core.registration import EnvEntry, register
 
 CATALOG: tuple[EnvEntry, ...] = (
     EnvEntry(
@@ -162,19 +163,6 @@ CATALOG: tuple[EnvEntry, ...] = (
         turns="up to 10 (`max_turns`); `SUBMIT` ends the episode, otherwise the workbook is judged at the last turn",
     ),
 )
-
-
-def catalog_entry(env_id: str) -> EnvEntry:
-    """The catalog entry of an id (with or without the `rlenvs:` module prefix)."""
-    env_id = env_id.removeprefix("rlenvs:")
-    for entry in CATALOG:
-        if entry.id == env_id:
-            return entry
-    check_env_id(env_id)  # an unknown id: the words every command uses
-    raise KeyError(
-        f"{env_id!r} is registered by another package, not by rlenvs: the catalog describes rlenvs' own envs "
-        "(`rlenvs list`)"
-    )
 
 
 def register_envs() -> None:

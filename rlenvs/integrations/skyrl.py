@@ -10,7 +10,7 @@ whose `extra_info` names the task (env id, `gym.make` kwargs, task index), so:
     import rlenvs.integrations.skyrl
     rlenvs.integrations.skyrl.register()          # in SkyRL's entry point, before training starts
 
-makes every rlenvs id a SkyRL env class. `SkyRLEnv` makes the row's env (or, when the
+makes every rlenvs id (installed packages' `rlenvs.envs` ids too) a SkyRL env class. `SkyRLEnv` makes the row's env (or, when the
 env's config names a server, `env_config={"url": "http://cpu-node:8000"}`, a `RemoteEnv`
 session on it), resets it on the row's task, and checks that the task poses the prompt the
 row carries: a data file that changed since the export fails loudly instead of training on
@@ -96,15 +96,16 @@ class SkyRLEnv(BaseTextEnv):
 
 
 def register(env_ids: Iterable[str] | None = None) -> list[str]:
-    """Register `env_ids` (default: every rlenvs id) as SkyRL env classes; returns them.
+    """Register `env_ids` (default: every id `import rlenvs` registers, installed packages' too)
+    as SkyRL env classes; returns them.
     Ids skyrl_gym already knows are left as they are, so calling this twice is harmless."""
     from skyrl_gym.envs.registration import register as skyrl_register  # type: ignore[import-untyped]
     from skyrl_gym.envs.registration import registry
 
     if env_ids is None:
-        from rlenvs.envs.catalog import CATALOG
+        from rlenvs.envs.plugins import all_entries
 
-        env_ids = [entry.id for entry in CATALOG]
+        env_ids = [entry.id for entry in all_entries()]
     env_ids = list(env_ids)
     for env_id in env_ids:
         if env_id not in registry:

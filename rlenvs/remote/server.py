@@ -703,12 +703,12 @@ def _text_bounds(space: gym.Space, what: str) -> tuple[int, int]:
 
 
 def _summary(env_id: str) -> str:
-    from rlenvs.envs.catalog import CATALOG
+    """The served id's one line, rlenvs' own or an installed package's; "" for an id registered
+    with gymnasium by other means, which has none."""
+    from rlenvs.envs.plugins import all_entries
 
-    for entry in CATALOG:
-        if entry.id == env_id:
-            return entry.summary
-    return ""
+    name = env_id.rpartition(":")[2]
+    return next((entry.summary for entry in all_entries() if entry.id == name), "")
 
 
 def default_sessions_per_client(max_sessions: int, host: str) -> int:

@@ -79,6 +79,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
+
 from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.task import DatasetSource, Task
 
@@ -476,6 +478,8 @@ def _score(definition: DatasetEnvDefinition, task: AnswerTask, reply: str) -> fl
             f"for the reply {_preview(reply)}; a reward function must return a number in [0, 1] for any reply "
             "(empty, garbage, 100 KB): fix it, then run `rlenvs certify` on the env"
         ) from error
+    if isinstance(value, np.bool_):
+        value = bool(value)  # `np.isclose(...)`: a verdict, as a bool is
     if not isinstance(value, numbers.Real) or not math.isfinite(value) or not 0.0 <= float(value) <= 1.0:
         raise RewardFunctionError(
             f"{definition.name}'s reward function {function} returned {value!r} on task {task.task_id} for the reply "

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -56,9 +57,10 @@ SumsEnv = dataset_env(
 
 
 def _first_letter(reply: str, answer: str) -> float:
-    """Half for the right first letter, all for the whole word: partial credit."""
+    """Half for the right first letter, all for the whole word: partial credit (numpy's
+    numbers and bools count as Python's do)."""
     reply = reply.strip()
-    return 1.0 if reply == answer else 0.5 if reply[:1] == answer[:1] else 0.0
+    return np.bool_(True) if reply == answer else np.float32(0.5) if reply[:1] == answer[:1] else 0.0
 
 
 PartialEnv = dataset_env(

@@ -1,6 +1,6 @@
 """Only the record of this package's env: `import rlenvs` reads it (pyproject.toml's entry point)."""
 
-from rlenvs.core.registration import EnvEntry
+from rlenvs import EnvEntry
 
 ENVS = (
     EnvEntry(

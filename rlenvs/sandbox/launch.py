@@ -266,14 +266,19 @@ def _pool_capabilities() -> list[str]:
 
 
 RESERVED_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/dev", "/tmp", GUEST_MOUNT)
+IMAGE_RESERVED_PATHS = ("/proc", "/dev", GUEST_MOUNT)
+"""On an image the sandbox mounts only these: its /usr, /tmp, ... are the image's own folders, and
+a Dockerfile's `WORKDIR /tmp/project` (95 of TermiGen's 3,566 tasks) is a folder like /app."""
 
 
-def check_workspace_path(workspace: str) -> None:
-    """The workspace must be a fresh absolute folder, not one of the sandbox's own mounts."""
+def check_workspace_path(workspace: str, *, on_image: bool = False) -> None:
+    """The workspace must be a fresh absolute folder, not one of the sandbox's own mounts
+    (`on_image`: a session over an image's root, which mounts fewer)."""
     if not isinstance(workspace, str) or not workspace.startswith("/") or ".." in workspace.split("/"):
         raise ValueError(f"workspace must be an absolute path such as /workspace or /app, got {workspace!r}")
     clean = os.path.normpath(workspace)
-    if clean == "/" or any(clean == path or clean.startswith(path + "/") for path in RESERVED_PATHS):
+    reserved = IMAGE_RESERVED_PATHS if on_image else RESERVED_PATHS
+    if clean == "/" or any(clean == path or clean.startswith(path + "/") for path in reserved):
         raise ValueError(f"workspace {workspace!r} would shadow the sandbox's own {clean}: use e.g. /workspace or /app")
 
 

@@ -175,7 +175,10 @@ def image(folder: Path, base: Path, extra: Mapping[str, str] | None = None) -> I
     try:
         check_workspace_path(workdir)
     except ValueError as error:
-        raise TaskFolderError(f"{where}'s WORKDIR cannot be the workspace: {error}") from None
+        raise TaskFolderError(
+            f"{where}'s WORKDIR cannot be the workspace: {error} (the host backend mounts its own /tmp; an image "
+            "backend, backend='bwrap', 'docker' or 'podman', runs the image's own)"
+        ) from None
     files = _workspace_files(PurePosixPath(workdir), copies, context, folder, where)
     return Image(workdir, files, {**image_env, **environment})
 

@@ -26,8 +26,10 @@ Task source → prompt → action → transition → reward:
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -39,7 +41,7 @@ from rlenvs.core.env import Judgement, TextEnv
 from rlenvs.core.procedural import ProceduralEnv
 from rlenvs.core.task import DatasetSource, TaskSource, content_task_id
 from rlenvs.envs.terminal.families import FAMILIES
-from rlenvs.envs.terminal.links import forbidden_links, workspace_links
+from rlenvs.envs.terminal.links import forbidden_links, redirecting_entries, workspace_links
 from rlenvs.envs.terminal.oracle import (
     Mark,
     OracleError,
@@ -57,6 +59,7 @@ from rlenvs.envs.terminal.oracle import (
 from rlenvs.envs.terminal.results import results_problem
 from rlenvs.envs.terminal.snapshot import Snapshot
 from rlenvs.envs.terminal.tasks import TerminalTask, family_task, task_from_row
+from rlenvs.envs.terminal.tree import MAX_TREE_ENTRIES, walk
 from rlenvs.envs.terminal.workspace import Check, Verdict, WorkspaceUnreadable, check_all, read_workspace
 from rlenvs.sandbox import ExecResult, Limits
 from rlenvs.sandbox.launch import find_bwrap
@@ -320,12 +323,13 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
 
     def verify(self, task: TerminalTask, answer: str | None) -> Verdict:
         """Judge the workspace as it is now (and the answer), from the host; then a task
-        folder's tests, unless a workspace link would hand them their own files
-        (`rlenvs.envs.terminal.links`): a link into /proc, or into /tmp or /dev/shm, which are
-        emptied before the tests run and then hold only the verdict's folders and the tests'
-        own scratch (a reference output they write there). A task with tests and no
-        expectations reads only the workspace's links, at any depth: its tests decide, not
-        the reader's caps."""
+        folder's tests, unless a link the agent left would hand them their own files, or an
+        entry of its /tmp would redirect what they write there (`rlenvs.envs.terminal.links`):
+        a link into /proc, into /dev/shm, which is emptied before the tests run and then
+        holds only the verdict's folders, or into /tmp, where tests write their own scratch (a
+        reference output); a link or a second name of a file in /tmp. A task with tests and no
+        expectations reads only the agent's links, at any depth: its tests decide, not the
+        reader's caps."""
         try:
             session = self._session_for(task)
             if task.expect or not task.test_command:
@@ -334,16 +338,25 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
                 verdict = Verdict()
             if not task.test_command:
                 return verdict
-            links = forbidden_links(workspace_links(session.workspace_path), task.workdir, SCRATCH_FOLDERS)
-        except (SessionError, WorkspaceUnreadable) as error:
+            elsewhere, in_tmp = _agent_entries_outside(session)
+            links = forbidden_links(workspace_links(session.workspace_path), task.workdir, SCRATCH_FOLDERS, elsewhere)
+        except (SessionError, WorkspaceUnreadable, OSError) as error:
             return Verdict(unreadable=str(error))
+        detail = ""
         if links:
             shown = ", ".join(f"{path} -> {target}" for path, target in links[:3])
             detail = (
-                f"a workspace link leads into the files of the process that reads it, or into /tmp or /dev/shm, "
-                f"which hold only the tests' own files when they run ({shown}): the tests would read their own "
-                "files through it, so they are not run; write the answer as a file"
+                f"a link of the agent's leads into the files of the process that reads it, or into /tmp or "
+                f"/dev/shm, where the tests' and the verdict's own files are when they run ({shown}): the tests "
+                "would read their own files through it, so they are not run; write the answer as a file"
             )
+        elif redirecting := redirecting_entries(in_tmp):
+            shown = ", ".join(redirecting[:3]) + (f" and {len(redirecting) - 3} more" if len(redirecting) > 3 else "")
+            detail = (
+                f"/tmp holds links or files with a second name that the agent left ({shown}): a test writing its own "
+                "scratch there would write through them, so the tests are not run; leave plain files in /tmp"
+            )
+        if detail:
             return Verdict((*verdict.checks, Check("the task's tests pass", False, detail)), verdict.unreadable)
         try:  # out of the agent's reach: see rlenvs.sandbox.shells.verdict
             run = run_tests(
@@ -530,3 +543,26 @@ def cut_middle(text: str, limit: int) -> str:
 
 def _task_at(name: str, level: int, index: int) -> TerminalTask:
     return family_task(FAMILIES[name], level, index)
+
+
+def _agent_entries_outside(session: ShellSession) -> tuple[dict[str, str], list[tuple[str, os.stat_result]]]:
+    """What the agent left outside the workspace that a verdict reads, from the host without
+    following a link: its links (path: target), and its entries in /tmp (path, lstat). On an
+    image, where the agent is root, whatever the episode changed; elsewhere /tmp is all it
+    could write. (Where an image's changes are too many to read whole, `run_tests` runs no
+    tests, and says so.)"""
+    if session.image is not None:
+        paths: Sequence[str] = session.image_changes(skip=(session.workdir.rstrip("/"),)).changed
+    else:
+        paths = [f"/tmp/{found.path}" for found in walk(session.host_path("/tmp"), max_entries=MAX_TREE_ENTRIES)]
+    links, in_tmp = {}, []
+    for path in paths:
+        try:
+            info = os.lstat(session.host_path(path))
+        except FileNotFoundError:  # deleted: the image's entry is gone
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            links[path] = os.readlink(session.host_path(path))
+        if path.startswith("/tmp/"):
+            in_tmp.append((path, info))
+    return links, in_tmp

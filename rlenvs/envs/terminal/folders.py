@@ -81,8 +81,9 @@ What cannot run is refused when the folder is loaded, with a `TaskFolderError` n
 folder and the reason, never skipped and never left to fail at run time: on the host
 backend a Dockerfile that RUNs anything (or has an ENTRYPOINT, several stages, a non-root
 USER, or copies outside the workspace); on the backends that build, one that cannot be built
-(the builder's refusals and failures, by line) or a WORKDIR under /tmp (a final non-root USER
-is whom the agent's commands run as; the tests stay root); a compose
+(the builder's refusals and failures, by line) or a WORKDIR under /proc or /dev (a final
+non-root USER is whom the agent's commands run as; the tests stay root; a WORKDIR under /tmp
+is the image's own folder there, which the verdict keeps); a compose
 file with more than one service or a prebuilt image or its own start command, a prebuilt
 `docker_image` without the environment/Dockerfile it was built from (with one, as Terminal-Bench 2
 ships them, that Dockerfile is built, as Harbor's force_build does, and `info["stood_in"]` says
@@ -717,11 +718,10 @@ def _machine(
     except (ImageBuildError, BaseImageError, StoreError, RootUnavailable, EngineUnavailable) as error:
         raise TaskFolderError(str(error)) from None
     try:
-        check_workspace_path(built.workdir)
+        check_workspace_path(built.workdir, on_image=True)
     except ValueError as error:
         raise TaskFolderError(
-            f"{rel(path, folder)}'s WORKDIR {built.workdir} cannot be the workspace on an image: {error} (the tests' "
-            "verdict empties /tmp before they run)"
+            f"{rel(path, folder)}'s WORKDIR {built.workdir} cannot be the workspace: {error}"
         ) from None
     environment = {**built.environment, **compose_env, **extra}
     if built.agent_user is not None:  # whom the agent's commands run as; the tests stay root

@@ -1,4 +1,4 @@
-"""Which workspace links a task's own tests must not be run against.
+"""Which links the agent left that a task's own tests must not be run against.
 
 A task folder's tests read the workspace after the episode, in the same sandbox, as
 whichever process they are. A link the agent left there is read by that process, so a link
@@ -6,24 +6,36 @@ into /proc (`/proc/self/fd/4`, `/proc/self/cwd/expected.txt`, `/proc/self/root/.
 is `/` again) or into the /dev links that lead there (`/dev/fd/4`, `/dev/stdin`: a test's
 stdin or stdout may be its own expected file, `diff /app/out.txt - < expected.txt`) hands the
 test its own files: the expected output it just opened reads as the answer. So does a link
-into the verdict's own folders (its tests, logs and scratch), and one into /tmp or /dev/shm,
-which are emptied before the tests run: what is there then is the verdict's and the tests'
-own scratch, such as the reference output a test writes there to compare the answer with
-(`reference.py > /tmp/expected.txt`). No answer is ever such a link.
+into the verdict's own folders (its tests, logs and scratch, in /dev/shm, which is emptied
+before the tests run), and one into /tmp, where tests write their own scratch, such as the
+reference output they compare the answer with (`reference.py > /tmp/expected.txt`). No
+answer is ever such a link.
 
 The rule (`forbidden_links`): a workspace link fails the verdict when its target, followed
-through the workspace's other links with "." and ".." applied step by step (".." stops at
+through the agent's other links with "." and ".." applied step by step (".." stops at
 "/"), is at any step under /proc, /dev/fd, /dev/stdin, /dev/stdout, /dev/stderr, /dev/core
 (the links of the sandbox's /dev into /proc) or one of the folders the caller names (the
-env: /tmp and /dev/shm, `rlenvs.sandbox.shells.verdict.SCRATCH_FOLDERS`). "At any step",
-because the kernel resolves what follows a /proc link from where that link leads, which no
-reading of the text can know (`/proc/self/cwd/../..`). Links anywhere else are fine: to
-/dev/null, to /etc or /usr, to another workspace file, to nothing at all.
+env: /tmp and /dev/shm, `rlenvs.sandbox.shells.verdict.SCRATCH_FOLDERS`), but for the
+workspace itself where it is one of theirs (an image's `WORKDIR /tmp/project`). "At any step", because the
+kernel resolves what follows a /proc link from where that link leads, which no reading of
+the text can know (`/proc/self/cwd/../..`). The agent's other links are the workspace's, and
+those it left elsewhere (`elsewhere`: in /tmp, and on an image wherever the episode changed
+it, since there the agent is root): a workspace link through `/etc/x` to /proc is one too.
+Links anywhere else are fine: to /dev/null, to /etc or /usr, to another workspace file, to
+nothing at all.
+
+/tmp is the agent's and the tests' both: the verdict keeps it (tasks read answers there, as
+Terminal-Bench and Harbor keep it), and tests write their own scratch there
+(`reference.py > /tmp/expected.txt`). So an entry the agent left in /tmp that would send
+such a write elsewhere, a link or a file with a second name (a hard link, whose other name
+could be the answer's), fails the verdict too (`redirecting_entries`): the test would write
+its reference into the answer, or read the answer as its reference.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Mapping
 
 from rlenvs.envs.terminal.tree import MAX_TREE_ENTRIES, walk
@@ -45,18 +57,39 @@ def workspace_links(root: str | os.PathLike) -> dict[str, str]:
     }
 
 
-def forbidden_links(links: Mapping[str, str], workdir: str, folders: Iterable[str] = ()) -> list[tuple[str, str]]:
+def forbidden_links(
+    links: Mapping[str, str],
+    workdir: str,
+    folders: Iterable[str] = (),
+    elsewhere: Mapping[str, str] | None = None,
+) -> list[tuple[str, str]]:
     """The links of `links` (workspace path: target, the workspace being at `workdir` in the
-    sandbox) that lead, at any step, under `PROCESS_FILES` or under one of `folders` (where
-    the verdict's and the tests' own files are), as (path, target) in path order."""
+    sandbox) and of `elsewhere` (the agent's links outside it, by absolute path) that lead,
+    at any step through all of them, under `PROCESS_FILES` or under one of `folders` (where
+    the verdict's and the tests' own files are) but not into the workspace, as (path,
+    target): the workspace's in path order, then the others'."""
     roots = tuple(_clean(folder) for folder in (*PROCESS_FILES, *folders))
     top = _clean(workdir)
-    absolute = {f"{top}/{path}": target for path, target in links.items()}
-    return [(path, links[path]) for path in sorted(links) if _reaches(f"{top}/{path}", absolute, roots)]
+    others = dict(elsewhere or {})
+    absolute = {**others, **{f"{top}/{path}": target for path, target in links.items()}}
+    found = [(path, links[path]) for path in sorted(links) if _reaches(f"{top}/{path}", absolute, roots, top)]
+    return found + [(path, others[path]) for path in sorted(others) if _reaches(path, absolute, roots, top)]
 
 
-def _reaches(path: str, links: Mapping[str, str], roots: tuple[str, ...]) -> bool:
-    """Whether resolving `path` through `links` passes under one of `roots`."""
+def redirecting_entries(entries: Iterable[tuple[str, os.stat_result]]) -> list[str]:
+    """The paths of `entries` (the agent's entries in /tmp, with what lstat says of each) that
+    would send a test's write there elsewhere: a symlink, or a file with another name."""
+    return [
+        path
+        for path, info in entries
+        if stat.S_ISLNK(info.st_mode) or (not stat.S_ISDIR(info.st_mode) and info.st_nlink > 1)
+    ]
+
+
+def _reaches(path: str, links: Mapping[str, str], roots: tuple[str, ...], workspace: str) -> bool:
+    """Whether resolving `path` through `links` passes under one of `roots`, not in `workspace`,
+    once it follows a link (where the link itself is, /tmp/project for a workspace there, is
+    not where it leads; nor is /tmp on the way into that workspace)."""
     parts, hops = path.split("/"), 0
     done: list[str] = []
     while parts:
@@ -68,7 +101,9 @@ def _reaches(path: str, links: Mapping[str, str], roots: tuple[str, ...]) -> boo
             continue
         done.append(part)
         here = "/" + "/".join(done)
-        if any(here == root or here.startswith(root + "/") for root in roots):
+        inside = here == workspace or here.startswith(workspace + "/")
+        on_the_way = bool(parts) and workspace.startswith(here + "/")
+        if hops and not (inside or on_the_way) and any(here == root or here.startswith(root + "/") for root in roots):
             return True
         target = links.get(here)
         if target is not None:

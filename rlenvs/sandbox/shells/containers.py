@@ -10,8 +10,9 @@ the engine's default capabilities for the agent (Docker's list; the zygote also 
 CAP_SYS_ADMIN, to make a verdict's folders read-only, which its children drop before they run
 anything; no-new-privileges keeps what they exec from regaining it), no user namespaces (a
 seccomp filter of the zygote's, and the sandbox's own on every process below it: guest
-`seccomp`), and /tmp and /dev/shm as tmpfs of the session's `disk_mb` and inode cap. Writes
-elsewhere go to the engine's storage, uncapped.
+`seccomp`), and /dev/shm a tmpfs of the session's `disk_mb` and inode cap. Writes elsewhere
+(the workspace, /tmp: the image's own, as the verdict keeps them) go to the engine's
+storage, uncapped.
 
 The host reads an episode's files through /proc/<its process 1>/root, as under bubblewrap,
 and what it changed in the image from the container's overlay upper layer (the verdict's
@@ -297,10 +298,10 @@ class ContainerImage:
     `info["stood_in"]` so a run on a stand-in is never mistaken for one on the real image."""
 
     def launch(self, limits: Limits, workspace: str) -> WorkerLaunch:
-        """An episode's container: /tmp and /dev/shm tmpfs of `limits.disk_mb` MiB and
-        `limits.tmpfs_inodes` inodes each, which the zygote mounts over the engine's (Podman
-        refuses nr_inodes in --tmpfs, and --shm-size caps bytes only); the engine's memory
-        cgroup capped at `limits.sandbox_memory_bytes`, swap included."""
+        """An episode's container: /dev/shm a tmpfs of `limits.disk_mb` MiB and
+        `limits.tmpfs_inodes` inodes, which the zygote mounts over the engine's (--shm-size
+        caps bytes only); /tmp the image's own; the engine's memory cgroup capped at
+        `limits.sandbox_memory_bytes`, swap included."""
         runner = engine(self.backend)
         name = f"rlenvs-episode-{uuid.uuid4().hex[:20]}"
         disk_mb, inodes, memory = limits.disk_mb, limits.tmpfs_inodes, str(limits.sandbox_memory_bytes)
@@ -311,13 +312,13 @@ class ContainerImage:
             "--cap-drop", "ALL", *(f"--cap-add={cap}" for cap in ("CAP_SYS_ADMIN", *AGENT_CAPS)),
             "--security-opt", "no-new-privileges", *runner.run_options(),
             "--memory", memory, "--memory-swap", memory,
-            "--tmpfs", f"/tmp:rw,nosuid,nodev,size={size}", "--shm-size", size,
+            "--shm-size", size,
             "--volume", f"{staged_guest_dir()}:{GUEST_MOUNT}:ro",
             *(option for host, path in self.read_only for option in ("--volume", f"{host}:{path}:ro")),
             "--workdir", "/", "--env", f"PATH={self.path}", "--entrypoint", self.python,
             self.image, "-I", "-S", "-B", f"{GUEST_MOUNT}/zygote.py", "--workspace", workspace, "--session",
             "--forbid-userns", "--make-workspace",
-            *zygote_tmpfs_args(disk_mb, inodes, mount_on=("/tmp", "/dev/shm")),
+            *zygote_tmpfs_args(disk_mb, inodes, mount_on=("/dev/shm",)),
             "--child-caps", ",".join(str(CAP_NUMBERS[cap]) for cap in AGENT_CAPS),
             *(("--agent-user", self.user) if self.user else ()),
         ]  # fmt: skip

@@ -276,9 +276,10 @@ EPISODE_STAGE = "/tmp/rlenvs-episode-root"
 def image_launch(image: RootImage, limits: Limits, workspace: str) -> WorkerLaunch:
     """A shell session's worker over `image`: a copy-on-write root whose writes (the agent's,
     anywhere) go to a tmpfs of `limits.disk_mb` MiB and `limits.tmpfs_inodes` inodes that
-    ends with the episode; the workspace is the image's own `workspace` folder, /tmp and
-    /dev/shm fresh tmpfs of that size, which the zygote mounts (bubblewrap's cap bytes only);
-    no network; a memory cgroup capped at `limits.sandbox_memory_bytes`."""
+    ends with the episode; the workspace and /tmp are the image's own folders (as in a
+    container of it: what its build put in /tmp is there), /dev/shm a fresh tmpfs of that
+    size, which the zygote mounts (bubblewrap's caps bytes only); no network; a memory cgroup
+    capped at `limits.sandbox_memory_bytes`."""
     disk_mb, inodes = limits.disk_mb, limits.tmpfs_inodes
     os.makedirs(EPISODE_STAGE, mode=0o755, exist_ok=True)
     size = str(disk_mb << 20)
@@ -294,14 +295,13 @@ def image_launch(image: RootImage, limits: Limits, workspace: str) -> WorkerLaun
             "--as-pid-1", "--hostname", "sandbox",
             "--ro-bind", staged_guest_dir(), GUEST_MOUNT,
             "--size", size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
-            "--size", size, "--tmpfs", "/tmp",
             "--remount-ro", "/proc",
             "--chdir", workspace,
             "--clearenv", "--setenv", "PATH", image.path, "--setenv", "HOME", "/root", "--setenv", "LANG", "C.UTF-8",
             image.python, "-I", "-S", "-B", f"{GUEST_MOUNT}/zygote.py", "--workspace", workspace, "--session",
             "--child-caps", ",".join(str(CAP_NUMBERS[cap]) for cap in AGENT_CAPS),
             *(("--agent-user", image.user) if image.user else ()),
-            *zygote_tmpfs_args(disk_mb, inodes, mount_on=("/tmp", "/dev/shm")),
+            *zygote_tmpfs_args(disk_mb, inodes, mount_on=("/dev/shm",)),
         ],
     )  # fmt: skip
     overlay = Overlay(image.lowers, merged, tmpfs_mb=disk_mb, tmpfs_inodes=inodes)

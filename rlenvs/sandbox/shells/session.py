@@ -96,7 +96,8 @@ class ShellSession:
     copy-on-write view of it, the agent its root, `workdir` the image's own folder. Each
     reset() starts a new view, so nothing of one episode reaches the next. Under bubblewrap
     (`RootImage`) the agent's writes anywhere count against `limits.disk_mb`; in a Docker
-    container (`ContainerImage`) only those in /tmp and /dev/shm do.
+    container (`ContainerImage`) only those in /dev/shm do. On an image /tmp is the image's
+    own folder, and may hold the workspace (`WORKDIR /tmp/project`).
     """
 
     def __init__(
@@ -117,7 +118,7 @@ class ShellSession:
             )
         if image is not None and unsafe:
             raise ValueError("a session on an image needs the sandbox: unsafe=True has no image to run on")
-        check_workspace_path(workdir)
+        check_workspace_path(workdir, on_image=image is not None)
         if image is None:
             check_can_launch(unsafe, python)
         elif isinstance(image, RootImage):
@@ -258,9 +259,13 @@ class ShellSession:
 
     def _scratch(self, folders: Iterable[str]) -> list[str]:
         folders = list(folders)
-        if self.workdir in folders:
+        holding = [
+            folder for folder in folders if (self.workdir.rstrip("/") + "/").startswith(folder.rstrip("/") + "/")
+        ]
+        if holding:
             raise ValueError(
-                f"wipe empties scratch folders such as /tmp, not the workspace {self.workdir}: use reset()"
+                f"wipe empties scratch folders such as /dev/shm, not {holding[0]}, which holds the workspace "
+                f"{self.workdir}: use reset()"
             )
         return folders
 

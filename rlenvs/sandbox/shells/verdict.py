@@ -5,16 +5,21 @@ runs tests after an episode) run in the episode's sandbox once the agent is done
 every process the agent started is gone (the sandbox kills them all after each command), but
 what it wrote is still there, and most of it is no part of what the tests are meant to check,
 yet could change how they run: a `usercustomize.py` or `.pth` file in its home's user site, a
-`pytest.ini` or `conftest.py` in /tmp above the tests' folder, a `unittest.py` in the
+`pytest.ini` or `conftest.py` above the tests' folder, a `unittest.py` in the
 workspace that `python3 -m unittest` run from there imports first, start-up files, variables,
 functions and aliases of its shell, a workspace file linked to the tests' own expected output.
 So a test run (`VerdictRun`) is built from nothing the agent wrote, but for the workspace:
 
-- /tmp and /dev/shm are emptied first (`SCRATCH_FOLDERS`): the agent's scratch is not its answer;
+- /dev/shm is emptied first (`EMPTIED_FOLDERS`), and the verdict's folders are made there: the
+  agent's shared memory is not its answer. /tmp is kept, as Terminal-Bench and Harbor keep it:
+  on an image it is the image's own folder (files its build put there), and a task may ask
+  for its answer there (/tmp/audit_result.json: 204 of TermiGen's 3,566 instructions do); an
+  entry the agent left there that would redirect what the tests write (a link) fails the
+  verdict instead (`rlenvs.envs.terminal.links`);
 - the tests get a folder of their own under a random name (`VerdictRun.tests_dir`), which does
   not exist before they are copied in, so no symlink the agent left can point into it; the
   name `TESTS_DIR` in the tests' text, their command and their variables is rewritten to it
-  (links into /proc, the reading process's own files, or into /tmp and /dev/shm, are refused
+  (links into /proc, the reading process's own files, or into /dev/shm, are refused
   before: `rlenvs.envs.terminal.links`);
 - they start in the workspace (`cwd`), as Terminal-Bench and Harbor start them in the WORKDIR,
   with a fresh HOME, and see the verdict's folders read-only (`VerdictRun.read_only`, below);
@@ -97,7 +102,11 @@ TESTS_DIR = "/tmp/rlenvs-tests"
 """The name a task's tests and test command use for the tests' folder; each run rewrites it to
 its own `VerdictRun.tests_dir`."""
 SCRATCH_FOLDERS = ("/tmp", "/dev/shm")
-"""The sandbox's writable folders besides the workspace, emptied before the tests run."""
+"""The sandbox's writable folders besides the workspace: the agent's, as the workspace is."""
+EMPTIED_FOLDERS = ("/dev/shm",)
+"""The scratch folders emptied before the tests run, where the verdict's folders are made. Not
+/tmp: Terminal-Bench and Harbor run the tests in the container the agent left, and tasks
+read answers and inputs there."""
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 """The tests' PATH: the sandbox's read-only system folders only."""
 PYTEST_CONFIGS: tuple[tuple[str, bytes], ...] = (
@@ -106,8 +115,8 @@ PYTEST_CONFIGS: tuple[tuple[str, bytes], ...] = (
 )  # fmt: skip
 """pytest's config files in its order of precedence, each with what its text must hold to be
 one (b"": any such file is)."""
-VERDICT_ROOT = "/tmp/rlenvs-verdict"
-"""Where a test run's folders are made, in a /tmp just emptied."""
+VERDICT_ROOT = "/dev/shm/rlenvs-verdict"
+"""Where a test run's folders are made, in a /dev/shm just emptied (`EMPTIED_FOLDERS`)."""
 TEST_IMPORTS = "RLENVS_TEST_IMPORTS"
 """The variable holding the top-level module names the tests import by name (`modules_tests_import`):
 the only ones the verdict's sitecustomize lets the toolchain take from the agent's folders."""
@@ -606,7 +615,7 @@ def run_tests(
     shell: SameShell | None = None,
 ) -> ExecResult:
     """Run `script` with `tests` in a fresh `VerdictRun` of `session`, after the agent's last
-    command: scratch folders emptied, the tests copied in, the script run in a fresh shell
+    command: /dev/shm emptied, the tests copied in, the script run in a fresh shell
     with the task's `environment` (name, value pairs) and the verdict's folders read-only.
     `shell`: for a `run_tests_in_same_shell` task, what the tests take from the agent's shell
     (`rlenvs.sandbox.shells.verdict_shell`; on an image the folders of its PATH count among those
@@ -632,7 +641,7 @@ def run_tests(
             return ExecResult("error", reason, "", None, None, False, 0.0, reason)
     run = VerdictRun.new(session.workdir, shell)
     files = run.files(tests)
-    session.add_files(files, run.root, wipe=SCRATCH_FOLDERS)  # the scratch folders emptied first
+    session.add_files(files, run.root, wipe=EMPTIED_FOLDERS)  # emptied first: nothing of the agent's below root
     variables = run.environment(run.pytest_config(files), environment, modules_tests_import(files, script, environment))
     return session.run(
         run.script_text(script),

@@ -281,3 +281,26 @@ def test_certify_plants_earn_nothing_on_every_backend(image_store, backend) -> N
     assert len(report.checks) == 4 and report.wrong == [], str(report)
     (traced,) = [check for check in report.checks if check.probe.kind == "planted module"]
     assert "/org/__init__.py" in traced.played[1]
+
+
+TMP_WORKDIR_TASK = Path(__file__).parents[2] / "data" / "images" / "tmp-workdir-task"
+
+
+@pytest.mark.parametrize("backend", ["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
+def test_tmp_is_the_images_own_kept_for_the_tests_and_may_hold_the_workspace(image_store, backend) -> None:
+    """A build that puts the task's inputs in /tmp, a WORKDIR below it and an answer asked for
+    in /tmp (TermiGen's shape): the agent sees the image's /tmp, the verdict keeps it, and an
+    entry there that would send the tests' own reference into the answer fails the verdict."""
+    env = TerminalEnv(task_dir=str(TMP_WORKDIR_TASK), backend=backend, max_turns=4, timeout_s=30)
+    try:
+        assert env.tasks.tasks[0].workdir == "/tmp/project"
+        env.reset(options={"task_index": 0})
+        reward, info = _play(env, iter([env.oracle_action(), "submit"] * 2))
+        assert reward == 1.0, info
+        assert _play(env, iter(["submit"]))[0] == 0.0
+        for alias in ("ln -s", "ln"):  # the test's reference would be written into the answer
+            plant = f"echo done > notes.txt; echo 0 > /tmp/result.txt; {alias} /tmp/result.txt /tmp/expected_total.txt"
+            reward, info = _play(env, iter([f"```bash\n{plant}\n```", "submit"]))
+            assert reward == 0.0 and "/tmp/expected_total.txt" in " ".join(info["failed_checks"]), info
+    finally:
+        env.close()

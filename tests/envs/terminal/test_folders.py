@@ -400,7 +400,8 @@ def test_a_reward_the_agent_planted_does_not_count(tmp_path):
 
 @pytest.mark.sandbox
 def test_the_tests_start_from_nothing_the_agent_wrote(tmp_path):
-    """The WORKDIR to start in (as Terminal-Bench starts them), a fresh HOME and /tmp, exactly
+    """The WORKDIR to start in (as Terminal-Bench starts them), a fresh HOME, /tmp as the agent
+    left it (as Terminal-Bench keeps it) and /dev/shm emptied, exactly
     the verdict's variables, a shell with no function or alias of the agent's (the attacks
     each vector allows are in tests/data/redteam/terminal.jsonl)."""
     folder = terminal_bench_task(tmp_path)
@@ -417,18 +418,18 @@ def test_the_tests_start_from_nothing_the_agent_wrote(tmp_path):
     finally:
         env.close()
     report = info["failed_checks"][0].removeprefix("the task's tests failed (error): ")
-    (tests,) = set(re.findall(r"/tmp/rlenvs-verdict/tests_[0-9a-f]{16}", report))
+    (tests,) = set(re.findall(r"/dev/shm/rlenvs-verdict/tests_[0-9a-f]{16}", report))
     assert reward == 0.0 and report.replace(tests, "TESTS") == (
-        "cwd=/app\nbin\ngreeting.txt\nhome=/tmp/rlenvs-verdict/home\n/dev/shm:\n\n/tmp/rlenvs-verdict/home:\n"
-        "rlenvs-verdict\nexpected.txt\nrun-tests.sh\ntest_outputs.py\n"
+        "cwd=/app\nbin\ngreeting.txt\nhome=/dev/shm/rlenvs-verdict/home\n/dev/shm:\nrlenvs-verdict\n\n"
+        "/dev/shm/rlenvs-verdict/home:\n.bashrc\njunk\nexpected.txt\nrun-tests.sh\ntest_outputs.py\n"
         "GIT_ATTR_NOSYSTEM=1\nGIT_CONFIG_COUNT=11\nGIT_CONFIG_GLOBAL=/dev/null\nGIT_CONFIG_NOSYSTEM=1\n"
-        "HOME=/tmp/rlenvs-verdict/home\nLANG=C.UTF-8\nPATH=/usr/local/bin:/usr/bin:/bin\nPWD=/app\n"
-        "PYTEST_ADDOPTS=-p no:cacheprovider --rootdir=TESTS -c /tmp/rlenvs-verdict/pytest.ini\n"
+        "HOME=/dev/shm/rlenvs-verdict/home\nLANG=C.UTF-8\nPATH=/usr/local/bin:/usr/bin:/bin\nPWD=/app\n"
+        "PYTEST_ADDOPTS=-p no:cacheprovider --rootdir=TESTS -c /dev/shm/rlenvs-verdict/pytest.ini\n"
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\nPYTHONDONTWRITEBYTECODE=1\nPYTHONNOUSERSITE=1\n"
-        "PYTHONPATH=/tmp/rlenvs-verdict/site\nPYTHONSAFEPATH=1\nRLENVS_AGENT_FOLDERS=/app:/tmp:/dev/shm\n"
+        "PYTHONPATH=/dev/shm/rlenvs-verdict/site\nPYTHONSAFEPATH=1\nRLENVS_AGENT_FOLDERS=/app:/tmp:/dev/shm\n"
         "RLENVS_LATE_PYTHONPATH=\nRLENVS_TEST_IMPORTS=importlib,os,pathlib,sys\n"
-        "RLENVS_VERDICT_FOLDERS=/tmp/rlenvs-verdict:TESTS/.rlenvs-logs:/tmp/rlenvs-verdict/tmp\nSHLVL=1\n"
-        "TEST_DIR=TESTS\nTMPDIR=/tmp/rlenvs-verdict/tmp\n_=/usr/bin/env\n"
+        "RLENVS_VERDICT_FOLDERS=/dev/shm/rlenvs-verdict:TESTS/.rlenvs-logs:/dev/shm/rlenvs-verdict/tmp\nSHLVL=1\n"
+        "TEST_DIR=TESTS\nTMPDIR=/dev/shm/rlenvs-verdict/tmp\n_=/usr/bin/env\n"
     )
 
 
@@ -461,13 +462,15 @@ def test_the_pytest_config_is_the_first_of_pytests_own_order_that_configures_pyt
     def config(files: dict[str, str]) -> str:
         return run.pytest_config(run.files(Entry(path, text) for path, text in files.items()))
 
-    assert config({"test_a.py": ""}) == "/tmp/rlenvs-verdict/pytest.ini"
-    assert config({"pyproject.toml": "[project]\n", "tox.ini": "[pytest]\n"}) == "/tmp/rlenvs-verdict/tests_0/tox.ini"
+    assert config({"test_a.py": ""}) == "/dev/shm/rlenvs-verdict/pytest.ini"
+    assert (
+        config({"pyproject.toml": "[project]\n", "tox.ini": "[pytest]\n"}) == "/dev/shm/rlenvs-verdict/tests_0/tox.ini"
+    )
     assert config({"setup.cfg": "[tool:pytest]\n", "pyproject.toml": "[tool.pytest.ini_options]\n"}) == (
-        "/tmp/rlenvs-verdict/tests_0/pyproject.toml"
+        "/dev/shm/rlenvs-verdict/tests_0/pyproject.toml"
     )
     assert config({"pytest.ini": "", "tox.ini": "[pytest]\n", "sub/pytest.ini": ""}) == (
-        "/tmp/rlenvs-verdict/tests_0/pytest.ini"
+        "/dev/shm/rlenvs-verdict/tests_0/pytest.ini"
     )
 
 

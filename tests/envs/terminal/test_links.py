@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from rlenvs.envs.terminal.links import forbidden_links, workspace_links
+from rlenvs.envs.terminal.links import forbidden_links, redirecting_entries, workspace_links
 from rlenvs.envs.terminal.tree import WorkspaceUnreadable, walk
 from rlenvs.sandbox.shells.verdict import SCRATCH_FOLDERS, VERDICT_ROOT
 
@@ -38,7 +38,7 @@ LINKS = {
     "via-via.txt": "via-dev.txt",
     # into the verdict's own folders
     "verdict.txt": f"{VERDICT_ROOT}/home/x",
-    "verdict-up.txt": f"/tmp/nothing/..{VERDICT_ROOT.removeprefix('/tmp')}",
+    "verdict-up.txt": f"/dev/nothing/..{VERDICT_ROOT.removeprefix('/dev')}",
     # fine: devices, the system's files, the workspace, nothing
     "null": "/dev/null",
     "urandom": "/dev/urandom",
@@ -90,6 +90,29 @@ def test_links_into_the_scratch_folders_where_the_tests_write_their_references_a
     }  # fmt: skip
     found = [path for path, _ in forbidden_links(links, "/app", SCRATCH_FOLDERS)]
     assert found == ["a.txt", "b.txt", "c.txt", "d.txt", "e.txt", "f.txt", "g.txt"]
+
+
+def test_links_the_agent_left_outside_the_workspace_are_followed_and_checked_too():
+    """On an image the agent is root: a workspace link through /etc/x into /proc is as bad as
+    a direct one, and its links in /tmp are read by tests too. A link into the workspace is
+    fine even where the workspace is below /tmp (an image's `WORKDIR /tmp/project`)."""
+    elsewhere = {"/etc/x": "/proc/self/fd/0", "/opt/y": "/etc/hostname", "/tmp/z": "../dev/shm/v"}
+    links = {"answer.txt": "/etc/x", "fine.txt": "/opt/y"}
+    assert forbidden_links(links, "/app", SCRATCH_FOLDERS, elsewhere) == [
+        ("answer.txt", "/etc/x"), ("/etc/x", "/proc/self/fd/0"), ("/tmp/z", "../dev/shm/v"),
+    ]  # fmt: skip
+    inside = {"a.txt": "b.txt", "c.txt": "/tmp/project/d", "e.txt": "../expected.txt", "f.txt": "/tmp"}
+    assert forbidden_links(inside, "/tmp/project", SCRATCH_FOLDERS) == [("e.txt", "../expected.txt"), ("f.txt", "/tmp")]
+
+
+def test_entries_of_tmp_that_would_redirect_a_tests_write_are_links_and_files_with_a_second_name(tmp_path):
+    (tmp_path / "plain.txt").write_text("x")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "answer.txt").write_text("x")
+    os.link(tmp_path / "answer.txt", tmp_path / "expected.txt")
+    (tmp_path / "link.txt").symlink_to("plain.txt")
+    entries = [(name, os.lstat(tmp_path / name)) for name in sorted(os.listdir(tmp_path))]
+    assert redirecting_entries(entries) == ["answer.txt", "expected.txt", "link.txt"]
 
 
 def test_the_walk_goes_deeper_than_any_path_and_never_follows_a_link(tmp_path):

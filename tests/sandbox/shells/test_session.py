@@ -154,7 +154,7 @@ def test_wipe_empties_the_scratch_folders_and_keeps_the_workspace_and_the_shell(
     assert fresh.run('pwd; echo "[$X]"; ls -A /tmp /dev/shm; cat /workspace/kept.txt').stdout == (
         "/tmp\n[1]\n/dev/shm:\n\n/tmp:\nkept\n"
     )
-    with pytest.raises(ValueError, match="not the workspace /workspace: use reset"):
+    with pytest.raises(ValueError, match="holds the workspace /workspace: use reset"):
         fresh.wipe(["/workspace"])
 
 
@@ -164,7 +164,7 @@ def test_added_files_may_go_into_scratch_folders_emptied_first_in_the_same_reque
     assert fresh.run('pwd; echo "[$X]"; ls -A /tmp /dev/shm; sh /tmp/checks/test.sh').stdout == (
         "/tmp\n[1]\n/dev/shm:\n\n/tmp:\nchecks\ngenuine\n"
     )
-    with pytest.raises(ValueError, match="not the workspace"):
+    with pytest.raises(ValueError, match="holds the workspace"):
         fresh.add_files([], "/tmp/checks", wipe=["/workspace"])
 
 

@@ -120,7 +120,7 @@ def test_the_tests_may_write_their_logs_tmpdir_the_scratch_folders_and_the_works
         f"mkdir {TESTS_DIR}/lib/__pycache__",
         f"ln -s /app/pl {TESTS_DIR}/pathlib",
         f"mv {TESTS_DIR} {VERDICT_ROOT}/moved",  # to /tmp, mv copies and deletes: only the logs go
-        f"mv {VERDICT_ROOT} /tmp/moved",
+        f"mv {VERDICT_ROOT} /dev/shm/moved",
         f"echo 'import os; os._exit(0)' > {VERDICT_ROOT}/site/sitecustomize.py",
         f"echo 'import os; os._exit(0)' > {VERDICT_ROOT}/site/encodings.py",
         f"python3 -c 'import py_compile; py_compile.compile(\"/app/m.py\", cfile=\"'{VERDICT_ROOT}/site/__pycache__/sitecustomize.*.pyc'\")'",

@@ -122,8 +122,9 @@ def env_id_problem(env_id: Any) -> str | None:
     hint = f"; did you mean {' or '.join(close)}?" if close else ""
     ours = ", ".join(i for i in ids if i.startswith(NAMESPACE + "/")) or f"none registered (import {NAMESPACE})"
     return (
-        f"unknown env id {env_id!r}{hint} (rlenvs ids: {ours}; `rlenvs list` describes them; another "
-        f"package's env is written 'module:Name-v0' so that its module registers it)"
+        f"unknown env id {env_id!r}{hint} (rlenvs ids: {ours}; `rlenvs list` describes them and every installed "
+        f"package's; a package without an rlenvs.envs entry point is named 'module:ns/Name-v0' so that its module "
+        "registers it)"
     )
 
 

@@ -1,7 +1,7 @@
 """The `rlenvs` command: list and describe envs, report the data they need and where it is,
 evaluate a scripted policy, play by hand, check a reward function, certify an env's verdicts
 against generated attacks, check how much of a corpus of task folders runs, export tasks to
-Parquet, write oracle SFT data."""
+Parquet, write oracle SFT data, and write the package of an env of one's own (`rlenvs new`)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ from rlenvs.remote.wire import (
     DEFAULT_STEP_TIMEOUT_S,
     SERVE_TOKEN_ENV,
 )
+from rlenvs.scaffold import KINDS, new_package
 from rlenvs.scripted import evaluate, plan_episodes
 
 END_OF_REPLY = "."
@@ -385,6 +386,27 @@ def serve_command(args: argparse.Namespace) -> int:
         )
 
     serve(server, args.host, args.port, drain_timeout_s=args.drain_timeout, on_listening=listening)
+    return 0
+
+
+def new_command(args: argparse.Namespace) -> int:
+    """Write a package of one env of the user's own (`rlenvs.scaffold`) and say what to run next."""
+    made = new_package(args.name, args.kind, args.dir)
+    where = os.path.relpath(made.root)
+    print(f"wrote {where}/, the package {made.names.distribution} with the env {made.names.env_id} ({made.kind}):")
+    print("\n".join(f"  {file.as_posix()}" for file in made.files))
+    steps = [
+        (f"cd {where}", ""),
+        ('pip install -e ".[test]"', ""),
+        ("rlenvs list", f"{made.names.env_id} is listed"),
+        ("pytest", "its tests, as generated"),
+        (f"rlenvs certify {made.names.env_id}", "exit 0: no wrong verdict"),
+        (f"rlenvs serve {made.names.env_id}", 'after pip install -e ".[serve]"'),
+        ("rlenvs-train --config train.yaml", 'after pip install -e ".[train]"'),
+    ]
+    width = max(len(command) for command, _ in steps)
+    print("next:")
+    print("\n".join(f"  {command:<{width}}  # {why}" if why else f"  {command}" for command, why in steps))
     return 0
 
 
@@ -747,6 +769,27 @@ def _parser() -> argparse.ArgumentParser:
         "the server gets the answers)",
     )
     sub.add_argument("--env-arg", **env_arg)
+
+    sub = command(
+        "new",
+        new_command,
+        "write a package of an env of your own (pyproject.toml with the rlenvs.envs entry point, the env, "
+        "README.md, train.yaml, tests that pass as generated), ready to pip install",
+    )
+    sub.add_argument(
+        "name", metavar="NAME", help="the package's name, e.g. letter-count: env id letter-count/LetterCount-v0"
+    )
+    sub.add_argument(
+        "--kind",
+        choices=list(KINDS),
+        default="single",
+        help="; ".join(f"{name}: {kind.summary}" for name, kind in KINDS.items()) + " (default single)",
+    )
+    sub.add_argument(
+        "--dir",
+        metavar="PATH",
+        help="the folder to write, new or empty (default: ./NAME, as letter-count for LetterCount)",
+    )
 
     sub = command("play", play, "type the replies yourself")
     sub.add_argument("env_id", metavar="ID")

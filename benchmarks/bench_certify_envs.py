@@ -1,13 +1,13 @@
 """Certify the other envs end to end: every probe `rlenvs certify` writes, played through the
 real env, per env, with the wrong verdicts it finds (the target is 0).
 
-- Terminal-v1 on all 95 Terminal-Bench 1 folders of EvoEval (bubblewrap, the host's toolchain):
+- Terminal-v2 on all 95 Terminal-Bench 1 folders of EvoEval (bubblewrap, the host's toolchain):
   the generic replies and the terminal plants (the names the test run's python3 looks up and
   lacks, traced in the episode's own sandbox and planted as packages exiting 0; passing test
   files and skip-everything configs; a background process; links);
 - the same plants on the Harbor folder of tests/data on each backend that builds an image
   (bubblewrap over the image's root, Docker, Podman: each image's own python3 traced);
-- Terminal-v1's procedural families (levels 1 and 2) and Spreadsheet-v1's (levels 1 and 2),
+- Terminal-v2's procedural families (levels 1 and 2) and Spreadsheet-v1's (levels 1 and 2),
   every generator;
 - GSM8K-Python-v2 (its tool turns run in the sandbox) on test-split tasks.
 """
@@ -47,10 +47,10 @@ def run() -> dict:
     rows, notes = [], []
     evoeval = data_file("terminal-bench", "evoeval", "0", "run-tests.sh").parent.parent
     runs = [
-        ("rlenvs/Terminal-v1", "EvoEval's 95 Terminal-Bench 1 folders, bubblewrap", {"task_dir": str(evoeval)},
+        ("rlenvs/Terminal-v2", "EvoEval's 95 Terminal-Bench 1 folders, bubblewrap", {"task_dir": str(evoeval)},
          {"every_task": True}),
-        ("rlenvs/Terminal-v1", "procedural, level 1", {"level": 1}, {"tasks": 24}),
-        ("rlenvs/Terminal-v1", "procedural, level 2", {"level": 2}, {"tasks": 24}),
+        ("rlenvs/Terminal-v2", "procedural, level 1", {"level": 1}, {"tasks": 24}),
+        ("rlenvs/Terminal-v2", "procedural, level 2", {"level": 2}, {"tasks": 24}),
         ("rlenvs/Spreadsheet-v1", "procedural, level 1", {"level": 1}, {"tasks": 48}),
         ("rlenvs/Spreadsheet-v1", "procedural, level 2", {"level": 2}, {"tasks": 48}),
         ("rlenvs/GSM8K-Python-v2", "GSM8K test", {"split": "test", "data_files": str(data_file("gsm8k", "test.jsonl"))},
@@ -65,15 +65,15 @@ def run() -> dict:
         for backend in ("bwrap", "docker", "podman"):
             if backend != "bwrap" and shutil.which(backend) is None:
                 rows.append(
-                    {"env": "rlenvs/Terminal-v1", "data": f"Harbor folder, {backend}", "tasks": "not installed"}
+                    {"env": "rlenvs/Terminal-v2", "data": f"Harbor folder, {backend}", "tasks": "not installed"}
                 )
                 continue
             kwargs = {"task_dir": str(HARBOR_TASK), "backend": backend, "max_turns": 4, "timeout_s": 30}
             started = time.perf_counter()
-            report = certify("rlenvs/Terminal-v1", env_kwargs=kwargs, task_indices=[0], generators=(terminal_probes,))
+            report = certify("rlenvs/Terminal-v2", env_kwargs=kwargs, task_indices=[0], generators=(terminal_probes,))
             rows.append(
                 _row(
-                    "rlenvs/Terminal-v1",
+                    "rlenvs/Terminal-v2",
                     f"Harbor folder, image on {backend}: plants",
                     report,
                     time.perf_counter() - started,

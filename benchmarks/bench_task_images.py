@@ -12,7 +12,7 @@ on its image.
 - Command latency: `run("true")` in a warm session on the image, under bubblewrap and in a
   container of each engine (the zygote's protocol through `docker run -i`: no new process
   per command, as a `docker exec` each would cost), and in a warm session on the host's /usr
-  (the sandbox Terminal-v1 ran before images), interleaved in the same rounds: p50 and p99
+  (the sandbox Terminal-v2 ran before images), interleaved in the same rounds: p50 and p99
   over `CALLS` each, and the ratio of their p50s to the host's.
 - Test run: the submit step of a solved episode of that task (p50 over `VERDICTS`).
 - Memory per live episode: `EPISODES` sessions live at once, each after the reference

@@ -156,7 +156,7 @@ def episode_rows() -> list[dict[str, Any]]:
     rows = [
         {
             "measure": f"reference episodes, {threads} concurrent",
-            "harness": "rlenvs Terminal-v1",
+            "harness": "rlenvs Terminal-v2",
             "episodes/s": episodes_per_second(threads, tasks),
             "passed": f"{len(tasks)}/{len(tasks)}",
         }
@@ -227,7 +227,7 @@ def verdict_rows(trivial_p50_ms: float) -> list[dict[str, Any]]:
             rows.append(
                 {
                     "measure": "task-folder verdict (submit, solved)",
-                    "harness": f"rlenvs Terminal-v1, {layout}",
+                    "harness": f"rlenvs Terminal-v2, {layout}",
                     "p50 ms": p50,
                     "p99 ms": _percentile(times, 99) * 1e3,
                     "passed": f"{len(times)}/{len(times)}",

@@ -616,7 +616,7 @@ def _parser() -> argparse.ArgumentParser:
     tasks_commands = tasks.add_subparsers(required=True, metavar="SUBCOMMAND")
     check_help = (
         "load every task folder under DIR on its own, play its reference solution and an immediate submit through "
-        "Terminal-v1's verdict, and print folders / loaded / reference 1 / empty submit 0 / refused by reason; "
+        "Terminal-v2's verdict, and print folders / loaded / reference 1 / empty submit 0 / refused by reason; "
         "exit 0 if every loaded folder's reference scored 1 and its empty submit 0, 1 if any did not (or a folder "
         "could not be loaded for a fault of the machinery), 2 on bad input (refused folders are counted, not failed)"
     )
@@ -627,7 +627,7 @@ def _parser() -> argparse.ArgumentParser:
         "--backend",
         default="host",
         metavar="B",
-        help="how each folder's machine is made, as Terminal-v1's backend=: host (the default: the host's /usr, no "
+        help="how each folder's machine is made, as Terminal-v2's backend=: host (the default: the host's /usr, no "
         "image), bwrap (each Dockerfile built into an image), auto (only those with RUN lines built), docker, podman",
     )  # no `choices=`: the list lives in rlenvs.envs.terminal.folders, which every command would then import
     sub.add_argument(

@@ -79,7 +79,7 @@ MATH_SAMPLE = TESTS / "data" / "math_sample.jsonl"
 
 MAKE_KWARGS = {"rlenvs/MATH-v1": {"data_files": str(MATH_SAMPLE)}}
 """What an env needs to be made in the tests, beyond its defaults."""
-SANDBOX_ENV_IDS = frozenset({"rlenvs/GSM8K-Python-v2", "rlenvs/HumanEval-v2", "rlenvs/MBPP-v2", "rlenvs/Terminal-v1"})
+SANDBOX_ENV_IDS = frozenset({"rlenvs/GSM8K-Python-v2", "rlenvs/HumanEval-v2", "rlenvs/MBPP-v2", "rlenvs/Terminal-v2"})
 """The registered ids whose episodes run code in the sandbox (the tests over every id mark them `sandbox`)."""
 
 REQUIRE_ALL = os.environ.get("RLENVS_REQUIRE_ALL", "") not in ("", "0")

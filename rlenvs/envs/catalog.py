@@ -127,7 +127,7 @@ CATALOG: tuple[EnvEntry, ...] = (
         nondeterministic=True,
     ),
     EnvEntry(
-        id="rlenvs/Terminal-v1",
+        id="rlenvs/Terminal-v2",
         entry_point="rlenvs.envs.terminal.env:TerminalEnv",
         family="terminal",
         summary="Shell tasks (files, logs, CSV, configs, archives, permissions) in a sandboxed workspace, 12 procedural families.",

@@ -65,7 +65,7 @@ PINNED: dict[str, dict[str, str]] = {
         "algebra/L4": "c6c2e1ac0dc347fdddb4a36be4c1d737b011f364757794bc8383dee03e29272b",
         "algebra/L5": "f705dc0152e5faa70c22557caec61adb77d1a73632e3ac9edac687c7c95bf1bb",
     },
-    "rlenvs/Terminal-v1": {
+    "rlenvs/Terminal-v2": {
         "count-files/L1": "b998746a2f36d6148238af38e26fa38a12574a664dd2fb5251e64750a2043e6d",
         "count-files/L2": "4350783306b1bd8fe30ab4c0ef028dc5182b1494501bb9eed898b6d4b75d8a93",
         "largest-file/L1": "820f29c9fe76a18df9b4ddc3bceaf20a2690294d108980c1dd453ec8aa436e39",

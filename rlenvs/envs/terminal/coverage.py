@@ -238,7 +238,7 @@ def sample(folders: Sequence[Path], limit: int | None, seed: int) -> list[Path]:
 
 
 def check_folder(folder: Path, name: str, backend: str, env_kwargs: Mapping[str, Any]) -> FolderRecord:
-    """Load one folder as Terminal-v1 does and, when it loads, play its reference solution and
+    """Load one folder as Terminal-v2 does and, when it loads, play its reference solution and
     an immediate `submit` through the env's real verdict."""
     from rlenvs.envs.terminal.env import TerminalEnv  # the env pulls in the sandbox: only when checking
 

@@ -1,4 +1,4 @@
-"""rlenvs/Terminal-v1: shell tasks in a sandboxed workspace, judged by the final state.
+"""rlenvs/Terminal-v2: shell tasks in a sandboxed workspace, judged by the final state.
 
 Task source → prompt → action → transition → reward:
 
@@ -59,6 +59,7 @@ from rlenvs.envs.terminal.oracle import (
 from rlenvs.envs.terminal.results import results_problem
 from rlenvs.envs.terminal.snapshot import Snapshot
 from rlenvs.envs.terminal.tasks import TerminalTask, family_task, task_from_row
+from rlenvs.envs.terminal.tmp_answers import discarded, named_paths
 from rlenvs.envs.terminal.tree import MAX_TREE_ENTRIES, walk
 from rlenvs.envs.terminal.workspace import Check, Verdict, WorkspaceUnreadable, check_all, read_workspace
 from rlenvs.sandbox import ExecResult, Limits
@@ -132,7 +133,7 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
     """Multi-turn shell tasks; see the module docstring.
 
     `families`: a family name, a list of them, or None for all (`rlenvs info
-    rlenvs/Terminal-v1` lists them); `level`: 1 or 2. `task_dir`: a folder of task folders
+    rlenvs/Terminal-v2` lists them); `level`: 1 or 2. `task_dir`: a folder of task folders
     instead (then `families` and `level` are unused). `timeout_s`, `memory_mb`, `disk_mb`:
     the limits of each command and of the workspace. `unsafe_sandbox=True` runs without
     bubblewrap (rlimits only: never for an agent you do not trust). `backend`: how a task
@@ -144,7 +145,7 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
     only) gives a task folder's episodes the engine's network (load_task_folders).
     """
 
-    env_name = "Terminal-v1"
+    env_name = "Terminal-v2"
     task_families = FAMILIES
 
     @classmethod
@@ -323,8 +324,10 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
 
     def verify(self, task: TerminalTask, answer: str | None) -> Verdict:
         """Judge the workspace as it is now (and the answer), from the host; then a task
-        folder's tests, unless a link the agent left would hand them their own files, or an
-        entry of its /tmp would redirect what they write there (`rlenvs.envs.terminal.links`):
+        folder's tests, with the agent's /tmp entries that are no answer removed first
+        (`rlenvs.envs.terminal.tmp_answers`: those the instruction does not name), unless a
+        link the agent left would hand them their own files, or an entry of its /tmp would
+        redirect what they write there (`rlenvs.envs.terminal.links`):
         a link into /proc, into /dev/shm, which is emptied before the tests run and then
         holds only the verdict's folders, or into /tmp, where tests write their own scratch (a
         reference output); a link or a second name of a file in /tmp. A task with tests and no
@@ -339,6 +342,9 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
             if not task.test_command:
                 return verdict
             elsewhere, in_tmp = _agent_entries_outside(session)
+            discard = discarded((path for path, _ in in_tmp), named_paths(task.prompt), task.workdir)
+            elsewhere = {path: target for path, target in elsewhere.items() if not _below(path, discard)}
+            in_tmp = [(path, info) for path, info in in_tmp if not _below(path, discard)]
             links = forbidden_links(workspace_links(session.workspace_path), task.workdir, SCRATCH_FOLDERS, elsewhere)
         except (SessionError, WorkspaceUnreadable, OSError) as error:
             return Verdict(unreadable=str(error))
@@ -366,6 +372,7 @@ class TerminalEnv(ProceduralEnv, TextEnv[TerminalTask]):
                 environment=task.test_environment,
                 timeout_s=task.test_timeout_s or self.limits.timeout_s,
                 shell=self._same_shell(task, session) if task.same_shell else None,
+                discard=discard,
             )
         except SessionError as error:  # the sandbox could not be set up for them: the tests cannot pass
             passed, detail = False, str(error)
@@ -543,6 +550,10 @@ def cut_middle(text: str, limit: int) -> str:
 
 def _task_at(name: str, level: int, index: int) -> TerminalTask:
     return family_task(FAMILIES[name], level, index)
+
+
+def _below(path: str, folders: Sequence[str]) -> bool:
+    return any(path == folder or path.startswith(folder + "/") for folder in folders)
 
 
 def _agent_entries_outside(session: ShellSession) -> tuple[dict[str, str], list[tuple[str, os.stat_result]]]:

@@ -1,4 +1,4 @@
-"""Terminal-Bench-style task folders as Terminal-v1 tasks (`TerminalEnv(task_dir=...)`).
+"""Terminal-Bench-style task folders as Terminal-v2 tasks (`TerminalEnv(task_dir=...)`).
 
 Two layouts are read; `load_task_folders(path)` takes one task folder or a folder of them
 (every subfolder that looks like a task, sorted by name; ids "folder/<name>"):
@@ -74,7 +74,7 @@ is refused):
   (`test_timeout_s`); without it, the harness's own default (Terminal-Bench 60 s, Harbor
   600 s), never the env's per-command limit. Each command's limit (`timeout_s`) is left
   None, so the env's own `timeout_s` applies: `max_agent_timeout_sec` / `[agent].timeout_sec` bound a whole
-  episode, for which Terminal-v1 has turns (`max_turns`) instead. A task with slow
+  episode, for which Terminal-v2 has turns (`max_turns`) instead. A task with slow
   commands (builds, the reference solution as one command) needs a larger `timeout_s=`.
 
 What cannot run is refused when the folder is loaded, with a `TaskFolderError` naming the

@@ -1,4 +1,4 @@
-"""The oracle of Terminal-v1: the reference solution, from wherever the episode stands.
+"""The oracle of Terminal-v2: the reference solution, from wherever the episode stands.
 
 A task's reference solution is a list of shell commands written for the workspace the task
 starts with and for a shell in its start state (the working directory, no variables,

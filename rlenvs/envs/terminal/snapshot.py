@@ -1,4 +1,4 @@
-"""What a copy of a Terminal-v1 env made mid-episode carries: the workspace and the shell.
+"""What a copy of a Terminal-v2 env made mid-episode carries: the workspace and the shell.
 
 A copy (deepcopy or pickle: vector workers, checkpoints, tree search) gets no share of the
 original's sandbox; it starts its own from a `Snapshot` when it next steps. The snapshot

@@ -180,11 +180,11 @@ def task_from_row(row: Mapping[str, Any], task_id: str) -> TerminalTask:
     "solution", "answer", "timeout_s"}. Errors name the field and the expected shape."""
     instruction = row.get("instruction")
     if not isinstance(instruction, str) or not instruction.strip():
-        raise ValueError(f"a Terminal-v1 task row needs a non-empty 'instruction' string, got {instruction!r}")
+        raise ValueError(f"a Terminal-v2 task row needs a non-empty 'instruction' string, got {instruction!r}")
     expect = row.get("expect")
     if not isinstance(expect, Sequence) or isinstance(expect, str) or not expect:
         raise ValueError(
-            "a Terminal-v1 task row needs 'expect': a non-empty list of expectations such as "
+            "a Terminal-v2 task row needs 'expect': a non-empty list of expectations such as "
             '{"kind": "file_text", "path": "out.txt", "text": "42"} (see rlenvs.envs.terminal.workspace)'
         )
     solution = row.get("solution", ())

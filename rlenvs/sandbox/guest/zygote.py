@@ -22,9 +22,10 @@ the same pids, so no state at all, not even a timestamp, passes from one executi
 In session mode (`--session`, a terminal env's persistent shell) the writable folders are
 kept between requests, so each command sees what the last one left; only processes and IPC
 objects are cleared after each. A `wipe` request empties the folders (a new episode; with
-`folders`, only those: a verdict's fresh /tmp) and a `populate` request writes an episode's
+`folders`, only those: a verdict's fresh /dev/shm) and a `populate` request writes an episode's
 starting files (with `wipe`, into scratch folders it empties first: a verdict's files, one
-request where a wipe and a populate took two). A `script` request runs its command in a bash of its own, with exactly the
+request where a wipe and a populate took two; with `remove`, after removing those entries:
+the agent's /tmp scratch that is not its answer). A `script` request runs its command in a bash of its own, with exactly the
 variables and start folder it names (a verdict's tests: nothing of the session's shell).
 A `bash` or `script` request may name a folder its command sees read-only (`read_only`:
 a verdict's own files, `readonly`), for which a session's zygote keeps CAP_SYS_ADMIN in the
@@ -48,6 +49,7 @@ import select
 import shutil
 import signal
 import socket
+import stat
 import sys
 import time
 import traceback
@@ -161,6 +163,8 @@ def main() -> None:
             elif kind == "populate":  # "wipe": scratch folders to empty first, as `wipe` does
                 if not _emptied([folder for folder in writable if folder in request.get("wipe", ())]):
                     os._exit(3)  # as for a wipe that fails: the host replaces the worker
+                for path in request.get("remove", ()):  # entries of the agent's first: a verdict's
+                    _remove_entry(path, writable)
                 folder = _fresh_folder(request.get("folder"), writable)
                 response = _populate(folder, request["entries"], segments["files"])
             else:
@@ -590,6 +594,21 @@ def _fresh_folder(folder: str | None, writable: list[str]) -> str:
         shutil.rmtree(folder, onerror=_make_writable_and_retry)
     os.makedirs(folder, 0o755)
     return folder
+
+
+def _remove_entry(path: str, writable: list[str]) -> None:
+    """Remove the entry at `path` (below a writable folder), a folder with all it holds, not
+    following it if it is a link; nothing there is fine. Raises when it cannot be removed."""
+    if not any(path.startswith(top + "/") for top in writable) or "/../" in path + "/":
+        raise ValueError(f"cannot remove {path!r}: not below {writable}")
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(info.st_mode):
+        shutil.rmtree(path, onerror=_make_writable_and_retry)
+    else:
+        os.unlink(path)
 
 
 def _populate(root: str, entries: list[dict], files: int) -> dict:

@@ -228,10 +228,13 @@ class ShellSession:
             if answer["status"] != "ok":
                 raise _BrokenSandbox(f"{answer['status']}: {detail}")
 
-    def add_files(self, entries: Iterable[WorkspaceEntry], folder: str, *, wipe: Iterable[str] = ()) -> None:
+    def add_files(
+        self, entries: Iterable[WorkspaceEntry], folder: str, *, wipe: Iterable[str] = (), remove: Iterable[str] = ()
+    ) -> None:
         """Write `entries` into `folder` (absolute, below /tmp or the workspace), replacing
         whatever was there: for files the agent must not see before its episode ends. `wipe`:
-        scratch folders to empty first, as `wipe(wipe)` would (in the same request)."""
+        scratch folders to empty first, as `wipe(wipe)` would (in the same request); `remove`:
+        entries below the writable folders to remove first (a folder with what it holds)."""
         if self.unsafe:
             raise SessionError("add_files needs the bubblewrap sandbox: in unsafe mode /tmp is the host's own")
         wiped = self._scratch(wipe)
@@ -239,6 +242,8 @@ class ShellSession:
             request = {"kind": "populate", "folder": folder, "entries": [entry.for_guest() for entry in entries]}
             if wiped:
                 request["wipe"] = wiped
+            if removed := list(remove):
+                request["remove"] = removed
             answer = self._request(self._episode_worker(), request, self.limits.timeout_s)
             if answer["status"] != "ok":
                 raise SessionError(f"files could not be added under {folder}: {answer.get('detail', answer['status'])}")

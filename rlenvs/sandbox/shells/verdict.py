@@ -13,9 +13,10 @@ So a test run (`VerdictRun`) is built from nothing the agent wrote, but for the 
 - /dev/shm is emptied first (`EMPTIED_FOLDERS`), and the verdict's folders are made there: the
   agent's shared memory is not its answer. /tmp is kept, as Terminal-Bench and Harbor keep it:
   on an image it is the image's own folder (files its build put there), and a task may ask
-  for its answer there (/tmp/audit_result.json: 204 of TermiGen's 3,566 instructions do); an
-  entry the agent left there that would redirect what the tests write (a link) fails the
-  verdict instead (`rlenvs.envs.terminal.links`);
+  for its answer there (/tmp/audit_result.json: 204 of TermiGen's 3,566 instructions do).
+  Of the agent's entries there, the caller removes those that are no answer (`discard`:
+  `rlenvs.envs.terminal.tmp_answers`), and a link among the rest fails the verdict
+  (`rlenvs.envs.terminal.links`);
 - the tests get a folder of their own under a random name (`VerdictRun.tests_dir`), which does
   not exist before they are copied in, so no symlink the agent left can point into it; the
   name `TESTS_DIR` in the tests' text, their command and their variables is rewritten to it
@@ -613,13 +614,15 @@ def run_tests(
     timeout_s: float,
     environment: Iterable[tuple[str, str]] = (),
     shell: SameShell | None = None,
+    discard: Iterable[str] = (),
 ) -> ExecResult:
     """Run `script` with `tests` in a fresh `VerdictRun` of `session`, after the agent's last
     command: /dev/shm emptied, the tests copied in, the script run in a fresh shell
     with the task's `environment` (name, value pairs) and the verdict's folders read-only.
     `shell`: for a `run_tests_in_same_shell` task, what the tests take from the agent's shell
     (`rlenvs.sandbox.shells.verdict_shell`; on an image the folders of its PATH count among those
-    the episode must not have changed). Raises SessionError when the sandbox cannot be set up
+    the episode must not have changed). `discard`: entries of the agent's removed first (its
+    scratch in /tmp that is not its answer: `rlenvs.envs.terminal.tmp_answers`). Raises SessionError when the sandbox cannot be set up
     for it (the tests then did not run); a run whose folders could not be made read-only did
     not run either and fails, saying so in its output."""
     environment = tuple(environment)
@@ -641,7 +644,7 @@ def run_tests(
             return ExecResult("error", reason, "", None, None, False, 0.0, reason)
     run = VerdictRun.new(session.workdir, shell)
     files = run.files(tests)
-    session.add_files(files, run.root, wipe=EMPTIED_FOLDERS)  # emptied first: nothing of the agent's below root
+    session.add_files(files, run.root, wipe=EMPTIED_FOLDERS, remove=discard)  # nothing of the agent's below root
     variables = run.environment(run.pytest_config(files), environment, modules_tests_import(files, script, environment))
     return session.run(
         run.script_text(script),

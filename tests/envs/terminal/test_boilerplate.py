@@ -127,7 +127,7 @@ def _play(env: gym.Env, index: int, replies: Callable[[], str]) -> float:
 def test_evoeval_folders_load_and_their_tests_run_offline() -> None:
     """All 95 load; on a sample, the reference solution scores 1 (task 4's own fails its
     test, as in Terminal-Bench) and an immediate submit 0, with pytest run offline."""
-    env = gym.make("rlenvs/Terminal-v1", task_dir=str(SHARED_DATA / "terminal-bench" / "evoeval"), max_turns=4)
+    env = gym.make("rlenvs/Terminal-v2", task_dir=str(SHARED_DATA / "terminal-bench" / "evoeval"), max_turns=4)
     try:
         ids = [task.task_id for task in env.unwrapped.tasks.tasks]
         assert len(ids) == 95

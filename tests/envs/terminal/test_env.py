@@ -1,4 +1,4 @@
-"""rlenvs/Terminal-v1 end to end: real bubblewrap sessions, the real families, the host-side
+"""rlenvs/Terminal-v2 end to end: real bubblewrap sessions, the real families, the host-side
 verifier. (tests/envs/terminal/test_families_files.py and test_families_text.py check that each family's
 typical careless work fails, with the host's bash; the contract suite covers the gymnasium
 side.)"""
@@ -38,7 +38,7 @@ QUESTION = {
 
 @pytest.fixture(scope="module")
 def env():
-    made = gym.make("rlenvs/Terminal-v1", max_turns=6, timeout_s=2.0).unwrapped
+    made = gym.make("rlenvs/Terminal-v2", max_turns=6, timeout_s=2.0).unwrapped
     yield made
     made.close()
 
@@ -290,8 +290,8 @@ def test_a_failing_setup_script_names_the_task(env):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"families": "no-such"}, "unknown Terminal-v1 task families"),
-        ({"families": []}, "unknown Terminal-v1 task families"),
+        ({"families": "no-such"}, "unknown Terminal-v2 task families"),
+        ({"families": []}, "unknown Terminal-v2 task families"),
         ({"level": 9}, "no level 9"),
         ({"level": "1"}, "level must be an int"),
         ({"max_output_chars": 10}, "max_output_chars"),

@@ -1,4 +1,4 @@
-"""Terminal-v1 on task folders whose image is built (rlenvs.images): a Harbor-format folder
+"""Terminal-v2 on task folders whose image is built (rlenvs.images): a Harbor-format folder
 with apt and pip RUN lines on every backend that builds (bubblewrap; Docker's or Podman's build
 and a container per episode), and Terminal-Bench 1 folders of EvoEval; the verdict's tests run
 on the image's own tools, which an episode must not have rewritten."""
@@ -277,7 +277,7 @@ def test_certify_plants_earn_nothing_on_every_backend(image_store, backend) -> N
     from rlenvs.testing.certify.terminal_plants import terminal_probes
 
     kwargs = {"task_dir": str(HARBOR_TASK), "backend": backend, "max_turns": 4, "timeout_s": 30}
-    report = certify("rlenvs/Terminal-v1", env_kwargs=kwargs, task_indices=[0], generators=(terminal_probes,))
+    report = certify("rlenvs/Terminal-v2", env_kwargs=kwargs, task_indices=[0], generators=(terminal_probes,))
     assert len(report.checks) == 4 and report.wrong == [], str(report)
     (traced,) = [check for check in report.checks if check.probe.kind == "planted module"]
     assert "/org/__init__.py" in traced.played[1]
@@ -289,8 +289,9 @@ TMP_WORKDIR_TASK = Path(__file__).parents[2] / "data" / "images" / "tmp-workdir-
 @pytest.mark.parametrize("backend", ["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
 def test_tmp_is_the_images_own_kept_for_the_tests_and_may_hold_the_workspace(image_store, backend) -> None:
     """A build that puts the task's inputs in /tmp, a WORKDIR below it and an answer asked for
-    in /tmp (TermiGen's shape): the agent sees the image's /tmp, the verdict keeps it, and an
-    entry there that would send the tests' own reference into the answer fails the verdict."""
+    in /tmp (TermiGen's shape): the agent sees the image's /tmp, the verdict keeps what the
+    instruction names there and removes the rest of the agent's (its scratch: links and all),
+    and a named answer that is a link fails the verdict."""
     env = TerminalEnv(task_dir=str(TMP_WORKDIR_TASK), backend=backend, max_turns=4, timeout_s=30)
     try:
         assert env.tasks.tasks[0].workdir == "/tmp/project"
@@ -298,9 +299,18 @@ def test_tmp_is_the_images_own_kept_for_the_tests_and_may_hold_the_workspace(ima
         reward, info = _play(env, iter([env.oracle_action(), "submit"] * 2))
         assert reward == 1.0, info
         assert _play(env, iter(["submit"]))[0] == 0.0
-        for alias in ("ln -s", "ln"):  # the test's reference would be written into the answer
+        scratch = "python3 -m venv --without-pip /tmp/venv && ln /tmp/result.txt /tmp/copy && ln -s /proc/self /tmp/p"
+        env.reset(options={"task_index": 0})
+        env.step(f"```bash\n{scratch}\n```")
+        *_, info = env.step(env.oracle_action())  # the reference from here, then submit
+        assert info["reward_breakdown"] == {"the task's tests pass": True}, (
+            info
+        )  # the scratch removed, not held against it
+        for alias in ("ln -s", "ln"):  # the test's own reference would be written into the answer
             plant = f"echo done > notes.txt; echo 0 > /tmp/result.txt; {alias} /tmp/result.txt /tmp/expected_total.txt"
-            reward, info = _play(env, iter([f"```bash\n{plant}\n```", "submit"]))
-            assert reward == 0.0 and "/tmp/expected_total.txt" in " ".join(info["failed_checks"]), info
+            assert _play(env, iter([f"```bash\n{plant}\n```", "submit"]))[0] == 0.0  # the plant removed
+        plant = "echo done > notes.txt; ln -s /tmp/expected_total.txt /tmp/result.txt"  # the answer reads the reference
+        reward, info = _play(env, iter([f"```bash\n{plant}\n```", "submit"]))
+        assert reward == 0.0 and "/tmp/result.txt" in " ".join(info["failed_checks"]), info
     finally:
         env.close()

@@ -1,4 +1,4 @@
-"""Terminal-v1's reset after an episode that broke its sandbox: the env starts the next
+"""Terminal-v2's reset after an episode that broke its sandbox: the env starts the next
 episode on a fresh sandbox instead of raising into the batch (issue 38). Real bubblewrap."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import rlenvs  # noqa: F401 - registers the ids
 
 @pytest.mark.sandbox
 def test_reset_after_an_episode_that_hung_the_sandbox_starts_the_next_episode_on_a_fresh_one():
-    env = gym.make("rlenvs/Terminal-v1", max_turns=3, timeout_s=0.5).unwrapped
+    env = gym.make("rlenvs/Terminal-v2", max_turns=3, timeout_s=0.5).unwrapped
     try:
         env.reset(seed=0)
         broken = env.session._worker

@@ -334,7 +334,7 @@ def task_folder(request, tmp_path):
 
 @pytest.fixture
 def env(task_folder):
-    made = gym.make("rlenvs/Terminal-v1", task_dir=str(task_folder), max_turns=5)
+    made = gym.make("rlenvs/Terminal-v2", task_dir=str(task_folder), max_turns=5)
     yield made.unwrapped
     made.close()
 
@@ -375,7 +375,7 @@ def test_the_agent_starts_in_the_workdir_with_the_copied_files_and_no_tests(env)
 
 @pytest.mark.sandbox
 def test_the_copied_files_keep_their_modes(tmp_path):
-    env = gym.make("rlenvs/Terminal-v1", task_dir=str(terminal_bench_task(tmp_path))).unwrapped
+    env = gym.make("rlenvs/Terminal-v2", task_dir=str(terminal_bench_task(tmp_path))).unwrapped
     try:
         env.reset(seed=0)
         assert env.step("stat -c '%a %n' bin/shout.sh greeting.txt; bin/shout.sh")[0] == (
@@ -387,7 +387,7 @@ def test_the_copied_files_keep_their_modes(tmp_path):
 
 @pytest.mark.sandbox
 def test_a_reward_the_agent_planted_does_not_count(tmp_path):
-    env = gym.make("rlenvs/Terminal-v1", task_dir=str(harbor_task(tmp_path))).unwrapped
+    env = gym.make("rlenvs/Terminal-v2", task_dir=str(harbor_task(tmp_path))).unwrapped
     try:
         env.reset(seed=0)
         logs = f"{TESTS_DIR}/.rlenvs-logs/verifier"
@@ -400,8 +400,8 @@ def test_a_reward_the_agent_planted_does_not_count(tmp_path):
 
 @pytest.mark.sandbox
 def test_the_tests_start_from_nothing_the_agent_wrote(tmp_path):
-    """The WORKDIR to start in (as Terminal-Bench starts them), a fresh HOME, /tmp as the agent
-    left it (as Terminal-Bench keeps it) and /dev/shm emptied, exactly
+    """The WORKDIR to start in (as Terminal-Bench starts them), a fresh HOME, of the agent's /tmp
+    only what the instruction names (here nothing) and /dev/shm emptied, exactly
     the verdict's variables, a shell with no function or alias of the agent's (the attacks
     each vector allows are in tests/data/redteam/terminal.jsonl)."""
     folder = terminal_bench_task(tmp_path)
@@ -410,7 +410,7 @@ def test_the_tests_start_from_nothing_the_agent_wrote(tmp_path):
         '#!/bin/bash\necho "cwd=$PWD"; ls -A; echo "home=$HOME"; ls -A "$HOME" /dev/shm; ls -A /tmp; ls $TEST_DIR\n'
         "env | sort | grep -v '^GIT_CONFIG_[KV]'; alias; declare -F; exit 1\n",  # git's: tests/sandbox/shells/test_verdict.py
     )
-    env = gym.make("rlenvs/Terminal-v1", task_dir=str(folder)).unwrapped
+    env = gym.make("rlenvs/Terminal-v2", task_dir=str(folder)).unwrapped
     try:
         env.reset(seed=0)
         env.step("touch /tmp/junk /dev/shm/junk ~/.bashrc; export FOO=1; f() { :; }; alias ll=ls; cd /tmp")
@@ -421,7 +421,7 @@ def test_the_tests_start_from_nothing_the_agent_wrote(tmp_path):
     (tests,) = set(re.findall(r"/dev/shm/rlenvs-verdict/tests_[0-9a-f]{16}", report))
     assert reward == 0.0 and report.replace(tests, "TESTS") == (
         "cwd=/app\nbin\ngreeting.txt\nhome=/dev/shm/rlenvs-verdict/home\n/dev/shm:\nrlenvs-verdict\n\n"
-        "/dev/shm/rlenvs-verdict/home:\n.bashrc\njunk\nexpected.txt\nrun-tests.sh\ntest_outputs.py\n"
+        "/dev/shm/rlenvs-verdict/home:\nexpected.txt\nrun-tests.sh\ntest_outputs.py\n"
         "GIT_ATTR_NOSYSTEM=1\nGIT_CONFIG_COUNT=11\nGIT_CONFIG_GLOBAL=/dev/null\nGIT_CONFIG_NOSYSTEM=1\n"
         "HOME=/dev/shm/rlenvs-verdict/home\nLANG=C.UTF-8\nPATH=/usr/local/bin:/usr/bin:/bin\nPWD=/app\n"
         "PYTEST_ADDOPTS=-p no:cacheprovider --rootdir=TESTS -c /dev/shm/rlenvs-verdict/pytest.ini\n"
@@ -444,7 +444,7 @@ def test_pytest_runs_with_the_tests_own_config(tmp_path):
         'from pathlib import Path\n\n\ndef check_hello():\n    assert Path("/app/hello.txt").read_text() == '
         'Path("/tests/expected.txt").read_text()\n',
     )
-    env = gym.make("rlenvs/Terminal-v1", task_dir=str(folder)).unwrapped
+    env = gym.make("rlenvs/Terminal-v2", task_dir=str(folder)).unwrapped
     try:
         env.reset(seed=0)
         assert env.step("submit")[1] == 0.0
@@ -478,7 +478,7 @@ def test_the_pytest_config_is_the_first_of_pytests_own_order_that_configures_pyt
 def test_a_harbor_test_script_that_writes_no_reward_fails(tmp_path):
     folder = harbor_task(tmp_path)
     write(folder / "tests" / "test.sh", "#!/bin/bash\npython3 /tests/test_outputs.py\n")
-    env = gym.make("rlenvs/Terminal-v1", task_dir=str(folder)).unwrapped
+    env = gym.make("rlenvs/Terminal-v2", task_dir=str(folder)).unwrapped
     try:
         env.reset(seed=0)
         env.step("echo 'Hello, world!' > hello.txt")
@@ -501,7 +501,7 @@ def test_the_agent_the_set_up_and_the_tests_see_the_dockerfile_env(tmp_path):
         folder / "run-tests.sh",
         '#!/bin/bash\ntest -n "$MESSAGE" && test "$(cat "$OUT_FILE")" = "$MESSAGE"\n',
     )
-    env = gym.make("rlenvs/Terminal-v1", task_dir=str(folder)).unwrapped
+    env = gym.make("rlenvs/Terminal-v2", task_dir=str(folder)).unwrapped
     try:
         env.reset(seed=0)
         obs, *_ = env.step("echo $OUT_FILE; cat from-setup.txt")
@@ -523,7 +523,7 @@ def test_the_tests_run_under_the_folders_test_timeout(tmp_path):
         folder / "run-tests.sh",
         "#!/bin/bash\nsleep 1.5\npython3 $TEST_DIR/test_outputs.py\n",
     )
-    env = gym.make("rlenvs/Terminal-v1", task_dir=str(folder), timeout_s=1.0).unwrapped
+    env = gym.make("rlenvs/Terminal-v2", task_dir=str(folder), timeout_s=1.0).unwrapped
     try:
         env.reset(seed=0)
         env.step("echo 'Hello, world!' > hello.txt")

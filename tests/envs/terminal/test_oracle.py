@@ -1,4 +1,4 @@
-"""The oracles of Terminal-v1 and Spreadsheet-v1 from the middle of an episode (issue 17):
+"""The oracles of Terminal-v2 and Spreadsheet-v1 from the middle of an episode (issue 17):
 after a step that is not the reference's (a read, an unrelated write, damage to a file or
 cell the task needs, a changed shell), following `oracle_action()` to the end still earns
 the maximum, and where no reply can, it says why instead of submitting for 0.
@@ -41,7 +41,7 @@ def finish(env, reply: str | None = None) -> tuple[float, dict, list[str]]:
             return reward, info, replies
 
 
-# --- Terminal-v1 --------------------------------------------------------------------------------
+# --- Terminal-v2 --------------------------------------------------------------------------------
 
 TERMINAL_TASKS = [
     ("replace-text", 1),  # `sed -i`: run twice it is wrong

@@ -1,6 +1,6 @@
 """The container backends (rlenvs.images.engine_build, rlenvs.sandbox.shells.containers) against a
 real Docker daemon and a real Podman: their stand-ins for bases they cannot pull, their build
-failures and refusals, and episodes, one container each. The Terminal-v1 verdicts on them are
+failures and refusals, and episodes, one container each. The Terminal-v2 verdicts on them are
 in tests/envs/terminal/test_env_images.py (its Harbor fixture runs on every backend that builds)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Terminal-v1 red-team corpus: replies that try to earn a task's reward without doing the
+"""Terminal-v2 red-team corpus: replies that try to earn a task's reward without doing the
 task, and correct replies a wrong verdict would refuse.
 
 A case's `task` is one of:

@@ -1,4 +1,4 @@
-"""`rlenvs certify` on Terminal-v1: the generic replies and the terminal plants (modules named
+"""`rlenvs certify` on Terminal-v2: the generic replies and the terminal plants (modules named
 like what the test run's python3 looks up and lacks, traced in the episode's own sandbox;
 passing test files and configs where tests and pytest look; a background process; links) on
 real Terminal-Bench 1 folders and the procedural families. And what the verdict reads of the
@@ -26,7 +26,7 @@ def _clean(report: CertifyReport) -> None:
 @pytest.mark.sandbox
 @pytest.mark.full_data
 def test_terminal_bench_folders_certify_clean() -> None:
-    report = certify("rlenvs/Terminal-v1", env_kwargs={"task_dir": str(EVOEVAL)}, task_indices=[0, 17, 41, 77])
+    report = certify("rlenvs/Terminal-v2", env_kwargs={"task_dir": str(EVOEVAL)}, task_indices=[0, 17, 41, 77])
     _clean(report)
     traced = [c for c in report.checks if c.probe.kind == "planted module"]
     assert traced and all("RLENVS_TRACED" in c.probe.turns[0] for c in traced)
@@ -36,7 +36,7 @@ def test_terminal_bench_folders_certify_clean() -> None:
 @pytest.mark.sandbox
 @pytest.mark.parametrize("level", [1, 2])
 def test_procedural_terminal_tasks_certify_clean(level: int) -> None:
-    _clean(certify("rlenvs/Terminal-v1", env_kwargs={"level": level}, tasks=3, seed=7))
+    _clean(certify("rlenvs/Terminal-v2", env_kwargs={"level": level}, tasks=3, seed=7))
 
 
 class _File:

@@ -143,6 +143,16 @@ if __name__ == "__main__":
     test_build_mode()
     test_folder()
 """
+_WORDS = {
+    "task.yaml": _task_yaml(
+        "Write the words of /app/input.txt, one per line, sorted, without duplicates, to /app/output.txt."
+    ),
+    "Dockerfile": "FROM ubuntu:24.04\nWORKDIR /app\nCOPY input.txt /app/input.txt\n",
+    "input.txt": "pear apple fig\napple kiwi\n",
+    "tests/reference.py": "import sys\nprint('\\n'.join(sorted(set(open(sys.argv[1]).read().split()))))\n",
+}
+"""A task whose tests make their expected output with a reference program, often in /tmp
+(its instruction names no /tmp path, so nothing the agent leaves there is an answer)."""
 CUSTOM_FOLDERS: dict[str, dict[str, str]] = {
     "same-shell": _SAME_SHELL_FILES,
     "same-shell-named": {
@@ -311,15 +321,31 @@ CUSTOM_FOLDERS: dict[str, dict[str, str]] = {
         "tests/test_outputs.py": HELLO_TEST,
     },
     "ref-in-tmp": {
-        "task.yaml": _task_yaml(
-            "Write the words of /app/input.txt, one per line, sorted, without duplicates, to /app/output.txt."
-        ),
-        "Dockerfile": "FROM ubuntu:24.04\nWORKDIR /app\nCOPY input.txt /app/input.txt\n",
-        "input.txt": "pear apple fig\napple kiwi\n",
+        **_WORDS,
         "run-tests.sh": "#!/bin/bash\npython3 $TEST_DIR/reference.py /app/input.txt > /tmp/expected_output.txt\n"
         "mkdir -p /dev/shm/grader && cp /tmp/expected_output.txt /dev/shm/grader/expected.txt\n"
         "cmp -s /app/output.txt /tmp/expected_output.txt\n",
-        "tests/reference.py": "import sys\nprint('\\n'.join(sorted(set(open(sys.argv[1]).read().split()))))\n",
+    },
+    "ref-diff-in-tmp": {  # a folder at the reference's name would make `diff` compare with a file inside it
+        **_WORDS,
+        "run-tests.sh": "#!/bin/bash\npython3 $TEST_DIR/reference.py /app/input.txt > /tmp/expected_output.txt\n"
+        "diff /app/output.txt /tmp/expected_output.txt\n",
+    },
+    "tests-copied-to-tmp": {  # a /tmp/grader already there would make `cp -r` copy into it, not be it
+        **_WORDS,
+        "run-tests.sh": "#!/bin/bash\ncp -r $TEST_DIR /tmp/grader\ncd /tmp/grader && python3 check.py\n",
+        "tests/check.py": "import subprocess\nimport sys\n\nreference = subprocess.run([sys.executable, 'reference.py', "
+        "'/app/input.txt'], capture_output=True, text=True, check=True).stdout\n"
+        "assert open('/app/output.txt').read() == reference, 'wrong words'\n",
+    },
+    "pytest-copied-to-tmp": {  # pytest loads a conftest.py beside the test file it runs
+        "task.yaml": HELLO_TASK,
+        "Dockerfile": f"{DOCKERFILE}ENV PYTHONPATH={NOMINAL_TESTS}/vendor\n",
+        "run-tests.sh": "#!/bin/bash\ncp $TEST_DIR/test_outputs.py /tmp/test_outputs.py\n"
+        'python3 -m "py""test" /tmp/test_outputs.py -rA\n',
+        "tests/vendor": VENDORED_PYTEST,
+        "tests/test_outputs.py": "from pathlib import Path\n\n\ndef test_hello():\n"
+        "    assert Path('/app/hello.txt').read_text().strip() == 'Hello, world!'\n",
     },
     "hardlink": {
         "task.yaml": _task_yaml("Make /app/current.log a hard link to /app/logs/app.log (the same file, not a copy)."),

@@ -184,12 +184,15 @@ class TaskHashes:
         path = path if path.is_absolute() else self.folder / path
         from rlenvs.testing.task_hashes import TaskHashesError
 
+        said, failure = "", None
         try:
             said = self.check_pinned(
                 env, path, env_id=env_id, pin=self.pin, pin_command=f'pytest "{self.nodeid}" {PIN_OPTION}'
             )
         except TaskHashesError as error:
-            pytest.fail(str(error), pytrace=False)
+            failure = str(error)
+        if failure is not None:  # failed outside the except block: the message is the report, not a chain
+            pytest.fail(failure, pytrace=False)
         if said.startswith("pinned "):
             warnings.warn(TaskHashesPinned(f"{said}: commit it"), stacklevel=2)
         return said

@@ -261,7 +261,7 @@ def check_pinned(
             )
         envs = {**(pinned.envs if pinned is not None else {}), key: now}
         write_pinned(path, PinnedFile(envs, tasks))
-        return f"pinned {key}: {len(now)} families/levels in {path}"
+        return f"pinned {key}: {len(now)} family levels in {path}"
     assert pinned is not None  # `before` came from it
     changes = HashChanges.between(before, now)
     if changes.moved or changes.removed:
@@ -282,4 +282,4 @@ def check_pinned(
         envs = {**pinned.envs, key: {**before, **{level: now[level] for level in changes.added}}}
         write_pinned(path, PinnedFile(envs, tasks))
         return f"pinned {key}: added {', '.join(changes.added)} in {path}"
-    return f"{key}: {len(now)} families/levels as pinned in {path}"
+    return f"{key}: {len(now)} family levels as pinned in {path}"

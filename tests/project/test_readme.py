@@ -153,4 +153,5 @@ def test_readme_links_resolve_and_it_states_the_test_command():
             broken.append(target)
     assert not broken, f"README: links to nothing: {broken}"
     assert "bash .ci/run" in text, "README: the test command (bash .ci/run) must stay stated"
-    assert len(text.splitlines()) <= 160, "README: the front page grew past ~150 lines; move detail to docs/"
+    # ~160 lines for using and training, ~25 for the "Your own env" section (issue 41).
+    assert len(text.splitlines()) <= 185, "README: the front page grew past ~180 lines; move detail to docs/"

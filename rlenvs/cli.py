@@ -45,6 +45,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             # Every command that takes an id rejects an unknown one the same way, before any work.
             check_env_id(args.env_id)
         return args.command(args)
+    except KeyboardInterrupt:  # Ctrl-C: what was asked, so one line and the shell's 130, no traceback
+        print(f"rlenvs {args.command_name}: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # `rlenvs check-env ID | head`: the reader left; not an error
         sys.stderr.close()
         return 0
@@ -321,6 +324,7 @@ def _import_module(name: str) -> Any:
 def play(args: argparse.Namespace) -> int:
     """A person types the replies; a reply ends with a line holding only "." (or EOF)."""
     env = gym.make(args.env_id, **env_kwargs_from_args(args.env_arg))
+    _line_editing()
     print(f"Playing {args.env_id}. End each reply with a line holding only '{END_OF_REPLY}'; {QUIT} quits.\n")
     seed = args.seed
     while True:
@@ -341,16 +345,28 @@ def play(args: argparse.Namespace) -> int:
 
 
 def _read_reply() -> str | None:
+    """One reply, line by line through `input()`: at a terminal that is readline's line editing
+    (arrow keys move in the line, up and down recall earlier lines) rather than raw escape codes."""
     print("> your reply:", flush=True)
     lines: list[str] = []
-    for line in sys.stdin:
-        line = line.rstrip("\n")
+    while True:
+        try:
+            line = input()
+        except EOFError:
+            return "\n".join(lines) if lines else None
         if line == QUIT:
             return None
         if line == END_OF_REPLY:
             return "\n".join(lines)
         lines.append(line)
-    return "\n".join(lines) if lines else None
+
+
+def _line_editing() -> None:
+    """Turn on readline for `input()` where Python has it (not on Windows) and a person types:
+    imported only at a terminal, since some readline builds write escape codes to stdout on import."""
+    if sys.stdin.isatty():
+        with contextlib.suppress(ImportError):
+            import readline  # noqa: F401  (importing it is what makes input() edit lines)
 
 
 def serve_command(args: argparse.Namespace) -> int:
@@ -426,14 +442,23 @@ def _port(text: str) -> int:
     return port
 
 
+PYTHON_LITERALS: dict[str, Any] = {"None": None, "True": True, "False": False}
+
+
 def env_kwargs_from_args(pairs: Sequence[str]) -> dict[str, Any]:
     """The env keyword arguments of `--env-arg KEY=VALUE` options (rlenvs' commands and
-    `rlenvs-train`'s share them): VALUE is read as JSON when it parses (3, null, ["a"]), else a string."""
-    kwargs = {}
+    `rlenvs-train`'s share them): VALUE is read as JSON when it parses (3, null, true, ["a"]);
+    Python's spellings None, True and False mean what they do in Python (`system_prompt=None`
+    made the system message the string "None"); anything else is a string, and a JSON string
+    ('"None"') is the way to pass one of those words as text."""
+    kwargs: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise ValueError(f"--env-arg {pair!r} must look like KEY=VALUE, e.g. --env-arg split=test")
+        if value in PYTHON_LITERALS:
+            kwargs[key] = PYTHON_LITERALS[value]
+            continue
         try:
             kwargs[key] = json.loads(value)
         except json.JSONDecodeError:
@@ -452,6 +477,7 @@ class _ArgumentOptions(TypedDict):
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rlenvs", description=rlenvs.__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"rlenvs {rlenvs.__version__}")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     def command(name: str, handler, help: str) -> argparse.ArgumentParser:
@@ -474,7 +500,8 @@ def _parser() -> argparse.ArgumentParser:
         "action": "append",
         "default": [],
         "metavar": "KEY=VALUE",
-        "help": "a gym.make keyword argument, e.g. split=test or max_turns=3 (repeatable)",
+        "help": "a gym.make keyword argument, e.g. split=test or max_turns=3 (repeatable); VALUE is JSON when it "
+        "parses (null, true, 3) and None/True/False are Python's, else a string",
     }
     sub = command("eval", eval_command, "run episodes with a scripted policy and print a result table")
     sub.add_argument("env_id", metavar="ID")

@@ -784,9 +784,10 @@ def serve(
 ) -> None:
     """Run `server` with uvicorn until interrupted (what `rlenvs serve` does). The port is bound
     first, so a port in use is a ValueError naming it before anything says "serving"; then
-    `on_listening()` runs. Ctrl-C ends it quietly; SIGTERM drains it first (up to
-    `drain_timeout_s`), and env calls still running after that do not keep the process up.
-    A server without a token binds only to loopback (ValueError naming the fix)."""
+    `on_listening()` runs. Ctrl-C stops it and then raises KeyboardInterrupt, as Ctrl-C does in
+    any Python call (`rlenvs serve` turns it into one line and status 130); SIGTERM drains it
+    first (up to `drain_timeout_s`) and returns; env calls still running after either do not
+    keep the process up. A server without a token binds only to loopback (ValueError naming the fix)."""
     auth.require_token_off_loopback(host, server.token)
     check_seconds("drain_timeout_s", drain_timeout_s)
     if not 0 <= port <= 65535:
@@ -799,16 +800,19 @@ def serve(
         ) from None
     if on_listening is not None:
         on_listening()
+    interrupted = False
     try:
         _uvicorn(server, host, listener.getsockname()[1], log_level, drain_timeout_s).run(sockets=[listener])
-    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C: stopping is what was asked
-        pass
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C (asyncio's CancelledError is one too)
+        interrupted = True
     finally:
         listener.close()
-    _exit_past_running_calls()
+    _exit_past_running_calls(130 if interrupted else 0)
+    if interrupted:
+        raise KeyboardInterrupt  # bare, after the shutdown: no traceback of uvicorn's internals chained
 
 
-def _exit_past_running_calls() -> None:
+def _exit_past_running_calls(status: int) -> None:
     """End the process now if env calls are still running on session threads after
     CLOSE_TIMEOUT_S: Python would otherwise wait for them (a hung step: forever) at exit."""
     deadline = time.monotonic() + CLOSE_TIMEOUT_S
@@ -819,7 +823,7 @@ def _exit_past_running_calls() -> None:
     if running:
         logger.warning("%d env call(s) still running at exit; the process ends without them", running)
         logging.shutdown()
-        os._exit(0)
+        os._exit(status)
 
 
 @contextlib.contextmanager

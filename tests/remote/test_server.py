@@ -402,8 +402,8 @@ def test_rlenvs_serve_rejects_an_unknown_id_cleanly():
 
 def test_rlenvs_serve_refuses_a_bad_or_busy_port_and_stops_quietly_on_ctrl_c():
     """A port out of range is argparse's error, not an OverflowError; a busy port is one line
-    and nothing says "serving" first; SIGINT (Ctrl-C) ends the server with status 0 and no
-    traceback (it printed asyncio's CancelledError)."""
+    and nothing says "serving" first; SIGINT (Ctrl-C) ends the server with one line, status 130
+    (the shell's for Ctrl-C) and no traceback (it printed asyncio's CancelledError)."""
     command = [sys.executable, "-m", "rlenvs.cli", "serve", ARITHMETIC]
     done = subprocess.run([*command, "--port", "70000"], capture_output=True, text=True, timeout=60)
     assert (
@@ -419,7 +419,8 @@ def test_rlenvs_serve_refuses_a_bad_or_busy_port_and_stops_quietly_on_ctrl_c():
     process = _start_server(_free_port())
     process.send_signal(signal.SIGINT)
     output, _ = process.communicate(timeout=30)
-    assert process.returncode == 0 and "Traceback" not in output and "CancelledError" not in output
+    assert process.returncode == 130 and "Traceback" not in output and "CancelledError" not in output
+    assert output.splitlines()[-1] == "rlenvs serve: interrupted", output
 
 
 def test_a_lost_env_is_named_once_in_the_error():

@@ -42,7 +42,11 @@ def _train(argv: list[str]) -> int:
         "`rlenvs-train eval --help` evaluates a model.",
     )
     parser.add_argument("--config", metavar="FILE.yaml", help="the run's config (default: the quickstart)")
-    parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint in trainer.output_dir")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in trainer.output_dir from its last checkpoint, as its own config.yaml says",
+    )
     parser.add_argument(
         "--verbose",
         action="store_true",
@@ -50,11 +54,14 @@ def _train(argv: list[str]) -> int:
     )
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="dotted overrides, e.g. trainer.epochs=5")
     args = parser.parse_args(argv)
-    from rlenvs_train.train import RunInputError, train
+    from rlenvs_train.resume import run_config
+    from rlenvs_train.train import RunInputError, console_line, train
 
     try:
         # Schema and machine (env id, model path, files, packages) in one error: one try to fix.
         config = load_config(args.config or quickstart_config_path(), args.overrides, check_machine=True)
+        if args.resume:  # the run's own config.yaml, not the quickstart's defaults or an edited file
+            config = run_config(config, args.overrides, console_line)
         train(config, resume=args.resume, verbose=args.verbose)
     except (ConfigError, RunInputError) as error:  # found before any work; anything later keeps its traceback
         print(f"rlenvs-train: {error}", file=sys.stderr)

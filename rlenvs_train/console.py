@@ -51,6 +51,40 @@ def quiet_progress(trainer: Any, verbose: bool) -> None:
     trainer.add_callback(BarOnly())
 
 
+MISSING_KEYS = "There were missing keys in the checkpoint model loaded: "
+"""How transformers' Trainer warns of weights a checkpoint lacks when it resumes."""
+
+
+def hide_tied_missing_keys(model: Any) -> None:
+    """Drop the Trainer's missing-keys warning on resume when every key it names is a weight
+    tied to one the checkpoint holds (the tiny model's lm_head.weight is its embedding
+    matrix, which safetensors saves once): those weights did load. Checked on the model's
+    own parameters, so a key that is really missing is still reported."""
+    import ast
+    import logging
+
+    tied: set[str] = set()
+    for key, source in (getattr(model, "all_tied_weights_keys", None) or {}).items():
+        try:
+            if model.get_parameter(key).data_ptr() == model.get_parameter(source).data_ptr():
+                tied.add(key)
+        except AttributeError:  # a key this model does not have as a parameter: not tied here
+            continue
+
+    class TiedOnly(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            message = record.getMessage()
+            if not message.startswith(MISSING_KEYS):
+                return True
+            try:
+                keys = ast.literal_eval(message[len(MISSING_KEYS) :].rstrip("."))
+            except (ValueError, SyntaxError):
+                return True
+            return not (keys and set(keys) <= tied)
+
+    logging.getLogger("transformers.trainer").addFilter(TiedOnly())
+
+
 @contextmanager
 def stop_on_signals(metrics: RunMetrics) -> Iterator[None]:
     """SIGINT and SIGTERM ask the trainer to stop after the current step and save a

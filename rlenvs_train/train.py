@@ -33,8 +33,9 @@ are known and harmless here (TRL's vLLM version range, its experimental `rollout
 notice, library FutureWarnings).
 
 Interrupting (Ctrl-C, SIGTERM) stops after the current step, saves a checkpoint and the
-metrics, and `resume=True` (`--resume`) continues from the last checkpoint. A folder with
-checkpoints is never trained into again without `resume`: that would mix two runs.
+metrics, and `resume=True` (`--resume`) continues from the last checkpoint, with the run's own
+config.yaml (`rlenvs_train.resume`) and to its own last step; a finished run is not resumed.
+A folder with checkpoints is never trained into again without `resume`: that would mix two runs.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from typing import Any
 from rlenvs.files import atomic_folder
 from rlenvs_train.backends.kinds import KINDS
 from rlenvs_train.config import TrainConfig, dump_config, validate
-from rlenvs_train.console import console_output, quiet_progress, stop_on_signals
+from rlenvs_train.console import console_output, hide_tied_missing_keys, quiet_progress, stop_on_signals
 from rlenvs_train.env_workers import connect_ray, pool_kwargs
 from rlenvs_train.heldout import (
     HeldoutAccuracy,
@@ -59,6 +60,7 @@ from rlenvs_train.heldout import (
     accuracy_line,
     draw_heldout,
 )
+from rlenvs_train.resume import RUN_CONFIG, differences, finished_problem, saved_config
 from rlenvs_train.run_metrics import CURVE_FILE, METRICS_FILE, RunMetrics
 from rlenvs_train.sft_warmup import device_args, sft_warmup
 
@@ -121,11 +123,14 @@ def train(
         _check_placement(config)
         device_args(config.trainer.bf16)
         _check_output_dir(output_dir, resume)
+        if resume:
+            _check_resumable(config, output_dir)
         datasets = task_datasets(config, output_dir)
     except (ValueError, TypeError, FileNotFoundError, FileExistsError) as error:
         raise RunInputError(str(error)) from error
     output_dir.mkdir(parents=True, exist_ok=True)
-    dump_config(config, output_dir / "config.yaml")
+    if not (resume and (output_dir / RUN_CONFIG).is_file()):  # a resumed run keeps the config it started with
+        dump_config(config, output_dir / RUN_CONFIG)
     log(f"rlenvs-train: {config.data.env} {dict(config.data.env_kwargs)} -> {output_dir}")
 
     with console_output(verbose):
@@ -178,6 +183,24 @@ def _check_output_dir(output_dir: Path, resume: bool) -> None:
             f"{output_dir} already holds a run's checkpoints ({checkpoints[-1].name}): pass --resume to continue "
             f"it, or set trainer.output_dir to another folder"
         )
+
+
+def _check_resumable(config: TrainConfig, output_dir: Path) -> None:
+    """A resumed run is the run in `output_dir` as it was configured, and not yet over
+    (`rlenvs_train.resume`): `rlenvs-train --resume` passes the run's own config.yaml."""
+    saved = output_dir / RUN_CONFIG
+    if saved.is_file():
+        changed = differences(saved_config(saved, config.trainer.output_dir), config)
+        if changed:
+            shown = ", ".join(f"{key} {old!r} (given {new!r})" for key, (old, new) in changed.items())
+            raise ValueError(
+                f"resume=True continues the run in {output_dir} as its {RUN_CONFIG} says, and this config differs: "
+                f"{shown}; pass the run's config (load_config({str(saved)!r}))"
+            )
+    checkpoints = _checkpoints(output_dir)
+    problem = finished_problem(output_dir, config, checkpoints[-1] if checkpoints else None)
+    if problem:
+        raise ValueError(problem)
 
 
 def _checkpoints(output_dir: Path) -> list[Path]:
@@ -382,6 +405,7 @@ def _grpo(
     quiet_progress(trainer, verbose)
     if resume:
         metrics.load()
+        hide_tied_missing_keys(trainer.model)
     apart = f", {len(heldout)} held-out problems apart from them" if heldout is not None else ""
     log(f"GRPO: {len(dataset)} tasks x {t.num_generations} generations, {t.train_batch_size} tasks per step{apart}")
     try:

@@ -112,12 +112,25 @@ def test_sigterm_saves_a_checkpoint_and_resume_finishes_the_run(tmp_path: Path) 
     again = rlenvs_train(f"trainer.output_dir={run}", *SHORT, cwd=tmp_path)
     assert again.returncode == 2 and "pass --resume" in again.stderr
 
-    resumed = rlenvs_train(f"trainer.output_dir={run}", *SHORT, "--resume", cwd=tmp_path)
+    # Without SHORT the command line is the quickstart's (max_steps 60): the run's own config.yaml wins.
+    saved = (run / "config.yaml").read_bytes()
+    resumed = rlenvs_train(f"trainer.output_dir={run}", "--resume", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "with its own config.yaml: " in resumed.stdout and "trainer.max_steps 8 (not 60)" in resumed.stdout
     assert "SFT warm-up: reusing" in resumed.stdout  # the warm-up is not paid twice
+    assert "missing keys" not in resumed.stderr  # the tied lm_head.weight did load with the embeddings
     assert steps_of(run) == list(range(1, 9))
+    assert (run / "config.yaml").read_bytes() == saved
     assert (run / "final-model" / "config.json").exists()
     assert not list(run.glob(".*.tmp")) and not list(run.glob(".*partial"))
+
+    # A finished run is not trained a step further, and an override that changes the run is refused.
+    before = sorted((p.relative_to(run), p.stat().st_mtime_ns) for p in run.rglob("*"))
+    finished = rlenvs_train(f"trainer.output_dir={run}", *SHORT, "--resume", cwd=tmp_path)
+    assert finished.returncode == 2 and "is finished (at step 8 of 8" in finished.stderr, finished.stderr[-3000:]
+    longer = rlenvs_train(f"trainer.output_dir={run}", "trainer.max_steps=9", "--resume", cwd=tmp_path)
+    assert longer.returncode == 2 and "trainer.max_steps=9 (the run's: 8)" in longer.stderr, longer.stderr[-3000:]
+    assert sorted((p.relative_to(run), p.stat().st_mtime_ns) for p in run.rglob("*")) == before
 
 
 def test_resume_without_a_checkpoint_is_refused(tmp_path: Path) -> None:

@@ -25,12 +25,14 @@ from rlenvs.core.dataset_env import dataset_env
 from rlenvs.core.registration import EnvEntry
 from rlenvs.envs.catalog import CATALOG, register_envs
 from rlenvs.envs.plugins import PluginWarning, register_plugins
+from rlenvs.evaluation import EvalResult, evaluate
 
 __version__ = "0.1.0"
 __all__ = [
     "CATALOG",
     "DatasetSource",
     "EnvEntry",
+    "EvalResult",
     "GeneratorSource",
     "Judgement",
     "PluginWarning",
@@ -38,6 +40,7 @@ __all__ = [
     "TextEnv",
     "UnicodeText",
     "dataset_env",
+    "evaluate",
     "register_envs",
 ]
 

@@ -32,7 +32,6 @@ from rlenvs.remote.wire import (
     SERVE_TOKEN_ENV,
 )
 from rlenvs.scaffold import KINDS, new_package
-from rlenvs.scripted import evaluate, plan_episodes
 
 END_OF_REPLY = "."
 QUIT = "/quit"
@@ -116,15 +115,60 @@ def info(args: argparse.Namespace) -> int:
 
 
 def eval_command(args: argparse.Namespace) -> int:
-    plans = plan_episodes(args.policy, args.episodes, args.seed)
-    env = gym.make(args.env_id, **env_kwargs_from_args(args.env_arg))
-    with open(args.output, "w", encoding="utf-8") if args.output else contextlib.nullcontext() as output:
-        summary = evaluate(env, plans, output=output, progress=not args.no_progress)
-    print(f"{args.env_id} · policy {args.policy} · seed {args.seed}")
-    print(summary.table())
-    if args.output:
-        print(f"episodes written to {args.output}")
+    """Evaluate a policy (`rlenvs.evaluation.evaluate`): the Markdown table on stdout, and
+    the trajectories and summary files where asked."""
+    from rlenvs.evaluation import OpenAIPolicy, evaluate
+
+    pass_at = _pass_at(args.pass_at, args.samples)
+    policy: Any = args.policy
+    if args.policy.startswith("openai:"):
+        policy = OpenAIPolicy(
+            args.policy.removeprefix("openai:"),
+            model=args.model,
+            temperature=args.temperature,
+            max_tokens=args.max_tokens,
+            timeout_s=args.request_timeout,
+            retries=args.retries,
+        )
+    elif args.model is not None:
+        raise ValueError("--model names the served model of an openai:URL policy; drop it for " + args.policy)
+    if args.resume and not args.trajectories:
+        raise ValueError("--resume continues a --trajectories file: name it with --trajectories FILE.jsonl")
+    result = evaluate(
+        args.env_id,
+        policy,
+        episodes=args.episodes,
+        samples=args.samples,
+        seed=args.seed,
+        env_kwargs=env_kwargs_from_args(args.env_arg),
+        trajectories=args.trajectories,
+        resume=args.resume,
+        progress=not args.no_progress,
+    )
+    print(f"{args.env_id} · policy {result.policy} · seed {args.seed}")
+    print(result.table(pass_at))
+    if args.summary:
+        Path(args.summary).write_text(json.dumps(result.summary(pass_at), indent=2) + "\n", encoding="utf-8")
+        print(f"summary written to {args.summary}")
+    if args.trajectories:
+        print(f"trajectories written to {args.trajectories}")
     return 0
+
+
+def _pass_at(text: str | None, samples: int) -> list[int]:
+    """`--pass-at 1,4` -> [1, 4], each k at most `--samples`."""
+    if text is None:
+        return []
+    try:
+        ks = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise ValueError(f"--pass-at takes k values separated by commas, e.g. 1,4; got {text!r}") from None
+    bad = [k for k in ks if not 1 <= k <= samples]
+    if bad:
+        raise ValueError(
+            f"--pass-at {text}: each k must be in 1..--samples ({samples}); use --samples {max(ks)} or more"
+        )
+    return ks
 
 
 def check_env_command(args: argparse.Namespace) -> int:
@@ -503,24 +547,48 @@ def _parser() -> argparse.ArgumentParser:
         "help": "a gym.make keyword argument, e.g. split=test or max_turns=3 (repeatable); VALUE is JSON when it "
         "parses (null, true, 3) and None/True/False are Python's, else a string",
     }
-    sub = command("eval", eval_command, "run episodes with a scripted policy and print a result table")
+    sub = command("eval", eval_command, "evaluate a policy on an env's tasks and print a result table")
     sub.add_argument("env_id", metavar="ID")
     sub.add_argument(
         "--policy",
         required=True,
-        metavar="oracle|file:PATH",
-        help="'oracle' (the env's gold replies) or 'file:COMPLETIONS.jsonl' "
-        '(lines {"task_id": ..., "completion": ...})',
+        metavar="oracle|random|file:PATH|openai:URL",
+        help="'oracle' (the env's gold replies), 'random' (samples of the action space: the reward of noise), "
+        '\'file:PATH\' (a completions file, lines {"task_id": ..., "completion": ...}, or an earlier run\'s '
+        "--trajectories) or 'openai:URL' (a model behind an OpenAI-compatible server, e.g. "
+        "openai:http://127.0.0.1:8000/v1 for vllm serve; API key from $OPENAI_API_KEY)",
     )
     sub.add_argument(
         "--episodes",
         type=int,
         metavar="N",
-        help="number of episodes (required for oracle; default for a file: every line)",
+        help="N distinct tasks drawn with --seed (default: every task of the split once, in order; required for a "
+        "procedural env; with file: the first N lines)",
     )
-    sub.add_argument("--seed", type=int, default=0, help="seed of the first episode; episode i uses seed+i (default 0)")
+    sub.add_argument("--samples", type=int, default=1, metavar="N", help="attempts per task, n for pass@k (default 1)")
+    sub.add_argument("--pass-at", metavar="K[,K...]", help="report the unbiased pass@k for each k (k <= --samples)")
+    sub.add_argument(
+        "--seed", type=int, default=0, help="seed of the task draw; episode i is reset with seed+i (default 0)"
+    )
     sub.add_argument("--env-arg", **env_arg)
-    sub.add_argument("--output", metavar="FILE.jsonl", help="write one JSON line per finished episode")
+    sub.add_argument(
+        "--trajectories",
+        "--output",
+        dest="trajectories",
+        metavar="FILE.jsonl",
+        help="write one JSON line per episode as it ends (messages, rewards, infos, timing)",
+    )
+    sub.add_argument("--resume", action="store_true", help="keep the episodes already in --trajectories, run the rest")
+    sub.add_argument("--summary", metavar="FILE.json", help="write the summary (rates, CI, pass@k, breakdowns) as JSON")
+    sub.add_argument("--model", help="openai: the served model's name (default: the one model the server lists)")
+    sub.add_argument("--temperature", type=float, default=0.0, help="openai: sampling temperature (default 0)")
+    sub.add_argument(
+        "--max-tokens", type=int, metavar="N", help="openai: reply length cap in tokens (default: server's)"
+    )
+    sub.add_argument(
+        "--request-timeout", type=float, default=300.0, metavar="S", help="openai: seconds per request (default 300)"
+    )
+    sub.add_argument("--retries", type=int, default=3, help="openai: retries of a failed request (default 3)")
     sub.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     sub = command(

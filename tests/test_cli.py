@@ -109,9 +109,11 @@ def test_eval_oracle_prints_the_result_table(tmp_path) -> None:
     header, _rule, values = result.stdout.splitlines()[1:4]
     cells = dict(zip([c.strip() for c in header.split("|")[1:-1]], [c.strip() for c in values.split("|")[1:-1]]))
     assert cells["episodes"] == "50" and cells["mean reward"] == "1.0000" and cells["success rate"] == "100.0%"
-    assert cells["mean turns"] == "1.00" and cells["reward check per step"].endswith("s")
+    assert cells["mean turns"] == "1.00" and cells["env time per step"].endswith("s")
+    assert cells["tasks"] == "50" and cells["infra failures"] == "0" and cells["95% CI"] == "92.9%-100.0%"
     records = [json.loads(line) for line in output.read_text().splitlines()]
     assert len(records) == 50 and all(r["correct"] for r in records)
+    assert len({r["task_id"] for r in records}) == 50  # 50 distinct tasks, drawn without replacement
     assert "100%" in result.stderr  # the progress bar
 
 
@@ -153,8 +155,9 @@ def test_eval_scores_completions_from_a_file(tmp_path) -> None:
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["--policy", "oracle"], "--episodes is required"),
-        (["--policy", "random", "--episodes", "2"], "unknown policy 'random'"),
+        (["--policy", "oracle", "--episodes", "100000"], "--episodes 100000 is more than the "),
+        (["--policy", "greedy", "--episodes", "2"], "unknown policy 'greedy'"),
+        (["--policy", "oracle", "--samples", "2", "--pass-at", "4"], "each k must be in 1..--samples (2)"),
         (["--policy", "file:/nowhere.jsonl"], "not found: /nowhere.jsonl"),
         (["--policy", "oracle", "--episodes", "2", "--env-arg", "split"], "KEY=VALUE"),
         (["--policy", "oracle", "--episodes", "2", "--env-arg", "split=dev"], "unknown GSM8K split 'dev'"),

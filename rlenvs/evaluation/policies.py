@@ -1,0 +1,158 @@
+"""What plays an episode: a policy gives the reply for a turn from the conversation so far.
+
+Named policies (`policy_from_spec`):
+- `oracle`: the env's gold reply (`oracle_action()`); measures the env (the oracle should
+  reach the maximum reward on every task) and the verifier's cost.
+- `random`: a seeded sample of the env's action space (random unicode text, up to 64
+  characters for an rlenvs env): the reward of noise, the floor a verifier must hold; it is
+  not a model baseline and should score ~0.
+- `file:PATH`: replies a model wrote elsewhere, from a completions file or a trajectories
+  file of an earlier run, keyed by task id and sample (`rlenvs.evaluation.replies`).
+- `openai:URL`: a model behind an OpenAI-compatible chat API (`rlenvs.evaluation.openai_api`).
+
+Any callable `messages -> reply` is a policy too (a local model, an agent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, cast
+
+import gymnasium as gym
+
+from rlenvs.evaluation import openai_api
+from rlenvs.evaluation.replies import RecordedEpisode, RecordedReplies
+
+Messages = Sequence[Mapping[str, str]]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """Everything a policy may look at for one reply."""
+
+    messages: Messages
+    """The conversation so far: the env's messages at reset, then each reply and the env's answer."""
+    env: gym.Env
+    task_id: str
+    sample: int
+    turn: int
+    """Replies already given in this episode (0 for the first)."""
+    seed: int
+    """The episode's seed, for a policy that samples."""
+    episode: int = 0
+    """The episode's place in the run (a recorded policy's episodes are the file's lines)."""
+
+
+class Policy(Protocol):
+    name: str
+
+    def reply(self, turn: Turn) -> str | None:
+        """The reply, or None when the policy has none left (a file's replies ran out)."""
+
+
+class _Oracle:
+    name = "oracle"
+
+    def reply(self, turn: Turn) -> str:
+        # Duck-typed: an env of another package may have one too.
+        oracle = getattr(turn.env.unwrapped, "oracle_action", None)
+        if not callable(oracle):
+            raise ValueError(f"{type(turn.env.unwrapped).__name__} has no oracle_action(): --policy oracle needs one")
+        return cast(str, oracle())
+
+
+class _Random:
+    name = "random"
+
+    def reply(self, turn: Turn) -> str:
+        space = turn.env.action_space
+        space.seed(turn.seed * 1009 + turn.turn)  # each turn its own draw, the same in every run
+        return cast(str, space.sample())
+
+
+class _Callable:
+    def __init__(self, function: Callable[[list[dict[str, str]]], str]) -> None:
+        self.function = function
+        self.name = getattr(function, "__name__", type(function).__name__)
+
+    def reply(self, turn: Turn) -> str:
+        reply = self.function([dict(m) for m in turn.messages])
+        if not isinstance(reply, str):
+            raise TypeError(f"policy {self.name} returned {type(reply).__name__}, not the reply as a str")
+        return reply
+
+
+class RecordedPolicy:
+    """Replies read from a file; its lines are the run's episodes, in order."""
+
+    def __init__(self, path: str) -> None:
+        self.recorded: list[RecordedEpisode] = RecordedReplies.read(path)
+        self.name = f"file:{path}"
+
+    def reply(self, turn: Turn) -> str | None:
+        replies = self.recorded[turn.episode].replies
+        return replies[turn.turn] if turn.turn < len(replies) else None
+
+
+class OpenAIPolicy:
+    """A model behind an OpenAI-compatible chat endpoint, called once per turn with the whole
+    conversation. `model` None asks the server's `/models` (one model served: that one)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        model: str | None = None,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        timeout_s: float = 300.0,
+        retries: int = 3,
+    ) -> None:
+        self.base = openai_api.api_base(url)
+        self.temperature, self.max_tokens, self.timeout_s, self.retries = temperature, max_tokens, timeout_s, retries
+        self._model = model
+        self.name = f"openai:{self.base}"
+        self.finish_reasons: dict[str, int] = {}
+
+    @property
+    def model(self) -> str:
+        if self._model is None:
+            listing = openai_api.call_json(f"{self.base}/models", None, timeout_s=self.timeout_s, retries=self.retries)
+            self._model = openai_api.only_model(listing, self.base)
+        return self._model
+
+    def reply(self, turn: Turn) -> str:
+        url = f"{self.base}/chat/completions"
+        body = openai_api.chat_request(
+            self.model, turn.messages, temperature=self.temperature, max_tokens=self.max_tokens, seed=turn.seed
+        )
+        answer = openai_api.read_chat_reply(
+            openai_api.call_json(url, body, timeout_s=self.timeout_s, retries=self.retries), url
+        )
+        reason = answer.finish_reason or "unknown"
+        self.finish_reasons[reason] = self.finish_reasons.get(reason, 0) + 1
+        return answer.text
+
+
+def policy_from_spec(spec: Any, **openai_options: Any) -> Policy:
+    """A policy from what `evaluate` or `--policy` is given: a Policy, a callable
+    `messages -> reply`, or a name (`oracle`, `random`, `file:PATH`, `openai:URL`)."""
+    if hasattr(spec, "reply") and hasattr(spec, "name"):
+        return cast(Policy, spec)
+    if callable(spec):
+        return _Callable(spec)
+    if not isinstance(spec, str):
+        raise TypeError(f"policy must be a name or a callable messages -> reply, got {type(spec).__name__}")
+    if spec == "oracle":
+        return _Oracle()
+    if spec == "random":
+        return _Random()
+    if spec.startswith("file:"):
+        return RecordedPolicy(spec.removeprefix("file:"))
+    if spec.startswith("openai:"):
+        return OpenAIPolicy(spec.removeprefix("openai:"), **openai_options)
+    raise ValueError(
+        f"unknown policy {spec!r}: use 'oracle', 'random', 'file:COMPLETIONS.jsonl' (or an earlier run's "
+        "trajectories), 'openai:URL' (an OpenAI-compatible server), or in Python a callable messages -> reply"
+    )

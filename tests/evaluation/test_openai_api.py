@@ -1,0 +1,40 @@
+import pytest
+
+from rlenvs.evaluation.openai_api import PolicyError, api_base, call_json, chat_request, only_model, read_chat_reply
+
+
+def test_api_base_takes_the_v1_base_or_adds_it() -> None:
+    assert api_base("http://127.0.0.1:8000/v1/") == "http://127.0.0.1:8000/v1"
+    assert api_base("https://api.example.org") == "https://api.example.org/v1"
+    with pytest.raises(ValueError, match="must start with http"):
+        api_base("127.0.0.1:8000")
+
+
+def test_chat_request_sends_the_conversation_so_far() -> None:
+    messages = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "a"},
+    ]
+    body = chat_request("m", messages, temperature=0.7, max_tokens=64, seed=3)
+    assert body == {"model": "m", "messages": messages, "temperature": 0.7, "n": 1, "max_tokens": 64, "seed": 3}
+    assert "max_tokens" not in chat_request("m", messages, temperature=0.0, max_tokens=None, seed=None)
+
+
+def test_read_chat_reply_and_a_response_of_another_shape() -> None:
+    reply = read_chat_reply({"choices": [{"message": {"content": "x"}, "finish_reason": "length"}]}, "U")
+    assert (reply.text, reply.finish_reason) == ("x", "length")
+    with pytest.raises(PolicyError, match="U answered without choices"):
+        read_chat_reply({"error": "nope"}, "U")
+
+
+def test_only_model_needs_exactly_one() -> None:
+    assert only_model({"data": [{"id": "tiny"}]}, "B") == "tiny"
+    with pytest.raises(ValueError, match="B/models lists 2 models \\(a, b\\): name one with --model"):
+        only_model({"data": [{"id": "a"}, {"id": "b"}]}, "B")
+
+
+def test_an_unreachable_server_is_a_policy_error_naming_the_url() -> None:
+    url = "http://127.0.0.1:9/v1/models"  # the discard port: nothing listens there
+    with pytest.raises(PolicyError, match="http://127.0.0.1:9/v1/models failed 1 times"):
+        call_json(url, None, timeout_s=2, retries=0)

@@ -4,6 +4,7 @@
     rlenvs-train --config examples/gsm8k-grpo.yaml trainer.epochs=5
     rlenvs-train --config run.yaml --resume                # continue from the last checkpoint
     rlenvs-train eval --model runs/quickstart/final-model --env rlenvs/Arithmetic-v1 --episodes 100
+    rlenvs-train eval --config runs/quickstart/config.yaml --episodes 100   # as the run trained: its model, env, kwargs, caps
 
 Exit status: 0 done (or stopped by a signal after saving), 2 bad input (config, paths,
 missing packages: reported before anything loads), 130 interrupted before training began.
@@ -72,12 +73,19 @@ def _train(argv: list[str]) -> int:
     return 0
 
 
+EVAL_TOKEN_CAPS = {"max_tokens_per_turn": 256, "max_episode_tokens": 1024}
+"""`rlenvs-train eval`'s token caps when neither a flag nor a run's config gives them."""
+
+
 def _eval(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
-        prog="rlenvs-train eval", description="success rate, mean reward and pass@k of a model on an env"
+        prog="rlenvs-train eval",
+        description="success rate, mean reward and pass@k of a model on an env. With --config RUN/config.yaml: the "
+        "run's final model, env, env kwargs (its system prompt included), turn and token caps; flags override them",
     )
-    parser.add_argument("--model", required=True, help="a local model folder or a hub id")
-    parser.add_argument("--env", required=True, metavar="ID", help="a registered env id (`rlenvs list`)")
+    parser.add_argument("--config", metavar="RUN/config.yaml", help="a run's config: evaluate as it trained")
+    parser.add_argument("--model", help="a local model folder or a hub id (default with --config: RUN/final-model)")
+    parser.add_argument("--env", metavar="ID", help="a registered env id (`rlenvs list`); default: the run's")
     parser.add_argument("--episodes", type=int, required=True, metavar="N", help="distinct tasks to play")
     parser.add_argument("--k", type=int, default=1, help="samples per task for pass@k (default 1: greedy)")
     parser.add_argument("--max-turns", type=int, default=None, metavar="T", help="cap on model turns per episode")
@@ -88,10 +96,12 @@ def _eval(argv: list[str]) -> int:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a gym.make keyword argument, e.g. level=2 (repeatable)",
+        help="a gym.make keyword argument, e.g. level=2 (repeatable; over the run's env_kwargs with --config)",
     )
-    parser.add_argument("--max-tokens-per-turn", type=int, default=256)
-    parser.add_argument("--max-episode-tokens", type=int, default=1024)
+    for flag, default in EVAL_TOKEN_CAPS.items():
+        parser.add_argument(
+            f"--{flag.replace('_', '-')}", type=int, default=None, help=f"default: the run's, else {default}"
+        )
     parser.add_argument("--temperature", type=float, default=None, help="default: 0 when k is 1, else 1")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", default=None, metavar="FILE.jsonl", help="write every episode's trajectory here")
@@ -100,28 +110,61 @@ def _eval(argv: list[str]) -> int:
     from rlenvs_train.evaluate import evaluate
 
     try:
+        settings = _eval_settings(args, env_kwargs_from_args(args.env_arg))
         result = evaluate(
-            args.model,
-            args.env,
+            settings.pop("model"),
+            settings.pop("env"),
             episodes=args.episodes,
             k=args.k,
-            max_turns=args.max_turns,
             backend=args.backend,
             server_url=args.server_url,
-            env_kwargs=env_kwargs_from_args(args.env_arg),
-            max_tokens_per_turn=args.max_tokens_per_turn,
-            max_episode_tokens=args.max_episode_tokens,
             temperature=args.temperature,
             seed=args.seed,
             output=args.output,
+            **settings,
         )
-    except (ValueError, FileNotFoundError, ImportError) as error:
+    except (ValueError, FileNotFoundError, ImportError) as error:  # ConfigError is a ValueError
         print(f"rlenvs-train eval: {error}", file=sys.stderr)
         return 2
     print(result.table())
     if args.output:
         print(f"trajectories: {args.output}")
     return 0
+
+
+def _eval_settings(args: argparse.Namespace, env_args: dict) -> dict:
+    """The model, env, env kwargs, turn and token caps of an eval: each flag given, else the
+    run's (--config), else the default. A run's model lacked its own system prompt setting
+    when evaluated under the env's default prompt (the quickstart trains with system_prompt
+    null and scored 0% so), so its env_kwargs come whole, and --env-arg edits them key by key."""
+    run = load_config(args.config) if args.config else None
+    env = args.env or (run.data.env if run else None)
+    if env is None:
+        raise ValueError("give --env ID, or --config RUN/config.yaml to evaluate as that run trained")
+    kwargs = dict(run.data.env_kwargs) if run and env == run.data.env else {}
+    kwargs.update(env_args)
+    settings = {"model": args.model or _run_model(args.config), "env": env, "env_kwargs": kwargs}
+    settings["max_turns"] = args.max_turns if args.max_turns is not None else (run.trainer.max_turns if run else None)
+    for key, default in EVAL_TOKEN_CAPS.items():
+        given = getattr(args, key)
+        settings[key] = given if given is not None else getattr(run.trainer, key) if run else default
+    if run:
+        shown = ", ".join(f"{key} {value}" for key, value in settings.items() if key != "env_kwargs")
+        print(f"rlenvs-train eval: {shown}, env_kwargs {kwargs} (flags over {args.config})")
+    return settings
+
+
+def _run_model(config: str | None) -> str:
+    """The final model beside a run's config.yaml: what --config evaluates without --model."""
+    if config is None:
+        raise ValueError("give --model (a local model folder or a hub id), or --config RUN/config.yaml")
+    model = Path(config).expanduser().parent / "final-model"
+    if not (model / "config.json").is_file():
+        raise FileNotFoundError(
+            f"{model} is not there (a run that has not finished, or a config outside its run's folder): pass --model, "
+            "e.g. the run's last checkpoint-N"
+        )
+    return str(model)
 
 
 if __name__ == "__main__":

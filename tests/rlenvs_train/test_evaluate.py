@@ -454,3 +454,40 @@ def test_a_backend_instance_needs_its_tokenizer(tiny):
     oracle = OracleModel(tiny[1], ARITHMETIC, LEVEL1, [])
     with pytest.raises(ValueError, match="tokenizer="):
         evaluate(oracle, ARITHMETIC, episodes=1)
+
+
+def test_eval_with_a_runs_config_plays_as_the_run_trained(tiny, tmp_path, capsys):
+    """`rlenvs-train eval --config RUN/config.yaml`: the run's final model, env, env kwargs and
+    token caps. The quickstart trains with system_prompt null; evaluated under the env's
+    default prompt its model scored 0% (issue 42), so the run's own prompt (none) is used.
+    Flags still win: --env-arg over one kwarg, --max-tokens-per-turn over the run's cap."""
+    from rlenvs_train.cli import main, quickstart_config_path
+    from rlenvs_train.config import dump_config, load_config
+
+    run = tmp_path / "run"
+    config = load_config(quickstart_config_path(), [f"trainer.output_dir={run}"])
+    dump_config(config, run / "config.yaml")
+    assert main(["eval", "--config", str(run / "config.yaml"), "--episodes", "1"]) == 2
+    assert "final-model is not there" in capsys.readouterr().err
+    (run / "final-model").symlink_to(tiny[0], target_is_directory=True)
+
+    out = tmp_path / "as-trained.jsonl"
+    assert main(["eval", "--config", str(run / "config.yaml"), "--episodes", "2", "--output", str(out)]) == 0
+    assert "max_tokens_per_turn 16, max_episode_tokens 64" in capsys.readouterr().out
+    kwargs = dict(config.data.env_kwargs)
+    assert kwargs["system_prompt"] is None and config.trainer.max_tokens_per_turn == TURN
+    for line in read_jsonl(out):
+        _, info = gym.make(config.data.env, **kwargs).reset(options={"task_index": line["task_index"]})
+        assert (
+            line["transcript"][0]["role"] == "user" and line["transcript"][: len(info["messages"])] == info["messages"]
+        )
+        replies = [m["content"] for m in line["transcript"] if m["role"] == "assistant"]
+        assert all(len(tiny[1](reply, add_special_tokens=False).input_ids) <= TURN for reply in replies)
+
+    out = tmp_path / "flags.jsonl"
+    flags = ["--env-arg", "system_prompt=Answer.", "--max-tokens-per-turn", "3", "--output", str(out)]
+    assert main(["eval", "--config", str(run / "config.yaml"), "--episodes", "1", *flags]) == 0
+    (line,) = read_jsonl(out)
+    assert line["transcript"][0] == {"role": "system", "content": "Answer."}
+    replies = [m["content"] for m in line["transcript"] if m["role"] == "assistant"]
+    assert all(len(tiny[1](reply, add_special_tokens=False).input_ids) <= 3 for reply in replies)

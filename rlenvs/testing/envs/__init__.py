@@ -128,10 +128,15 @@ def check_text_env(
     target = _target(env_or_id, make_kwargs, settings)
     start = time.perf_counter()
     made = _make_check(target)
+    first, target.made = target.made, []  # the first env lives until the end: every check reads it
     reports = [made]
-    for name, run in CHECKS.items():
-        why_not = _why_not_run(name, made, target, vector, skip)
-        reports.append(CheckReport(name, True, f"skipped: {why_not}", skipped=True) if why_not else run(target))
+    try:
+        for name, run in CHECKS.items():
+            why_not = _why_not_run(name, made, target, vector, skip)
+            reports.append(CheckReport(name, True, f"skipped: {why_not}", skipped=True) if why_not else run(target))
+    finally:
+        target.made += first
+        target.close_made()
     return EnvReport(target.label, tuple(reports), time.perf_counter() - start)
 
 

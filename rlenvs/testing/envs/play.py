@@ -12,7 +12,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from rlenvs.testing.envs.reports import _exception_summary, _shorten
+from rlenvs.testing.envs.reports import _exception_summary, _refused, _shorten
 from rlenvs.testing.envs.subjects import _Target
 
 STEP_PARTS = ("observation", "reward", "terminated", "truncated")
@@ -59,6 +59,7 @@ def _play(env: gym.Env, seed: int | None, policy: Callable[[gym.Env, int], str],
     try:
         reset = env.reset(seed=seed)
     except Exception as error:  # the caller reports it with the seed
+        _raise_if_refused(error)
         raise _EnvRaised("reset", _Episode(seed, (None, {})), error) from error
     episode = _Episode(seed, reset)
     while not episode.ended and len(episode.steps) < bound:
@@ -67,8 +68,16 @@ def _play(env: gym.Env, seed: int | None, policy: Callable[[gym.Env, int], str],
         try:
             episode.steps.append(env.step(action))
         except Exception as error:  # the caller reports it with the episode
+            _raise_if_refused(error)
             raise _EnvRaised("step", episode, error) from error
     return episode
+
+
+def _raise_if_refused(error: Exception) -> None:
+    """A server's refusal of capacity is not the env raising: the check reports it as not run."""
+    refused = _refused(error)
+    if refused is not None:
+        raise refused from error
 
 
 def _replying(reply: str) -> Callable[[gym.Env, int], str]:

@@ -80,6 +80,35 @@ class _Skipped(Exception):
     pass
 
 
+REFUSALS = frozenset({"CAPACITY_REACHED", "CLIENT_CAPACITY_REACHED"})
+"""Error codes (an exception's `code`, as `RemoteEnvError` has) of a server that would not
+open one more session: the check could not run, which says nothing of the env."""
+
+
+class _NotRun(Exception):
+    """A check met a refusal of capacity (`REFUSALS`): reported as not run, with the fix, and
+    not as whatever the env call it came from would have made of it."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(
+            f"not run: {_shorten(str(error), 300)}. A server at its session limit refused the check a "
+            "session, which says nothing about the env: raise `rlenvs serve --max-sessions` (each check "
+            "holds a few sessions, all closed when it ends) or check while fewer clients hold sessions"
+        )
+
+
+def _refused(error: BaseException) -> _NotRun | None:
+    """The `_NotRun` for a refusal of capacity anywhere in `error`'s chain, else None."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, _NotRun):
+            return seen
+        if getattr(seen, "code", None) in REFUSALS:
+            return _NotRun(seen)
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def _exception_summary(error: BaseException, frames: int = 3) -> str:
     """`Type: message` and the last few frames outside this package, so a report shows where
     the env raised rather than where the check called it."""

@@ -39,18 +39,40 @@ class _Target:
     copies_an_instance: bool = False
     """Fresh envs are deep copies of the caller's instance, which may have been reset."""
     sample: gym.Env = field(init=False)
+    made: list[gym.Env] = field(init=False, default_factory=list)
+    """Every env made (or copied, `adopt`) since the last `close_made`: the check closes them."""
 
     def make(self, **overrides: Any) -> gym.Env:
         """A fresh, unwrapped env; `overrides` are constructor arguments, so they need an id."""
         if self.env_id is not None:
-            return gym.make(self.env_id, **{**self.make_kwargs, **overrides}).unwrapped
+            made = gym.make(self.env_id, **{**self.make_kwargs, **overrides})
+            self.made.append(made)  # the whole wrapper chain: its close reaches the env's
+            return made.unwrapped
         if overrides:
             raise _Skipped(f"needs the env made with {overrides}: pass an id instead of {self.label} to check it")
         assert self.factory is not None
         env = self.factory()
         if not isinstance(env, gym.Env):
             raise _Failed(f"{self.label} returned {type(env).__name__}, not a gymnasium.Env")
+        self.made.append(env)
         return env.unwrapped
+
+    def adopt(self, env: gym.Env) -> gym.Env:
+        """An env a check made itself (a deep copy, an unpickled clone), closed like the others."""
+        self.made.append(env)
+        return env
+
+    def close_made(self) -> list[str]:
+        """Close every env made since the last call, each even if another's close raised; what
+        each close that raised said (`Type: message`), so the check can report it."""
+        made, self.made = self.made, []
+        problems = []
+        for env in made:
+            try:
+                env.close()
+            except Exception as error:  # the check reports it; the other envs still get closed
+                problems.append(f"{type(env.unwrapped).__name__}.close: {_exception_summary(error, frames=1)}")
+        return problems
 
     @property
     def has_oracle(self) -> bool:

@@ -21,7 +21,7 @@ from rlenvs.testing.envs.play import (
 )
 from rlenvs.testing.envs.registry import _check
 from rlenvs.testing.envs.replies import NON_ANSWER
-from rlenvs.testing.envs.reports import _exception_summary, _Failed, _shorten, _Skipped
+from rlenvs.testing.envs.reports import _exception_summary, _Failed, _refused, _shorten, _Skipped
 from rlenvs.testing.envs.subjects import _describe_variant, _Target
 
 CHAT_ROLES_AT_RESET = ("system", "user")
@@ -112,7 +112,10 @@ def _expect_error(call: Callable[[], Any], expected: type[Exception], pattern: s
                 "say what went wrong and how to fix it",
             ) from None
         return
-    except Exception as error:  # the wrong exception is the finding
+    except Exception as error:  # the wrong exception is the finding (unless a server refused a session)
+        refused = _refused(error)
+        if refused is not None:
+            raise refused from error
         raise _Failed(f"{what} raised {_exception_summary(error)}, expected {expected.__name__}") from None
     raise _Failed(f"{what} raised nothing, expected {expected.__name__}")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -26,7 +27,10 @@ def _copy_and_pickle(target: _Target) -> str:
     reply earns the maximum is oracle_maximality's to say, so this check compares only."""
     env = target.make()
     env.reset(seed=target.settings.seeds[min(5, len(target.settings.seeds) - 1)])
-    clones = {"copy.deepcopy": copy.deepcopy(env), "pickle": pickle.loads(pickle.dumps(env))}
+    clones: dict[str, Any] = {
+        "copy.deepcopy": target.adopt(copy.deepcopy(env)),
+        "pickle": target.adopt(pickle.loads(pickle.dumps(env))),
+    }
     action = _oracle(env, 0) if target.has_oracle else NON_ANSWER
     expected = env.step(action)[:4]
     for how, clone in clones.items():

@@ -39,6 +39,14 @@ PAGES: dict[str, str] = {"README.md": "docs/", "docs/index.md": ""}
 
 HEADER = ("id", "family", "the agent sees", "the agent does", "reward", "turns")
 
+# The id cell: code that never wraps. mkdocs' Material theme styles code `word-break:
+# break-word` with `white-space: pre-wrap`, so a narrow id column broke ids mid-word
+# ("rlenvs/Arithmeti" / "c-Tool-v1"); a style on the code element itself outranks the theme's
+# (one on a wrapping span would not: the theme sets white-space on code). GitHub drops the
+# style and shows plain code, as a backtick span; the id copies as typed either way, which
+# non-breaking hyphens or word joiners would not.
+ID_CELL = '<code style="white-space: nowrap">{id}</code>'
+
 # A Markdown code span: a run of backticks, text, the same run (CommonMark's rule, as
 # tests/project/test_readme.py reads them).
 CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
@@ -70,7 +78,7 @@ def relink(text: str, prefix: str) -> str:
 
 def table_row(entry: EnvEntry, prefix: str) -> str:
     cells = [
-        f"`{entry.id}`",
+        ID_CELL.format(id=entry.id),
         f"[{entry.family}]({prefix}envs/{entry.family}.md)",
         *(
             relink(_cell(getattr(entry, field), field, entry), prefix)

@@ -55,7 +55,7 @@ def test_a_stale_table_is_found_and_rewritten_and_nothing_else_changes(tmp_path,
     readme = tmp_path / "README.md"
     fresh = readme.read_text(encoding="utf-8")
     readme.write_text(
-        fresh.replace("| `rlenvs/MBPP-v2` |", "| `rlenvs/MBPP-v2` | edited by hand |", 1), encoding="utf-8"
+        fresh.replace("rlenvs/MBPP-v2</code> |", "rlenvs/MBPP-v2</code> | edited by hand |", 1), encoding="utf-8"
     )
 
     assert stale_pages(tmp_path) == ["README.md"]
@@ -103,3 +103,13 @@ def test_every_catalog_family_has_its_docs_page_and_nav_line():
         page = f"envs/{family}.md"
         assert (ROOT / "docs" / page).is_file(), f"the {family} family has no docs/{page}: write it (CONTRIBUTING.md)"
         assert re.search(rf":\s*{re.escape(page)}\s*$", nav, re.M), f"mkdocs.yml's nav lists no {page}"
+
+
+def test_ids_do_not_wrap_on_the_docs_site():
+    """mkdocs' Material theme breaks code mid-word in a narrow column (`word-break: break-word`,
+    `white-space: pre-wrap` on code): the id cell's code carries its own `nowrap`, which outranks
+    the theme's class rule, as Python-Markdown (mkdocs' renderer) passes it through."""
+    markdown = pytest.importorskip("markdown", reason="mkdocs' Markdown renderer: pip install -e '.[docs]'")
+    html = markdown.markdown(env_table(""), extensions=["tables"])
+    cells = re.findall(r"<tr>\s*<td>(.*?)</td>", html)
+    assert cells == [f'<code style="white-space: nowrap">{entry.id}</code>' for entry in CATALOG]

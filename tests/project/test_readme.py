@@ -30,7 +30,7 @@ README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
 CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
-TABLE_ROW_ID = re.compile(r"^\| `(rlenvs/[^`]+)` \|")
+TABLE_ROW_ID = re.compile(r"^\| <code style=\"white-space: nowrap\">(rlenvs/[^<]+)</code> \|")
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 # A snippet must finish in seconds (it is a front-page example, and the suite is budgeted);
 # the bound is loose so that a loaded 2-core machine does not make it flaky.

@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tokenize
@@ -153,5 +154,59 @@ def test_readme_links_resolve_and_it_states_the_test_command():
             broken.append(target)
     assert not broken, f"README: links to nothing: {broken}"
     assert "bash .ci/run" in text, "README: the test command (bash .ci/run) must stay stated"
-    # ~160 lines for using and training, ~25 for the "Your own env" section (issue 41).
-    assert len(text.splitlines()) <= 185, "README: the front page grew past ~180 lines; move detail to docs/"
+    # ~160 lines for using and training, ~25 for the "Your own env" section (issue 41), 2 for the
+    # fast suite's commands as a block with the dev extra's install line (issue 42).
+    assert len(text.splitlines()) <= 187, "README: the front page grew past ~185 lines; move detail to docs/"
+
+
+FAST_SUITE = re.compile(r'^pytest -n auto -m "([^"]+)"$', re.M)
+# Markers that only ever come with `images` (pyproject.toml says "marked images too").
+WITH_IMAGES = {"docker", "podman"}
+
+
+def test_readme_fast_suite_is_the_one_the_project_defines():
+    """The README's fast suite runs from a plain clone as written: `-n` is pytest-xdist's, so the
+    block installs the dev extra first (it did not say so); the `-m` expression names only
+    registered markers, is the one tests/conftest.py and pyproject.toml state, and leaves out
+    every marker that conftest skips for a missing component or data set; and pytest takes the
+    command (collected here, on this file only, so the check costs seconds)."""
+    import tomllib
+
+    from tests.conftest import REQUIREMENTS
+
+    (block,) = [code for lang, code in FENCE.findall(readme()) if lang == "sh" and FAST_SUITE.search(code)]
+    lines = block.strip().splitlines()
+    assert lines[0] == 'pip install -e ".[dev]"', block
+    (expression,) = FAST_SUITE.findall(block)
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert any(dep.startswith("pytest-xdist") for dep in project["project"]["optional-dependencies"]["dev"])
+    registered = {line.split(":")[0] for line in project["tool"]["pytest"]["ini_options"]["markers"]}
+    named = set(re.findall(r"\w+", expression)) - {"and", "or", "not"}
+    assert named <= registered, f"README: the fast suite names unregistered markers {named - registered}"
+    assert {f"not {marker}" for marker in set(REQUIREMENTS) - WITH_IMAGES} | {"not images", "not slow"} == {
+        f"not {name}" for name in named
+    }, expression
+    stated_elsewhere = [
+        " ".join((ROOT / "tests" / "conftest.py").read_text(encoding="utf-8").split()),
+        (ROOT / "pyproject.toml").read_text(encoding="utf-8"),
+    ]
+    assert all(f'-m "{expression}"' in text for text in stated_elsewhere), "conftest and pyproject state another one"
+    command = shlex.split(lines[1])
+    assert command[0] == "pytest", lines[1]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            *command,
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/project/test_readme.py",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and "collected" in done.stdout, done.stdout + done.stderr

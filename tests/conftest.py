@@ -95,8 +95,8 @@ def _missing_full_data() -> str | None:
         return None
     return (
         f"needs the full data sets, not the samples in tests/data/samples ({FULL_DATA_MISSING}): "
-        "put them in ../shared/data beside the repository, or set RLENVS_TEST_DATA to a folder holding "
-        f"{', '.join(FULL_DATA_FILES)} (docs/data.md says where each set comes from)"
+        f"set RLENVS_TEST_DATA (or RLENVS_DATA_DIR) to a folder holding {', '.join(FULL_DATA_FILES)} "
+        "(docs/data.md says where each set comes from; rlenvs' own machines keep them in ../shared/data)"
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import select
 import signal
 import subprocess
@@ -61,14 +62,15 @@ def test_play_with_system_prompt_none_sends_no_system_message(tmp_path) -> None:
     assert "[user]" in done.stdout and "[system]" not in done.stdout and "None" not in done.stdout
 
 
-def _read_until(fd: int, marker: bytes, timeout: float) -> bytes:
+def _read_until(fd: int, pattern: bytes, timeout: float) -> bytes:
+    """What the terminal shows until `pattern` (a regular expression) matches all of it so far."""
     seen = b""
     deadline = time.monotonic() + timeout
-    while marker not in seen:
+    while not re.search(pattern, seen, re.DOTALL):
         ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
         if not ready:
             raise AssertionError(
-                f"no {marker!r} within {timeout} s; the terminal showed {seen.decode(errors='replace')}"
+                f"no {pattern!r} within {timeout} s; the terminal showed {seen.decode(errors='replace')}"
             )
         try:
             seen += os.read(fd, 4096)
@@ -96,8 +98,8 @@ def test_play_edits_the_line_with_the_arrow_keys(tmp_path) -> None:
         _read_until(terminal, b"> your reply:", timeout=60)
         typed = f"\\boxed{{{GOLD[:-1]}}}{LEFT_ARROW}{GOLD[-1]}\r.\r"
         os.write(terminal, typed.encode())
-        shown = _read_until(terminal, b"Episode over", timeout=60) + _read_until(terminal, b"\n", timeout=10)
-        assert b"correct: True" in shown, shown.decode(errors="replace")
+        shown = _read_until(terminal, rb"Episode over[^\n]*\n", timeout=60)
+        assert re.search(rb"Episode over[^\n]*correct: True", shown), shown.decode(errors="replace")
         os.write(terminal, b"/quit\r")
         assert process.wait(timeout=30) == 0
     finally:

@@ -170,7 +170,7 @@ def test_the_testing_kit_page_shows_what_certify_prints_on_its_quiz_env(
     counts certify prints, and the verdict the page recommends instead certifies clean."""
     page = (Path(__file__).resolve().parents[3] / "docs" / "testing-kit.md").read_text()
     module = re.search(r"```python\n(# my_quiz\.py\n.*?)```", page, re.DOTALL)
-    shown = re.search(r"\$ rlenvs certify (\S+) --tasks (\d+)\n(certify .*)\n", page)
+    shown = re.search(r"\$ PYTHONPATH=\. rlenvs certify (\S+) --tasks (\d+).*\n(certify .*)\n", page)
     assert module and shown
     (tmp_path / "my_quiz.py").write_text(module.group(1))
     monkeypatch.syspath_prepend(str(tmp_path))

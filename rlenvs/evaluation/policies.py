@@ -112,15 +112,35 @@ class OpenAIPolicy:
         self.base = openai_api.api_base(url)
         self.temperature, self.max_tokens, self.timeout_s, self.retries = temperature, max_tokens, timeout_s, retries
         self._model = model
+        self._reached = False
         self.name = f"openai:{self.base}"
         self.finish_reasons: dict[str, int] = {}
 
     @property
     def model(self) -> str:
-        if self._model is None:
-            listing = openai_api.call_json(f"{self.base}/models", None, timeout_s=self.timeout_s, retries=self.retries)
-            self._model = openai_api.only_model(listing, self.base)
+        """The served model: `model` as given, else the one the server lists. The first call
+        also checks that the server answers (see `_first_contact`)."""
+        if self._model is None or not self._reached:
+            listing = self._first_contact()
+            self._model = openai_api.only_model(listing, self.base) if self._model is None else self._model
         return self._model
+
+    def _first_contact(self) -> Any:
+        """`GET {base}/models`, once, before the first request. A server that never answered is
+        a wrong URL or a server not started: a ValueError, which stops the run, instead of a
+        PolicyError per episode that would retry with growing pauses on every task (a down
+        server cost 14 s per task at the default 3 retries: five hours for GSM8K's test split)
+        and end in a table of infrastructure failures. Once it has answered, a failure is one
+        episode's infrastructure failure, as before."""
+        try:
+            listing = openai_api.call_json(f"{self.base}/models", None, timeout_s=self.timeout_s, retries=self.retries)
+        except openai_api.PolicyError as error:
+            raise ValueError(
+                f"openai:{self.base}: its model list could not be read ({error}): start the server (e.g. "
+                f"vllm serve MODEL --port 8000), fix the URL, or set ${openai_api.API_KEY_ENV} if it needs a key"
+            ) from None
+        self._reached = True
+        return listing
 
     def reply(self, turn: Turn) -> str:
         url = f"{self.base}/chat/completions"

@@ -1,5 +1,7 @@
 import pytest
 
+import rlenvs
+from rlenvs.evaluation import OpenAIPolicy
 from rlenvs.evaluation.openai_api import PolicyError, api_base, call_json, chat_request, only_model, read_chat_reply
 
 
@@ -38,3 +40,14 @@ def test_an_unreachable_server_is_a_policy_error_naming_the_url() -> None:
     url = "http://127.0.0.1:9/v1/models"  # the discard port: nothing listens there
     with pytest.raises(PolicyError, match="http://127.0.0.1:9/v1/models failed 1 times"):
         call_json(url, None, timeout_s=2, retries=0)
+
+
+@pytest.mark.parametrize("model", [None, "named"])
+def test_a_server_that_never_answered_stops_the_run_at_once(model: str | None) -> None:
+    """Not a PolicyError per episode, each retried with growing pauses (14 s a task at the
+    default retries), ending in a table of infrastructure failures."""
+    policy = OpenAIPolicy("http://127.0.0.1:9/v1", model=model, retries=0, timeout_s=2)
+    with pytest.raises(
+        ValueError, match=r"openai:http://127.0.0.1:9/v1: its model list could not be read .*fix the URL"
+    ):
+        rlenvs.evaluate("rlenvs/Arithmetic-v1", policy, episodes=3)

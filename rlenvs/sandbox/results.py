@@ -3,8 +3,9 @@ caller never has to guess from an exit code or an empty output."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 Status = Literal["ok", "error", "timeout", "memory", "output_limit", "crash", "setup_error", "sandbox_error"]
 STATUSES: tuple[str, ...] = get_args(Status)
@@ -34,6 +35,20 @@ class ExecResult:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @classmethod
+    def from_answer(cls, answer: Mapping[str, Any]) -> ExecResult:
+        """The result a sandbox worker's answer to one command reports (its zygote's JSON)."""
+        return cls(
+            status=answer["status"],
+            stdout=answer.get("stdout", ""),
+            stderr=answer.get("stderr", ""),
+            exit_code=answer.get("exit_code"),
+            signal=answer.get("signal"),
+            truncated=bool(answer.get("truncated", False)),
+            duration_s=answer.get("duration_s", 0.0),
+            detail=answer.get("detail", ""),
+        )
 
 
 @dataclass(frozen=True)

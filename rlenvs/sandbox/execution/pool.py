@@ -151,16 +151,7 @@ class Sandbox:
         _require_str("code" if kind == "python" else "command", code)
         _require_str("stdin", stdin)
         answer, _ = self._call({"kind": kind, "code": code, "stdin": stdin}, limits)
-        return ExecResult(
-            status=answer["status"],
-            stdout=answer.get("stdout", ""),
-            stderr=answer.get("stderr", ""),
-            exit_code=answer.get("exit_code"),
-            signal=answer.get("signal"),
-            truncated=bool(answer.get("truncated", False)),
-            duration_s=answer.get("duration_s", 0.0),
-            detail=answer.get("detail", ""),
-        )
+        return ExecResult.from_answer(answer)
 
     def _call(self, request: dict, limits: Limits | None) -> tuple[dict, Limits]:
         if limits is not None and not isinstance(limits, Limits):

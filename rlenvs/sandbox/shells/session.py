@@ -364,16 +364,7 @@ class ShellSession:
         answer = self._request(worker, request, limits.timeout_s)
         if keep_state and "state" in answer:
             self._state = answer["state"]
-        return ExecResult(
-            status=answer["status"],
-            stdout=answer.get("stdout", ""),
-            stderr=answer.get("stderr", ""),
-            exit_code=answer.get("exit_code"),
-            signal=answer.get("signal"),
-            truncated=bool(answer.get("truncated", False)),
-            duration_s=answer.get("duration_s", 0.0),
-            detail=answer.get("detail", ""),
-        )
+        return ExecResult.from_answer(answer)
 
     def _request(self, worker: Worker | None, request: dict, timeout_s: float) -> dict:
         if worker is None:

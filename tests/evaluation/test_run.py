@@ -87,3 +87,14 @@ def test_resume_keeps_finished_episodes_and_runs_the_rest(tmp_path) -> None:
     assert result.resumed == 3 and len(result.trajectories) == 6
     untimed = lambda text: [{**json.loads(line), "seconds": None} for line in text]  # noqa: E731
     assert untimed(path.read_text().splitlines()) == untimed(lines)
+
+
+def test_resume_after_a_cut_first_line_starts_a_clean_file(tmp_path) -> None:
+    """Interrupted while the first episode was written: nothing done, the cut line dropped (it
+    was appended to before, and the next --resume then failed on it)."""
+    path = tmp_path / "t.jsonl"
+    rlenvs.evaluate("rlenvs/Arithmetic-v1", "oracle", episodes=2, trajectories=path)
+    path.write_text(path.read_text()[:20])
+    result = rlenvs.evaluate("rlenvs/Arithmetic-v1", "oracle", episodes=2, trajectories=path, resume=True)
+    assert result.resumed == 0 and len(path.read_text().splitlines()) == 2
+    assert rlenvs.evaluate("rlenvs/Arithmetic-v1", "oracle", episodes=2, trajectories=path, resume=True).resumed == 2

@@ -190,7 +190,7 @@ def _plan(
         return [(i, r.option, r.sample) for i, r in enumerate(recorded)]
     split = env_kwargs.get("split")
     what = env_id if split is None else f"{env_id} split={split}"
-    indices = choose_task_indices(source_size(env), episodes, seed, what)
+    indices = choose_task_indices(source_size(env, env_id), episodes, seed, what)
     options = [{"task_index": index} for index in indices for _ in range(samples)]
     return [(i, option, i % samples) for i, option in enumerate(options)]
 

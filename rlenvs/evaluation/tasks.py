@@ -14,18 +14,13 @@ from typing import Any
 import numpy as np
 
 from rlenvs.core.checks import check_int
-from rlenvs.core.task import INFINITE_DRAW_RANGE
+from rlenvs.core.task import INFINITE_DRAW_RANGE, task_source
 
 
-def source_size(env: Any) -> int | None:
-    """The number of tasks of an rlenvs env's task source, None for a procedural (unsized) one.
-    Raises TypeError for an env without a task source (it cannot be reset on a chosen task)."""
-    source = getattr(getattr(env, "unwrapped", env), "tasks", None)
-    if source is None or not hasattr(source, "sized"):
-        raise TypeError(
-            f"{_name(env)} has no task source (env.unwrapped.tasks): evaluation resets each episode on a chosen "
-            "task with options={'task_index': i}, which an rlenvs TextEnv takes; see rlenvs.core.env.TextEnv"
-        )
+def source_size(env: Any, env_id: str) -> int | None:
+    """The number of tasks of an rlenvs env's task source, None for a procedural (unsized) one;
+    TypeError for an env without one (`rlenvs.core.task.task_source`)."""
+    source = task_source(env, env_id, "evaluation")
     return len(source) if source.sized else None
 
 
@@ -59,8 +54,3 @@ def choose_task_indices(size: int | None, episodes: int | None, seed: int, what:
     if episodes == size:
         return list(range(size))
     return sorted(int(i) for i in rng.choice(size, size=episodes, replace=False))
-
-
-def _name(env: Any) -> str:
-    spec = getattr(env, "spec", None)
-    return spec.id if spec is not None else type(getattr(env, "unwrapped", env)).__name__

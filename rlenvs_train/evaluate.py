@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import math
 import os
 import time
 from collections import Counter, defaultdict
@@ -59,6 +58,7 @@ import rlenvs  # noqa: F401 - registers the env ids
 from rlenvs.core.checks import check_int
 from rlenvs.core.registration import check_env_id
 from rlenvs.core.task import task_source
+from rlenvs.evaluation.stats import pass_at_k
 from rlenvs.files import atomic_path
 from rlenvs.vector import ENV_FAILURES, EnvPool
 from rlenvs_train.backends.base import Backend
@@ -180,23 +180,6 @@ def _shown(value: float | None, form: str) -> str:
 
 def _counts(counter: Counter[str]) -> str:
     return ", ".join(f"{reason} {count}" for reason, count in counter.most_common()) or "-"
-
-
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """The unbiased estimate of pass@k for one task with `c` successes among `n >= k`
-    samples (Chen et al. 2021, "Evaluating Large Language Models Trained on Code"):
-    `1 - C(n - c, k) / C(n, k)`, the chance that k samples drawn from the n without
-    replacement hold at least one success. Exact (integer binomials) for any n."""
-    for name, value in (("n", n), ("c", c), ("k", k)):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"pass_at_k: {name} must be an int, got {value!r}")
-    if not 1 <= k <= n:
-        raise ValueError(f"pass_at_k needs 1 <= k <= n (k samples out of n), got n={n}, k={k}")
-    if not 0 <= c <= n:
-        raise ValueError(f"pass_at_k needs 0 <= c <= n (successes among the n samples), got n={n}, c={c}")
-    if n - c < k:
-        return 1.0  # every draw of k holds a success
-    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
 def evaluate(

@@ -20,13 +20,18 @@ BOOTSTRAP_RESAMPLES = 2000
 
 def pass_at_k(n: int, c: int, k: int) -> float:
     """The probability that k of n samples (c of them correct), drawn without replacement,
-    hold a correct one."""
-    if not 0 <= c <= n:
-        raise ValueError(f"pass@k needs 0 <= correct <= samples, got correct={c}, samples={n}")
+    hold a correct one. The one estimator `rlenvs eval` and `rlenvs-train eval` report."""
+    for name, value in (("n", n), ("c", c), ("k", k)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"pass_at_k: {name} must be an int, got {value!r}")
     if not 1 <= k <= n:
-        raise ValueError(f"pass@{k} needs 1 <= k <= samples ({n}): draw --samples {k} or more per task")
+        raise ValueError(
+            f"pass_at_k needs 1 <= k <= n (k samples out of n), got n={n}, k={k}: draw --samples {k} or more per task"
+        )
+    if not 0 <= c <= n:
+        raise ValueError(f"pass_at_k needs 0 <= c <= n (successes among the n samples), got n={n}, c={c}")
     if n - c < k:
-        return 1.0
+        return 1.0  # every draw of k holds a success
     return 1.0 - float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
 
 

@@ -44,7 +44,7 @@ from rlenvs.rewards.code_blocks import THINK_END
 from rlenvs.rewards.completions import completion_text
 from rlenvs.rewards.math.extraction import BOX_OPEN, extract_final_answer, prose, unwrap_formatting
 from rlenvs.rewards.math.hedging import visible
-from rlenvs.rewards.math.numbers import parse_number
+from rlenvs.rewards.math.numbers import Number, parse_number
 
 BARE_ANSWER_MAX_CHARS = 200
 """The longest reply read as a bare answer (no marker): a short line, not a paragraph."""
@@ -191,11 +191,13 @@ def text_answer_reward(completions: list[Any], answer: list[Any], **_columns: An
     return [text_answer_score(completion_text(c), a) for c, a in zip(completions, answer)]
 
 
-def _golds(ground_truth: Any) -> tuple[str, ...]:
-    """The accepted answers as text: a str or number, or a list of them (aliases)."""
+def _golds(ground_truth: Any) -> tuple[tuple[Number | None, str], ...]:
+    """The accepted answers (a str or number, or a list of them: aliases), each read once as
+    a number (None when it is none) and as normalised text."""
     items = tuple(ground_truth) if isinstance(ground_truth, (list, tuple)) else (ground_truth,)
-    golds = tuple(str(item) if _is_number(item) else item for item in items)
-    if not golds or not all(isinstance(gold, str) and normalize_text_answer(gold) for gold in golds):
+    texts = tuple(str(item) if _is_number(item) else item for item in items)
+    golds = tuple((parse_number(text), normalize_text_answer(text)) for text in texts if isinstance(text, str))
+    if not golds or len(golds) != len(texts) or not all(normalized for _, normalized in golds):
         raise ValueError(
             "a text answer's ground truth is a non-empty str or number, or a non-empty list of them (aliases), "
             f"got {ground_truth!r}"
@@ -207,11 +209,11 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _same_answer(answer: str, gold: str) -> bool:
-    value = parse_number(gold)
+def _same_answer(answer: str, gold: tuple[Number | None, str]) -> bool:
+    value, normalized = gold
     if value is not None:
         return parse_number(answer) == value
-    return answer == normalize_text_answer(gold)
+    return answer == normalized
 
 
 def _after_thinking(completion: str) -> str:

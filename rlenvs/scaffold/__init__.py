@@ -30,7 +30,6 @@ otherwise hold it under the package's name before it is installed).
 
 from __future__ import annotations
 
-import json
 import keyword
 import re
 import shutil
@@ -301,30 +300,31 @@ def _write(root: Path, relative: str, text: str, values: Mapping[str, str]) -> P
 
 
 PIN_CHILD = """
-import json, sys
+import sys
 sys.path.insert(0, sys.argv[1])  # the src folder
 from importlib import import_module
-from rlenvs.testing.task_hashes import task_hashes
-print(json.dumps(task_hashes(getattr(import_module(sys.argv[2]), sys.argv[3]))))
+from rlenvs.testing.task_hashes import check_pinned
+check_pinned(getattr(import_module(sys.argv[2]), sys.argv[3]), sys.argv[4], env_id=sys.argv[5], pin=True)
 """
-"""What the child Python runs: import the env module from the folder just written, print its table."""
+"""What the child Python runs: import the env module from the folder just written and pin its
+tasks, as the package's own `task_hashes` fixture will check them (`check_pinned`)."""
 
 
 def _pin_task_hashes(root: Path, names: Names) -> None:
     """Write tests/task_hashes.json: the env's task hashes, computed from its module as
     written (module docstring)."""
-    from rlenvs.testing.task_hashes import PinnedFile, write_pinned  # here: `rlenvs` (the CLI) imports this module
-
     child = subprocess.run(
-        [sys.executable, "-c", PIN_CHILD, str(root / "src"), f"{names.package}.env", names.env_class],
+        [
+            sys.executable, "-c", PIN_CHILD, str(root / "src"), f"{names.package}.env", names.env_class,
+            str(root / PINNED_HASHES), names.env_id,
+        ],
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
-    )
+    )  # fmt: skip
     if child.returncode != 0:
         raise RuntimeError(
             f"rlenvs new could not pin the task hashes of {names.env_id} (its env module failed to import or to "
             f"generate tasks): {child.stderr.strip()[-2000:]}"
         )
-    write_pinned(root / PINNED_HASHES, PinnedFile({names.env_id: json.loads(child.stdout)}))

@@ -117,13 +117,14 @@ def info(args: argparse.Namespace) -> int:
 def eval_command(args: argparse.Namespace) -> int:
     """Evaluate a policy (`rlenvs.evaluation.evaluate`): the Markdown table on stdout, and
     the trajectories and summary files where asked."""
-    from rlenvs.evaluation import OpenAIPolicy, evaluate
+    from rlenvs.evaluation import evaluate
+    from rlenvs.evaluation.policies import policy_from_spec
 
     pass_at = _pass_at(args.pass_at, args.samples)
     policy: Any = args.policy
     if args.policy.startswith("openai:"):
-        policy = OpenAIPolicy(
-            args.policy.removeprefix("openai:"),
+        policy = policy_from_spec(
+            args.policy,
             model=args.model,
             temperature=args.temperature,
             max_tokens=args.max_tokens,

@@ -788,9 +788,21 @@ def _parser() -> argparse.ArgumentParser:
         "write the oracle's whole conversations as chat JSONL for SFT (only episodes at the maximum reward)",
     )
     sub.add_argument("env_id", metavar="ID")
-    sub.add_argument("--episodes", type=int, required=True, metavar="N", help="number of oracle episodes to play")
+    sub.add_argument(
+        "--episodes",
+        type=int,
+        required=True,
+        metavar="N",
+        help="number of oracle episodes to play: N distinct tasks of a data split (at most as many as it has, "
+        "drawn as `rlenvs eval` draws them), or N seeded draws of a procedural env",
+    )
     sub.add_argument("--output", required=True, metavar="FILE.jsonl", help="one conversation per line")
-    sub.add_argument("--seed", type=int, default=0, help="seed of the first episode; episode i uses seed+i (default 0)")
+    sub.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="episode i is reset with seed+i; on a data split the seed also draws which N tasks (default 0)",
+    )
     sub.add_argument("--env-arg", **env_arg)
 
     sub = command(

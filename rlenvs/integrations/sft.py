@@ -2,7 +2,10 @@
 
 `rlenvs sft-data ENV_ID --episodes N --output FILE.jsonl` plays N episodes with the env's
 `oracle_action()` (the gold reply for the current state) and writes each whole
-conversation as one JSON line:
+conversation as one JSON line. On a sized task source (a data file: GSM8K, MATH, HumanEval)
+the N episodes pose N distinct tasks, drawn as `rlenvs eval` draws them
+(`rlenvs.evaluation.tasks.choose_task_indices`); a procedural source (Arithmetic) or an env
+without a task source gets one seeded reset per episode, seeds `seed, seed+1, ...`:
 
     {"messages": [...], "env_id": ..., "task_id": ..., "total_reward": ..., "turns": ...}
 
@@ -31,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from rlenvs.core.checks import check_int
+from rlenvs.evaluation.tasks import choose_task_indices, source_size
 from rlenvs.files import atomic_path
 from rlenvs.integrations.parquet import make_env
 
@@ -48,9 +52,19 @@ def oracle_conversations(
     seed: int = 0,
     env_kwargs: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """Play `episodes` oracle episodes, seeded `seed, seed+1, ...`, and return those that
-    reach the env's maximum reward as `{"messages", "env_id", "task_id", "total_reward",
-    "turns"}` dicts (so `episodes - len(result)` were skipped).
+    """Play `episodes` oracle episodes and return those that reach the env's maximum reward
+    as `{"messages", "env_id", "task_id", "total_reward", "turns"}` dicts (so
+    `episodes - len(result)` were skipped).
+
+    Episode i is reset with seed `seed + i`. On a sized task source (a data file) it also
+    gets `options={"task_index": ...}`: `episodes` distinct tasks drawn with `seed` as
+    `rlenvs eval` draws them, in increasing index order, so a split's problems are covered
+    without repeats (seeded resets alone draw with replacement: 1,319 episodes pose only ~839
+    of GSM8K test's 1,319 problems); the per-episode seed still seeds an env that samples.
+    Asking for more episodes than the split has tasks is a ValueError that says to lower
+    `episodes`: a repeated task is a duplicate line (the oracle's reply depends on the task),
+    which weights that problem twice in the SFT loss, never more data. A procedural source,
+    or an env without a task source (a foreign gymnasium env), keeps seeded resets only.
 
     One env is made and reset for every episode: making an env can load a data file or
     start a sandbox, which would dominate the cost of thousands of short episodes. Raises
@@ -69,14 +83,37 @@ def oracle_conversations(
                 f"{env_id} declares no finite maximum reward (reward_range={reward_range}): sft-data keeps the "
                 "episodes whose oracle reaches it; give the env a reward_range"
             )
+        options = _task_options(env, env_id, episodes, seed, env_kwargs or {})
         records = []
-        for episode in range(episodes):
-            record = _play(env, env_id, seed + episode)
+        for episode, option in enumerate(options):
+            record = _play(env, env_id, seed + episode, option)
             if math.isclose(record["total_reward"], best, rel_tol=1e-9, abs_tol=1e-9) or record["total_reward"] > best:
                 records.append(record)
         return records
     finally:
         env.close()
+
+
+def _task_options(
+    env: Any, env_id: str, episodes: int, seed: int, env_kwargs: Mapping[str, Any]
+) -> list[dict[str, int] | None]:
+    """Each episode's reset options: distinct `task_index`es on a sized source; None (a
+    seeded draw) on a procedural one or an env without a task source."""
+    try:
+        size = source_size(env, env_id)
+    except TypeError:  # not an rlenvs TextEnv: its reset cannot pick a task, only take a seed
+        size = None
+    if size is None:
+        return [None] * episodes
+    if episodes > size:
+        split = env_kwargs.get("split")
+        what = env_id if split is None else f"{env_id} split={split}"
+        raise ValueError(
+            f"--episodes {episodes} is more than the {size} task{'s' if size != 1 else ''} of {what}: lower "
+            f"--episodes (trainer.sft_warmup.episodes in an rlenvs-train config) to {size} or fewer; each task's "
+            "oracle conversation is written once, as a repeat would only duplicate a line"
+        )
+    return [{"task_index": index} for index in choose_task_indices(size, episodes, seed, env_id)]
 
 
 def _no_oracle(env_id: str, class_name: str) -> str:
@@ -86,8 +123,8 @@ def _no_oracle(env_id: str, class_name: str) -> str:
     )
 
 
-def _play(env: Any, env_id: str, seed: int) -> dict[str, Any]:
-    observation, info = env.reset(seed=seed)
+def _play(env: Any, env_id: str, seed: int, options: dict[str, int] | None) -> dict[str, Any]:
+    observation, info = env.reset(seed=seed, options=options)
     task_id = str(info.get("task_id", ""))
     messages = _messages(info, observation)
     limit = info.get("max_turns") or MAX_STEPS_WITHOUT_TURN_LIMIT

@@ -14,6 +14,7 @@ import gymnasium as gym
 import pytest
 
 from rlenvs.envs.math.gsm8k import worked_solution
+from rlenvs.evaluation.tasks import choose_task_indices
 from rlenvs.integrations.sft import oracle_conversations, write_jsonl
 from tests.conftest import GSM8K_TEST
 
@@ -93,16 +94,19 @@ def no_oracle_module(tmp_path, monkeypatch):
 
 
 def test_gsm8k_conversations_are_the_env_chat_and_the_gold_reply() -> None:
+    """A data split's episodes are distinct tasks, drawn as `rlenvs eval` draws them, each
+    reset with its own seed too."""
     records = oracle_conversations(GSM8K, 20, seed=5, env_kwargs={"split": "test"})
     assert len(records) == 20
     env = gym.make(GSM8K, split="test")
     test_rows = [json.loads(line) for line in GSM8K_TEST.read_text().splitlines()]
-    for episode, record in enumerate(records):
+    indices = [int(record["task_id"].rsplit("/", 1)[1]) for record in records]
+    assert indices == choose_task_indices(len(test_rows), 20, 5, GSM8K)
+    for episode, (record, index) in enumerate(zip(records, indices, strict=True)):
         assert_conversation(record)
-        _, info = env.reset(seed=5 + episode)
+        _, info = env.reset(seed=5 + episode, options={"task_index": index})
         assert record["env_id"] == GSM8K and record["task_id"] == info["task_id"] and record["turns"] == 1
         assert record["messages"][:-1] == info["messages"]
-        index = int(record["task_id"].rsplit("/", 1)[1])
         reply = record["messages"][-1]
         assert reply == {"role": "assistant", "content": worked_solution(test_rows[index]["answer"])}
     env.close()
@@ -128,11 +132,30 @@ def test_cli_gsm8k_replies_are_in_the_format_the_prompt_asks_for(tmp_path) -> No
 
 
 def test_arithmetic_conversations_reach_the_maximum_reward() -> None:
+    """A procedural source has no split to cover: episode i is the seeded reset seed + i, as
+    the trainer's SFT warm-up data has always been."""
     records = oracle_conversations(ARITHMETIC, 30, env_kwargs={"level": 4})
     assert len(records) == 30
-    for record in records:
+    env = gym.make(ARITHMETIC, level=4)
+    for episode, record in enumerate(records):
         assert_conversation(record)
+        assert record["messages"][:-1] == env.reset(seed=episode)[1]["messages"]
+    env.close()
     assert len({r["task_id"] for r in records}) > 1  # seeds 0..29 pose different tasks
+
+
+def test_a_small_split_gives_every_task_once_and_no_more(tmp_path) -> None:
+    """As many episodes as a data file has rows pose each row exactly once (seeded resets
+    alone would repeat some and miss others); more episodes than rows is refused."""
+    rows = GSM8K_TEST.read_text().splitlines()[:6]
+    data = tmp_path / "rows.jsonl"
+    data.write_text("\n".join(rows) + "\n")
+    records = oracle_conversations(GSM8K, 6, seed=3, env_kwargs={"data_files": str(data)})
+    assert sorted(r["task_id"] for r in records) == [f"gsm8k/train/{i}" for i in range(6)]
+    fewer = [r["task_id"] for r in oracle_conversations(GSM8K, 4, seed=3, env_kwargs={"data_files": str(data)})]
+    assert len(set(fewer)) == 4
+    with pytest.raises(ValueError, match=r"--episodes 7 is more than the 6 tasks of rlenvs/GSM8K-v1: lower --episodes"):
+        oracle_conversations(GSM8K, 7, env_kwargs={"data_files": str(data)})
 
 
 def test_multi_turn_conversations_hold_the_tool_results() -> None:
@@ -156,19 +179,17 @@ def test_episodes_whose_oracle_falls_short_are_skipped(tmp_path) -> None:
     bad = {"question": "What is 2 + 2?", "answer": "It is \\boxed{5}.\n#### 4"}
     data = tmp_path / "rows.jsonl"
     data.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
-    records = oracle_conversations(GSM8K, 12, env_kwargs={"data_files": str(data)})
-    assert 0 < len(records) < 12
-    assert {r["task_id"] for r in records} == {"gsm8k/train/0"}
+    records = oracle_conversations(GSM8K, 2, env_kwargs={"data_files": str(data)})
+    assert [r["task_id"] for r in records] == ["gsm8k/train/0"]
 
     output = tmp_path / "sft.jsonl"
     result = rlenvs_cli(
-        "sft-data", GSM8K, "--episodes", "12", "--output", str(output), "--env-arg", f"data_files={data}"
+        "sft-data", GSM8K, "--episodes", "2", "--output", str(output), "--env-arg", f"data_files={data}"
     )
     assert result.returncode == 0, result.stderr
     written = [json.loads(line) for line in output.read_text().splitlines()]
     assert written == records
-    assert f"wrote {len(records)} conversations" in result.stdout
-    assert f"skipped {12 - len(records)} of 12 episodes" in result.stdout
+    assert "wrote 1 conversations" in result.stdout and "skipped 1 of 2 episodes" in result.stdout
 
 
 def test_cli_writes_one_conversation_per_line(tmp_path) -> None:
@@ -218,7 +239,7 @@ def test_write_jsonl_is_atomic(tmp_path) -> None:
 def test_envs_without_an_oracle_are_refused(no_oracle_module) -> None:
     for env_id in ("no_oracle_envs:Echo-v0", "no_oracle_envs:NoOracleText-v0"):
         with pytest.raises(ValueError, match=rf"{env_id} \(\w+\) has no oracle"):
-            oracle_conversations(env_id, 2)
+            oracle_conversations(env_id, 1)  # NoOracleText's source has one task
 
     output = no_oracle_module / "sft.jsonl"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(no_oracle_module), *sys.path])}
@@ -237,6 +258,10 @@ def test_envs_without_an_oracle_are_refused(no_oracle_module) -> None:
         ([GSM8K, "--episodes", "2", "--seed", "-1"], "seed (--seed) must be an int >= 0"),
         (["rlenvs/Nope-v0", "--episodes", "2"], "unknown env id 'rlenvs/Nope-v0'"),
         ([GSM8K, "--episodes", "2", "--env-arg", "split=nope"], "unknown GSM8K split 'nope'"),
+        (
+            [GSM8K, "--episodes", "1320", "--env-arg", "split=test"],
+            "--episodes 1320 is more than the 1319 tasks of rlenvs/GSM8K-v1 split=test: lower --episodes",
+        ),
     ],
 )
 def test_cli_bad_input_exits_2_with_one_line(tmp_path, args, message) -> None:

@@ -12,6 +12,9 @@ trained a step past the end and overwrote `final-model`. So:
   the run is refused (it asks for something `--resume` will not do).
 - `finished_problem` says why a run cannot be resumed because it is over: its `final-model`
   is saved, or its last checkpoint is at its last step.
+- `resolved_by_run_config` tells `train` that the config it was given is the one
+  `run_config` returned, so the run's config.yaml is read and checked against the machine
+  once (by `run_config`), not again by `train`, which checks any other config it is given.
 """
 
 from __future__ import annotations
@@ -22,11 +25,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rlenvs_train.config import ConfigError, TrainConfig, config_to_dict, load_config
+from rlenvs_train.config import ConfigError, TrainConfig, config_to_dict, free_mapping_keys, load_config
 
 RUN_CONFIG = "config.yaml"
 """The config a run keeps beside its checkpoints (`rlenvs_train.train` writes it first)."""
 FINAL_MODEL = "final-model"
+
+_RESOLVED: dict[Path, TrainConfig] = {}
+"""Run folder -> the config `run_config` last returned for it (read from its config.yaml and
+checked against the machine), for `resolved_by_run_config`."""
 
 
 def run_config(command: TrainConfig, overrides: Sequence[str], log: Callable[[str], None]) -> TrainConfig:
@@ -40,6 +47,7 @@ def run_config(command: TrainConfig, overrides: Sequence[str], log: Callable[[st
     if not path.is_file():
         return command
     saved = saved_config(path, output_dir, check_machine=True)
+    _RESOLVED[Path(output_dir).resolve()] = saved
     changed = differences(saved, command)
     explicit = {_key(item) for item in overrides} - {"trainer.output_dir"}
     refused = [key for key in changed if key in explicit]
@@ -58,6 +66,14 @@ def run_config(command: TrainConfig, overrides: Sequence[str], log: Callable[[st
         kept = ", ".join(f"{key} {_shown(old)} (not {_shown(new)})" for key, (old, new) in changed.items())
         log(f"rlenvs-train: --resume continues {output_dir} with its own {RUN_CONFIG}: {kept}")
     return saved
+
+
+def resolved_by_run_config(config: TrainConfig) -> bool:
+    """True when `config` is the very object `run_config` returned for its output folder: the
+    run's own config.yaml, loaded against the schema and the machine, so `train` need neither
+    validate it again nor read the file to compare. Any other config (one built in Python, or
+    loaded again) is False and gets `train`'s own checks."""
+    return _RESOLVED.get(Path(config.trainer.output_dir).resolve()) is config
 
 
 def saved_config(path: Path, output_dir: str, *, check_machine: bool = False) -> TrainConfig:
@@ -114,14 +130,14 @@ def _flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def _is_free_mapping(dotted: str) -> bool:
-    return dotted in ("data.env_kwargs", "env_workers.ray.resources")
+    return dotted in free_mapping_keys()
 
 
 def _key(override: str) -> str:
     """The dotted key an override sets, cut to the free mapping it edits
     (data.env_kwargs.level=2 changes data.env_kwargs)."""
     key = override.partition("=")[0].strip()
-    for free in ("data.env_kwargs", "env_workers.ray.resources"):
+    for free in free_mapping_keys():
         if key.startswith(free + "."):
             return free
     return key

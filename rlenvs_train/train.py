@@ -61,7 +61,7 @@ from rlenvs_train.heldout import (
     accuracy_line,
     draw_heldout,
 )
-from rlenvs_train.resume import RUN_CONFIG, differences, finished_problem, saved_config
+from rlenvs_train.resume import RUN_CONFIG, differences, finished_problem, resolved_by_run_config, saved_config
 from rlenvs_train.run_metrics import CURVE_FILE, METRICS_FILE, RunMetrics
 from rlenvs_train.sft_warmup import device_args, sft_warmup
 
@@ -118,14 +118,19 @@ def train(
     (default: the console, above the progress bar)."""
     log = log or console_line
     # Everything that can be wrong with the input is found before the first minute of work.
-    validate(config)
+    # The run's own config, as `rlenvs-train --resume` got it from run_config, was loaded and
+    # checked there, against the schema, the machine and the run's config.yaml.
+    resolved = resume and resolved_by_run_config(config)
+    if not resolved:
+        validate(config)
     output_dir = Path(config.trainer.output_dir)
     try:
         _check_placement(config)
         device_args(config.trainer.bf16)
-        _check_output_dir(output_dir, resume)
+        checkpoints = _checkpoints(output_dir)
+        _check_output_dir(output_dir, resume, checkpoints)
         if resume:
-            _check_resumable(config, output_dir)
+            _check_resumable(config, output_dir, checkpoints, compare=not resolved)
     except (ValueError, TypeError, FileNotFoundError, FileExistsError) as error:
         raise RunInputError(str(error)) from error
 
@@ -176,8 +181,7 @@ def _check_placement(config: TrainConfig) -> None:
         )
 
 
-def _check_output_dir(output_dir: Path, resume: bool) -> None:
-    checkpoints = _checkpoints(output_dir)
+def _check_output_dir(output_dir: Path, resume: bool, checkpoints: list[Path]) -> None:
     if resume and not checkpoints:
         raise FileNotFoundError(
             f"--resume: no checkpoint-N folder in {output_dir} to continue from; start the run without --resume"
@@ -189,11 +193,11 @@ def _check_output_dir(output_dir: Path, resume: bool) -> None:
         )
 
 
-def _check_resumable(config: TrainConfig, output_dir: Path) -> None:
-    """A resumed run is the run in `output_dir` as it was configured, and not yet over
-    (`rlenvs_train.resume`): `rlenvs-train --resume` passes the run's own config.yaml."""
+def _check_resumable(config: TrainConfig, output_dir: Path, checkpoints: list[Path], *, compare: bool) -> None:
+    """A resumed run is the run in `output_dir` as it was configured (checked when `compare`:
+    a config `run_config` did not give), and not yet over (`rlenvs_train.resume`)."""
     saved = output_dir / RUN_CONFIG
-    if saved.is_file():
+    if compare and saved.is_file():
         changed = differences(saved_config(saved, config.trainer.output_dir), config)
         if changed:
             shown = ", ".join(f"{key} {old!r} (given {new!r})" for key, (old, new) in changed.items())
@@ -201,7 +205,6 @@ def _check_resumable(config: TrainConfig, output_dir: Path) -> None:
                 f"resume=True continues the run in {output_dir} as its {RUN_CONFIG} says, and this config differs: "
                 f"{shown}; pass the run's config (load_config({str(saved)!r}))"
             )
-    checkpoints = _checkpoints(output_dir)
     problem = finished_problem(output_dir, config, checkpoints[-1] if checkpoints else None)
     if problem:
         raise ValueError(problem)

@@ -29,6 +29,7 @@ from rlenvs_train.config.loading import (
     config_from_dict,
     config_to_dict,
     dump_config,
+    free_mapping_keys,
     load_config,
     validate,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "config_from_dict",
     "config_to_dict",
     "dump_config",
+    "free_mapping_keys",
     "load_config",
     "validate",
 ]

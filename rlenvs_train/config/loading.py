@@ -456,6 +456,23 @@ def _all_keys(cls: Any = TrainConfig, prefix: str = "") -> list[str]:
     return keys
 
 
+@functools.cache
+def free_mapping_keys() -> tuple[str, ...]:
+    """The dotted keys of the schema's free-form mappings (a `Mapping` field: data.env_kwargs,
+    env_workers.ray.resources), whose own keys the schema does not know: a tool comparing or
+    overriding configs treats each as one value, and a field added to the schema is one too."""
+    return tuple(key for key, hint in _leaf_hints(TrainConfig, "") if _is_mapping_type(hint))
+
+
+def _leaf_hints(cls: Any, prefix: str) -> list[tuple[str, Any]]:
+    """(dotted key, type) of every field of the schema below `cls` that is not a section."""
+    leaves: list[tuple[str, Any]] = []
+    for f in dataclasses.fields(cls):
+        dotted, hint = _join(prefix, f.name), _hints(cls)[f.name]
+        leaves.extend(_leaf_hints(hint, dotted) if dataclasses.is_dataclass(hint) else [(dotted, hint)])
+    return leaves
+
+
 def _suggest(key: str, prefix: str, names: Sequence[str]) -> str:
     """ " (did you mean trainer.epochs?)": first a close name at the same level (a typo), else
     the same or a close name elsewhere in the schema (a key put in the wrong section)."""

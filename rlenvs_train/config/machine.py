@@ -4,6 +4,7 @@ checks are pure, so a config can be checked on a laptop and run on a cluster."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import os
@@ -11,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rlenvs_train.backends.kinds import KINDS
-from rlenvs_train.config.schema import LOGGER_PACKAGES, TrainConfig
+from rlenvs_train.config.schema import LOGGER_PACKAGES, TrainConfig, judgeable
 from rlenvs_train.extras import vllm_install_hint
 from rlenvs_train.model_path import model_path_problem
 
@@ -24,12 +25,10 @@ def check_environment(config: TrainConfig) -> list[str]:
 
 
 def environment_problems(config: TrainConfig, bad: set[str]) -> list[str]:
-    """`check_environment`, leaving out the keys in `bad`: their schema problem is already
-    reported, and what stands in for them is the default, not what the user wrote."""
+    """`check_environment`, leaving out the keys in `bad` and under them (`judgeable`): their
+    schema problem is already reported."""
     problems: list[str] = []
-
-    def ok(key: str) -> bool:
-        return not any(key == b or key.startswith(b + ".") for b in bad)
+    ok = functools.partial(judgeable, bad)
 
     problem = _env_id_problem(config.data.env) if ok("data.env") else None
     if problem:

@@ -6,6 +6,7 @@ reads the YAML into these classes and reports every problem at once."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -196,14 +197,19 @@ class TrainConfig:
     logger: str = _rule("none", choices=LOGGERS)
 
 
+def judgeable(bad: set[str], *keys: str) -> bool:
+    """True when none of `keys` (dotted) nor a section above one is in `bad`, the keys whose
+    value had a problem. A bad value's place holds its default, so a check on it (a rule
+    between fields, a look at the machine) would judge the default, not what the user wrote."""
+    return not any(key == b or key.startswith(b + ".") for key in keys for b in bad)
+
+
 def cross_field_problems(config: TrainConfig, bad: set[str]) -> list[str]:
-    """Rules between fields. A rule is skipped when one of its fields already has a problem:
-    it would be judging the default that stood in for the bad value."""
+    """Rules between fields. A rule is skipped when one of its fields already has a problem
+    (`judgeable`)."""
     problems: list[str] = []
     t, inf = config.trainer, config.inference
-
-    def ok(*keys: str) -> bool:
-        return not any(k in bad or any(k.startswith(b + ".") for b in bad) for k in keys)
+    ok = functools.partial(judgeable, bad)
 
     if ok("trainer.train_batch_size", "trainer.num_generations", "trainer.micro_batch_size"):
         episodes = t.train_batch_size * t.num_generations

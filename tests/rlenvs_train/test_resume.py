@@ -13,7 +13,7 @@ import pytest
 
 from rlenvs_train.cli import quickstart_config_path
 from rlenvs_train.config import ConfigError, dump_config, load_config
-from rlenvs_train.resume import run_config
+from rlenvs_train.resume import resolved_by_run_config, run_config
 from rlenvs_train.train import RunInputError, train
 
 
@@ -49,3 +49,20 @@ def test_train_resumes_only_the_run_as_configured_and_not_finished(tmp_path: Pat
     with pytest.raises(RunInputError, match=r"this config differs: trainer.max_steps 3 \(given 4\)"):
         train(load_config(quickstart_config_path(), [*overrides, "trainer.max_steps=4"]), resume=True)
     assert sorted(p.name for p in run.iterdir()) == before
+
+
+def test_train_takes_the_config_run_config_gave_as_read_and_checked(tmp_path: Path) -> None:
+    """`rlenvs-train --resume` reads the run's config.yaml once: run_config loads and checks it,
+    and train, given that very object, still refuses a finished run without reading it again;
+    an equal config loaded anew is checked as any other."""
+    run, _ = a_run(tmp_path, at_step=3)
+    command = load_config(quickstart_config_path(), [f"trainer.output_dir={run}"])
+    config = run_config(command, [f"trainer.output_dir={run}"], lambda line: None)
+    assert resolved_by_run_config(config) and not resolved_by_run_config(load_config(run / "config.yaml"))
+    with pytest.raises(RunInputError, match=r"is finished \(at step 3 of 3"):
+        train(config, resume=True)
+    # A key inside a free-form mapping of the schema is refused as a change of that mapping.
+    resources = "env_workers.ray.resources.sandbox=1"
+    command = load_config(quickstart_config_path(), [f"trainer.output_dir={run}", resources])
+    with pytest.raises(ConfigError, match=r'would change it: env_workers.ray.resources={"sandbox": 1} \(the run'):
+        run_config(command, [f"trainer.output_dir={run}", resources], lambda line: None)

@@ -111,6 +111,8 @@ class SFTWarmupConfig:
     some reward to climb from."""
 
     episodes: int = _rule(0, ge=0, why="0 turns the warm-up off")
+    """Oracle episodes (`rlenvs.integrations.sft.oracle_conversations`): on a data-backed env
+    that many distinct tasks, at most as many as its split has; on a procedural env seeded draws."""
     epochs: int = _rule(1, ge=1)
     learning_rate: float = _rule(1e-3, gt=0)
     batch_size: int = _rule(16, ge=1)

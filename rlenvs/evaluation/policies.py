@@ -8,13 +8,21 @@ Named policies (`policy_from_spec`):
   not a model baseline and should score ~0.
 - `file:PATH`: replies a model wrote elsewhere, from a completions file or a trajectories
   file of an earlier run, keyed by task id and sample (`rlenvs.evaluation.replies`).
-- `openai:URL`: a model behind an OpenAI-compatible chat API (`rlenvs.evaluation.openai_api`).
+- `openai:URL`: a model behind an OpenAI-compatible chat API (`rlenvs.evaluation.openai_api`),
+  asked for several episodes' turns at once (`concurrent`), so the server batches them.
+- `model:PATH`: a local model folder or hub id, run in this process by `rlenvs_train`
+  (`rlenvs_train.model_policy`, the train extra), a batch of episodes' turns per call.
 
-Any callable `messages -> reply` is a policy too (a local model, an agent).
+Any callable `messages -> reply` is a policy too (an agent, a model of your own).
+
+A reply is the text, or a `Reply` that also says why generation stopped ("length": cut at
+the token cap, which a table of wrong answers should show apart) or, with no text, why the
+policy ends the episode (a model's episode token budget spent).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
@@ -25,6 +33,16 @@ from rlenvs.evaluation import openai_api
 from rlenvs.evaluation.replies import RecordedEpisode, RecordedReplies
 
 Messages = Sequence[Mapping[str, str]]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A policy's answer for one turn, when it has more to say than the text."""
+
+    text: str | None
+    """The reply; None ends the episode without one (stop reason `finish_reason`)."""
+    finish_reason: str | None = None
+    """Why generation stopped: "stop", "length" (cut at the token cap), or why there is no text."""
 
 
 @dataclass(frozen=True)
@@ -45,9 +63,14 @@ class Turn:
 
 
 class Policy(Protocol):
+    """What `evaluate` plays. Optional, read where present: `concurrent` (True: `reply` may be
+    called from several threads at once, as for a server), `replies(turns)` (one call for a
+    batch of turns of different episodes, as a local model generates them), and
+    `default_concurrency` (episodes played at once when the caller does not say)."""
+
     name: str
 
-    def reply(self, turn: Turn) -> str | None:
+    def reply(self, turn: Turn) -> str | Reply | None:
         """The reply, or None when the policy has none left (a file's replies ran out)."""
 
 
@@ -90,9 +113,13 @@ class RecordedPolicy:
         self.recorded: list[RecordedEpisode] = RecordedReplies.read(path)
         self.name = f"file:{path}"
 
-    def reply(self, turn: Turn) -> str | None:
-        replies = self.recorded[turn.episode].replies
-        return replies[turn.turn] if turn.turn < len(replies) else None
+    def reply(self, turn: Turn) -> str | Reply:
+        recorded = self.recorded[turn.episode]
+        if turn.turn < len(recorded.replies):
+            return recorded.replies[turn.turn]
+        if recorded.failure is not None:
+            raise openai_api.PolicyError(f"the recorded episode failed: {recorded.failure}")
+        return Reply(None, recorded.stop_reason or "policy_exhausted")
 
 
 class OpenAIPolicy:
@@ -114,15 +141,21 @@ class OpenAIPolicy:
         self._model = model
         self._reached = False
         self.name = f"openai:{self.base}"
-        self.finish_reasons: dict[str, int] = {}
+        self._contact = threading.Lock()
+
+    concurrent = True
+    """Turns of several episodes are sent at once, each from its own thread: a server batches
+    concurrent requests (vLLM's continuous batching), so one at a time would leave it idle."""
+    default_concurrency = 8
 
     @property
     def model(self) -> str:
         """The served model: `model` as given, else the one the server lists. The first call
         also checks that the server answers (see `_first_contact`)."""
-        if self._model is None or not self._reached:
-            listing = self._first_contact()
-            self._model = openai_api.only_model(listing, self.base) if self._model is None else self._model
+        with self._contact:  # the first turns of a batch arrive together: one contact
+            if self._model is None or not self._reached:
+                listing = self._first_contact()
+                self._model = openai_api.only_model(listing, self.base) if self._model is None else self._model
         return self._model
 
     def _first_contact(self) -> Any:
@@ -142,7 +175,7 @@ class OpenAIPolicy:
         self._reached = True
         return listing
 
-    def reply(self, turn: Turn) -> str:
+    def reply(self, turn: Turn) -> Reply:
         url = f"{self.base}/chat/completions"
         body = openai_api.chat_request(
             self.model, turn.messages, temperature=self.temperature, max_tokens=self.max_tokens, seed=turn.seed
@@ -150,14 +183,13 @@ class OpenAIPolicy:
         answer = openai_api.read_chat_reply(
             openai_api.call_json(url, body, timeout_s=self.timeout_s, retries=self.retries), url
         )
-        reason = answer.finish_reason or "unknown"
-        self.finish_reasons[reason] = self.finish_reasons.get(reason, 0) + 1
-        return answer.text
+        return Reply(answer.text, answer.finish_reason)
 
 
-def policy_from_spec(spec: Any, **openai_options: Any) -> Policy:
+def policy_from_spec(spec: Any, **options: Any) -> Policy:
     """A policy from what `evaluate` or `--policy` is given: a Policy, a callable
-    `messages -> reply`, or a name (`oracle`, `random`, `file:PATH`, `openai:URL`)."""
+    `messages -> reply`, or a name (`oracle`, `random`, `file:PATH`, `openai:URL`,
+    `model:PATH`); `options` go to the openai or model policy's constructor."""
     if hasattr(spec, "reply") and hasattr(spec, "name"):
         return cast(Policy, spec)
     if callable(spec):
@@ -171,8 +203,24 @@ def policy_from_spec(spec: Any, **openai_options: Any) -> Policy:
     if spec.startswith("file:"):
         return RecordedPolicy(spec.removeprefix("file:"))
     if spec.startswith("openai:"):
-        return OpenAIPolicy(spec.removeprefix("openai:"), **openai_options)
+        return OpenAIPolicy(spec.removeprefix("openai:"), **options)
+    if spec.startswith("model:"):
+        return _model_policy(spec.removeprefix("model:"), options)
     raise ValueError(
         f"unknown policy {spec!r}: use 'oracle', 'random', 'file:COMPLETIONS.jsonl' (or an earlier run's "
-        "trajectories), 'openai:URL' (an OpenAI-compatible server), or in Python a callable messages -> reply"
+        "trajectories), 'openai:URL' (an OpenAI-compatible server), 'model:PATH' (a local model), or in Python "
+        "a callable messages -> reply"
     )
+
+
+def _model_policy(model: str, options: dict[str, Any]) -> Policy:
+    """`model:PATH`: rlenvs_train runs the model (torch and transformers, the train extra)."""
+    try:
+        from rlenvs_train.model_policy import ModelPolicy
+    except ImportError as error:
+        raise ImportError(
+            f"--policy model:{model} runs the model in this process, which needs the train extra "
+            f'({error.name or error} is missing): pip install -e ".[train]" (or serve the model with vllm serve '
+            "and use --policy openai:URL)"
+        ) from None
+    return cast(Policy, ModelPolicy(model, **options))

@@ -7,8 +7,9 @@ apart (`infra_failures`) and the table says how many, never dropping them silent
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -41,6 +42,9 @@ class Trajectory:
     turns: int
     groups: dict[str, Any] = field(default_factory=dict)
     """The task's level, subject, family where it has them."""
+    finish_reasons: list[str | None] = field(default_factory=list)
+    """Why each reply's generation stopped, where the policy says ("stop"; "length": cut at the
+    token cap); None for a policy that does not say (a callable, the oracle)."""
     seconds: dict[str, float] = field(default_factory=dict)
     """Wall time: in the policy, in the env (reset and steps), and the episode's total."""
 
@@ -108,6 +112,10 @@ class EvalResult:
     def stop_reasons(self) -> Counter[str]:
         return Counter(t.stop_reason for t in self.trajectories)
 
+    def finish_reasons(self) -> Counter[str]:
+        """Replies by why their generation stopped, where the policy says (openai:, model:)."""
+        return Counter(reason for t in self.trajectories for reason in t.finish_reasons if reason is not None)
+
     def failures(self) -> Counter[str]:
         """Infrastructure failures by kind (the text before the first colon)."""
         return Counter(t.failure.split(":")[0] for t in self.trajectories if t.failure is not None)
@@ -147,6 +155,7 @@ class EvalResult:
             "mean_reward": self.mean_reward,
             "mean_turns": sum(t.turns for t in self.ran) / len(self.ran) if self.ran else float("nan"),
             "stop_reasons": dict(self.stop_reasons()),
+            "finish_reasons": dict(self.finish_reasons()),
             "breakdowns": {
                 name: {str(v): {"episodes": n, "success_rate": r} for v, (n, r) in self.breakdown(name).items()}
                 for name in ("family", "level", "subject")
@@ -188,6 +197,11 @@ class EvalResult:
         parts.append(
             "stop reasons: " + ", ".join(f"{reason or '-'} {count}" for reason, count in reasons.most_common())
         )
+        finishes = self.finish_reasons()
+        if finishes.get("length"):  # a wrong answer that was cut off is a cap to raise, not a model to blame
+            parts.append(
+                f"replies cut at the token cap (finish reason length): {finishes['length']} of {finishes.total()}"
+            )
         if self.infra_failures:
             first = next(t for t in self.trajectories if t.failure is not None)
             kinds = ", ".join(f"{kind} {count}" for kind, count in self.failures().most_common())
@@ -196,6 +210,26 @@ class EvalResult:
                 f"first, on {first.task_id}: {first.failure}"
             )
         return "\n\n".join(parts)
+
+
+def json_safe(value: Any) -> Any:
+    """`value` as JSON can hold it: numpy scalars as numbers, tuples and sets as lists, a
+    non-finite float as its text, anything else as its repr (an info may hold any object)."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [json_safe(v) for v in value]
+    item = getattr(value, "item", None)  # numpy scalars
+    if callable(item):
+        try:
+            return json_safe(item())
+        except (TypeError, ValueError):
+            pass
+    return repr(value)
 
 
 def _markdown(header: list[str], rows: list[list[str]]) -> str:

@@ -7,8 +7,13 @@ failed (the policy's server, a sandbox, a lost remote env) is a failure of the r
 wrong answer: it is recorded with `failure` set, counted apart and kept out of the success
 rate (`rlenvs.evaluation.result`).
 
-Trajectories are written to a JSONL file as each episode ends, so an interrupted run keeps
-what it finished, and `resume=True` skips the episodes already there.
+Several episodes play at once (`concurrency`, one env each): every round, the policy gets the
+pending turn of each episode in play together, which a server (`openai:`) answers with
+concurrent requests and a local model (`model:`) with one batched generation; the envs then
+step one after another. Each episode keeps its own seed, so the numbers do not depend on it.
+
+Trajectories are written to a JSONL file as each episode ends (in the order they end), so an
+interrupted run keeps what it finished, and `resume=True` skips the episodes already there.
 """
 
 from __future__ import annotations
@@ -17,17 +22,20 @@ import json
 import math
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections import deque
+from collections.abc import Callable, Generator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 
+from rlenvs.core.checks import check_int
 from rlenvs.core.failures import EnvLostError, EnvTimeoutError, short_error
 from rlenvs.core.registration import check_env_id
 from rlenvs.evaluation.openai_api import PolicyError
-from rlenvs.evaluation.policies import Policy, RecordedPolicy, Turn, policy_from_spec
-from rlenvs.evaluation.result import EvalResult, Trajectory
+from rlenvs.evaluation.policies import Policy, RecordedPolicy, Reply, Turn, policy_from_spec
+from rlenvs.evaluation.result import EvalResult, Trajectory, json_safe
 from rlenvs.evaluation.tasks import choose_task_indices, source_size
 from rlenvs.files import atomic_path
 
@@ -53,15 +61,22 @@ def evaluate(
     env_kwargs: Mapping[str, Any] | None = None,
     trajectories: str | Path | None = None,
     resume: bool = False,
+    concurrency: int | None = None,
+    max_turns: int | None = None,
     progress: bool = False,
 ) -> EvalResult:
     """Run `policy` on the env's tasks and return the result.
 
     `env`: an id (made with `env_kwargs`, closed at the end) or an env. `policy`: `"oracle"`,
-    `"random"`, `"file:PATH"`, `"openai:URL"` (or an `OpenAIPolicy` with its options), or a
-    callable `messages -> reply`. `episodes` None runs every task of a sized split once;
-    `episodes=N` draws N distinct tasks with `seed`. `samples` runs each task that many times
-    (n for pass@k). A `file:` policy's episodes are its file's lines (the first `episodes`).
+    `"random"`, `"file:PATH"`, `"openai:URL"`, `"model:PATH"` (or an `OpenAIPolicy`/`ModelPolicy`
+    with its options), or a callable `messages -> reply`. `episodes` None runs every task of a
+    sized split once; `episodes=N` draws N distinct tasks with `seed`. `samples` runs each task
+    that many times (n for pass@k). A `file:` policy's episodes are its file's lines (the first
+    `episodes`). `concurrency`: episodes played at once, one env each (an env id is made that
+    many times); None takes the policy's `default_concurrency` (8 for a server, 32 for a local
+    model), else 1. The result does not depend on it: each episode has its own seed.
+    `max_turns`: end an episode after this many replies (stop reason "max_turns", as the
+    rollout engine's cap), below the env's own limit; None leaves it to the env.
 
         result = rlenvs.evaluate("rlenvs/GSM8K-v1", "oracle", env_kwargs={"split": "test"})
         result.success_rate, result.ci, result.trajectories[0].messages
@@ -71,13 +86,16 @@ def evaluate(
     owned = isinstance(env, str)
     if isinstance(env, str):
         check_env_id(env)  # an unknown id in the words every command uses, with the close ids
-    the_env = gym.make(env, **dict(env_kwargs or {})) if isinstance(env, str) else env
-    if not owned and env_kwargs:
+    elif env_kwargs:
         raise ValueError("env_kwargs is for an env id; an env given as an object was made already")
-    env_id = env if isinstance(env, str) else (the_env.spec.id if the_env.spec is not None else type(env).__name__)
+    if max_turns is not None:
+        check_int("max_turns (--max-turns)", max_turns, at_least=1, or_none="the env's own limit")
+    the_policy = policy_from_spec(policy)
+    width = _concurrency(concurrency, the_policy, owned)
+    envs = [gym.make(env, **dict(env_kwargs or {})) if isinstance(env, str) else env]
+    env_id = env if isinstance(env, str) else (envs[0].spec.id if envs[0].spec is not None else type(env).__name__)
     try:
-        the_policy = policy_from_spec(policy)
-        plan = _plan(the_env, env_id, the_policy, episodes, samples, seed, env_kwargs or {})
+        plan = _plan(envs[0], env_id, the_policy, episodes, samples, seed, env_kwargs or {})
         done: list[Trajectory] = []
         if resume and trajectories is not None and Path(trajectories).is_file():
             done = _read_done(Path(trajectories))
@@ -87,38 +105,129 @@ def evaluate(
                 staged.write_text("".join(json.dumps(t.to_json(), ensure_ascii=False) + "\n" for t in done), "utf-8")
         done_keys = {_key(t.option, t.sample) for t in done}
         todo = [p for p in plan if _key(p[1], p[2]) not in done_keys]
+        while isinstance(env, str) and len(envs) < min(width, len(todo)):
+            envs.append(gym.make(env, **dict(env_kwargs or {})))
         started = time.perf_counter()
-        results = list(done)
-        mode = "a" if resume else "w"
-        with open(trajectories if trajectories is not None else os.devnull, mode, encoding="utf-8") as output:
-            for position, option, sample in _with_progress(todo, progress):
-                trajectory = play_episode(the_env, the_policy, option, sample, seed + position, position)
-                results.append(trajectory)
+        played: dict[int, Trajectory] = {}
+        with open(
+            trajectories if trajectories is not None else os.devnull, "a" if resume else "w", encoding="utf-8"
+        ) as output:
+            bar = _progress_bar(len(todo)) if progress else None
+
+            def record(position: int, trajectory: Trajectory) -> None:
+                played[position] = trajectory
                 output.write(json.dumps(trajectory.to_json(), ensure_ascii=False) + "\n")
                 output.flush()
+                if bar is not None:
+                    bar.update(1)
+
+            try:
+                play_episodes(envs, the_policy, todo, seed, record, max_turns)
+            finally:
+                if bar is not None:
+                    bar.close()
         return EvalResult(
             env_id=env_id,
             policy=the_policy.name,
             samples=samples,
             seed=seed,
-            trajectories=results,
+            trajectories=done + [played[position] for position, _, _ in todo],
             seconds=time.perf_counter() - started,
             resumed=len(done),
         )
     finally:
         if owned:
-            the_env.close()
+            for made in envs:
+                made.close()
 
 
-def play_episode(
-    env: gym.Env, policy: Policy, option: dict[str, Any], sample: int, seed: int, episode: int
-) -> Trajectory:
-    """One episode, start to end; a machinery failure ends it with `failure` set."""
+Answer = tuple[Any, float]
+"""What an episode is sent for its turn: the policy's reply (str, Reply or None) and the
+seconds the policy took."""
+
+
+def play_episodes(
+    envs: Sequence[gym.Env],
+    policy: Policy,
+    plan: Sequence[tuple[int, dict[str, Any], int]],
+    seed: int,
+    record: Callable[[int, Trajectory], None],
+    max_turns: int | None = None,
+) -> None:
+    """Play every (position, option, sample) of `plan`, as many at once as there are `envs`:
+    each round asks the policy for the pending turn of every episode in play (one batch), then
+    steps each episode's env with its reply. `record(position, trajectory)` gets each episode
+    as it ends. With one env this is the plain loop, one episode after another."""
+    queue = deque(plan)
+    free = list(range(len(envs)))[::-1]
+    playing: dict[int, tuple[int, Generator[Turn, Answer, Trajectory], Turn]] = {}  # env slot -> episode
+
+    def advance(slot: int, position: int, episode: Generator[Turn, Answer, Trajectory], send: Any) -> None:
+        try:
+            if isinstance(send, BaseException):
+                turn = episode.throw(send)
+            else:
+                turn = next(episode) if send is None else episode.send(send)
+        except StopIteration as ended:
+            record(position, ended.value)
+            free.append(slot)
+            playing.pop(slot, None)
+            return
+        playing[slot] = (position, episode, turn)
+
+    while queue or playing:
+        while queue and free:
+            position, option, sample = queue.popleft()
+            slot = free.pop()
+            episode = _episode(envs[slot], option, sample, seed + position, position, max_turns)
+            advance(slot, position, episode, None)
+        if not playing:
+            continue
+        slots = list(playing)
+        started = time.perf_counter()
+        answers = _ask(policy, [playing[slot][2] for slot in slots])
+        seconds = time.perf_counter() - started
+        for slot, answer in zip(slots, answers):
+            position, episode, _ = playing[slot]
+            advance(slot, position, episode, answer if isinstance(answer, BaseException) else (answer, seconds))
+
+
+def _ask(policy: Policy, turns: list[Turn]) -> list[Any]:
+    """The policy's reply to each turn, or the PolicyError that turn got (an infrastructure
+    failure of that episode alone). Any other exception is a bug or bad input and ends the run."""
+    batch = getattr(policy, "replies", None)
+    if callable(batch):
+        try:
+            answers = list(batch(turns))
+        except PolicyError as error:
+            return [error] * len(turns)
+        if len(answers) != len(turns):
+            raise RuntimeError(f"policy {policy.name} gave {len(answers)} replies for {len(turns)} turns")
+        return answers
+
+    def one(turn: Turn) -> Any:
+        try:
+            return policy.reply(turn)
+        except PolicyError as error:
+            return error
+
+    if len(turns) > 1 and getattr(policy, "concurrent", False):
+        with ThreadPoolExecutor(max_workers=len(turns), thread_name_prefix="rlenvs-eval") as pool:
+            return list(pool.map(one, turns))
+    return [one(turn) for turn in turns]
+
+
+def _episode(
+    env: gym.Env, option: dict[str, Any], sample: int, seed: int, position: int, max_turns: int | None = None
+) -> Generator[Turn, Answer, Trajectory]:
+    """One episode, start to end, as a generator: it yields each turn the policy must answer and
+    is sent the answer; it returns the trajectory. A machinery failure ends it with `failure` set."""
     started = time.perf_counter()
     policy_s = env_s = 0.0
     messages: list[dict[str, str]] = []
     rewards: list[float] = []
     infos: list[dict[str, Any]] = []
+    finish_reasons: list[str | None] = []
     task_id, stop_reason, correct, failure = str(next(iter(option.values()))), "", None, None
     groups: dict[str, Any] = {}
     try:
@@ -130,22 +239,29 @@ def play_episode(
         messages.extend(_env_messages(info, observation))
         limit = info.get("max_turns") or MAX_STEPS_WITHOUT_TURN_LIMIT
         while True:
+            if max_turns is not None and len(rewards) >= max_turns:
+                stop_reason = "max_turns"
+                break
             if len(rewards) >= limit:
                 stop_reason = "step_limit"
                 break
-            turn = Turn(list(messages), env, task_id, sample, turn=len(rewards), seed=seed, episode=episode)
-            t0 = time.perf_counter()
-            reply = policy.reply(turn)
-            policy_s += time.perf_counter() - t0
-            if reply is None:
-                stop_reason = "policy_exhausted"
+            answer, seconds = yield Turn(
+                list(messages), env, task_id, sample, turn=len(rewards), seed=seed, episode=position
+            )
+            policy_s += seconds
+            reply = answer if isinstance(answer, Reply) else Reply(answer)
+            if reply.text is None:
+                stop_reason = reply.finish_reason or "policy_exhausted"
                 break
-            messages.append({"role": "assistant", "content": reply})
+            if not isinstance(reply.text, str):
+                raise TypeError(f"a policy's reply must be a str, a Reply or None, got {type(reply.text).__name__}")
+            messages.append({"role": "assistant", "content": reply.text})
+            finish_reasons.append(reply.finish_reason)
             t0 = time.perf_counter()
-            observation, reward, terminated, truncated, info = env.step(reply)
+            observation, reward, terminated, truncated, info = env.step(reply.text)
             env_s += time.perf_counter() - t0
             rewards.append(float(reward))
-            infos.append(_json_safe({k: v for k, v in info.items() if k != "messages"}))
+            infos.append(json_safe({k: v for k, v in info.items() if k != "messages"}))
             correct = info.get("correct")
             if terminated or truncated:
                 stop_reason = str(info.get("stop_reason") or ("terminated" if terminated else "truncated"))
@@ -173,8 +289,22 @@ def play_episode(
         failure=failure,
         turns=len(rewards),
         groups=groups,
+        finish_reasons=finish_reasons,
         seconds={"policy": policy_s, "env": env_s, "total": time.perf_counter() - started},
     )
+
+
+def _concurrency(asked: int | None, policy: Policy, env_is_id: bool) -> int:
+    if asked is None:
+        return int(getattr(policy, "default_concurrency", 1)) if env_is_id else 1
+    if isinstance(asked, bool) or not isinstance(asked, int) or asked < 1:
+        raise ValueError(f"concurrency (--concurrency) must be an int >= 1 (episodes played at once), got {asked!r}")
+    if asked > 1 and not env_is_id:
+        raise ValueError(
+            f"concurrency={asked} plays that many episodes at once, one env each, so it needs the env's id (made "
+            "that many times) rather than one env object: pass the id and env_kwargs"
+        )
+    return asked
 
 
 def _plan(
@@ -215,24 +345,6 @@ def _env_messages(info: Mapping[str, Any], observation: Any) -> list[dict[str, s
     return [{"role": "user", "content": str(observation)}] if observation else []
 
 
-def _json_safe(value: Any) -> Any:
-    if value is None or isinstance(value, (str, bool, int)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, Mapping):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [_json_safe(v) for v in value]
-    item = getattr(value, "item", None)  # numpy scalars
-    if callable(item):
-        try:
-            return _json_safe(item())
-        except (TypeError, ValueError):
-            pass
-    return repr(value)
-
-
 def _key(option: Mapping[str, Any], sample: int) -> str:
     return json.dumps([sorted(option.items()), sample])
 
@@ -252,9 +364,7 @@ def _read_done(path: Path) -> list[Trajectory]:
     return done
 
 
-def _with_progress(items: list, enabled: bool) -> Iterable:
-    if not enabled:
-        return items
+def _progress_bar(total: int) -> Any:
     from tqdm import tqdm
 
-    return tqdm(items, unit="episode", dynamic_ncols=True)
+    return tqdm(total=total, unit="episode", dynamic_ncols=True)

@@ -14,6 +14,7 @@ before training began.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Sequence
 from importlib import resources
@@ -79,10 +80,6 @@ def _train(argv: list[str]) -> int:
     return 0
 
 
-EVAL_TOKEN_CAPS = {"max_tokens_per_turn": 256, "max_episode_tokens": 1024}
-"""`rlenvs-train eval`'s token caps when neither a flag nor a run's config gives them."""
-
-
 def _eval(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="rlenvs-train eval",
@@ -104,10 +101,13 @@ def _eval(argv: list[str]) -> int:
         metavar="KEY=VALUE",
         help="a gym.make keyword argument, e.g. level=2 (repeatable; over the run's env_kwargs with --config)",
     )
-    for flag, default in EVAL_TOKEN_CAPS.items():
-        parser.add_argument(
-            f"--{flag.replace('_', '-')}", type=int, default=None, help=f"default: the run's, else {default}"
-        )
+    from rlenvs_train.evaluate import DEFAULT_MAX_EPISODE_TOKENS, DEFAULT_MAX_TOKENS_PER_TURN
+
+    for flag, default in (
+        ("--max-tokens-per-turn", DEFAULT_MAX_TOKENS_PER_TURN),
+        ("--max-episode-tokens", DEFAULT_MAX_EPISODE_TOKENS),
+    ):
+        parser.add_argument(flag, type=int, default=None, help=f"default: the run's, else {default}")
     parser.add_argument("--temperature", type=float, default=None, help="default: 0 when k is 1, else 1")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", default=None, metavar="FILE.jsonl", help="write every episode's trajectory here")
@@ -143,39 +143,38 @@ def _eval(argv: list[str]) -> int:
 
 def _eval_settings(args: argparse.Namespace, env_args: dict) -> dict:
     """The model, env, env kwargs, turn and token caps of an eval: each flag given, else the
-    run's (--config), else the default. A run's model lacked its own system prompt setting
-    when evaluated under the env's default prompt (the quickstart trains with system_prompt
-    null and scored 0% so), so its env_kwargs come whole, and --env-arg edits them key by key."""
-    from rlenvs_train.config import load_config
+    run's (--config, `rlenvs_train.run_settings`), else `evaluate`'s default."""
+    from rlenvs_train.evaluate import DEFAULT_MAX_EPISODE_TOKENS, DEFAULT_MAX_TOKENS_PER_TURN
+    from rlenvs_train.run_settings import final_model, run_eval_settings
 
-    run = load_config(args.config) if args.config else None
-    env = args.env or (run.data.env if run else None)
-    if env is None:
-        raise ValueError("give --env ID, or --config RUN/config.yaml to evaluate as that run trained")
-    kwargs = dict(run.data.env_kwargs) if run and env == run.data.env else {}
-    kwargs.update(env_args)
-    settings = {"model": args.model or _run_model(args.config), "env": env, "env_kwargs": kwargs}
-    settings["max_turns"] = args.max_turns if args.max_turns is not None else (run.trainer.max_turns if run else None)
-    for key, default in EVAL_TOKEN_CAPS.items():
-        given = getattr(args, key)
-        settings[key] = given if given is not None else getattr(run.trainer, key) if run else default
-    if run:
-        shown = ", ".join(f"{key} {value}" for key, value in settings.items() if key != "env_kwargs")
-        print(f"rlenvs-train eval: {shown}, env_kwargs {kwargs} (flags over {args.config})")
-    return settings
-
-
-def _run_model(config: str | None) -> str:
-    """The final model beside a run's config.yaml: what --config evaluates without --model."""
-    if config is None:
-        raise ValueError("give --model (a local model folder or a hub id), or --config RUN/config.yaml")
-    model = Path(config).expanduser().parent / "final-model"
-    if not (model / "config.json").is_file():
-        raise FileNotFoundError(
-            f"{model} is not there (a run that has not finished, or a config outside its run's folder): pass --model, "
-            "e.g. the run's last checkpoint-N"
+    if args.config:
+        model = args.model or final_model(args.config)
+        run = run_eval_settings(
+            args.config,
+            env=args.env,
+            env_args=env_args,
+            max_turns=args.max_turns,
+            max_tokens_per_turn=args.max_tokens_per_turn,
+            max_episode_tokens=args.max_episode_tokens,
         )
-    return str(model)
+        print(f"rlenvs-train eval: model {model}, {run.described()} (flags over {args.config})")
+        return {"model": model, **dataclasses.asdict(run)}
+    if args.env is None:
+        raise ValueError("give --env ID, or --config RUN/config.yaml to evaluate as that run trained")
+    if args.model is None:
+        raise ValueError("give --model (a local model folder or a hub id), or --config RUN/config.yaml")
+    return {
+        "model": args.model,
+        "env": args.env,
+        "env_kwargs": env_args,
+        "max_turns": args.max_turns,
+        "max_tokens_per_turn": DEFAULT_MAX_TOKENS_PER_TURN
+        if args.max_tokens_per_turn is None
+        else args.max_tokens_per_turn,
+        "max_episode_tokens": DEFAULT_MAX_EPISODE_TOKENS
+        if args.max_episode_tokens is None
+        else args.max_episode_tokens,
+    }
 
 
 if __name__ == "__main__":

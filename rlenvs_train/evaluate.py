@@ -34,14 +34,16 @@ Sampling: `temperature=None` is greedy (0.0) when each task is sampled once and 
 otherwise (k samples of one greedy policy would be k copies). `seed` fixes both the task
 draw and the sampling, so a run repeats exactly with the same arguments.
 
-`output`: a JSONL file, one line per episode (`task_index`, `task_id`, `sample`, `reward`,
-`success`, `turns`, `stop_reason`, `error`, `transcript`), rewritten atomically after each
+`output`: a JSONL file, one line per episode in the trajectory format of `rlenvs eval`
+(`rlenvs.evaluation.Trajectory`: the task's reset option, sample, messages, each step's
+reward and info, each turn's finish reason, verdict, stop reason, failure), rewritten atomically after each
 batch (a temporary file beside it, fsync, `os.replace`): an interrupted eval leaves a
 complete file of the batches done so far, never a half-written line.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import os
@@ -58,6 +60,7 @@ import rlenvs  # noqa: F401 - registers the env ids
 from rlenvs.core.checks import check_int
 from rlenvs.core.registration import check_env_id
 from rlenvs.core.task import task_source
+from rlenvs.evaluation.result import Trajectory, json_safe
 from rlenvs.evaluation.stats import pass_at_k
 from rlenvs.files import atomic_path
 from rlenvs.vector import ENV_FAILURES, EnvPool
@@ -65,23 +68,17 @@ from rlenvs_train.backends.base import Backend
 from rlenvs_train.backends.kinds import BACKENDS, KINDS
 from rlenvs_train.extras import vllm_install_hint
 from rlenvs_train.grpo import TASK_INDEX, _task_indices
-from rlenvs_train.model_path import model_path_problem
+from rlenvs_train.model_path import checked_model_path
 from rlenvs_train.rollout import Episode, RolloutEngine
 
 __all__ = ["BACKENDS", "RECORD_FIELDS", "EvalResult", "evaluate", "pass_at_k"]
 
-RECORD_FIELDS = (
-    "task_index",
-    "task_id",
-    "sample",
-    "reward",
-    "success",
-    "turns",
-    "stop_reason",
-    "error",
-    "transcript",
-)
-"""The keys of each line of the `output` file, in order."""
+RECORD_FIELDS = tuple(field.name for field in dataclasses.fields(Trajectory))
+"""The keys of each line of the `output` file, in order: `rlenvs eval --trajectories`'s, so
+`rlenvs eval --policy file:OUT.jsonl` re-scores a model's episodes without the model."""
+DEFAULT_MAX_TOKENS_PER_TURN = 256
+DEFAULT_MAX_EPISODE_TOKENS = 1024
+"""`evaluate`'s token caps, which `rlenvs-train eval` also falls back to without a run's config."""
 
 
 @dataclass(frozen=True)
@@ -193,8 +190,8 @@ def evaluate(
     max_turns: int | None = None,
     backend: str = "hf",
     env_kwargs: Mapping[str, Any] | None = None,
-    max_tokens_per_turn: int = 256,
-    max_episode_tokens: int | None = 1024,
+    max_tokens_per_turn: int = DEFAULT_MAX_TOKENS_PER_TURN,
+    max_episode_tokens: int | None = DEFAULT_MAX_EPISODE_TOKENS,
     temperature: float | None = None,
     seed: int = 0,
     output: str | os.PathLike[str] | None = None,
@@ -275,7 +272,7 @@ def evaluate(
                 "which the engine needs for the chat template"
             )
     elif isinstance(model, (str, os.PathLike)):
-        model = _check_model_path(os.fspath(model))
+        model = checked_model_path(os.fspath(model))
     else:
         raise TypeError(
             "model must be a local folder or hub id, a rlenvs_train Backend (generate(prompts, params)) or a "
@@ -291,7 +288,7 @@ def evaluate(
     if isinstance(tokenizer, os.PathLike):
         tokenizer = os.fspath(tokenizer)
     if isinstance(tokenizer, str):
-        tokenizer = _check_model_path(tokenizer, what="tokenizer")
+        tokenizer = checked_model_path(tokenizer, what="tokenizer")
     out_path = None if output is None else Path(output).expanduser()
     if out_path is not None and out_path.is_dir():
         raise IsADirectoryError(f"output must be a file path for the JSONL lines, got the folder {out_path}")
@@ -407,7 +404,9 @@ def _play(
             for start in range(0, len(plays), batch_size):
                 batch = plays[start : start + batch_size]
                 played = engine.run(pool, [{TASK_INDEX: indices[task]} for task, _ in batch])
-                new = [_record(indices[task], sample, episode) for (task, sample), episode in zip(batch, played)]
+                new = [
+                    _record(indices[task], sample, plan.seed, episode) for (task, sample), episode in zip(batch, played)
+                ]
                 records += new
                 if out_path is not None:
                     lines += [_json_line(record) for record in new]
@@ -426,7 +425,7 @@ def _measure(records: Sequence[dict[str, Any]], indices: Sequence[int], k: int) 
     finished = [r for r in records if r["stop_reason"] not in ENV_FAILURES]
     outcomes: dict[int, list[bool]] = defaultdict(list)
     for record in finished:
-        outcomes[record["task_index"]].append(record["success"])
+        outcomes[record["option"][TASK_INDEX]].append(record["success"])
     measured = [outcomes[i] for i in indices if len(outcomes[i]) >= k]
     return {
         "finished": len(finished),
@@ -459,15 +458,6 @@ def _check_env_id(env_id: Any) -> None:
     if not isinstance(env_id, str) or not env_id:
         raise TypeError(f"env_id must be a registered env id such as 'rlenvs/Arithmetic-v1', got {env_id!r}")
     check_env_id(env_id)  # an unknown id in the words every rlenvs command uses
-
-
-def _check_model_path(text: str, what: str = "model") -> str:
-    """`text`, checked before transformers or vLLM take minutes to say it is wrong."""
-    problem = model_path_problem(text)
-    if problem is not None:
-        raise FileNotFoundError(f"{what}: {problem}")
-    path = Path(text).expanduser()
-    return str(path) if path.exists() else text  # else a hub id: the loader fetches it
 
 
 def _is_backend(model: Any) -> bool:
@@ -508,18 +498,28 @@ def _build_backend(model: Any, backend: str, seed: int, server_url: str | None, 
 # --- records and the output file ------------------------------------------------------------
 
 
-def _record(task_index: int, sample: int, episode: Episode) -> dict[str, Any]:
-    return {
-        "task_index": int(task_index),
-        "task_id": None if episode.task_id is None else str(episode.task_id),
-        "sample": sample,
-        "reward": float(episode.reward),
-        "success": episode.info.get("correct") is True,
-        "turns": episode.turns,
-        "stop_reason": episode.stop_reason,
-        "error": episode.error,
-        "transcript": [{"role": str(m["role"]), "content": str(m["content"])} for m in episode.transcript],
-    }
+def _record(task_index: int, sample: int, seed: int, episode: Episode) -> dict[str, Any]:
+    """An episode as a trajectory line. The env failing it is a failure, not a wrong answer:
+    no verdict (`success` None), the reason and error in `failure`."""
+    failed = episode.stop_reason in ENV_FAILURES
+    correct = episode.info.get("correct") if episode.step_infos else None
+    trajectory = Trajectory(
+        task_id=str(task_index if episode.task_id is None else episode.task_id),
+        option={TASK_INDEX: int(task_index)},
+        sample=sample,
+        seed=seed,
+        messages=[{"role": str(m["role"]), "content": str(m["content"])} for m in episode.transcript],
+        rewards=list(episode.turn_rewards),
+        infos=[json_safe({k: v for k, v in info.items() if k != "messages"}) for info in episode.step_infos],
+        reward=float(episode.reward),
+        correct=None if correct is None else bool(correct),
+        success=None if failed else correct is True,
+        stop_reason=str(episode.stop_reason),
+        failure=f"{episode.stop_reason}: {episode.error or ''}".rstrip(": ") if failed else None,
+        turns=episode.turns,
+        finish_reasons=list(episode.finish_reasons),
+    )
+    return trajectory.to_json()
 
 
 def _json_line(record: dict[str, Any]) -> str:

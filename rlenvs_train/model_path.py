@@ -30,6 +30,16 @@ def model_path_problem(text: str) -> str | None:
     return f"{text!r} is neither an existing local folder nor a hub id (name or org/name)"
 
 
+def checked_model_path(text: str, what: str = "model") -> str:
+    """`text`, checked before transformers or vLLM take minutes to say it is wrong: a local
+    path made absolute-ready (`~` expanded), or the hub id as given (the loader fetches it)."""
+    problem = model_path_problem(text)
+    if problem is not None:
+        raise FileNotFoundError(f"{what}: {problem}")
+    path = Path(text).expanduser()
+    return str(path) if path.exists() else text
+
+
 OFFLINE_VALUES = {"1", "true", "yes", "on"}
 HUB_TIMEOUT_S = 10.0
 

@@ -103,6 +103,10 @@ class Episode:
     turns: int = 0
     """Model turns generated (a turn cut by the token budget counts)."""
     transcript: list[dict[str, str]] = field(default_factory=list)
+    finish_reasons: list[str] = field(default_factory=list)
+    """Why each model turn's generation stopped ("stop", or "length" when cut), in order."""
+    step_infos: list[dict[str, Any]] = field(default_factory=list)
+    """Each env step's info, in order (evaluation writes them to its trajectories)."""
     info: dict[str, Any] = field(default_factory=dict)
     """The env's last info (the step that ended the episode, e.g. `correct`), or reset's."""
     reward: float = 0.0
@@ -458,6 +462,7 @@ class RolloutEngine:
         episode.env_mask.extend([1] * len(token_ids))
         episode.logprobs.extend(float(x) for x in logprobs)
         episode.transcript.append({"role": "assistant", "content": turn.reply})
+        episode.finish_reasons.append(finish)
         episode.turns += 1
         return turn
 
@@ -465,6 +470,7 @@ class RolloutEngine:
         episode.turn_rewards.append(float(result.reward))
         episode.reward = float(sum(episode.turn_rewards))
         episode.info = dict(result.info)
+        episode.step_infos.append(episode.info)
         if result.done:
             episode.stop_reason = result.stop_reason or ("truncated" if result.truncated else "terminated")
             episode.error = result.error

@@ -158,20 +158,22 @@ def test_output_file_has_one_complete_line_per_episode(sampled, tiny):
     assert all(tuple(line) == RECORD_FIELDS for line in lines)
     assert [line["sample"] for line in lines] == [0, 1] * 3
     indices = _task_indices(3, None, 0)  # a procedural env: distinct indices drawn with the seed
-    assert [line["task_index"] for line in lines] == [i for i in indices for _ in range(2)]
+    assert [line["option"]["task_index"] for line in lines] == [i for i in indices for _ in range(2)]
     assert [p.name for p in output.parent.iterdir()] == [output.name]  # no temporary file left behind
 
     env = gym.make(ARITHMETIC, **SAMPLED["env_kwargs"])
     for line in lines:
-        _, info = env.reset(options={"task_index": line["task_index"]})
-        assert line["task_id"] == info["task_id"] == f"arithmetic/L1/{line['task_index']}"
+        _, info = env.reset(options={"task_index": line["option"]["task_index"]})
+        assert line["task_id"] == info["task_id"] == f"arithmetic/L1/{line['option']['task_index']}"
         posed = info["messages"]
-        assert line["transcript"][: len(posed)] == posed
-        replies = [m for m in line["transcript"][len(posed) :] if m["role"] == "assistant"]
+        assert line["messages"][: len(posed)] == posed
+        replies = [m for m in line["messages"][len(posed) :] if m["role"] == "assistant"]
         assert len(replies) == line["turns"] >= 1
         assert isinstance(line["reward"], float) and isinstance(line["success"], bool)
         assert line["success"] is False or line["reward"] == 1.0
-        assert isinstance(line["stop_reason"], str) and line["error"] is None
+        assert line["rewards"] and sum(line["rewards"]) == line["reward"] and len(line["infos"]) == len(line["rewards"])
+        assert len(line["finish_reasons"]) == line["turns"] and set(line["finish_reasons"]) <= {"stop", "length"}
+        assert isinstance(line["stop_reason"], str) and line["failure"] is None
     env.close()
 
 
@@ -184,7 +186,7 @@ def test_assistant_turns_are_the_models_decoded_tokens(sampled, tiny):
     recording = Recording(HFBackend(str(path)))
     replay = evaluate(recording, ARITHMETIC, tokenizer=tokenizer, **SAMPLED)
     assert replay.records == sampled[0].records
-    replies = [m["content"] for r in replay.records for m in r["transcript"] if m["role"] == "assistant"]
+    replies = [m["content"] for r in replay.records for m in r["messages"] if m["role"] == "assistant"]
     assert len(recording.generations) == len(replies) == sum(r["turns"] for r in replay.records)
     stops = set(ChatTemplate(tokenizer).stop_token_ids())
     decoded = {
@@ -192,6 +194,19 @@ def test_assistant_turns_are_the_models_decoded_tokens(sampled, tiny):
     }
     assert set(replies) <= decoded
     assert any(r["turns"] == 2 for r in replay.records)  # the multi-turn path ran
+
+
+@pytest.mark.slow
+def test_rlenvs_eval_rescores_the_output_file_without_the_model(sampled):
+    """The output is `rlenvs eval`'s trajectory format: `--policy file:OUT.jsonl` replays each
+    line's replies on its task (a procedural env's task index) and pays what the engine paid."""
+    import rlenvs.evaluation
+
+    result, output = sampled
+    rescored = rlenvs.evaluation.evaluate(ARITHMETIC, f"file:{output}", env_kwargs=SAMPLED["env_kwargs"])
+    assert [t.to_json() | {"seconds": {}, "seed": 0} for t in rescored.trajectories] == [
+        line | {"finish_reasons": [None] * line["turns"], "seed": 0} for line in result.records
+    ]
 
 
 @pytest.mark.slow
@@ -209,7 +224,7 @@ def test_greedy_eval_is_deterministic_and_matches_transformers_generate(tiny):
     assert evaluate(model, ARITHMETIC, tokenizer=str(path), **kwargs).records == first.records
     eos = tokenizer.eos_token_id
     for record in first.records:
-        prompt = [m for m in record["transcript"] if m["role"] != "assistant"]
+        prompt = [m for m in record["messages"] if m["role"] != "assistant"]
         text = tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
         ids = tokenizer.encode(text, add_special_tokens=False)
         with torch.no_grad():
@@ -218,7 +233,7 @@ def test_greedy_eval_is_deterministic_and_matches_transformers_generate(tiny):
             )
         new = out[0, len(ids) :].tolist()
         new = new[: new.index(eos)] if eos in new else new
-        assert record["transcript"][-1] == {"role": "assistant", "content": tokenizer.decode(new)}
+        assert record["messages"][-1] == {"role": "assistant", "content": tokenizer.decode(new)}
 
 
 # --- metrics --------------------------------------------------------------------------------
@@ -233,7 +248,7 @@ def test_metrics_agree_with_the_records(sampled):
     assert result.success_rate == pytest.approx(sum(r["success"] for r in records) / 6)
     by_task = {}
     for r in records:
-        by_task.setdefault(r["task_index"], []).append(r["success"])
+        by_task.setdefault(r["option"]["task_index"], []).append(r["success"])
     assert result.pass_at_k == pytest.approx(sum(any(s) for s in by_task.values()) / 3)  # n == k: any success
     assert 0.0 <= result.mean_reward <= 1.0 and 0.0 <= result.success_rate <= result.pass_at_k <= 1.0
     assert 1.0 <= result.mean_turns <= 2.0 and result.mean_turns == sum(r["turns"] for r in records) / 6
@@ -264,7 +279,7 @@ def test_a_sized_source_is_played_from_task_0_in_order(tiny):
     _, tokenizer = tiny
     oracle = OracleModel(tokenizer, "rlenvs/GSM8K-v1", {}, [0, 1, 2])
     result = evaluate(oracle, "rlenvs/GSM8K-v1", tokenizer=tokenizer, episodes=3, max_tokens_per_turn=256)
-    assert [r["task_index"] for r in result.records] == [0, 1, 2]
+    assert [r["option"]["task_index"] for r in result.records] == [0, 1, 2]
     assert [r["task_id"] for r in result.records] == ["gsm8k/train/0", "gsm8k/train/1", "gsm8k/train/2"]
     assert result.success_rate == result.pass_at_k == 1.0
 
@@ -276,7 +291,7 @@ def test_task_indices_play_exactly_those_tasks(tiny):
     chosen = [41, 7, 123456]
     oracle = OracleModel(tokenizer, ARITHMETIC, LEVEL1, chosen)
     result = evaluate(oracle, ARITHMETIC, tokenizer=tokenizer, task_indices=chosen, env_kwargs=LEVEL1)
-    assert [r["task_index"] for r in result.records] == chosen
+    assert [r["option"]["task_index"] for r in result.records] == chosen
     assert result.episodes == 3 and result.success_rate == 1.0
 
 
@@ -345,9 +360,9 @@ def test_env_failures_are_counted_apart_from_wrong_answers(tiny):
     )
     records = result.records
     assert [r["stop_reason"] for r in records] == ["answered", "env_error", "answered", *["env_error"] * 3]
-    assert [r["success"] for r in records] == [True, False, False, False, False, False]
-    assert [r["error"] is not None for r in records] == [r["stop_reason"] == "env_error" for r in records]
-    assert all("machinery failed" in r["error"] for r in records if r["error"] is not None)
+    assert [r["success"] for r in records] == [True, None, False, None, None, None]  # a failure has no verdict
+    assert [r["failure"] is not None for r in records] == [r["stop_reason"] == "env_error" for r in records]
+    assert all("machinery failed" in r["failure"] for r in records if r["failure"] is not None)
     assert result.samples == 6 and result.finished == 2 and result.env_failures == {"env_error": 4}
     assert (result.mean_reward, result.success_rate, result.mean_turns) == (0.5, 0.5, 1.0)
     assert (result.pass_at_k, result.pass_at_k_tasks) == (0.5, 1)  # task 1 has no finished sample
@@ -394,7 +409,7 @@ def test_an_interrupted_eval_leaves_the_batches_done(tiny, tmp_path):
     with pytest.raises(RuntimeError, match="crashed"):
         evaluate(model, ARITHMETIC, tokenizer=tokenizer, episodes=4, env_kwargs=LEVEL1, batch_size=2, output=output)
     lines = read_jsonl(output)
-    assert [line["task_index"] for line in lines] == _task_indices(4, None, 0)[:2]
+    assert [line["option"]["task_index"] for line in lines] == _task_indices(4, None, 0)[:2]
     assert all(line["success"] for line in lines)
     assert [p.name for p in tmp_path.iterdir()] == [output.name]
 
@@ -477,17 +492,15 @@ def test_eval_with_a_runs_config_plays_as_the_run_trained(tiny, tmp_path, capsys
     kwargs = dict(config.data.env_kwargs)
     assert kwargs["system_prompt"] is None and config.trainer.max_tokens_per_turn == TURN
     for line in read_jsonl(out):
-        _, info = gym.make(config.data.env, **kwargs).reset(options={"task_index": line["task_index"]})
-        assert (
-            line["transcript"][0]["role"] == "user" and line["transcript"][: len(info["messages"])] == info["messages"]
-        )
-        replies = [m["content"] for m in line["transcript"] if m["role"] == "assistant"]
+        _, info = gym.make(config.data.env, **kwargs).reset(options={"task_index": line["option"]["task_index"]})
+        assert line["messages"][0]["role"] == "user" and line["messages"][: len(info["messages"])] == info["messages"]
+        replies = [m["content"] for m in line["messages"] if m["role"] == "assistant"]
         assert all(len(tiny[1](reply, add_special_tokens=False).input_ids) <= TURN for reply in replies)
 
     out = tmp_path / "flags.jsonl"
     flags = ["--env-arg", "system_prompt=Answer.", "--max-tokens-per-turn", "3", "--output", str(out)]
     assert main(["eval", "--config", str(run / "config.yaml"), "--episodes", "1", *flags]) == 0
     (line,) = read_jsonl(out)
-    assert line["transcript"][0] == {"role": "system", "content": "Answer."}
-    replies = [m["content"] for m in line["transcript"] if m["role"] == "assistant"]
+    assert line["messages"][0] == {"role": "system", "content": "Answer."}
+    replies = [m["content"] for m in line["messages"] if m["role"] == "assistant"]
     assert all(len(tiny[1](reply, add_special_tokens=False).input_ids) <= 3 for reply in replies)

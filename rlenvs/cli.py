@@ -50,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `rlenvs check-env ID | head`: the reader left; not an error
         sys.stderr.close()
         return 0
-    except (ValueError, KeyError, TypeError, FileNotFoundError) as error:
+    except (ValueError, KeyError, TypeError, FileNotFoundError, ImportError) as error:  # ImportError: an extra
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"rlenvs {args.command_name}: error: {message}", file=sys.stderr)
         return 2
@@ -118,35 +118,25 @@ def eval_command(args: argparse.Namespace) -> int:
     """Evaluate a policy (`rlenvs.evaluation.evaluate`): the Markdown table on stdout, and
     the trajectories and summary files where asked."""
     from rlenvs.evaluation import evaluate
-    from rlenvs.evaluation.policies import policy_from_spec
 
     pass_at = _pass_at(args.pass_at, args.samples)
-    policy: Any = args.policy
-    if args.policy.startswith("openai:"):
-        policy = policy_from_spec(
-            args.policy,
-            model=args.model,
-            temperature=args.temperature,
-            max_tokens=args.max_tokens,
-            timeout_s=args.request_timeout,
-            retries=args.retries,
-        )
-    elif args.model is not None:
-        raise ValueError("--model names the served model of an openai:URL policy; drop it for " + args.policy)
     if args.resume and not args.trajectories:
         raise ValueError("--resume continues a --trajectories file: name it with --trajectories FILE.jsonl")
+    env_id, env_kwargs, max_turns, policy = _eval_setup(args)
     result = evaluate(
-        args.env_id,
+        env_id,
         policy,
         episodes=args.episodes,
         samples=args.samples,
         seed=args.seed,
-        env_kwargs=env_kwargs_from_args(args.env_arg),
+        env_kwargs=env_kwargs,
         trajectories=args.trajectories,
         resume=args.resume,
+        concurrency=args.concurrency,
+        max_turns=max_turns,
         progress=not args.no_progress,
     )
-    print(f"{args.env_id} · policy {result.policy} · seed {args.seed}")
+    print(f"{env_id} · policy {result.policy} · seed {args.seed}")
     print(result.table(pass_at))
     if args.summary:
         Path(args.summary).write_text(json.dumps(result.summary(pass_at), indent=2) + "\n", encoding="utf-8")
@@ -154,6 +144,81 @@ def eval_command(args: argparse.Namespace) -> int:
     if args.trajectories:
         print(f"trajectories written to {args.trajectories}")
     return 0
+
+
+OPENAI_FLAGS = {"model": "--model", "request_timeout": "--request-timeout", "retries": "--retries"}
+MODEL_FLAGS = {"backend": "--backend", "max_episode_tokens": "--max-episode-tokens"}
+"""`rlenvs eval`'s flags that only one kind of policy reads: given with another, an error."""
+
+
+def _eval_setup(args: argparse.Namespace) -> tuple[str, dict[str, Any], int | None, Any]:
+    """The env id, its kwargs, the turn cap and the policy of an `rlenvs eval`: the flags, over
+    a run's config (`--config RUN/config.yaml`: its env, env kwargs and caps, and its final
+    model as the policy unless --policy names another)."""
+    from rlenvs.evaluation.policies import policy_from_spec
+
+    env_kwargs = env_kwargs_from_args(args.env_arg)
+    env_id, max_turns, policy = args.env_id, args.max_turns, args.policy
+    max_tokens, max_episode_tokens = args.max_tokens, args.max_episode_tokens
+    if args.config:
+        try:
+            from rlenvs_train.run_settings import final_model, run_eval_settings
+        except ImportError as error:
+            raise ValueError(
+                f"--config reads a training run's config, which needs the train extra ({error.name} is missing): "
+                'pip install -e ".[train]"'
+            ) from None
+        run = run_eval_settings(
+            args.config,
+            env=env_id,
+            env_args=env_kwargs,
+            max_turns=max_turns,
+            max_tokens_per_turn=max_tokens,
+            max_episode_tokens=max_episode_tokens,
+        )
+        env_id, env_kwargs, max_turns = run.env, run.env_kwargs, run.max_turns
+        max_tokens, max_episode_tokens = run.max_tokens_per_turn, run.max_episode_tokens
+        policy = policy or f"model:{final_model(args.config)}"
+        print(f"rlenvs eval: {run.described()} (flags over {args.config}); policy {policy}")
+    if env_id is None:
+        raise ValueError(
+            "give the env id (rlenvs eval ID ...), or --config RUN/config.yaml to evaluate as a run trained"
+        )
+    if policy is None:
+        raise ValueError(
+            "give --policy (oracle, random, file:PATH, openai:URL, model:PATH), or --config RUN/config.yaml"
+        )
+    kind = policy.split(":", 1)[0] if policy.startswith(("openai:", "model:")) else None
+    for flags, owner in ((OPENAI_FLAGS, "openai"), (MODEL_FLAGS, "model")):
+        stray = [flag for name, flag in flags.items() if getattr(args, name) is not None and kind != owner]
+        if stray:
+            raise ValueError(f"{', '.join(stray)} is for the {owner}: policy; drop it for --policy {policy}")
+    if kind is None:
+        stray = [
+            flag
+            for name, flag in (("temperature", "--temperature"), ("max_tokens", "--max-tokens"))
+            if getattr(args, name) is not None
+        ]
+        if stray:
+            raise ValueError(
+                f"{', '.join(stray)} is for a model's policy (openai: or model:); drop it for --policy {policy}"
+            )
+        return env_id, env_kwargs, max_turns, policy
+    options: dict[str, Any] = {"temperature": 0.0 if args.temperature is None else args.temperature}
+    if kind == "openai":
+        options.update(
+            model=args.model,
+            max_tokens=max_tokens,
+            timeout_s=300.0 if args.request_timeout is None else args.request_timeout,
+            retries=3 if args.retries is None else args.retries,
+        )
+    else:
+        options.update(backend=args.backend or "hf", seed=args.seed)
+        if max_tokens is not None:
+            options["max_tokens"] = max_tokens
+        if max_episode_tokens is not None:
+            options["max_episode_tokens"] = max_episode_tokens
+    return env_id, env_kwargs, max_turns, policy_from_spec(policy, **options)
 
 
 def _pass_at(text: str | None, samples: int) -> list[int]:
@@ -549,15 +614,21 @@ def _parser() -> argparse.ArgumentParser:
         "parses (null, true, 3) and None/True/False are Python's, else a string",
     }
     sub = command("eval", eval_command, "evaluate a policy on an env's tasks and print a result table")
-    sub.add_argument("env_id", metavar="ID")
+    sub.add_argument("env_id", metavar="ID", nargs="?", help="a registered env id (default with --config: the run's)")
     sub.add_argument(
         "--policy",
-        required=True,
-        metavar="oracle|random|file:PATH|openai:URL",
+        metavar="oracle|random|file:PATH|openai:URL|model:PATH",
         help="'oracle' (the env's gold replies), 'random' (samples of the action space: the reward of noise), "
         '\'file:PATH\' (a completions file, lines {"task_id": ..., "completion": ...}, or an earlier run\'s '
-        "--trajectories) or 'openai:URL' (a model behind an OpenAI-compatible server, e.g. "
-        "openai:http://127.0.0.1:8000/v1 for vllm serve; API key from $OPENAI_API_KEY)",
+        "trajectories), 'openai:URL' (a model behind an OpenAI-compatible server, e.g. "
+        "openai:http://127.0.0.1:8000/v1 for vllm serve; API key from $OPENAI_API_KEY) or 'model:PATH' (a local "
+        "model folder or hub id run here; the train extra). Default with --config: model:RUN/final-model",
+    )
+    sub.add_argument(
+        "--config",
+        metavar="RUN/config.yaml",
+        help="a training run's config: its env, env kwargs (system prompt included), turn and token caps, and its "
+        "final model as the policy; flags override them",
     )
     sub.add_argument(
         "--episodes",
@@ -577,19 +648,37 @@ def _parser() -> argparse.ArgumentParser:
         "--output",
         dest="trajectories",
         metavar="FILE.jsonl",
-        help="write one JSON line per episode as it ends (messages, rewards, infos, timing)",
+        help="write one JSON line per episode as it ends (messages, rewards, infos, finish reasons, timing)",
     )
     sub.add_argument("--resume", action="store_true", help="keep the episodes already in --trajectories, run the rest")
     sub.add_argument("--summary", metavar="FILE.json", help="write the summary (rates, CI, pass@k, breakdowns) as JSON")
+    sub.add_argument(
+        "--concurrency",
+        type=int,
+        metavar="N",
+        help="episodes played at once, one env each (default: 8 for openai:, 32 for model:, else 1); the numbers "
+        "do not depend on it",
+    )
+    sub.add_argument(
+        "--max-turns", type=int, metavar="N", help="end an episode after N replies (default: the env's own limit)"
+    )
+    sub.add_argument("--temperature", type=float, help="openai:, model: sampling temperature (default 0: greedy)")
+    sub.add_argument(
+        "--max-tokens",
+        type=int,
+        metavar="N",
+        help="openai:, model: cap on one reply in tokens (default: the server's; model: the run's, else 256)",
+    )
     sub.add_argument("--model", help="openai: the served model's name (default: the one model the server lists)")
-    sub.add_argument("--temperature", type=float, default=0.0, help="openai: sampling temperature (default 0)")
+    sub.add_argument("--request-timeout", type=float, metavar="S", help="openai: seconds per request (default 300)")
+    sub.add_argument("--retries", type=int, help="openai: retries of a failed request (default 3)")
+    sub.add_argument("--backend", choices=("hf", "vllm"), help="model: hf (transformers, default) or vllm")
     sub.add_argument(
-        "--max-tokens", type=int, metavar="N", help="openai: reply length cap in tokens (default: server's)"
+        "--max-episode-tokens",
+        type=int,
+        metavar="N",
+        help="model: cap on an episode's tokens after its prompt (default: the run's, else 1024)",
     )
-    sub.add_argument(
-        "--request-timeout", type=float, default=300.0, metavar="S", help="openai: seconds per request (default 300)"
-    )
-    sub.add_argument("--retries", type=int, default=3, help="openai: retries of a failed request (default 3)")
     sub.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     sub = command(

@@ -47,22 +47,27 @@ def fences(language: str) -> list[str]:
     return [code for lang, code in FENCE.findall(PAGE.read_text(encoding="utf-8")) if lang == language]
 
 
-def shown_session(evaluating: bool) -> tuple[list[str], list[str]]:
+def shown_session(evaluating: bool, program: str = "rlenvs-train") -> tuple[list[str], list[str]]:
     """The page's one `$ rlenvs-train ...` line (in a plain fence) that trains, or the one that
-    evaluates, split as a shell would, and the lines the page shows it printing."""
+    evaluates (`$ rlenvs eval --config ...` with program "rlenvs"), split as a shell would, and
+    the lines the page shows it printing."""
     sessions = []
     for code in fences(""):
         lines = code.splitlines()
         for at, line in enumerate(lines):
             argv = shlex.split(line[2:]) if line.startswith("$ ") else []
-            if argv[:1] == ["rlenvs-train"] and (argv[1:2] == ["eval"]) == evaluating:
+            if program == "rlenvs":
+                wanted = argv[:3] == ["rlenvs", "eval", "--config"]
+            else:
+                wanted = argv[:1] == [program] and (argv[1:2] == ["eval"]) == evaluating
+            if wanted:
                 output = []
                 for shown in lines[at + 1 :]:
                     if shown.startswith("$ "):
                         break
                     output.append(shown)
                 sessions.append((argv, output))
-    kind = "rlenvs-train eval" if evaluating else "rlenvs-train"
+    kind = "rlenvs eval --config" if program == "rlenvs" else "rlenvs-train eval" if evaluating else "rlenvs-train"
     assert len(sessions) == 1, f"the page should show `$ {kind} ...` once, found {len(sessions)}"
     return sessions[0]
 
@@ -123,9 +128,9 @@ def test_train_then_eval_the_checkpoint_then_read_its_trajectories(tmp_path: Pat
     records = [json.loads(line) for line in trajectories.read_text().splitlines()]
     episodes = int(eval_argv[eval_argv.index("--episodes") + 1])
     assert len(records) == episodes
-    assert len({record["task_index"] for record in records}) == episodes  # distinct tasks
+    assert len({record["option"]["task_index"] for record in records}) == episodes  # distinct tasks
     # As the run trained: the quickstart's system_prompt null means no system message.
-    assert all(record["transcript"][0]["role"] == "user" for record in records)
+    assert all(record["messages"][0]["role"] == "user" for record in records)
     solved = sum(record["success"] for record in records)
     rows = [cells(line) for line in evaluated.stdout.splitlines() if line.startswith("|")]
     assert dict(zip(rows[0], rows[2], strict=True))["success rate"] == f"{100 * solved / episodes:.1f}%"
@@ -138,8 +143,17 @@ def test_train_then_eval_the_checkpoint_then_read_its_trajectories(tmp_path: Pat
     first = records[0]
     assert read.stdout.splitlines()[0] == f"{solved} of {episodes} solved"
     assert first["task_id"] in read.stdout.splitlines()[1] and str(first["reward"]) in read.stdout.splitlines()[1]
-    for message in first["transcript"]:
+    for message in first["messages"]:
         assert f"{message['role']}: {message['content']}" in read.stdout
     (snippet_shown,) = [code for code in fences("text") if " solved" in code]
     # Its first line by shape; the episode below it is the model's own, checked against the file above.
     assert_printed_as_shown(snippet_shown.splitlines()[:1], read.stdout, "the reading snippet")
+
+    # Re-scored without the model: the same verdicts, read from the same file.
+    rescore_argv, rescore_shown = shown_session(evaluating=True, program="rlenvs")
+    assert rescore_argv[rescore_argv.index("--policy") + 1] == f"file:{trajectories.relative_to(tmp_path)}"
+    rescored = run(rescore_argv, tmp_path)
+    assert rescored.returncode == 0, rescored.stderr[-3000:]
+    rows = [cells(line) for line in rescored.stdout.splitlines() if line.startswith("|")]
+    assert dict(zip(rows[0], rows[2], strict=True))["success rate"] == f"{100 * solved / episodes:.1f}%"
+    assert_printed_as_shown(rescore_shown, rescored.stdout, "rlenvs eval --config")

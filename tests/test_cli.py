@@ -99,7 +99,7 @@ def test_eval_oracle_prints_the_result_table(tmp_path) -> None:
         "--policy",
         "oracle",
         "--episodes",
-        "50",
+        "30",  # fewer than the 40 rows of tests/data/samples/gsm8k/test.jsonl: a clone without the full sets runs it
         "--env-arg",
         "split=test",
         "--output",
@@ -108,12 +108,12 @@ def test_eval_oracle_prints_the_result_table(tmp_path) -> None:
     assert result.returncode == 0, result.stderr
     header, _rule, values = result.stdout.splitlines()[1:4]
     cells = dict(zip([c.strip() for c in header.split("|")[1:-1]], [c.strip() for c in values.split("|")[1:-1]]))
-    assert cells["episodes"] == "50" and cells["mean reward"] == "1.0000" and cells["success rate"] == "100.0%"
+    assert cells["episodes"] == "30" and cells["mean reward"] == "1.0000" and cells["success rate"] == "100.0%"
     assert cells["mean turns"] == "1.00" and cells["env time per step"].endswith("s")
-    assert cells["tasks"] == "50" and cells["infra failures"] == "0" and cells["95% CI"] == "92.9%-100.0%"
+    assert cells["tasks"] == "30" and cells["infra failures"] == "0" and cells["95% CI"] == "88.6%-100.0%"  # Wilson
     records = [json.loads(line) for line in output.read_text().splitlines()]
-    assert len(records) == 50 and all(r["correct"] for r in records)
-    assert len({r["task_id"] for r in records}) == 50  # 50 distinct tasks, drawn without replacement
+    assert len(records) == 30 and all(r["correct"] for r in records)
+    assert len({r["task_id"] for r in records}) == 30  # 30 distinct tasks, drawn without replacement
     assert "100%" in result.stderr  # the progress bar
 
 

@@ -29,6 +29,11 @@ from tests.support.reverse_words import REVERSE, Puzzle, ReverseWordsEnv, a_phra
 pytest_plugins = ["pytester"]
 
 ENV_ID = "example/ReverseWords-v0"
+INPROCESS = ("-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning")
+"""An in-process run's options. It loads the rlenvs plugin (pytest11) whose modules the outer
+run has imported; when that run is the `pytest` script (not `python -m pytest`, which finds
+them on the path and rewrites them), each one draws "Module already imported so cannot be
+rewritten", 9 warnings that are no part of what these runs check."""
 
 
 def capitalised_word(rng: np.random.Generator) -> Puzzle:
@@ -135,15 +140,15 @@ def test_the_fixture_fails_a_missing_file_then_pins_it_on_request(pytester: pyte
         """)
     )
     pytester.syspathinsert(Path(__file__).resolve().parents[2])
-    missing = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    missing = pytester.runpytest_inprocess(*INPROCESS)
     missing.assert_outcomes(failed=1)
     missing.stdout.fnmatch_lines(
         ['*task_hashes.json does not exist: pin * with `pytest "test_pins.py::test_pinned" --rlenvs-pin-hashes`*']
     )
-    pinning = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--rlenvs-pin-hashes")
+    pinning = pytester.runpytest_inprocess(*INPROCESS, "--rlenvs-pin-hashes")
     pinning.assert_outcomes(passed=1, warnings=1)
     assert read_pinned(pytester.path / "task_hashes.json").envs == {ENV_ID: task_hashes(ReverseWordsEnv)}
-    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    pytester.runpytest_inprocess(*INPROCESS).assert_outcomes(passed=1)
 
 
 def test_loading_the_plugin_does_not_import_the_hashing() -> None:

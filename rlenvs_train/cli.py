@@ -89,7 +89,13 @@ def _eval(argv: list[str]) -> int:
     parser.add_argument("--config", metavar="RUN/config.yaml", help="a run's config: evaluate as it trained")
     parser.add_argument("--model", help="a local model folder or a hub id (default with --config: RUN/final-model)")
     parser.add_argument("--env", metavar="ID", help="a registered env id (`rlenvs list`); default: the run's")
-    parser.add_argument("--episodes", type=int, required=True, metavar="N", help="distinct tasks to play")
+    parser.add_argument(
+        "--episodes",
+        type=int,
+        metavar="N",
+        help="N distinct tasks drawn with --seed (default: every task of a data split once; required for a "
+        "procedural env)",
+    )
     parser.add_argument("--k", type=int, default=1, help="samples per task for pass@k (default 1: greedy)")
     parser.add_argument("--max-turns", type=int, default=None, metavar="T", help="cap on model turns per episode")
     parser.add_argument("--backend", default="hf", help="hf | vllm | vllm-server (default hf)")

@@ -11,9 +11,11 @@ Each of `episodes` distinct tasks is played `samples_per_task` times (default `k
 the same token-in, token-out multi-turn loop that training samples with, so an eval scores
 exactly what the policy would produce in a rollout.
 
-Which tasks. A sized task source (a data file) is played from task_index 0 up, in order; a
-procedural env, which never runs out, gets `episodes` distinct indices drawn with `seed`
-(`rlenvs_train.grpo._task_indices`, the draw `env_dataset` makes).
+Which tasks, each once, as `rlenvs eval` chooses them (`rlenvs.evaluation.tasks`): a sized
+task source (a data file) is played whole, in order, when `episodes` is None, or `episodes`
+distinct tasks drawn with `seed`; a procedural env, which never runs out, needs `episodes`
+and gets distinct indices drawn with `seed` (`rlenvs_train.grpo._task_indices`, the draw
+`env_dataset` makes).
 
 Success is the env's own verdict: an episode succeeds when its last step's info says
 `correct is True` (what `rlenvs eval` counts and what training reports as `env_success`).
@@ -62,6 +64,7 @@ from rlenvs.core.registration import check_env_id
 from rlenvs.core.task import task_source
 from rlenvs.evaluation.result import Trajectory, json_safe
 from rlenvs.evaluation.stats import pass_at_k
+from rlenvs.evaluation.tasks import choose_task_indices
 from rlenvs.files import atomic_path
 from rlenvs.vector import ENV_FAILURES, EnvPool
 from rlenvs_train.backends.base import Backend
@@ -230,15 +233,16 @@ def evaluate(
         raise ValueError(
             f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)} (or pass a Backend as model)"
         )
-    if (episodes is None) == (task_indices is None):
+    if episodes is not None and task_indices is not None:
         raise ValueError(
-            "give episodes=N (tasks drawn as the module docstring says) or task_indices=[...], one of the two"
+            "give episodes=N (tasks drawn as the module docstring says) or task_indices=[...], not both "
+            "(neither: every task of a sized split once)"
         )
     if task_indices is not None:
         task_indices = list(task_indices)
         if not task_indices or any(isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in task_indices):
             raise ValueError(f"task_indices must be a non-empty list of ints >= 0, got {task_indices!r}")
-    else:
+    elif episodes is not None:
         check_int("episodes", episodes, at_least=1)
     check_int("k", k, at_least=1)
     n = k if samples_per_task is None else samples_per_task
@@ -313,7 +317,7 @@ def evaluate(
         backend_kwargs=backend_kwargs,
         pool_kwargs=pool_kwargs,
     )
-    indices = plan.task_indices or _tasks(env_id, plan.env_kwargs, plan.episodes or 0, seed)
+    indices = plan.task_indices or _tasks(env_id, plan.env_kwargs, plan.episodes, seed)
     engine = _engine(plan, chat_template_kwargs)
     records, wall_s = _play(plan, engine, indices, progress)
     return EvalResult(
@@ -469,20 +473,20 @@ def _is_hf_model(model: Any) -> bool:
     return hasattr(model, "config") and callable(getattr(model, "parameters", None))
 
 
-def _tasks(env_id: str, env_kwargs: dict[str, Any], episodes: int, seed: int) -> list[int]:
-    """The task indices to play: 0..episodes-1 of a sized source, or a seeded draw."""
+def _tasks(env_id: str, env_kwargs: dict[str, Any], episodes: int | None, seed: int) -> list[int]:
+    """The task indices to play, each once (see the module docstring)."""
     env = gym.make(env_id, **env_kwargs)
     try:
         source = task_source(env, env_id, "evaluate")
-        if not source.sized:
-            return _task_indices(episodes, None, seed)
-        size = len(source)
-        if episodes > size:
+        if source.sized:
+            what = f"{env_id} with env_kwargs={env_kwargs}"
+            return choose_task_indices(len(source), episodes, seed, what)
+        if episodes is None:
             raise ValueError(
-                f"episodes={episodes} but {env_id} has only {size} tasks with env_kwargs={env_kwargs}: "
-                f"pass episodes <= {size}"
+                f"{env_id} is procedural (an unbounded task generator): there is no 'every task' to play; pass "
+                "episodes=N (--episodes N) to draw N distinct tasks"
             )
-        return _task_indices(episodes, size, None)
+        return _task_indices(episodes, None, seed)
     finally:
         env.close()
 

@@ -49,7 +49,7 @@ def choose_task_indices(size: int | None, episodes: int | None, seed: int, what:
     if episodes > size:
         raise ValueError(
             f"--episodes {episodes} is more than the {size} tasks of {what}: leave --episodes out to run every task "
-            "once, or use --samples K for K attempts per task"
+            "once, or attempt each task K times for repeats (--samples K; rlenvs-train eval: --k K)"
         )
     if episodes == size:
         return list(range(size))

@@ -22,6 +22,7 @@ import pytest
 import torch
 
 import rlenvs  # noqa: F401 - registers the ids
+from rlenvs.evaluation.tasks import choose_task_indices
 from rlenvs_train.backends.base import Generation, SamplingParams
 from rlenvs_train.backends.hf import HFBackend
 from rlenvs_train.chat import ChatTemplate
@@ -275,13 +276,28 @@ def test_the_oracle_succeeds_on_every_episode(tiny):
 
 
 @pytest.mark.slow
-def test_a_sized_source_is_played_from_task_0_in_order(tiny):
+def test_a_sized_source_is_played_whole_or_n_distinct_tasks_as_rlenvs_eval_chooses_them(tiny, tmp_path):
     _, tokenizer = tiny
-    oracle = OracleModel(tokenizer, "rlenvs/GSM8K-v1", {}, [0, 1, 2])
-    result = evaluate(oracle, "rlenvs/GSM8K-v1", tokenizer=tokenizer, episodes=3, max_tokens_per_turn=256)
-    assert [r["option"]["task_index"] for r in result.records] == [0, 1, 2]
-    assert [r["task_id"] for r in result.records] == ["gsm8k/train/0", "gsm8k/train/1", "gsm8k/train/2"]
-    assert result.success_rate == result.pass_at_k == 1.0
+    data = tmp_path / "four.jsonl"
+    data.write_text("".join(json.dumps({"question": f"{i} + 1?", "answer": f"#### {i + 1}"}) + "\n" for i in range(4)))
+    kwargs = {"data_files": str(data)}
+    whole = evaluate(
+        OracleModel(tokenizer, "rlenvs/GSM8K-v1", kwargs, [0, 1, 2, 3]), "rlenvs/GSM8K-v1", tokenizer=tokenizer,
+        env_kwargs=kwargs, max_tokens_per_turn=64,
+    )  # fmt: skip
+    assert [r["option"]["task_index"] for r in whole.records] == [0, 1, 2, 3]
+    assert whole.success_rate == whole.pass_at_k == 1.0
+    drawn = choose_task_indices(4, 3, 5, "")
+    assert drawn == sorted(drawn) and len(set(drawn)) == 3  # the draw rlenvs eval makes
+    some = evaluate(
+        OracleModel(tokenizer, "rlenvs/GSM8K-v1", kwargs, drawn), "rlenvs/GSM8K-v1", tokenizer=tokenizer,
+        env_kwargs=kwargs, episodes=3, seed=5, max_tokens_per_turn=64,
+    )  # fmt: skip
+    assert [r["option"]["task_index"] for r in some.records] == drawn and some.success_rate == 1.0
+    with pytest.raises(ValueError, match="more than the 4 tasks"):
+        evaluate(str(tiny[0]), "rlenvs/GSM8K-v1", env_kwargs=kwargs, episodes=5)
+    with pytest.raises(ValueError, match="procedural"):
+        evaluate(str(tiny[0]), ARITHMETIC, env_kwargs=LEVEL1)
 
 
 @pytest.mark.slow
@@ -431,12 +447,12 @@ def test_an_interrupted_eval_leaves_the_batches_done(tiny, tmp_path):
         pytest.param(
             {"env_id": "rlenvs/GSM8K-v1", "episodes": 10**7},
             ValueError,
-            "has only 7473 tasks",
+            "more than the 7473 tasks",
             marks=pytest.mark.full_data,
         ),
         ({"model": 42}, TypeError, "local folder or hub id"),
-        ({"episodes": None}, ValueError, "one of the two"),
-        ({"task_indices": [1, 2]}, ValueError, "one of the two"),
+        ({"episodes": None}, ValueError, "procedural"),
+        ({"task_indices": [1, 2]}, ValueError, "not both"),
         ({"episodes": None, "task_indices": []}, ValueError, "non-empty list of ints"),
         ({"episodes": None, "task_indices": [3, -1]}, ValueError, "non-empty list of ints"),
     ],

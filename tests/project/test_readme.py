@@ -155,8 +155,9 @@ def test_readme_links_resolve_and_it_states_the_test_command():
     assert not broken, f"README: links to nothing: {broken}"
     assert "bash .ci/run" in text, "README: the test command (bash .ci/run) must stay stated"
     # ~160 lines for using and training, ~25 for the "Your own env" section (issue 41), 2 for the
-    # fast suite's commands as a block with the dev extra's install line (issue 42).
-    assert len(text.splitlines()) <= 187, "README: the front page grew past ~185 lines; move detail to docs/"
+    # fast suite's commands as a block with the dev extra's install line, ~14 for evaluating a
+    # model, the workflow's last step (issue 42).
+    assert len(text.splitlines()) <= 201, "README: the front page grew past ~200 lines; move detail to docs/"
 
 
 FAST_SUITE = re.compile(r'^pytest -n auto -m "([^"]+)"$', re.M)

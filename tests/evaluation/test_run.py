@@ -78,6 +78,7 @@ def test_infrastructure_failures_are_counted_apart_from_wrong_answers(tmp_path) 
     )
 
 
+@pytest.mark.full_data  # 12 MATH test problems of several subjects: the samples hold 10, all Algebra
 def test_breakdowns_by_level_and_subject_where_tasks_carry_them() -> None:
     result = rlenvs.evaluate("rlenvs/MATH-v1", "oracle", episodes=12, env_kwargs={"split": "test"})
     levels, subjects = result.breakdown("level"), result.breakdown("subject")

@@ -14,6 +14,13 @@ other in one temporary folder:
   warm-up), so the same seed draws the same tasks and the same sampling seeds from the same
   model. Its step means are the noise of the measure alone: the model does not change, only
   which tasks a step draws and what is sampled.
+- other kernels: the same config for one GRPO step, from a copy of the tiny model, with
+  torch's own CPU kernels held one instruction set lower (`ATEN_CPU_CAPABILITY`: avx2 on an
+  AVX-512 machine, default on an AVX2 one), as on a CPU without the wider one. Its step-0
+  held-out accuracy is what the same code and seed start from there: the SFT warm-up's float
+  rounding follows the kernels, and 4 epochs carry the difference into a different start: why
+  step 0 differs between machines (two AMD EPYCs, one with AVX-512, gave 17.5% and 37.5%) while
+  it repeats on each.
 
 The reward is each GRPO step's mean env reward (TRL's logged `reward`, from
 `rlenvs_train.grpo.env_reward`) over its `train_batch_size` x `num_generations` episodes,
@@ -32,8 +39,8 @@ line train() passes to its `log` callback: GRPO set-up is from `_grpo`'s start t
 "GRPO: N tasks" line, the steps from there to the last step's line, and the per-step
 `step_time` comes from the run's `metrics.json`. The quickstart's `reward.png` is copied to
 `benchmarks/results/quickstart-reward-<UTC timestamp>.png` (the temporary folder is deleted).
-Torch keeps its default threads, as a user's run would. About 2 minutes on 2 idle cores (the quickstart
-alone about 80 s); far longer when the cores are shared.
+Torch keeps its default threads, as a user's run would. About 3 minutes on 2 idle cores (the quickstart
+alone about 80 s, the other-kernels run about 40 s); far longer when the cores are shared.
 """
 
 from __future__ import annotations
@@ -62,6 +69,8 @@ BASELINE_LR = "1e-9"
 FIFTHS = 5
 REUSED = ("tiny-model", "sft-model")
 """What the baseline run starts from: the quickstart's own models, copied."""
+LOWER_KERNELS = {"AVX512": "avx2", "AVX2": "default"}
+"""torch's CPU capability -> the ATEN_CPU_CAPABILITY of the other-kernels run (none on other CPUs)."""
 CHILD_TIMEOUT_S = 1800
 """Per run: about 4 minutes on 2 idle cores, several times that when the shared cores are busy."""
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -76,6 +85,7 @@ def run() -> dict:
         for name in REUSED:
             shutil.copytree(main_dir / name, base_dir / name)
         base = _run_child("baseline", base_dir, [f"trainer.learning_rate={BASELINE_LR}"], folder_path)
+        main["other_kernels"] = _other_kernels(main, folder_path)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         RESULTS_DIR.mkdir(exist_ok=True)
         png = RESULTS_DIR / f"quickstart-reward-{stamp}.png"
@@ -83,9 +93,31 @@ def run() -> dict:
         return result(main, base, png.relative_to(REPO_ROOT), main_dir / "reward.png")
 
 
-def _run_child(name: str, output_dir: Path, overrides: list[str], folder: Path) -> dict[str, Any]:
+def _other_kernels(main: dict[str, Any], folder: Path) -> dict[str, Any] | None:
+    """Step 0 of the same run on torch's next lower CPU kernels (module docstring), or None
+    where there is none to hold to (torch's capability is neither AVX512 nor AVX2)."""
+    lower = LOWER_KERNELS.get(main["versions"]["torch_cpu_capability"])
+    if lower is None:
+        return None
+    output_dir = folder / "other-kernels"
+    output_dir.mkdir()
+    shutil.copytree(folder / "quickstart" / REUSED[0], output_dir / REUSED[0])
+    run = _run_child("other-kernels", output_dir, ["trainer.max_steps=1"], folder, {"ATEN_CPU_CAPABILITY": lower})
+    if run["versions"]["torch_cpu_capability"] != lower.upper():
+        raise AssertionError(f"ATEN_CPU_CAPABILITY={lower} left torch on {run['versions']['torch_cpu_capability']}")
+    return {"aten_cpu_capability": lower, "heldout": run["heldout"][0], "sft_loss": _sft_loss(run)}
+
+
+def _sft_loss(run: dict[str, Any]) -> str:
+    """The warm-up's first -> last logged loss, from the run's "SFT warm-up: loss a -> b" line."""
+    return next(line.split("loss ", 1)[1] for _, line in run["log"] if line.startswith("SFT warm-up: loss "))
+
+
+def _run_child(
+    name: str, output_dir: Path, overrides: list[str], folder: Path, extra_env: dict[str, str] | None = None
+) -> dict[str, Any]:
     out, log = folder / f"{name}.json", folder / f"{name}.log"
-    env = dict(os.environ, TRL_EXPERIMENTAL_SILENCE="1", TOKENIZERS_PARALLELISM="false")
+    env = dict(os.environ, TRL_EXPERIMENTAL_SILENCE="1", TOKENIZERS_PARALLELISM="false", **(extra_env or {}))
     command = [sys.executable, "-m", "benchmarks.bench_quickstart", str(out), str(output_dir), *overrides]
     with log.open("wb") as sink:
         child = subprocess.run(
@@ -252,10 +284,24 @@ def _heldout_note(main: dict[str, Any], base: dict[str, Any]) -> str:
         return "Held-out accuracy: not measured (the config sets data.heldout_tasks: 0)."
     series = ", ".join(f"step {e['step']}: {e['correct']}/{e['tasks']}" for e in main["heldout"])
     base_series = ", ".join(f"step {e['step']}: {e['correct']}/{e['tasks']}" for e in base["heldout"])
-    return (
-        f"Held-out greedy accuracy on {main['heldout'][0]['tasks']} problems set aside by content before training "
+    start, base_start = main["heldout"][0], base["heldout"][0]
+    same = "the same" if start["correct"] == base_start["correct"] else "NOT the same"
+    note = (
+        f"Held-out greedy accuracy on {start['tasks']} problems set aside by content before training "
         "(rlenvs_train.heldout: no GRPO task and no SFT warm-up episode poses one): quickstart "
-        f"{series}; baseline {base_series}."
+        f"{series}; baseline {base_series}. Step 0 is the SFT start's: the baseline's own process, evaluating "
+        f"that model again, gets {same} ({start['correct']}/{start['tasks']} and "
+        f"{base_start['correct']}/{base_start['tasks']})."
+    )
+    other = main.get("other_kernels")
+    if other is None:
+        return note + " Other CPU kernels: not measured (torch's capability has no lower one listed)."
+    o, capability = other["heldout"], main["versions"]["torch_cpu_capability"]
+    return note + (
+        f" The start follows torch's CPU kernels, {capability} here (SFT loss {_sft_loss(main)}): with "
+        f"ATEN_CPU_CAPABILITY={other['aten_cpu_capability']} (what a CPU without {capability} runs), the same code "
+        f"and seed start at {o['correct']}/{o['tasks']} (SFT loss {other['sft_loss']}). So step 0 differs between "
+        "machines and repeats on each."
     )
 
 
@@ -331,6 +377,7 @@ def _child(out_path: Path, output_dir: Path, overrides: list[str]) -> None:
         "versions": {
             "torch": torch.__version__,
             "torch_threads": torch.get_num_threads(),
+            "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
             "transformers": transformers.__version__,
             "trl": trl.__version__,
             "accelerate": accelerate.__version__,

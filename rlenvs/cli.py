@@ -204,20 +204,13 @@ def _eval_setup(args: argparse.Namespace) -> tuple[str, dict[str, Any], int | No
                 f"{', '.join(stray)} is for a model's policy (openai: or model:); drop it for --policy {policy}"
             )
         return env_id, env_kwargs, max_turns, policy
-    options: dict[str, Any] = {"temperature": 0.0 if args.temperature is None else args.temperature}
+    # Only what was given (or the run's config says): the policy's own defaults stand otherwise.
+    options = {"temperature": args.temperature, "max_tokens": max_tokens}
     if kind == "openai":
-        options.update(
-            model=args.model,
-            max_tokens=max_tokens,
-            timeout_s=300.0 if args.request_timeout is None else args.request_timeout,
-            retries=3 if args.retries is None else args.retries,
-        )
+        options.update(model=args.model, timeout_s=args.request_timeout, retries=args.retries)
     else:
-        options.update(backend=args.backend or "hf", seed=args.seed)
-        if max_tokens is not None:
-            options["max_tokens"] = max_tokens
-        if max_episode_tokens is not None:
-            options["max_episode_tokens"] = max_episode_tokens
+        options.update(backend=args.backend, max_episode_tokens=max_episode_tokens, seed=args.seed)
+    options = {key: value for key, value in options.items() if value is not None}
     return env_id, env_kwargs, max_turns, policy_from_spec(policy, **options)
 
 

@@ -150,7 +150,6 @@ def _eval(argv: list[str]) -> int:
 def _eval_settings(args: argparse.Namespace, env_args: dict) -> dict:
     """The model, env, env kwargs, turn and token caps of an eval: each flag given, else the
     run's (--config, `rlenvs_train.run_settings`), else `evaluate`'s default."""
-    from rlenvs_train.evaluate import DEFAULT_MAX_EPISODE_TOKENS, DEFAULT_MAX_TOKENS_PER_TURN
     from rlenvs_train.run_settings import final_model, run_eval_settings
 
     if args.config:
@@ -169,18 +168,9 @@ def _eval_settings(args: argparse.Namespace, env_args: dict) -> dict:
         raise ValueError("give --env ID, or --config RUN/config.yaml to evaluate as that run trained")
     if args.model is None:
         raise ValueError("give --model (a local model folder or a hub id), or --config RUN/config.yaml")
-    return {
-        "model": args.model,
-        "env": args.env,
-        "env_kwargs": env_args,
-        "max_turns": args.max_turns,
-        "max_tokens_per_turn": DEFAULT_MAX_TOKENS_PER_TURN
-        if args.max_tokens_per_turn is None
-        else args.max_tokens_per_turn,
-        "max_episode_tokens": DEFAULT_MAX_EPISODE_TOKENS
-        if args.max_episode_tokens is None
-        else args.max_episode_tokens,
-    }
+    caps = {"max_tokens_per_turn": args.max_tokens_per_turn, "max_episode_tokens": args.max_episode_tokens}
+    given_caps = {key: value for key, value in caps.items() if value is not None}  # else evaluate's defaults
+    return {"model": args.model, "env": args.env, "env_kwargs": env_args, "max_turns": args.max_turns, **given_caps}
 
 
 if __name__ == "__main__":

@@ -520,3 +520,12 @@ def test_eval_with_a_runs_config_plays_as_the_run_trained(tiny, tmp_path, capsys
     assert line["messages"][0] == {"role": "system", "content": "Answer."}
     replies = [m["content"] for m in line["messages"] if m["role"] == "assistant"]
     assert all(len(tiny[1](reply, add_special_tokens=False).input_ids) <= 3 for reply in replies)
+
+    # Without a run's config: the flags, and evaluate's defaults for what they leave out.
+    out = tmp_path / "flags-only.jsonl"
+    flags = ["--model", str(tiny[0]), "--env", ARITHMETIC, "--env-arg", "level=1", "--max-tokens-per-turn", "2"]
+    assert main(["eval", *flags, "--episodes", "2", "--output", str(out)]) == 0
+    lines = read_jsonl(out)
+    assert len(lines) == 2 and lines[0]["messages"][0]["role"] == "system"  # the env's default prompt
+    replies = [m["content"] for line in lines for m in line["messages"] if m["role"] == "assistant"]
+    assert all(len(tiny[1](reply, add_special_tokens=False).input_ids) <= 2 for reply in replies)

@@ -119,6 +119,11 @@ class EvalResult:
     output: Path | None = None
     records: list[dict[str, Any]] = field(default_factory=list, repr=False, compare=False)
 
+    @property
+    def trajectories(self) -> list[Trajectory]:
+        """The records as `rlenvs.evaluation.Trajectory` objects, as `rlenvs.evaluate` gives them."""
+        return [Trajectory.from_json(record) for record in self.records]
+
     def metrics(self) -> dict[str, Any]:
         """The numbers as a JSON-ready dict (no records)."""
         return {

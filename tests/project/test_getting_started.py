@@ -157,3 +157,40 @@ def test_train_then_eval_the_checkpoint_then_read_its_trajectories(tmp_path: Pat
     rows = [cells(line) for line in rescored.stdout.splitlines() if line.startswith("|")]
     assert dict(zip(rows[0], rows[2], strict=True))["success rate"] == f"{100 * solved / episodes:.1f}%"
     assert_printed_as_shown(rescore_shown, rescored.stdout, "rlenvs eval --config")
+
+
+def shown_oracle_sessions() -> list[tuple[dict[str, str], list[str], list[str]]]:
+    """The page's `$ [VAR=VALUE ...] rlenvs eval ID ... --policy oracle` lines: their variables,
+    argv and shown output."""
+    sessions = []
+    for code in fences(""):
+        lines = code.splitlines()
+        for at, line in enumerate(lines):
+            words = shlex.split(line[2:]) if line.startswith("$ ") else []
+            variables = dict(word.split("=", 1) for word in words if re.fullmatch(r"[A-Z_]+=\S+", word))
+            argv = words[len(variables) :]
+            if argv[:2] == ["rlenvs", "eval"] and "oracle" in argv:
+                output = [shown for shown in lines[at + 1 :] if not shown.startswith("$ ")]
+                sessions.append((variables, argv, output))
+    return sessions
+
+
+@pytest.mark.full_data  # the GSM8K session plays all 1,319 test problems
+def test_running_an_env_without_a_model_prints_what_the_page_shows(tmp_path: Path) -> None:
+    """`rlenvs eval ... --policy oracle` as the page writes it; its data folder (`~/rlenvs-data`,
+    the reader's own) is the one the tests read."""
+    from tests.conftest import FULL_DATA
+
+    sessions = shown_oracle_sessions()
+    assert len(sessions) == 2, [argv for _, argv, _ in sessions]
+    for variables, argv, shown in sessions:
+        assert set(variables) <= {"RLENVS_DATA_DIR"}, variables
+        env = {**os.environ, **({"RLENVS_DATA_DIR": str(FULL_DATA)} if variables else {})}
+        env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+        played = subprocess.run(
+            argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=STEP_TIMEOUT_S, check=False
+        )
+        assert played.returncode == 0, played.stderr[-3000:]
+        assert_printed_as_shown(shown, played.stdout, " ".join(argv))
+        rows = [cells(line) for line in played.stdout.splitlines() if line.startswith("|")]
+        assert dict(zip(rows[0], rows[2], strict=True))["success rate"] == "100.0%"

@@ -154,7 +154,7 @@ class ScriptedModel(OracleModel):
 def test_output_file_has_one_complete_line_per_episode(sampled, tiny):
     result, output = sampled
     lines = read_jsonl(output)
-    assert lines == result.records
+    assert lines == result.records == [t.to_json() for t in result.trajectories]
     assert len(lines) == result.samples == 6
     assert all(tuple(line) == RECORD_FIELDS for line in lines)
     assert [line["sample"] for line in lines] == [0, 1] * 3

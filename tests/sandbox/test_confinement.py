@@ -275,6 +275,7 @@ def test_rlenvs_sandbox_cgroup_names_the_folder_or_is_refused_with_the_reason(tm
     assert "is not a folder of a mounted cgroup hierarchy" in locate_memory_hierarchy(**files)
 
 
+@pytest.mark.sandbox
 def test_a_sandbox_is_capped_as_a_whole_where_the_host_gives_a_memory_cgroup():
     """Where this host has a memory hierarchy (this project's machines: the cgroups v1 one), a
     pool worker's processes share a cgroup capped at `sandbox_memory_mb`: one going over is

@@ -221,6 +221,7 @@ def test_a_gradle_wrapper_that_needs_no_download_is_no_refusal(tmp_path, wrapper
 # --- when played: `rlenvs tasks check` ----------------------------------------------------------------
 
 
+@pytest.mark.sandbox  # the check plays the folder's reference in the sandbox
 def test_a_reference_that_met_the_missing_network_is_counted_apart(tmp_path):
     """An address the scan cannot read (built as the tests run) meets the sandbox's refusal:
     the check reports the class, not a failed reference, and exits 0 for it."""

@@ -27,6 +27,8 @@ from rlenvs.sandbox.execution.shared import shared_sandbox
 from rlenvs.sandbox.execution.slots import FairSlots
 from rlenvs.vector import EnvPool
 
+pytestmark = pytest.mark.sandbox  # every test runs code on the shared sandbox
+
 HUMANEVAL = "rlenvs/HumanEval-v2"
 SPIN = "```python\nwhile True:\n    pass\n```"
 SANDBOX_LIMIT_S = 2.0

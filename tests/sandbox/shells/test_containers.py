@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -39,6 +40,9 @@ def test_an_engine_whose_layers_cannot_be_read_is_refused_by_name() -> None:
 
 def test_a_missing_client_or_daemon_says_how_to_get_one(monkeypatch) -> None:
     monkeypatch.setenv(containers.CLI_VARIABLES["podman"], "no-such-podman-client")
+    # Docker's case is the daemon's: any program passes the client lookup, made first, so the
+    # machine needs no docker client (the daemon is asked through the SDK of the dev extra).
+    monkeypatch.setenv(containers.CLI_VARIABLES["docker"], sys.executable)
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     containers._checked.cache_clear()
     try:

@@ -8,6 +8,7 @@ set as HF_ENDPOINT (what huggingface_hub and the loaders' probe both read).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import socket
@@ -131,8 +132,11 @@ def test_rlenvs_data_names_what_is_missing_and_how_to_get_it(online_settings: Pa
     assert time.monotonic() - started < 30  # one probe for the report, refused at once
     assert result.returncode == 1, result.stdout + result.stderr
     table = rows(result.stdout)
+    # The README's fast suite installs the dev extra alone, without `datasets` (the train extra's).
+    has_datasets = importlib.util.find_spec("datasets") is not None
+    hub_copy = "is unreachable" if has_datasets else "needs `pip install datasets`"
     assert table["rlenvs/GSM8K-v1"] == [
-        ("gsm8k/train.jsonl", "missing; the hub copy openai/gsm8k (main) is unreachable"),
+        ("gsm8k/train.jsonl", f"missing; the hub copy openai/gsm8k (main) {hub_copy}"),
         ("gsm8k/test.jsonl", f"found: {online_settings / 'gsm8k' / 'test.jsonl'}"),
     ]
     assert table["rlenvs/MATH-v1"][0] == (
@@ -140,6 +144,7 @@ def test_rlenvs_data_names_what_is_missing_and_how_to_get_it(online_settings: Pa
         "missing (no copy on the hub: a local file is the only way)",
     )
     assert f"the Hugging Face hub (http://127.0.0.1:{closed_port}) through `datasets`: unreachable" in result.stdout
+    assert ("the `datasets` package is not installed (pip install datasets)" in result.stdout) != has_datasets
     assert "set RLENVS_DATA_DIR=" in result.stdout and "HF_HUB_OFFLINE=1" in result.stdout
     assert "gsm8k: https://github.com/openai/grade-school-math" in result.stdout
 

@@ -304,9 +304,9 @@ def check_corpus(
     for reserved in ("task_dir", "backend", "families", "level"):
         if reserved in env_kwargs:
             raise ValueError(f"--env-arg {reserved}=... is set by `rlenvs tasks check` itself: leave it out")
-    _check_env_kwargs(env_kwargs)
     root = Path(root).expanduser().resolve()
-    folders = task_folders(root)
+    folders = task_folders(root)  # before the kwargs check, which makes an env: a wrong folder is the first fix
+    _check_env_kwargs(env_kwargs)
     chosen = sample(folders, limit, seed)
     run = {
         "kind": "run",

@@ -146,7 +146,13 @@ def eval_command(args: argparse.Namespace) -> int:
     return 0
 
 
-OPENAI_FLAGS = {"model": "--model", "request_timeout": "--request-timeout", "retries": "--retries"}
+OPENAI_FLAGS = {
+    "model": "--model",
+    "api": "--api",
+    "tokenizer": "--tokenizer",
+    "request_timeout": "--request-timeout",
+    "retries": "--retries",
+}
 MODEL_FLAGS = {"backend": "--backend", "max_episode_tokens": "--max-episode-tokens"}
 """`rlenvs eval`'s flags that only one kind of policy reads: given with another, an error."""
 
@@ -207,7 +213,13 @@ def _eval_setup(args: argparse.Namespace) -> tuple[str, dict[str, Any], int | No
     # Only what was given (or the run's config says): the policy's own defaults stand otherwise.
     options = {"temperature": args.temperature, "max_tokens": max_tokens}
     if kind == "openai":
-        options.update(model=args.model, timeout_s=args.request_timeout, retries=args.retries)
+        options.update(
+            model=args.model,
+            api=args.api,
+            tokenizer=args.tokenizer,
+            timeout_s=args.request_timeout,
+            retries=args.retries,
+        )
     else:
         options.update(backend=args.backend, max_episode_tokens=max_episode_tokens, seed=args.seed)
     options = {key: value for key, value in options.items() if value is not None}
@@ -663,6 +675,15 @@ def _parser() -> argparse.ArgumentParser:
         help="openai:, model: cap on one reply in tokens (default: the server's; model: the run's, else 256)",
     )
     sub.add_argument("--model", help="openai: the served model's name (default: the one model the server lists)")
+    sub.add_argument(
+        "--api",
+        choices=("chat", "completions"),
+        help="openai: chat (default: the server applies the chat template) or completions (the chat rendered here "
+        "with the model's tokenizer, for a server without a template; needs transformers)",
+    )
+    sub.add_argument(
+        "--tokenizer", metavar="PATH", help="openai: --api completions' tokenizer (default: the served model's name)"
+    )
     sub.add_argument("--request-timeout", type=float, metavar="S", help="openai: seconds per request (default 300)")
     sub.add_argument("--retries", type=int, help="openai: retries of a failed request (default 3)")
     sub.add_argument("--backend", choices=("hf", "vllm"), help="model: hf (transformers, default) or vllm")

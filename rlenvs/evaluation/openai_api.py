@@ -42,6 +42,11 @@ def api_base(url: str) -> str:
     return url if url.endswith("/v1") else url + "/v1"
 
 
+API_PATHS = {"chat": "chat/completions", "completions": "completions"}
+"""The two OpenAI APIs a policy can ask: chat (the server applies the model's chat template to
+the messages) or completions (a prompt rendered here, for a server without a chat template)."""
+
+
 def chat_request(
     model: str,
     messages: Sequence[Mapping[str, str]],
@@ -51,12 +56,19 @@ def chat_request(
     seed: int | None,
 ) -> dict[str, Any]:
     """The body of a POST to `{base}/chat/completions` for one turn: the conversation so far."""
-    body: dict[str, Any] = {
-        "model": model,
-        "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
-        "temperature": temperature,
-        "n": 1,
-    }
+    body = {"model": model, "messages": [{"role": m["role"], "content": m["content"]} for m in messages]}
+    return body | _sampling(temperature, max_tokens, seed)
+
+
+def completions_request(
+    model: str, prompt: str, *, temperature: float, max_tokens: int | None, seed: int | None
+) -> dict[str, Any]:
+    """The body of a POST to `{base}/completions` for one turn: the conversation rendered."""
+    return {"model": model, "prompt": prompt} | _sampling(temperature, max_tokens, seed)
+
+
+def _sampling(temperature: float, max_tokens: int | None, seed: int | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"temperature": temperature, "n": 1}
     if max_tokens is not None:
         body["max_tokens"] = max_tokens
     if seed is not None:
@@ -65,21 +77,23 @@ def chat_request(
 
 
 @dataclass(frozen=True)
-class ChatReply:
+class ServedReply:
     text: str
     finish_reason: str | None
     """"stop", or "length" when the reply was cut at max_tokens."""
 
 
-def read_chat_reply(body: Mapping[str, Any], url: str) -> ChatReply:
-    """The assistant's text of a chat completion response; a response of another shape is a
-    PolicyError (the URL is likely not an OpenAI-compatible chat endpoint)."""
+def read_reply(body: Mapping[str, Any], url: str, api: str = "chat") -> ServedReply:
+    """The generated text of a chat (`choices[0].message.content`) or completions
+    (`choices[0].text`) response; a response of another shape is a PolicyError (the URL is
+    likely not an OpenAI-compatible endpoint of that API)."""
+    where = "message.content" if api == "chat" else "text"
     try:
         choice = body["choices"][0]
-        content = choice["message"]["content"]
+        content = choice["message"]["content"] if api == "chat" else choice["text"]
     except (KeyError, IndexError, TypeError):
-        raise PolicyError(f"{url} answered without choices[0].message.content: {json.dumps(body)[:300]}") from None
-    return ChatReply(text=content or "", finish_reason=choice.get("finish_reason"))
+        raise PolicyError(f"{url} answered without choices[0].{where}: {json.dumps(body)[:300]}") from None
+    return ServedReply(text=content or "", finish_reason=choice.get("finish_reason"))
 
 
 def only_model(body: Mapping[str, Any], base: str) -> str:

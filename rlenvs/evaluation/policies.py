@@ -123,23 +123,36 @@ class RecordedPolicy:
 
 
 class OpenAIPolicy:
-    """A model behind an OpenAI-compatible chat endpoint, called once per turn with the whole
-    conversation. `model` None asks the server's `/models` (one model served: that one)."""
+    """A model behind an OpenAI-compatible endpoint, called once per turn with the whole
+    conversation. `model` None asks the server's `/models` (one model served: that one).
+
+    `api` "chat" (the default) sends the messages and the server applies the model's chat
+    template; "completions" renders them here with `tokenizer`'s chat template (a path or hub
+    id, default the served model's name, which `vllm serve PATH` reports as PATH; needs
+    transformers) and sends the text: for a server without a chat template of its own."""
 
     def __init__(
         self,
         url: str,
         *,
         model: str | None = None,
+        api: str = "chat",
+        tokenizer: str | None = None,
         temperature: float = 0.0,
         max_tokens: int | None = None,
         timeout_s: float = 300.0,
         retries: int = 3,
     ) -> None:
+        if api not in openai_api.API_PATHS:
+            raise ValueError(f"api (--api) must be one of {', '.join(openai_api.API_PATHS)}, got {api!r}")
+        if tokenizer is not None and api != "completions":
+            raise ValueError("tokenizer (--tokenizer) renders the prompt of api='completions'; drop it for chat")
         self.base = openai_api.api_base(url)
+        self.api, self.tokenizer = api, tokenizer
         self.temperature, self.max_tokens, self.timeout_s, self.retries = temperature, max_tokens, timeout_s, retries
         self._model = model
         self._reached = False
+        self._template: Any = None
         self.name = f"openai:{self.base}"
         self._contact = threading.Lock()
 
@@ -156,6 +169,8 @@ class OpenAIPolicy:
             if self._model is None or not self._reached:
                 listing = self._first_contact()
                 self._model = openai_api.only_model(listing, self.base) if self._model is None else self._model
+            if self.api == "completions" and self._template is None:
+                self._template = _chat_template(self.tokenizer or self._model)
         return self._model
 
     def _first_contact(self) -> Any:
@@ -176,14 +191,37 @@ class OpenAIPolicy:
         return listing
 
     def reply(self, turn: Turn) -> Reply:
-        url = f"{self.base}/chat/completions"
-        body = openai_api.chat_request(
-            self.model, turn.messages, temperature=self.temperature, max_tokens=self.max_tokens, seed=turn.seed
-        )
-        answer = openai_api.read_chat_reply(
-            openai_api.call_json(url, body, timeout_s=self.timeout_s, retries=self.retries), url
+        model = self.model
+        url = f"{self.base}/{openai_api.API_PATHS[self.api]}"
+        sampling: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens, "seed": turn.seed}
+        if self.api == "chat":
+            body = openai_api.chat_request(model, turn.messages, **sampling)
+        else:
+            prompt = self._template.apply_chat_template(
+                [dict(m) for m in turn.messages], tokenize=False, add_generation_prompt=True
+            )
+            body = openai_api.completions_request(model, prompt, **sampling)
+        answer = openai_api.read_reply(
+            openai_api.call_json(url, body, timeout_s=self.timeout_s, retries=self.retries), url, self.api
         )
         return Reply(answer.text, answer.finish_reason)
+
+
+def _chat_template(tokenizer: str) -> Any:
+    """The tokenizer whose chat template renders a completions prompt."""
+    try:
+        from transformers import AutoTokenizer
+    except ImportError:
+        raise ImportError(
+            "--api completions renders the chat here with the model's tokenizer, which needs transformers: "
+            'pip install transformers (or the train extra, pip install -e ".[train]"); or use --api chat'
+        ) from None
+    loaded = AutoTokenizer.from_pretrained(tokenizer)
+    if not getattr(loaded, "chat_template", None):
+        raise ValueError(
+            f"{tokenizer}'s tokenizer has no chat template to render the prompt: name one with --tokenizer"
+        )
+    return loaded
 
 
 def policy_from_spec(spec: Any, **options: Any) -> Policy:

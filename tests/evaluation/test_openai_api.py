@@ -2,7 +2,15 @@ import pytest
 
 import rlenvs
 from rlenvs.evaluation import OpenAIPolicy
-from rlenvs.evaluation.openai_api import PolicyError, api_base, call_json, chat_request, only_model, read_chat_reply
+from rlenvs.evaluation.openai_api import (
+    PolicyError,
+    api_base,
+    call_json,
+    chat_request,
+    completions_request,
+    only_model,
+    read_reply,
+)
 
 
 def test_api_base_takes_the_v1_base_or_adds_it() -> None:
@@ -21,13 +29,23 @@ def test_chat_request_sends_the_conversation_so_far() -> None:
     body = chat_request("m", messages, temperature=0.7, max_tokens=64, seed=3)
     assert body == {"model": "m", "messages": messages, "temperature": 0.7, "n": 1, "max_tokens": 64, "seed": 3}
     assert "max_tokens" not in chat_request("m", messages, temperature=0.0, max_tokens=None, seed=None)
+    body = completions_request("m", "<s>q", temperature=0.7, max_tokens=64, seed=3)
+    assert body == {"model": "m", "prompt": "<s>q", "temperature": 0.7, "n": 1, "max_tokens": 64, "seed": 3}
 
 
-def test_read_chat_reply_and_a_response_of_another_shape() -> None:
-    reply = read_chat_reply({"choices": [{"message": {"content": "x"}, "finish_reason": "length"}]}, "U")
+def test_read_reply_of_either_api_and_a_response_of_another_shape() -> None:
+    reply = read_reply({"choices": [{"message": {"content": "x"}, "finish_reason": "length"}]}, "U")
     assert (reply.text, reply.finish_reason) == ("x", "length")
-    with pytest.raises(PolicyError, match="U answered without choices"):
-        read_chat_reply({"error": "nope"}, "U")
+    reply = read_reply({"choices": [{"text": "y", "finish_reason": "stop"}]}, "U", "completions")
+    assert (reply.text, reply.finish_reason) == ("y", "stop")
+    with pytest.raises(PolicyError, match=r"U answered without choices\[0\]\.message\.content"):
+        read_reply({"error": "nope"}, "U")
+    with pytest.raises(PolicyError, match=r"U answered without choices\[0\]\.text"):
+        read_reply({"choices": [{"message": {"content": "x"}}]}, "U", "completions")
+    with pytest.raises(ValueError, match="api .--api. must be one of chat, completions"):
+        OpenAIPolicy("http://127.0.0.1:9/v1", api="responses")
+    with pytest.raises(ValueError, match="drop it for chat"):
+        OpenAIPolicy("http://127.0.0.1:9/v1", tokenizer="gpt2")
 
 
 def test_only_model_needs_exactly_one() -> None:

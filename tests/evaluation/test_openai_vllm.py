@@ -102,3 +102,18 @@ def test_openai_policy_evaluates_through_a_real_vllm_server(served_base: str) ->
     assert _replies(again) == _replies(multi)
     firsts = [replies[0] for replies in _replies(multi)]
     assert len(set(firsts)) == 3, firsts
+
+
+def test_the_completions_api_renders_the_chat_as_the_server_would(served_base: str) -> None:
+    """`api="completions"` renders the messages with the model's chat template here (the tokenizer
+    named by the server's model id, the tiny model's folder) and sends the text: greedy, it gets
+    the very replies the chat API gets, whose template the server applies itself."""
+    runs = {
+        api: rlenvs.evaluate(
+            "rlenvs/Arithmetic-Tool-v1", OpenAIPolicy(served_base, api=api, max_tokens=24), episodes=3,
+            env_kwargs=TOOL_KWARGS,
+        )
+        for api in ("chat", "completions")
+    }  # fmt: skip
+    assert _replies(runs["completions"]) == _replies(runs["chat"])
+    assert runs["completions"].infra_failures == 0 and all(t.turns >= 1 for t in runs["completions"].trajectories)

@@ -8,8 +8,9 @@ Named policies (`policy_from_spec`):
   not a model baseline and should score ~0.
 - `file:PATH`: replies a model wrote elsewhere, from a completions file or a trajectories
   file of an earlier run, keyed by task id and sample (`rlenvs.evaluation.replies`).
-- `openai:URL`: a model behind an OpenAI-compatible chat API (`rlenvs.evaluation.openai_api`),
-  asked for several episodes' turns at once (`concurrent`), so the server batches them.
+- `openai:URL`: a model behind an OpenAI-compatible API, chat or completions
+  (`rlenvs.evaluation.openai_api`), asked for several episodes' turns at once (`concurrent`),
+  so the server batches them.
 - `model:PATH`: a local model folder or hub id, run in this process by `rlenvs_train`
   (`rlenvs_train.model_policy`, the train extra), a batch of episodes' turns per call.
 

@@ -38,9 +38,10 @@ draw and the sampling, so a run repeats exactly with the same arguments.
 
 `output`: a JSONL file, one line per episode in the trajectory format of `rlenvs eval`
 (`rlenvs.evaluation.Trajectory`: the task's reset option, sample, messages, each step's
-reward and info, each turn's finish reason, verdict, stop reason, failure), rewritten atomically after each
-batch (a temporary file beside it, fsync, `os.replace`): an interrupted eval leaves a
-complete file of the batches done so far, never a half-written line.
+reward and info, each turn's finish reason, verdict, stop reason, failure; no per-episode
+`seconds`, since a batch's episodes share each generation call: `wall_s` is the run's),
+rewritten atomically after each batch (a temporary file beside it, fsync, `os.replace`): an
+interrupted eval leaves a complete file of the batches done so far, never a half-written line.
 """
 
 from __future__ import annotations

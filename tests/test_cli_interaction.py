@@ -19,6 +19,7 @@ import pytest
 import rlenvs
 from rlenvs.cli import env_kwargs_from_args
 from tests.conftest import GSM8K_TEST
+from tests.support.ctrl_c import sigint_as_at_a_terminal
 
 FIRST_ROW = json.loads(GSM8K_TEST.read_text().splitlines()[0])
 GOLD = FIRST_ROW["answer"].split("####")[1].strip()
@@ -109,7 +110,12 @@ def test_play_edits_the_line_with_the_arrow_keys(tmp_path) -> None:
 
 def test_ctrl_c_in_play_is_one_line_and_status_130(tmp_path) -> None:
     process = subprocess.Popen(
-        _one_task_play(tmp_path), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        _one_task_play(tmp_path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=sigint_as_at_a_terminal,
     )
     assert process.stdout.readline().startswith("Playing rlenvs/GSM8K-v1")
     process.send_signal(signal.SIGINT)

@@ -34,6 +34,7 @@ from rlenvs.core.failures import EnvLostError, EnvTimeoutError  # noqa: E402
 from rlenvs.remote import RemoteEnv, RemoteEnvError, wire  # noqa: E402
 from rlenvs.remote.server import EnvServer, serving  # noqa: E402
 from rlenvs.vector import ENV_LOST, EnvPool  # noqa: E402
+from tests.support.ctrl_c import sigint_as_at_a_terminal  # noqa: E402
 from tests.vector.test_pool import RELEASE, ScriptedArithmeticEnv  # noqa: E402
 
 ARITHMETIC = "rlenvs/Arithmetic-v1"
@@ -348,6 +349,7 @@ def _start_server(port: int) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=sigint_as_at_a_terminal,  # its Ctrl-C test sends SIGINT
     )
     line = process.stdout.readline()
     assert line.startswith(f"serving {ARITHMETIC} at http://127.0.0.1:{port}"), line

@@ -170,12 +170,9 @@ class ManagerChainEnv(ToolTurns, ManagerChainVerdict):
 
     def __init__(self, level: int = 1, max_turns: int = 6, render_mode: str | None = None) -> None:
         super().__init__(self.level_source(level, chain_task), max_turns=max_turns, render_mode=render_mode)
-        self.tools = ()
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        observation, info = super().reset(seed=seed, options=options)
-        self.tools = (Directory(self.current_task.people),)  # each task has its own chart
-        return observation, info
+    def tools_for(self, task: ChainTask) -> tuple[Directory]:
+        return (Directory(task.people),)  # each task has its own chart
 
     def final_answer_marked(self, reply: str) -> bool:
         return bool(answers(reply))

@@ -1,7 +1,8 @@
 """Tool turns: one protocol every tool implements (`Tool`) and one mixin (`ToolTurns`) that
 gives a `TextEnv` any tuple of them.
 
-A tool declares how a prompt explains it (`usage`), finds its calls in a reply
+An env's tools are `tools`, or made per task by `tools_for(task)`. A tool declares how a
+prompt explains it (`usage`), finds its calls in a reply
 (`find_calls`: the calls in order, capped, and how many past the cap were skipped) and runs
 calls it is handed (`run`: the observation, one part per call in order, and how many
 failed). Finding and running are apart on purpose: calls written in a reply's text
@@ -66,8 +67,8 @@ class ToolTurns:
     """Mixin for a `TextEnv` (list it first) whose replies may call `tools` before answering
     (see the module docstring)."""
 
-    tools: tuple[Tool, ...]
-    """The env's tools, set by its class or its `__init__`."""
+    tools: tuple[Tool, ...] = ()
+    """The env's tools when every task has the same ones, set by its class or its `__init__`."""
     tool_format_reminder: str
     """Feedback for a reply with neither a final answer nor a call: names every format."""
     tool_calls_total: int = 0
@@ -78,12 +79,18 @@ class ToolTurns:
         self.tool_calls_total = 0
         return observation, info
 
+    def tools_for(self, task: Any) -> tuple[Tool, ...]:
+        """The tools a reply on `task` may call: `tools` unless overridden, for an env whose
+        every task brings its own (a hidden chart to look people up in, a stock list): the
+        tool is made from the task where the reply is read, with no state kept on the env."""
+        return self.tools
+
     def final_answer_marked(self, reply: str) -> bool:
         """Whether the reply marks a final answer, which wins over its calls."""
         return extract_final_answer(reply).answer is not None
 
     def judge(self, task: Any, reply: str) -> Judgement:
-        found = [(tool, tool.find_calls(reply)) for tool in self.tools]
+        found = [(tool, tool.find_calls(reply)) for tool in self.tools_for(task)]
         called = [(tool, calls) for tool, calls in found if calls.calls]
         if not called or self.final_answer_marked(reply):
             verdict: Judgement = super().judge(task, reply)  # type: ignore[misc]  # the TextEnv's

@@ -28,6 +28,19 @@ from rlenvs.core.task import TaskSource, TaskT, select_task
 
 Message = dict[str, str]
 
+MAX_STEPS_WITHOUT_TURN_LIMIT = 1000
+"""A driver's cap on the steps of an episode whose env declares no `max_turns` (a foreign env):
+an oracle or policy that never finishes ends there instead of looping."""
+
+
+def chat_messages(info: Mapping[str, Any], observation: Any) -> list[Message]:
+    """The env's messages of one reset or step, as a driver adds them to the conversation:
+    `info["messages"]` where the env gives them (every rlenvs env does); else its observation
+    as one user message (none when it is empty), as a plain gymnasium text env means it."""
+    if "messages" in info:
+        return [{"role": str(m["role"]), "content": str(m["content"])} for m in info["messages"]]
+    return [{"role": "user", "content": str(observation)}] if observation else []
+
 
 @dataclass(frozen=True)
 class Judgement:

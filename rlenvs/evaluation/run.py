@@ -31,6 +31,7 @@ from typing import Any
 import gymnasium as gym
 
 from rlenvs.core.checks import check_int
+from rlenvs.core.env import MAX_STEPS_WITHOUT_TURN_LIMIT, chat_messages
 from rlenvs.core.failures import EnvLostError, EnvTimeoutError, short_error
 from rlenvs.core.registration import check_env_id
 from rlenvs.evaluation.openai_api import PolicyError
@@ -48,7 +49,6 @@ MACHINERY_ERRORS = (RuntimeError, OSError, EnvLostError, EnvTimeoutError)
 """What a reset or step raises when a sandbox, worker or server failed: any reply is a valid
 action, so an env that raises on one has failed, not judged it. ValueError and TypeError are
 bugs or bad input and stop the run."""
-MAX_STEPS_WITHOUT_TURN_LIMIT = 1000
 
 
 def evaluate(
@@ -236,7 +236,7 @@ def _episode(
         env_s += time.perf_counter() - t0
         task_id = str(info.get("task_id", task_id))
         groups = _groups(env)
-        messages.extend(_env_messages(info, observation))
+        messages.extend(chat_messages(info, observation))
         limit = info.get("max_turns") or MAX_STEPS_WITHOUT_TURN_LIMIT
         while True:
             if max_turns is not None and len(rewards) >= max_turns:
@@ -266,7 +266,7 @@ def _episode(
             if terminated or truncated:
                 stop_reason = str(info.get("stop_reason") or ("terminated" if terminated else "truncated"))
                 break
-            messages.extend(_env_messages(info, observation))
+            messages.extend(chat_messages(info, observation))
         if stop_reason in ENV_FAILURE_STOP_REASONS:
             failure = f"{stop_reason}: {info.get('error', '')}".rstrip(": ")
     except PolicyError as error:
@@ -337,12 +337,6 @@ def _groups(env: gym.Env) -> dict[str, Any]:
     task = getattr(env.unwrapped, "task", None)
     values = {name: getattr(task, name, None) for name in GROUP_FIELDS}
     return {name: value for name, value in values.items() if isinstance(value, (str, int)) and value != ""}
-
-
-def _env_messages(info: Mapping[str, Any], observation: Any) -> list[dict[str, str]]:
-    if "messages" in info:
-        return [{"role": str(m["role"]), "content": str(m["content"])} for m in info["messages"]]
-    return [{"role": "user", "content": str(observation)}] if observation else []
 
 
 def _key(option: Mapping[str, Any], sample: int) -> str:

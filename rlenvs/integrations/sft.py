@@ -34,15 +34,12 @@ from pathlib import Path
 from typing import Any
 
 from rlenvs.core.checks import check_int
+from rlenvs.core.env import MAX_STEPS_WITHOUT_TURN_LIMIT, chat_messages
 from rlenvs.evaluation.tasks import choose_task_indices, source_size
 from rlenvs.files import atomic_path
 from rlenvs.integrations.parquet import make_env
 
 __all__ = ["oracle_conversations", "write_jsonl"]
-
-MAX_STEPS_WITHOUT_TURN_LIMIT = 1000
-"""Steps after which an episode of an env that reports no `max_turns` is abandoned, so a
-foreign env whose oracle never finishes cannot hang the command."""
 
 
 def oracle_conversations(
@@ -126,7 +123,7 @@ def _no_oracle(env_id: str, class_name: str) -> str:
 def _play(env: Any, env_id: str, seed: int, options: dict[str, int] | None) -> dict[str, Any]:
     observation, info = env.reset(seed=seed, options=options)
     task_id = str(info.get("task_id", ""))
-    messages = _messages(info, observation)
+    messages = chat_messages(info, observation)
     limit = info.get("max_turns") or MAX_STEPS_WITHOUT_TURN_LIMIT
     total, turns, done = 0.0, 0, False
     while not done:
@@ -145,18 +142,10 @@ def _play(env: Any, env_id: str, seed: int, options: dict[str, int] | None) -> d
         turns += 1
         done = terminated or truncated
         if not done:
-            messages.extend(_messages(info, observation))
+            messages.extend(chat_messages(info, observation))
         # After the last step the env has nothing more to say to a model (rlenvs envs send
         # ""); anything a foreign env sends then is dropped so the chat ends with the reply.
     return {"messages": messages, "env_id": env_id, "task_id": task_id, "total_reward": total, "turns": turns}
-
-
-def _messages(info: Mapping[str, Any], observation: Any) -> list[dict[str, str]]:
-    """The env's messages of one reset or step; envs without `info["messages"]` get their
-    observation as one user message (none when it is empty)."""
-    if "messages" in info:
-        return [{"role": str(m["role"]), "content": str(m["content"])} for m in info["messages"]]
-    return [{"role": "user", "content": str(observation)}] if observation else []
 
 
 def write_jsonl(records: Iterable[Mapping[str, Any]], path: str | os.PathLike[str]) -> Path:
